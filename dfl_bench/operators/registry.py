@@ -1,0 +1,162 @@
+"""The one operator table: Python (`build`) and Hydra (`conf/<kind>/<name>.yaml`) both read it.
+
+An operator is registered where it is defined, with its parameters and their valid ranges::
+
+    @register("tnorm", "yager", p=Param(2.0, low=0.0))
+    def yager(a, b, p=2.0): ...
+
+so adding an operator takes one function and one yaml file.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+KINDS = ("tnorm", "tconorm", "implication", "forall", "exists")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of an operator: its default and valid range (or valid choices)."""
+
+    default: Any
+    low: float | None = None
+    high: float | None = None
+    low_inclusive: bool = False
+    high_inclusive: bool = True
+    choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
+
+    def valid_choices(self) -> tuple[str, ...] | None:
+        return self.choices() if callable(self.choices) else self.choices
+
+    def describe(self) -> str:
+        options = self.valid_choices()
+        if options is not None:
+            return f"one of {list(options)}"
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        left = "[" if self.low_inclusive and self.low is not None else "("
+        right = "]" if self.high_inclusive and self.high is not None else ")"
+        return f"a number in {left}{lo}, {hi}{right}"
+
+    def check(self, kind: str, name: str, key: str, value: Any) -> Any:
+        options = self.valid_choices()
+        if options is not None:
+            if value not in options:
+                raise ValueError(
+                    f"{kind} '{name}': {key}={value!r} is not valid; {key} must be {self.describe()}"
+                )
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{kind} '{name}': {key}={value!r} is not valid; {key} must be {self.describe()}"
+            ) from None
+        too_low = self.low is not None and (
+            number < self.low or (number == self.low and not self.low_inclusive)
+        )
+        too_high = self.high is not None and (
+            number > self.high or (number == self.high and not self.high_inclusive)
+        )
+        if too_low or too_high or number != number:
+            raise ValueError(
+                f"{kind} '{name}': {key}={value!r} is out of range; {key} must be {self.describe()}"
+            )
+        return number
+
+
+@dataclass(frozen=True)
+class OperatorSpec:
+    """A registered operator. `factory` operators return the callable when called with params."""
+
+    kind: str
+    name: str
+    fn: Callable
+    params: dict[str, Param] = field(default_factory=dict)
+    factory: bool = False
+
+    @property
+    def doc(self) -> str:
+        return (inspect.getdoc(self.fn) or "").splitlines()[0] if self.fn.__doc__ else ""
+
+
+_REGISTRY: dict[str, dict[str, OperatorSpec]] = {kind: {} for kind in KINDS}
+_ALIASES: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {kind: {} for kind in KINDS}
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in _REGISTRY:
+        raise ValueError(f"unknown operator kind {kind!r}; valid kinds: {list(KINDS)}")
+
+
+def register(kind: str, name: str, *, factory: bool = False, **params: Param) -> Callable:
+    """Decorator: register `fn` as operator `name` of `kind` with the given parameters."""
+    _check_kind(kind)
+
+    def decorate(fn: Callable) -> Callable:
+        if name in _REGISTRY[kind] or name in _ALIASES[kind]:
+            raise ValueError(f"{kind} '{name}' is registered twice")
+        _REGISTRY[kind][name] = OperatorSpec(kind, name, fn, dict(params), factory)
+        return fn
+
+    return decorate
+
+
+def alias(kind: str, name: str, target: str, **fixed: Any) -> None:
+    """Register `name` as `target` with some parameters fixed (e.g. mae = gme with p=1)."""
+    _check_kind(kind)
+    if name in _REGISTRY[kind] or name in _ALIASES[kind]:
+        raise ValueError(f"{kind} '{name}' is registered twice")
+    _ALIASES[kind][name] = (target, fixed)
+
+
+def choices(kind: str) -> list[str]:
+    """All valid operator names of `kind` (aliases included), sorted."""
+    _check_kind(kind)
+    return sorted([*_REGISTRY[kind], *_ALIASES[kind]])
+
+
+def spec(kind: str, name: str) -> OperatorSpec:
+    """The registered spec of an operator (aliases resolve to their target)."""
+    _check_kind(kind)
+    if name in _ALIASES[kind]:
+        name = _ALIASES[kind][name][0]
+    if name not in _REGISTRY[kind]:
+        raise ValueError(f"unknown {kind} {name!r}; valid choices: {choices(kind)}")
+    return _REGISTRY[kind][name]
+
+
+def build(kind: str, name: str, **params: Any) -> Callable:
+    """Return operator `name` of `kind` with `params` bound, after validating every parameter.
+
+    Elementwise operators broadcast; aggregators take `dim` (default -1) at call time.
+    """
+    _check_kind(kind)
+    fixed: dict[str, Any] = {}
+    if name in _ALIASES[kind]:
+        target, fixed = _ALIASES[kind][name]
+        clash = sorted(set(params) & set(fixed))
+        if clash:
+            raise ValueError(f"{kind} '{name}' fixes {clash}; do not pass them")
+        name_for_errors, name = name, target
+    else:
+        name_for_errors = name
+    s = spec(kind, name)
+    unknown = sorted(set(params) - set(s.params))
+    if unknown:
+        valid = sorted(set(s.params) - set(fixed)) or "none"
+        raise ValueError(
+            f"{kind} '{name_for_errors}' has no parameter {unknown}; valid parameters: {valid}"
+        )
+    bound = {**params, **fixed}
+    checked = {k: p.check(kind, name_for_errors, k, bound.get(k, p.default)) for k, p in s.params.items()}
+    if s.factory:
+        return s.fn(**checked)
+    if not checked:
+        return s.fn
+    return functools.partial(s.fn, **checked)
