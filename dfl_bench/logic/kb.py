@@ -1,0 +1,171 @@
+"""Knowledge bases and the DFL loss (Eq. "lossrl"), with the Section 9.1 metrics on request."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from dfl_bench.logic import same_kb, sum9_kb
+from dfl_bench.logic.formulas import Atom, Compiled, Family, Formula, Operators, compile_family
+from dfl_bench.logic.formulas import evaluate as evaluate_family
+from dfl_bench.logic.metrics import Pair, data_truths, gradient_metrics
+
+SCALES = ("mean", "sum")
+KBS: dict[str, tuple[Family, ...]] = {
+    "same": same_kb.FAMILIES,
+    "sum9": sum9_kb.FAMILIES,
+    "both": same_kb.FAMILIES + sum9_kb.FAMILIES,
+}
+
+
+@dataclass(frozen=True)
+class KBResult:
+    """`loss` (Eq. "lossrl" at the KB's scale); `valuations`: each family's mean valuation;
+    `formula_valuations`: each family's formulas, shape (family size,); `metrics`: Section 9.1
+    measures (`dfl_bench.logic.metrics.gradient_metrics`), only when labels were given."""
+
+    loss: Tensor
+    valuations: dict[str, Tensor]
+    formula_valuations: dict[str, Tensor]
+    metrics: dict[str, float] | None
+
+
+def dfl_loss(
+    valuations: Mapping[str, Tensor], weights: Mapping[str, float], scale: str = "mean"
+) -> Tensor:
+    """Eq. "lossrl" at a scale.
+
+    scale="sum": -sum over all formulas of w * val (the paper's equation);
+    scale="mean" (the paper's code): -mean over families of w * (mean of the family's formulas).
+    """
+    if scale == "sum":
+        return -torch.stack([weights[n] * v.sum() for n, v in valuations.items()]).sum()
+    if scale == "mean":
+        return -torch.stack([weights[n] * v.mean() for n, v in valuations.items()]).mean()
+    raise ValueError(f"unknown scale {scale!r}; valid choices: {list(SCALES)}")
+
+
+def _keys(formula: Formula) -> set[str]:
+    if isinstance(formula, Atom):
+        return {formula.predicate.key}
+    fields = ("left", "right", "antecedent", "consequent", "body")
+    parts = [getattr(formula, f, None) for f in fields]
+    return set().union(*(_keys(p) for p in parts if isinstance(p, Formula)))
+
+
+def _needs_graph(interp: Mapping[str, Tensor]) -> bool:
+    return not torch.is_grad_enabled() or not any(t.requires_grad for t in interp.values())
+
+
+class KnowledgeBase:
+    """A weighted set of formula families; call it on a batch's interpretation (Eq. "lossrl")."""
+
+    def __init__(
+        self,
+        families: Sequence[Family],
+        weights: Mapping[str, float] | None = None,
+        scale: str = "mean",
+    ) -> None:
+        if scale not in SCALES:
+            raise ValueError(f"unknown scale {scale!r}; valid choices: {list(SCALES)}")
+        names = [f.name for f in families]
+        if not families or len(set(names)) != len(names):
+            raise ValueError(f"a knowledge base needs distinct, non-empty families, got {names}")
+        weights = dict(weights or {})
+        unknown = sorted(set(weights) - set(names))
+        if unknown:
+            raise ValueError(f"weights for unknown families {unknown}; valid choices: {names}")
+        self.families = tuple(families)
+        self.weights = {n: float(weights.get(n, 1.0)) for n in names}
+        self.scale = scale
+        self.compiled: tuple[Compiled, ...] = tuple(compile_family(f) for f in families)
+        self.keys = set().union(*(_keys(f.formula) for f in families))
+
+    def groundings(self, b: int) -> dict[str, int]:
+        """Instances per family on a batch of b objects: formulas * b ** variables (O(|K| b^d))."""
+        return {f.name: f.size * f.groundings(b) for f in self.families}
+
+    def _check(self, interp: Mapping[str, Tensor], what: str) -> None:
+        missing = sorted(self.keys - set(interp))
+        if missing:
+            raise ValueError(f"{what} lacks {missing}; the KB reads {sorted(self.keys)}")
+
+    def __call__(
+        self,
+        interp: Mapping[str, Tensor],
+        ops: Operators,
+        labels: Mapping[str, Tensor] | None = None,
+    ) -> KBResult:
+        """Loss and valuations; with crisp `labels`, also the Section 9.1 metrics."""
+        self._check(interp, "interpretation")
+        if labels is None:
+            vals = {c.family.name: evaluate_family(c, interp, ops) for c in self.compiled}
+            return self._result(vals, None)
+        self._check(labels, "labels")
+        if _needs_graph(interp):
+            with torch.enable_grad():
+                leaves = {k: t.detach().requires_grad_() for k, t in interp.items()}
+                result = self._with_metrics(leaves, ops, labels)
+            return KBResult(
+                result.loss.detach(),
+                {k: v.detach() for k, v in result.valuations.items()},
+                {k: v.detach() for k, v in result.formula_valuations.items()},
+                result.metrics,
+            )
+        return self._with_metrics(interp, ops, labels)
+
+    def _with_metrics(
+        self, interp: Mapping[str, Tensor], ops: Operators, labels: Mapping[str, Tensor]
+    ) -> KBResult:
+        records: dict[str, list[Pair]] = {c.family.name: [] for c in self.compiled}
+        vals = {
+            c.family.name: evaluate_family(c, interp, ops, records[c.family.name])
+            for c in self.compiled
+        }
+        truths = {c.family.name: data_truths(c, labels) for c in self.compiled}
+        return self._result(vals, gradient_metrics(vals, records, truths))
+
+    def _result(self, vals: dict[str, Tensor], metrics: dict[str, float] | None) -> KBResult:
+        loss = dfl_loss(vals, self.weights, self.scale)
+        return KBResult(loss, {n: v.mean() for n, v in vals.items()}, vals, metrics)
+
+
+def _family_name(kb: str, key: int | str, valid: list[str]) -> str:
+    """Resolve a family given by number (1, "1") or by name ("same/1") within KB `kb`."""
+    if isinstance(key, str) and key.isdigit():
+        key = int(key)
+    name = f"{kb}/{key}" if isinstance(key, int) and kb != "both" else key
+    if name not in valid:
+        hint = " (give names for 'both')" if kb == "both" else ""
+        raise ValueError(f"unknown formula {key!r} of {kb!r}{hint}; valid choices: {valid}")
+    return name
+
+
+def register_kb(name: str, families: Iterable[Family]) -> None:
+    """Make a knowledge base available to `build_kb` under `name`."""
+    if name in KBS:
+        raise ValueError(f"knowledge base {name!r} exists; registered: {sorted(KBS)}")
+    KBS[name] = tuple(families)
+
+
+def build_kb(
+    name: str,
+    formulas: Sequence[int | str] | None = None,
+    weights: Mapping[int | str, float] | None = None,
+    scale: str = "mean",
+) -> KnowledgeBase:
+    """The `same`, `sum9` or `both` KB (Section 9.2), optionally an ablation subset of families
+    (e.g. formulas=[1, 2]) with per-family weights (default 1); scale as in `dfl_loss`."""
+    if name not in KBS:
+        raise ValueError(f"unknown knowledge base {name!r}; valid choices: {sorted(KBS)}")
+    families = KBS[name]
+    valid = [f.name for f in families]
+    chosen = valid if formulas is None else [_family_name(name, k, valid) for k in formulas]
+    if not chosen:
+        raise ValueError(f"select at least one formula of {name!r}; valid choices: {valid}")
+    w = {_family_name(name, k, valid): v for k, v in (weights or {}).items()}
+    selected = [f for f in families if f.name in chosen]
+    return KnowledgeBase(selected, {n: v for n, v in w.items() if n in chosen}, scale)
