@@ -1,1 +1,136 @@
-"""Placeholder: filled by the operator-library work (issue 2)."""
+"""Fuzzy implications I(a, c): S-implications (Table "simplications"), R-implications (Table
+"rimplications"), the Yager S/R-implications and the sigmoidal implications (Section 8).
+
+Singular points (Goguen as a -> 0, Yager R as a -> c) follow `dfl_bench.operators.numerics`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from dfl_bench.operators.numerics import floor_, pnorm2, pow_
+from dfl_bench.operators.registry import Param, build, choices, register, spec
+
+
+@register("implication", "kleene_dienes")
+def kleene_dienes(a: Tensor, c: Tensor) -> Tensor:
+    """Kleene-Dienes S-implication I_KD(a, c) = max(1 - a, c)."""
+    return torch.maximum(1.0 - a, c)
+
+
+@register("implication", "reichenbach")
+def reichenbach(a: Tensor, c: Tensor) -> Tensor:
+    """Reichenbach S-implication I_RC(a, c) = 1 - a + a * c."""
+    return 1.0 - a + a * c
+
+
+@register("implication", "lukasiewicz")
+def lukasiewicz(a: Tensor, c: Tensor) -> Tensor:
+    """Lukasiewicz S- and R-implication I_LK(a, c) = min(1 - a + c, 1)."""
+    return (1.0 - a + c).clamp_max(1.0)
+
+
+@register("implication", "dubois_prade")
+def dubois_prade(a: Tensor, c: Tensor) -> Tensor:
+    """Dubois-Prade S-implication I_DP(a, c) = c if a = 1, 1 - a if c = 0, else 1."""
+    return torch.where(a == 1.0, c, torch.where(c == 0.0, 1.0 - a, 1.0))
+
+
+@register("implication", "fodor")
+def fodor(a: Tensor, c: Tensor) -> Tensor:
+    """Fodor (nilpotent) S- and R-implication I_FD(a, c) = 1 if a <= c, else max(1 - a, c)."""
+    return torch.where(a <= c, 1.0, torch.maximum(1.0 - a, c))
+
+
+@register("implication", "yager_s", p=Param(2.0, low=0.0))
+def yager_s(a: Tensor, c: Tensor, p: float = 2.0) -> Tensor:
+    """Yager S-implication I_Y(a, c) = min(((1 - a)^p + c^p)^(1/p), 1), p > 0 (Section 8)."""
+    return pnorm2(1.0 - a, c, p).clamp_max(1.0)
+
+
+@register("implication", "godel")
+def godel(a: Tensor, c: Tensor) -> Tensor:
+    """Goedel R-implication I_G(a, c) = 1 if a <= c, else c (= min(a, c): a stays in the graph)."""
+    return torch.where(a <= c, 1.0, torch.minimum(a, c))
+
+
+@register("implication", "goguen")
+def goguen(a: Tensor, c: Tensor) -> Tensor:
+    """Goguen R-implication I_GG(a, c) = 1 if a <= c, else c / a (denominator floored at EPS)."""
+    fails = a > c
+    return torch.where(fails, c / floor_(torch.where(fails, a, 1.0)), 1.0)
+
+
+@register("implication", "weber")
+def weber(a: Tensor, c: Tensor) -> Tensor:
+    """Weber R-implication I_WB(a, c) = 1 if a < 1, else c (a kept in the graph, derivative 0)."""
+    return torch.where(a < 1.0, 1.0, c + 0.0 * a)
+
+
+@register("implication", "yager_r", p=Param(2.0, low=0.0))
+def yager_r(a: Tensor, c: Tensor, p: float = 2.0) -> Tensor:
+    """Yager R-implication 1 if a <= c, else 1 - ((1-c)^p - (1-a)^p)^(1/p) (appendix D).
+
+    Computed as 1 - u * (1 - (v/u)^p)^(1/p) with u = 1 - c > v = 1 - a, so large p cannot
+    underflow; the root's derivative, infinite as a -> c, is evaluated at EPS (`pow_`).
+    """
+    fails = a > c
+    u = torch.where(fails, 1.0 - c, 1.0)
+    ratio = torch.where(fails, (1.0 - a) / u, 0.0)
+    gap = (1.0 - pow_(ratio, p)).clamp_min(0.0)
+    return torch.where(fails, 1.0 - u * pow_(gap, 1.0 / p), 1.0)
+
+
+def _base_names() -> tuple[str, ...]:
+    """Implications a sigmoidal implication can wrap (all but itself)."""
+    return tuple(n for n in choices("implication") if n != "sigmoidal")
+
+
+def _log_sigmoid(x: float) -> float:
+    """log(1 / (1 + e^-x)) for a Python float, without overflow."""
+    return -math.log1p(math.exp(-x)) if x >= 0 else x - math.log1p(math.exp(x))
+
+
+def sigmoidal_rescale(i: Tensor, s: float, b0: float) -> Tensor:
+    """Definition "sigmoidal" as sig(z) / sig(z1) * (1 - e^(-s i)) / (1 - e^(-s)), z = s(i + b0).
+
+    With z0 = s b0 and z1 = s(1 + b0) the definition equals (sig(z) - sig(z0)) / (sig(z1) -
+    sig(z0)); since sig(z) - sig(z0) = sig(z) sig(-z0) (1 - e^(-s i)) this is the form above,
+    computed with logsigmoid (no overflow for large s) and expm1 (no cancellation for small s).
+    """
+    ratio = torch.exp(F.logsigmoid(s * (i + b0)) - _log_sigmoid(s * (1.0 + b0)))
+    return ratio * torch.expm1(-s * i) / math.expm1(-s)
+
+
+def _sigmoidal(a: Tensor, c: Tensor, *, base: Callable, s: float, b0: float) -> Tensor:
+    """The I-sigmoidal implication sigma_I(a, c) of Definition "sigmoidal"."""
+    return sigmoidal_rescale(base(a, c), s, b0)
+
+
+@register(
+    "implication",
+    "sigmoidal",
+    factory=True,
+    base=Param("reichenbach", choices=_base_names),
+    s=Param(9.0, low=0.0),
+    b0=Param(-0.5),
+    p=Param(None, low=0.0),
+)
+def sigmoidal(base: str, s: float, b0: float, p: float | None) -> Callable:
+    """I-sigmoidal implication (Definition "sigmoidal", Section 8) around implication `base`."""
+    if p is None:
+        inner = build("implication", base)
+    elif "p" in spec("implication", base).params:
+        inner = build("implication", base, p=p)
+    else:
+        raise ValueError(
+            f"implication 'sigmoidal': base {base!r} has no parameter p; "
+            f"bases with p: {[n for n in _base_names() if 'p' in spec('implication', n).params]}"
+        )
+    return functools.partial(_sigmoidal, base=inner, s=s, b0=b0)

@@ -33,7 +33,9 @@ class OperatorSet:
         """Build from `{kind: {"name": ..., **params}}` for every kind (a Hydra config works)."""
         missing = [k for k in KINDS if k not in cfg]
         if missing:
-            raise ValueError(f"operator config lacks {missing}; it needs every kind of {list(KINDS)}")
+            raise ValueError(
+                f"operator config lacks {missing}; it needs every kind of {list(KINDS)}"
+            )
         names = {k: dict(cfg[k]) for k in KINDS}
         built = {}
         for kind, entry in names.items():

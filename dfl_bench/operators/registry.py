@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,10 @@ KINDS = ("tnorm", "tconorm", "implication", "forall", "exists")
 
 @dataclass(frozen=True)
 class Param:
-    """A parameter of an operator: its default and valid range (or valid choices)."""
+    """A parameter of an operator: its default and valid range (or valid choices).
+
+    A numeric parameter with default None is optional: None passes through unchecked.
+    """
 
     default: Any
     low: float | None = None
@@ -41,32 +45,31 @@ class Param:
         hi = "inf" if self.high is None else f"{self.high:g}"
         left = "[" if self.low_inclusive and self.low is not None else "("
         right = "]" if self.high_inclusive and self.high is not None else ")"
-        return f"a number in {left}{lo}, {hi}{right}"
+        optional = " or None" if self.default is None else ""
+        return f"a number in {left}{lo}, {hi}{right}{optional}"
 
     def check(self, kind: str, name: str, key: str, value: Any) -> Any:
+        """Return the validated value, or raise a ValueError naming what `key` must be."""
+        if value is None and self.default is None:
+            return None
+        where = f"{kind} '{name}': {key}={value!r}"
         options = self.valid_choices()
         if options is not None:
             if value not in options:
-                raise ValueError(
-                    f"{kind} '{name}': {key}={value!r} is not valid; {key} must be {self.describe()}"
-                )
+                raise ValueError(f"{where} is not valid; {key} must be {self.describe()}")
             return value
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise ValueError(
-                f"{kind} '{name}': {key}={value!r} is not valid; {key} must be {self.describe()}"
-            ) from None
+            raise ValueError(f"{where} is not valid; {key} must be {self.describe()}") from None
         too_low = self.low is not None and (
             number < self.low or (number == self.low and not self.low_inclusive)
         )
         too_high = self.high is not None and (
             number > self.high or (number == self.high and not self.high_inclusive)
         )
-        if too_low or too_high or number != number:
-            raise ValueError(
-                f"{kind} '{name}': {key}={value!r} is out of range; {key} must be {self.describe()}"
-            )
+        if too_low or too_high or not math.isfinite(number):
+            raise ValueError(f"{where} is out of range; {key} must be {self.describe()}")
         return number
 
 
@@ -154,7 +157,9 @@ def build(kind: str, name: str, **params: Any) -> Callable:
             f"{kind} '{name_for_errors}' has no parameter {unknown}; valid parameters: {valid}"
         )
     bound = {**params, **fixed}
-    checked = {k: p.check(kind, name_for_errors, k, bound.get(k, p.default)) for k, p in s.params.items()}
+    checked = {
+        k: p.check(kind, name_for_errors, k, bound.get(k, p.default)) for k, p in s.params.items()
+    }
     if s.factory:
         return s.fn(**checked)
     if not checked:

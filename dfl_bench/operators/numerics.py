@@ -1,0 +1,102 @@
+"""Numerically safe primitives shared by the operators (Section 7: "care in the implementation").
+
+The exact formulas are used wherever they are finite; at the singular points the treatment is:
+
+* `pow_` (fractional powers x**q, q < 1, e.g. Yager with p < 1 and the Yager R-implication root):
+  the value is exact; the derivative q * x**(q-1), infinite at x = 0, is evaluated at
+  max(x, EPS) (a custom autograd Function, so no NaN/inf reaches the gradient).
+* `log_`, and the Goguen denominator via `floor_`: the value is clamped below at EPS (log 0 =
+  log EPS ~ -16.1 instead of -inf) while the gradient passes straight through, so d log(x)/dx is
+  1/max(x, EPS) (a large, finite learning signal) instead of 0 as with a plain clamp.
+* `pnorm`, `pnorm2` ((sum x_i**p)**(1/p), used by all Yager/generalized-mean operators) are scaled
+  by m = max_i x_i, which avoids under/overflow for large p and keeps the root's argument >= 1.
+  At the origin (all x_i = 0, where the derivative is undefined) the gradient is the directional
+  derivative along the diagonal, n**(1/p - 1) per input (the limit of all-equal inputs).
+
+EPS = 1e-7 is about the float32 resolution near 1; values differ from the exact formula only
+where an input is within EPS of a singularity. Branch selections use `torch.where` on safe
+inputs so the discarded branch never produces NaN gradients. Everything stays in the input dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+EPS = 1e-7
+
+Dim = int | Sequence[int]
+
+
+class _PowSafeGrad(torch.autograd.Function):
+    """x**q with the derivative q * max(x, EPS)**(q - 1) (finite at x = 0 when q < 1)."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, q: float) -> Tensor:
+        ctx.save_for_backward(x)
+        ctx.q = q
+        return x.pow(q)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:
+        (x,) = ctx.saved_tensors
+        return grad * ctx.q * x.clamp_min(EPS).pow(ctx.q - 1.0), None
+
+
+def pow_(x: Tensor, q: float) -> Tensor:
+    """x**q for x >= 0 with a finite derivative everywhere (exact for q >= 1)."""
+    return x.pow(q) if q >= 1.0 else _PowSafeGrad.apply(x, q)
+
+
+def floor_(x: Tensor) -> Tensor:
+    """max(x, EPS) in value, identity in gradient (straight-through floor)."""
+    return x + (x.clamp_min(EPS) - x).detach()
+
+
+def log_(x: Tensor) -> Tensor:
+    """log(max(x, EPS)) with derivative 1/max(x, EPS) (finite log-product at truth value 0)."""
+    return torch.log(floor_(x))
+
+
+def dims(x: Tensor, dim: Dim) -> tuple[int, ...]:
+    """Normalise an aggregation `dim` (int or tuple) to a sorted tuple of non-negative dims."""
+    seq = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = tuple(sorted({d % x.dim() for d in seq})) if x.dim() else ()
+    if len(out) != len(seq) or not out:
+        raise ValueError(f"invalid aggregation dim {dim!r} for a tensor of shape {tuple(x.shape)}")
+    return out
+
+
+def count(x: Tensor, dim: Dim) -> int:
+    """Number of elements an aggregation over `dim` reduces."""
+    return math.prod(x.shape[d] for d in dims(x, dim))
+
+
+def flatten_dims(x: Tensor, dim: Dim) -> Tensor:
+    """Move the aggregated dims to the end and flatten them into one last dim."""
+    ds = dims(x, dim)
+    k = len(ds)
+    return x.movedim(ds, tuple(range(x.dim() - k, x.dim()))).flatten(x.dim() - k)
+
+
+def pnorm(x: Tensor, p: float, dim: Dim) -> Tensor:
+    """(sum_i x_i**p)**(1/p) over `dim` for x >= 0, max-scaled; see the module docstring."""
+    ds = dims(x, dim)
+    m = x.amax(dim=ds, keepdim=True)
+    pos = m > 0
+    t = torch.where(pos, x / torch.where(pos, m, 1.0), 1.0)
+    root = pow_(t, p).sum(dim=ds, keepdim=True).pow(1.0 / p)
+    return (m * root).squeeze(ds)
+
+
+def pnorm2(u: Tensor, v: Tensor, p: float) -> Tensor:
+    """(u**p + v**p)**(1/p) elementwise for u, v >= 0, max-scaled; see the module docstring."""
+    m = torch.maximum(u, v)
+    pos = m > 0
+    m_safe = torch.where(pos, m, 1.0)
+    tu = torch.where(pos, u / m_safe, 1.0)
+    tv = torch.where(pos, v / m_safe, 1.0)
+    return m * (pow_(tu, p) + pow_(tv, p)).pow(1.0 / p)
