@@ -1,0 +1,95 @@
+"""The digit network and the Neural Tensor Network of Section 9.3 (Eq. NTN)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+EMBED_DIM = 50
+
+
+class MnistNet(nn.Module):
+    """2 conv layers (10, 20 filters) with max pooling, FC 320 -> 50 -> 10 (Section 9.3).
+
+    `forward` returns the 10 class logits and the 50-d embedding (the FC-50 activation before
+    dropout), as in the paper's public code.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
+        self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
+        self.conv2_drop = nn.Dropout2d()
+        self.fc1 = nn.Linear(320, EMBED_DIM)
+        self.fc2 = nn.Linear(EMBED_DIM, 10)
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """(n, 1, 28, 28) images -> (n, 10) logits, (n, 50) embeddings."""
+        h = F.relu(F.max_pool2d(self.conv1(x), 2))
+        h = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(h)), 2))
+        embedding = F.relu(self.fc1(h.flatten(1)))
+        logits = self.fc2(F.dropout(embedding, training=self.training))
+        return logits, embedding
+
+
+class NTN(nn.Module):
+    """Eq. NTN: logit of p(R | x1, x2) = u^T tanh(e1^T W^[1:k] e2 + V [e1; e2] + b), for all pairs.
+
+    `forward(E)` with E of shape (..., b, d) gives the (..., b, b) logits of every ordered pair
+    (i, j) without materializing the b*b concatenated embeddings: the bilinear term is
+    (W E^T) batched with E, and V [e1; e2] = V1 e1 + V2 e2 broadcasts.
+    W has the layout of torch.nn.Bilinear, (k, d, d).
+    """
+
+    def __init__(self, dim: int = EMBED_DIM, k: int = 50) -> None:
+        super().__init__()
+        if k < 1 or dim < 1:
+            raise ValueError(f"NTN needs dim >= 1 and k >= 1, got dim={dim}, k={k}")
+        bound = dim**-0.5
+        self.W = nn.Parameter(torch.empty(k, dim, dim).uniform_(-bound, bound))
+        self.V = nn.Parameter(torch.empty(k, 2 * dim).uniform_(-bound, bound))
+        self.b = nn.Parameter(torch.empty(k).uniform_(-bound, bound))
+        self.u = nn.Parameter(torch.empty(k).uniform_(-(k**-0.5), k**-0.5))
+
+    def forward(self, e: Tensor) -> Tensor:
+        """(..., b, d) embeddings -> (..., b, b) logits, entry (i, j) for the pair (x_i, x_j)."""
+        *lead, b, d = e.shape
+        k = self.W.shape[0]
+        w = self.W.transpose(0, 1).reshape(d, k * d)
+        ew = (e @ w).reshape(*lead, b * k, d)  # rows (i, k): e_i^T W_k
+        bilinear = (ew @ e.transpose(-1, -2)).reshape(*lead, b, k, b)  # [i, k, j]
+        first = (e @ self.V[:, :d].T + self.b).unsqueeze(-1)  # (..., b, k, 1)
+        second = (e @ self.V[:, d:].T).transpose(-1, -2).unsqueeze(-3)  # (..., 1, k, b)
+        hidden = torch.tanh(bilinear + first + second)
+        return torch.matmul(self.u, hidden)
+
+
+class MaterializedNTN(NTN):
+    """Eq. NTN the plain way: all b*b pairs concatenated, per-pair bilinear (tests, benchmark)."""
+
+    def forward(self, e: Tensor) -> Tensor:
+        """(b, d) embeddings -> (b, b) logits via the b*b materialized pairs."""
+        b, d = e.shape
+        e1 = e.repeat_interleave(b, dim=0)
+        e2 = e.repeat(b, 1)
+        bilinear = F.bilinear(e1, e2, self.W)
+        hidden = torch.tanh(bilinear + F.linear(torch.cat([e1, e2], dim=1), self.V, self.b))
+        return (hidden @ self.u).view(b, b)
+
+
+class DFLNet(nn.Module):
+    """The digit network plus one NTN head per binary predicate (e.g. `same`, `sum9`)."""
+
+    def __init__(self, predicates: tuple[str, ...] = (), ntn_k: int = 50) -> None:
+        super().__init__()
+        self.net = MnistNet()
+        self.heads = nn.ModuleDict({p: NTN(EMBED_DIM, ntn_k) for p in predicates})
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """Images -> (class logits, embeddings)."""
+        return self.net(x)
+
+    def pair_logits(self, embedding: Tensor) -> dict[str, Tensor]:
+        """All-pairs logits (..., b, b) of each binary predicate head."""
+        return {name: head(embedding) for name, head in self.heads.items()}

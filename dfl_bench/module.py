@@ -1,0 +1,323 @@
+"""The LightningModule of the semi-supervised MNIST experiment (Section 9.3, Eq. "loss").
+
+Loss of one step (labeled batch D_l, unlabeled batch D_u, 64 images each)::
+
+    w_dfl * L_DFL(D_u, K)  +  CE(D_l)  +  sum over binary predicates of BCE(pairs of D_l x D_l)
+
+* L_DFL is `kb(interp, ops).loss` on the unlabeled batch, interp = {"digit": softmax (b, 10),
+  "same"/"sum9": sigmoid(NTN) (b, b)}. It is skipped entirely when w_dfl = 0.
+* CE is the mean cross-entropy over the labeled batch.
+* The pair loss is the mean BCE over all b*b ordered labeled pairs (the diagonal included) that
+  are positive, plus as many negatives drawn uniformly without replacement (torch's RNG); the
+  negatives are undersampled as Section 9.3 says.
+* problem="supervised" has no NTN head: the loss is CE only (the digit-only baseline); the paper's
+  baseline with the pair loss is problem="same" with w_dfl=0.
+
+Logging (`log_every`, aligned with the Trainer's `log_every_n_steps`): the losses and, from
+`kb(interp, ops, labels=...)` with the unlabeled batch's labels, the Section 9.1 metrics
+("metrics/<name>"). Step n is the n-th optimizer update; logging steps are n % log_every == 0.
+Evaluation (every `eval_every` steps and at the last step, written to the loggers directly):
+test digit accuracy and, per head, the balanced pair accuracy (mean of the accuracy on positive
+and on negative pairs) over all ordered pairs within consecutive blocks of 64 test images.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from dfl_bench.logic import build_kb
+from dfl_bench.logic.metrics import ratios
+from dfl_bench.model import DFLNet
+from dfl_bench.operators import OperatorSet
+from dfl_bench.optim import build_optimizer, optimizer_kwargs
+
+PROBLEMS: dict[str, tuple[str, ...]] = {
+    "supervised": (),
+    "same": ("same",),
+    "sum9": ("sum9",),
+    "both": ("same", "sum9"),
+}
+LOSS_TERMS = ("dfl", "ce", "pair")
+TAIL_MAGNITUDES = ("cons_magnitude", "ant_magnitude", "cu_cons_magnitude", "cu_ant_magnitude")
+PAIR_BLOCK = 64
+
+
+class NonFiniteLossError(RuntimeError):
+    """A loss term became NaN or infinite; carries the (1-based) step and the term."""
+
+    def __init__(self, step: int, term: str) -> None:
+        super().__init__(f"loss term '{term}' is not finite at step {step}")
+        self.step, self.term = step, term
+
+
+def pair_truth(name: str, y: Tensor) -> Tensor:
+    """Crisp truth (b, b) of a binary predicate: same = y_i == y_j, sum9 = y_i + y_j == 9."""
+    if name == "same":
+        return y[:, None] == y[None, :]
+    if name == "sum9":
+        return (y[:, None] + y[None, :]) == 9
+    raise ValueError(f"unknown binary predicate {name!r}; valid choices: ['same', 'sum9']")
+
+
+def undersampled_bce(logits: Tensor, target: Tensor) -> Tensor:
+    """Mean BCE over the positive pairs and as many random negatives (Section 9.3), no host sync."""
+    z, pos = logits.flatten(), target.flatten()
+    keys = torch.rand(z.shape, device=z.device).masked_fill(pos, 2.0)
+    order = torch.argsort(keys)
+    rank = torch.empty_like(order).scatter_(0, order, torch.arange(len(z), device=z.device))
+    chosen = (pos | (rank < pos.sum())).to(z.dtype)
+    bce = F.binary_cross_entropy_with_logits(z, pos.to(z.dtype), reduction="none")
+    return (bce * chosen).sum() / chosen.sum().clamp_min(1.0)
+
+
+def interpretation(digit_logits: Tensor, pair_logits: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """The batch's interpretation (DEVELOPERS.md): softmax digits, sigmoid pairs, in float32."""
+    interp = {"digit": torch.softmax(digit_logits.float(), dim=-1)}
+    interp.update({k: torch.sigmoid(v.float()) for k, v in pair_logits.items()})
+    return interp
+
+
+def crisp_labels(y: Tensor, predicates: tuple[str, ...]) -> dict[str, Tensor]:
+    """Labels for the metrics: one-hot digits and crisp {0, 1} pair truths (DEVELOPERS.md)."""
+    labels = {"digit": F.one_hot(y, 10).float()}
+    labels.update({p: pair_truth(p, y).float() for p in predicates})
+    return labels
+
+
+def _tail_steps(metrics_tail: float, max_steps: int) -> int:
+    """Steps in the metrics window: a fraction of max_steps if < 1, else a number of steps."""
+    if metrics_tail <= 0:
+        raise ValueError(f"metrics_tail must be > 0 (a fraction < 1 or steps), got {metrics_tail}")
+    if metrics_tail < 1:
+        return max(1, math.ceil(metrics_tail * max_steps))
+    return int(metrics_tail)
+
+
+class DFLModule(L.LightningModule):
+    """One module for the problems `same`, `sum9`, `both` and `supervised` (Section 9.3)."""
+
+    def __init__(
+        self,
+        problem: str,
+        operators: OperatorSet | Mapping[str, Mapping[str, Any]] | None = None,
+        w_dfl: float = 1.0,
+        optimizer: Mapping[str, Any] | None = None,
+        kb: Mapping[str, Any] | None = None,
+        ntn_k: int = 50,
+        log_every: int = 50,
+        eval_every: int = 1000,
+        metrics_tail: float = 0.1,
+        max_steps: int | None = None,
+    ) -> None:
+        super().__init__()
+        if problem not in PROBLEMS:
+            raise ValueError(f"unknown problem {problem!r}; valid choices: {list(PROBLEMS)}")
+        if log_every < 1 or eval_every < 0:
+            raise ValueError(f"need log_every >= 1, eval_every >= 0; got {log_every}, {eval_every}")
+        if w_dfl < 0:
+            raise ValueError(f"w_dfl must be >= 0, got {w_dfl}")
+        self.problem, self.predicates = problem, PROBLEMS[problem]
+        self.w_dfl = float(w_dfl) if self.predicates else 0.0
+        self.optimizer_cfg = dict(optimizer or {"name": "adam"})
+        optimizer_kwargs(self.optimizer_cfg)
+        self.kb = None
+        self.ops = None
+        if self.w_dfl > 0:
+            if operators is None:
+                raise ValueError(f"problem {problem!r} with w_dfl > 0 needs operators")
+            self.ops = (
+                operators
+                if isinstance(operators, OperatorSet)
+                else OperatorSet.from_config(operators)
+            )
+            self.kb = build_kb(problem, **dict(kb or {}))
+        self.net = DFLNet(self.predicates, ntn_k)
+        self.log_every, self.eval_every = log_every, eval_every
+        self.metrics_tail, self.max_steps = metrics_tail, max_steps
+        self._tail = torch.zeros(len(TAIL_MAGNITUDES), dtype=torch.float64)
+        self._tail_logs = 0
+        self._bad = torch.full((2,), -1, dtype=torch.long)  # first bad step, term index
+        self.test_accuracy: float | None = None
+        self.best_test_accuracy: float | None = None
+        self.pair_accuracy: dict[str, float] = {}
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        """ADAM or SGD as configured (Section 9.3, appendix)."""
+        return build_optimizer(self.parameters(), self.optimizer_cfg)
+
+    def on_fit_start(self) -> None:
+        """Check the step budget, logging cadence and test data the module relies on."""
+        trainer = self.trainer
+        if self.max_steps is None:
+            if trainer.max_steps is None or trainer.max_steps < 1:
+                raise ValueError("DFLModule needs max_steps (or Trainer(max_steps=...))")
+            self.max_steps = trainer.max_steps
+        if trainer.loggers and trainer.log_every_n_steps != self.log_every:
+            raise ValueError(
+                f"Trainer(log_every_n_steps={trainer.log_every_n_steps}) must equal the module's "
+                f"log_every={self.log_every}, or the logged metrics are dropped"
+            )
+        if not hasattr(trainer.datamodule, "test_batches"):
+            raise ValueError(
+                "DFLModule evaluates on `datamodule.test_batches`; use MnistDataModule"
+            )
+        self._bad = self._bad.to(self.device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Images -> digit class logits."""
+        return self.net(x)[0]
+
+    def _pair_logits(self, e_l: Tensor, e_u: Tensor) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+        """All-pairs logits per head on the labeled and unlabeled batch (one call if equal size)."""
+        if e_l.shape == e_u.shape:
+            both = self.net.pair_logits(torch.stack([e_l, e_u]))
+            return {k: v[0] for k, v in both.items()}, {k: v[1] for k, v in both.items()}
+        return self.net.pair_logits(e_l), self.net.pair_logits(e_u)
+
+    def training_step(self, batch: Mapping[str, tuple[Tensor, Tensor]], batch_idx: int) -> Tensor:
+        """Eq. "loss" on one labeled and one unlabeled batch; metrics on logging steps only."""
+        step = self.global_step + 1
+        logging = step % self.log_every == 0
+        (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
+        logits, emb = self.net(torch.cat([x_l, x_u]))
+        n_l = len(x_l)
+        ce = F.cross_entropy(logits[:n_l], y_l)
+        zero = ce.new_zeros(())
+        pair, dfl, metrics = zero, zero, None
+        if self.predicates:
+            pl, pu = self._pair_logits(emb[:n_l], emb[n_l:])
+            pair = sum(undersampled_bce(pl[p], pair_truth(p, y_l)) for p in self.predicates)
+            if self.kb is not None:
+                interp = interpretation(logits[n_l:], pu)
+                labels = crisp_labels(y_u, self.predicates) if logging else None
+                result = self.kb(interp, self.ops, labels=labels)
+                dfl, metrics = result.loss, result.metrics
+        total = self.w_dfl * dfl + ce + pair
+        self._flag_nonfinite(step, torch.stack([dfl, ce, pair]))
+        if logging:
+            self._log_step(step, total, dfl, ce, pair, metrics, len(x_u))
+        return total
+
+    def _flag_nonfinite(self, step: int, terms: Tensor) -> None:
+        """Remember the first step and term whose loss is not finite (checked on logging steps)."""
+        bad = ~torch.isfinite(terms.detach())
+        first = torch.stack([torch.tensor(step, device=terms.device), bad.int().argmax()])
+        self._bad = torch.where((self._bad[0] < 0) & bad.any(), first, self._bad)
+
+    def _raise_if_bad(self) -> None:
+        """Raise NonFiniteLossError if any loss term was flagged (one host sync)."""
+        step, term = self._bad.tolist()
+        if step >= 0:
+            raise NonFiniteLossError(step, LOSS_TERMS[term])
+
+    def _log_step(
+        self,
+        step: int,
+        total: Tensor,
+        dfl: Tensor,
+        ce: Tensor,
+        pair: Tensor,
+        metrics: Mapping[str, float] | None,
+        batch_size: int,
+    ) -> None:
+        """Log the losses and the KB metrics; accumulate the magnitudes of the final window."""
+        self._raise_if_bad()
+        losses = {"loss/total": total, "loss/dfl": dfl, "loss/ce": ce, "loss/pair": pair}
+        self.log_dict({k: v.detach() for k, v in losses.items()}, batch_size=batch_size)
+        if metrics is None:
+            return
+        self.log_dict({f"metrics/{k}": float(v) for k, v in metrics.items()}, batch_size=batch_size)
+        if step > self.max_steps - _tail_steps(self.metrics_tail, self.max_steps):
+            self._tail += torch.tensor([metrics[k] for k in TAIL_MAGNITUDES], dtype=torch.float64)
+            self._tail_logs += 1
+
+    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
+        """Evaluate on the test set every `eval_every` steps and at the last step."""
+        step = self.global_step
+        last = step >= self.max_steps
+        if last:
+            self._raise_if_bad()
+        if last or (self.eval_every > 0 and step % self.eval_every == 0):
+            results = self.evaluate(self.trainer.datamodule.test_batches(self.device))
+            for logger in self.loggers:
+                logger.log_metrics({f"test/{k}": v for k, v in results.items()}, step=step)
+
+    @torch.no_grad()
+    def evaluate(self, batches: list[tuple[Tensor, Tensor]]) -> dict[str, float]:
+        """Test digit accuracy and balanced pair accuracy per head, in eval mode (Section 10)."""
+        was_training = self.training
+        self.eval()
+        correct = torch.zeros((), device=self.device)
+        n = 0
+        pairs = {p: torch.zeros(4, device=self.device) for p in self.predicates}
+        for x, y in batches:
+            logits, emb = self.net(x)
+            correct += (logits.argmax(-1) == y).sum()
+            n += len(y)
+            blocks = len(y) // PAIR_BLOCK * PAIR_BLOCK
+            if not blocks:
+                continue
+            eb = emb[:blocks].reshape(-1, PAIR_BLOCK, emb.shape[-1])
+            yb = y[:blocks].reshape(-1, PAIR_BLOCK)
+            for p, logit in self.net.pair_logits(eb).items():
+                truth = torch.stack([pair_truth(p, row) for row in yb])
+                pred = logit > 0
+                pairs[p] += torch.stack(
+                    [(pred & truth).sum(), truth.sum(), (~pred & ~truth).sum(), (~truth).sum()]
+                )
+        self.train(was_training)
+        results = {"accuracy": (correct / max(n, 1)).item()}
+        for p, (tp, pos, tn, neg) in ((p, c.tolist()) for p, c in pairs.items()):
+            if pos and neg:
+                results[f"pair_accuracy/{p}"] = 0.5 * (tp / pos + tn / neg)
+        self.test_accuracy = results["accuracy"]
+        self.best_test_accuracy = max(self.best_test_accuracy or 0.0, self.test_accuracy)
+        self.pair_accuracy = {k.split("/")[1]: v for k, v in results.items() if "/" in k}
+        return results
+
+    def summary(self) -> dict[str, Any]:
+        """Run summary for the record: final/best test accuracy, pair accuracy, and the Section 9.1
+        ratios from the magnitudes summed over the logging steps of the final `metrics_tail`."""
+        tail = dict(zip(TAIL_MAGNITUDES, self._tail.tolist(), strict=True))
+        rates = ratios(tail) if self._tail_logs else {}
+        pair = list(self.pair_accuracy.values())
+        return {
+            "test_accuracy": self.test_accuracy,
+            "best_test_accuracy": self.best_test_accuracy,
+            "pair_accuracy": sum(pair) / len(pair) if pair else None,
+            **{f"pair_accuracy/{k}": v for k, v in self.pair_accuracy.items()},
+            "cons_ratio": rates.get("cons_ratio"),
+            "cu_cons": rates.get("cu_cons_ratio"),
+            "cu_ant": rates.get("cu_ant_ratio"),
+            **{k: (tail[k] if self._tail_logs else None) for k in TAIL_MAGNITUDES},
+            "metrics_logs": self._tail_logs,
+            "steps": self.global_step,
+        }
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """Keep the summary's accumulators in the checkpoint, so a resumed run reports the same."""
+        checkpoint["dfl_summary_state"] = {
+            "tail": self._tail.tolist(),
+            "tail_logs": self._tail_logs,
+            "test_accuracy": self.test_accuracy,
+            "best_test_accuracy": self.best_test_accuracy,
+            "pair_accuracy": dict(self.pair_accuracy),
+        }
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """Restore the accumulators saved by `on_save_checkpoint`."""
+        state = checkpoint.get("dfl_summary_state")
+        if state is None:
+            return
+        self._tail = torch.tensor(state["tail"], dtype=torch.float64)
+        self._tail_logs = state["tail_logs"]
+        self.test_accuracy = state["test_accuracy"]
+        self.best_test_accuracy = state["best_test_accuracy"]
+        self.pair_accuracy = dict(state["pair_accuracy"])

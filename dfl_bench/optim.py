@@ -1,0 +1,40 @@
+"""Optimizers: ADAM lr 0.001 (Section 9.3), SGD lr 0.01 momentum 0.5 (appendix experiments)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import torch
+
+OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
+    "adam": torch.optim.Adam,
+    "sgd": torch.optim.SGD,
+}
+DEFAULTS: dict[str, dict[str, float]] = {
+    "adam": {"lr": 1e-3},
+    "sgd": {"lr": 0.01, "momentum": 0.5},
+}
+
+
+def optimizer_kwargs(cfg: Mapping[str, Any]) -> tuple[type[torch.optim.Optimizer], dict]:
+    """Validate `{"name": ..., **params}` and return the optimizer class and its arguments."""
+    name = cfg.get("name")
+    if name not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {name!r}; valid choices: {sorted(OPTIMIZERS)}")
+    cls = OPTIMIZERS[name]
+    params = {k: v for k, v in cfg.items() if k != "name"}
+    valid = [p for p in inspect.signature(cls).parameters if p != "params"]
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise ValueError(f"optimizer {name!r} has no parameters {unknown}; valid choices: {valid}")
+    return cls, {**DEFAULTS[name], **params}
+
+
+def build_optimizer(
+    parameters: Iterable[torch.nn.Parameter], cfg: Mapping[str, Any]
+) -> torch.optim.Optimizer:
+    """The optimizer `cfg` names, on `parameters`."""
+    cls, kwargs = optimizer_kwargs(cfg)
+    return cls(parameters, **kwargs)
