@@ -1,0 +1,301 @@
+"""Algebraic laws of the operators (Section 3, appendix A, appendix D "Sigmoidal Functions").
+
+Inputs are dyadic rationals k/1024 in float64, so sums, products and 1 - x are exact and the
+discontinuous operators (drastic, nilpotent) are tested at their boundaries without rounding.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dfl_bench.operators import build
+
+TOL = 1e-9
+unit = st.integers(0, 1024).map(lambda k: k / 1024)
+batch = st.lists(st.tuples(unit, unit, unit), min_size=1, max_size=24)
+fast = settings(max_examples=20, deadline=None)
+
+TNORMS = [
+    ("godel", {}),
+    ("product", {}),
+    ("lukasiewicz", {}),
+    ("drastic", {}),
+    ("nilpotent_minimum", {}),
+    ("yager", {"p": 0.5}),
+    ("yager", {"p": 2.0}),
+    ("yager", {"p": 20.0}),
+]
+DUAL_TCONORM = {
+    "godel": "godel",
+    "product": "product",
+    "lukasiewicz": "lukasiewicz",
+    "drastic": "drastic",
+    "nilpotent_minimum": "nilpotent_maximum",
+    "yager": "yager",
+}
+# S-implication I(a, c) = S(1 - a, c): implication -> t-conorm (Table "simplications").
+S_IMPLICATIONS = [
+    ("kleene_dienes", "godel", {}),
+    ("reichenbach", "product", {}),
+    ("lukasiewicz", "lukasiewicz", {}),
+    ("dubois_prade", "drastic", {}),
+    ("fodor", "nilpotent_maximum", {}),
+    ("yager_s", "yager", {"p": 0.5}),
+    ("yager_s", "yager", {"p": 2.0}),
+]
+# R-implication I(a, c) = sup{b : T(a, b) <= c}: implication -> t-norm (Table "rimplications").
+R_IMPLICATIONS = [
+    ("godel", "godel", {}),
+    ("goguen", "product", {}),
+    ("lukasiewicz", "lukasiewicz", {}),
+    ("weber", "drastic", {}),
+    ("fodor", "nilpotent_minimum", {}),
+    ("yager_r", "yager", {"p": 0.5}),
+    ("yager_r", "yager", {"p": 2.0}),
+    ("yager_r", "yager", {"p": 20.0}),
+]
+IDENTITY_PRINCIPLE = {"lukasiewicz", "dubois_prade", "fodor", "godel", "goguen", "weber", "yager_r"}
+CONTRAPOSITIVE = {"kleene_dienes", "reichenbach", "lukasiewicz", "dubois_prade", "fodor", "yager_s"}
+SIGMOIDAL = [
+    {"base": base, "s": s, "b0": b0}
+    for base in ("reichenbach", "kleene_dienes", "lukasiewicz", "goguen", "godel", "fodor")
+    for s, b0 in ((9.0, -0.5), (0.01, -0.5), (20.0, -0.2))
+] + [{"base": "yager_r", "s": 9.0, "b0": -0.5, "p": 2.0}, {"base": "yager_s", "s": 50.0, "p": 2.0}]
+IMPLICATIONS = [(n, kw) for n, _, kw in S_IMPLICATIONS + R_IMPLICATIONS] + [
+    ("sigmoidal", kw) for kw in SIGMOIDAL
+]
+FORALL_FROM_TNORM = [
+    ("minimum", "godel", {}),
+    ("product", "product", {}),
+    ("lukasiewicz", "lukasiewicz", {}),
+    ("nilpotent_minimum", "nilpotent_minimum", {}),
+    ("yager", "yager", {"p": 0.5}),
+    ("yager", "yager", {"p": 2.0}),
+    ("yager", "yager", {"p": 20.0}),
+]
+EXISTS_FROM_TCONORM = [
+    ("maximum", "godel", {}),
+    ("probabilistic_sum", "product", {}),
+    ("bounded_sum", "lukasiewicz", {}),
+    ("nilpotent_maximum", "nilpotent_maximum", {}),
+    ("yager", "yager", {"p": 0.5}),
+    ("yager", "yager", {"p": 2.0}),
+    ("yager", "yager", {"p": 20.0}),
+]
+OTHER_AGGREGATORS = [
+    ("forall", "generalized_mean_error", {"p": 0.5}),
+    ("forall", "generalized_mean_error", {"p": 1.5}),
+    ("forall", "mae", {}),
+    ("forall", "rmse", {}),
+    ("exists", "generalized_mean", {"p": 0.5}),
+    ("exists", "generalized_mean", {"p": 1.5}),
+    ("exists", "generalized_mean", {"p": 20.0}),
+]
+
+
+def close(x: torch.Tensor, y: torch.Tensor, tol: float = TOL) -> None:
+    """Assert |x - y| <= tol elementwise (a light torch.testing.assert_close)."""
+    assert x.shape == y.shape and torch.allclose(x, y, atol=tol, rtol=0), (x, y)
+
+
+def cols(rows: list[tuple[float, ...]]) -> tuple[torch.Tensor, ...]:
+    """Columns of drawn rows as float64 tensors."""
+    return tuple(torch.tensor(col, dtype=torch.float64) for col in zip(*rows, strict=True))
+
+
+def ids(cases: list) -> list[str]:
+    return [f"{c[0]}-{c[-1]}" for c in cases]
+
+
+@pytest.mark.parametrize(("name", "kw"), TNORMS, ids=ids(TNORMS))
+@fast
+@given(rows=batch)
+def test_tnorm_laws(name: str, kw: dict, rows: list) -> None:
+    """Definition "tnorm": commutative, associative, monotone, T(a, 1) = a, values in [0, 1]."""
+    T = build("tnorm", name, **kw)
+    a, b, c = cols(rows)
+    assert torch.equal(T(a, b), T(b, a))
+    close(T(a, T(b, c)), T(T(a, b), c))
+    lo, hi = torch.minimum(b, c), torch.maximum(b, c)
+    assert (T(a, lo) <= T(a, hi) + TOL).all()
+    close(T(a, torch.ones_like(a)), a)
+    assert ((T(a, b) >= 0) & (T(a, b) <= 1)).all()
+
+
+@pytest.mark.parametrize(("name", "kw"), TNORMS, ids=ids(TNORMS))
+@fast
+@given(rows=batch)
+def test_tconorm_is_n_dual(name: str, kw: dict, rows: list) -> None:
+    """Eq. "tconorm": S(a, b) = 1 - T(1 - a, 1 - b) (so also S(a, 0) = a)."""
+    T = build("tnorm", name, **kw)
+    S = build("tconorm", DUAL_TCONORM[name], **kw)
+    a, b, _ = cols(rows)
+    close(S(a, b), 1 - T(1 - a, 1 - b))
+    close(S(a, torch.zeros_like(a)), a)
+
+
+@pytest.mark.parametrize(("name", "kw"), IMPLICATIONS, ids=ids(IMPLICATIONS))
+@fast
+@given(rows=batch)
+def test_implication_definition(name: str, kw: dict, rows: list) -> None:
+    """Definition "implication": I(0,0) = I(1,1) = 1, I(1,0) = 0, I(., c) falls, I(a, .) rises."""
+    I = build("implication", name, **kw)
+    corners = I(torch.tensor([0.0, 1.0, 1.0, 0.0]), torch.tensor([0.0, 1.0, 0.0, 1.0]))
+    close(corners, torch.tensor([1.0, 1.0, 0.0, 1.0]), 1e-6)
+    a, c, x = cols(rows)
+    lo, hi = torch.minimum(a, x), torch.maximum(a, x)
+    assert (I(hi, c) <= I(lo, c) + TOL).all()
+    assert (I(a, torch.minimum(c, x)) <= I(a, torch.maximum(c, x)) + TOL).all()
+    assert ((I(a, c) >= -TOL) & (I(a, c) <= 1 + TOL)).all()
+
+
+@pytest.mark.parametrize(("name", "conorm", "kw"), S_IMPLICATIONS, ids=ids(S_IMPLICATIONS))
+@fast
+@given(rows=batch)
+def test_s_implications(name: str, conorm: str, kw: dict, rows: list) -> None:
+    """Eq. "s-impl": I(a, c) = S(1 - a, c), and contrapositive symmetry I(a, c) = I(1-c, 1-a)."""
+    I = build("implication", name, **kw)
+    S = build("tconorm", conorm, **kw)
+    a, c, _ = cols(rows)
+    close(I(a, c), S(1 - a, c))
+    close(I(a, c), I(1 - c, 1 - a))
+
+
+@functools.cache
+def r_implication_grid(tnorm: str, p: float | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """sup{b : T(a, b) <= c} on a b-grid of spacing 1/1024, for a, c on a 1/16 grid."""
+    T = build("tnorm", tnorm, **({} if p is None else {"p": p}))
+    grid = torch.arange(17, dtype=torch.float64) / 16
+    b = torch.arange(1025, dtype=torch.float64) / 1024
+    a, c = torch.meshgrid(grid, grid, indexing="ij")
+    allowed = T(a[..., None], b) <= c[..., None] + 1e-12
+    return torch.stack([a, c]), torch.where(allowed, b, -1.0).amax(-1)
+
+
+@pytest.mark.parametrize(("name", "tnorm", "kw"), R_IMPLICATIONS, ids=ids(R_IMPLICATIONS))
+def test_r_implications_are_residua(name: str, tnorm: str, kw: dict) -> None:
+    """Eq. "r-implication": I_T(a, c) = sup{b in [0, 1] : T(a, b) <= c}, on a grid."""
+    (a, c), sup = r_implication_grid(tnorm, kw.get("p"))
+    I = build("implication", name, **kw)
+    close(I(a, c), sup, 1 / 1024 + 1e-9)
+
+
+@pytest.mark.parametrize("kw", SIGMOIDAL, ids=[str(kw) for kw in SIGMOIDAL])
+@fast
+@given(rows=batch)
+def test_sigmoidal_keeps_properties(kw: dict, rows: list) -> None:
+    """Appendix "Sigmoidal Functions": CP and IP carry over from the base; sigma_I = 1 iff I = 1."""
+    sig = build("implication", "sigmoidal", **kw)
+    base = build("implication", kw["base"], **({"p": kw["p"]} if "p" in kw else {}))
+    a, c, _ = cols(rows)
+    if kw["base"] in CONTRAPOSITIVE:
+        close(sig(a, c), sig(1 - c, 1 - a))
+    if kw["base"] in IDENTITY_PRINCIPLE:
+        close(sig(a, a), torch.ones_like(a))
+    assert torch.equal(base(a, c) == 1, (sig(a, c) - 1).abs() < 1e-12)
+    assert torch.equal(base(a, c) == 0, sig(a, c).abs() < 1e-12)
+
+
+def fold(op, x: torch.Tensor) -> torch.Tensor:
+    """A_T(x_1, ..., x_n) = T(x_1, A_T(x_2, ..., x_n)) over the last dim (Section 3)."""
+    out = x[..., -1]
+    for i in range(x.shape[-1] - 2, -1, -1):
+        out = op(x[..., i], out)
+    return out
+
+
+vectors = st.lists(st.lists(unit, min_size=1, max_size=7), min_size=1, max_size=8)
+
+
+def padded(rows: list[list[float]], fill: float) -> torch.Tensor:
+    """Rows padded to one length with the neutral element (1 for forall, 0 for exists)."""
+    n = max(len(r) for r in rows)
+    return torch.tensor([r + [fill] * (n - len(r)) for r in rows], dtype=torch.float64)
+
+
+@pytest.mark.parametrize(("name", "tnorm", "kw"), FORALL_FROM_TNORM, ids=ids(FORALL_FROM_TNORM))
+@fast
+@given(rows=vectors)
+def test_forall_equals_folded_tnorm(name: str, tnorm: str, kw: dict, rows: list) -> None:
+    """Table "aggregation": A_T is the t-norm folded over the inputs."""
+    x = padded(rows, 1.0)
+    A = build("forall", name, **kw)
+    close(A(x), fold(build("tnorm", tnorm, **kw), x))
+
+
+@pytest.mark.parametrize(
+    ("name", "tconorm", "kw"), EXISTS_FROM_TCONORM, ids=ids(EXISTS_FROM_TCONORM)
+)
+@fast
+@given(rows=vectors)
+def test_exists_equals_folded_tconorm(name: str, tconorm: str, kw: dict, rows: list) -> None:
+    """Table "aggregation": E_S is the t-conorm folded over the inputs."""
+    x = padded(rows, 0.0)
+    E = build("exists", name, **kw)
+    close(E(x), fold(build("tconorm", tconorm, **kw), x))
+
+
+@fast
+@given(rows=vectors)
+def test_log_product_is_log_of_folded_product(rows: list) -> None:
+    """Section 6: log A_TP = sum_i log x_i = log of the folded product (reduction="sum")."""
+    x = padded(rows, 1.0).clamp_min(1 / 1024)
+    A = build("forall", "log_product", reduction="sum")
+    close(A(x), torch.log(fold(build("tnorm", "product"), x)))
+    mean = build("forall", "log_product", reduction="mean")
+    close(mean(x), A(x) / x.shape[-1])
+
+
+AGGREGATORS = (
+    [("forall", n, kw) for n, _, kw in FORALL_FROM_TNORM]
+    + [("exists", n, kw) for n, _, kw in EXISTS_FROM_TCONORM]
+    + OTHER_AGGREGATORS
+)
+
+
+@pytest.mark.parametrize(("kind", "name", "kw"), AGGREGATORS, ids=ids(AGGREGATORS))
+@pytest.mark.parametrize("n", [1, 2, 5, 64])
+def test_aggregator_boundaries(kind: str, name: str, kw: dict, n: int) -> None:
+    """Definition "aggr": A(0, ..., 0) = 0 and A(1, ..., 1) = 1."""
+    A = build(kind, name, **kw)
+    assert A(torch.zeros(n)).item() == pytest.approx(0.0, abs=1e-6)
+    assert A(torch.ones(n)).item() == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize(("kind", "name", "kw"), AGGREGATORS, ids=ids(AGGREGATORS))
+@fast
+@given(rows=st.lists(st.tuples(unit, unit), min_size=2, max_size=9))
+def test_aggregator_symmetric_and_monotone(kind: str, name: str, kw: dict, rows: list) -> None:
+    """Appendix A: aggregators are symmetric and non-decreasing in every argument."""
+    A = build(kind, name, **kw)
+    x, y = cols(rows)
+    close(A(x.flip(0)), A(x))
+    assert A(torch.minimum(x, y)) <= A(torch.maximum(x, y)) + TOL
+
+
+@fast
+@given(rows=vectors)
+def test_generalized_means_special_cases(rows: list) -> None:
+    """Eqs. "aggr_sos", "aggr_rmse", "p-mean": MAE, RMSE and the arithmetic mean."""
+    x = padded(rows, 0.5)
+    close(build("forall", "mae")(x), 1 - (1 - x).mean(-1))
+    rmse = 1 - (1 - x).pow(2).mean(-1).sqrt()
+    close(build("forall", "rmse")(x), rmse)
+    close(build("exists", "generalized_mean", p=1.0)(x), x.mean(-1))
+    quadratic = x.pow(2).mean(-1).sqrt()
+    close(build("exists", "generalized_mean", p=2.0)(x), quadratic)
+
+
+@pytest.mark.parametrize(("kind", "name", "kw"), AGGREGATORS, ids=ids(AGGREGATORS))
+def test_aggregator_tuple_dims(kind: str, name: str, kw: dict) -> None:
+    """forall x, y over a (b, b) matrix: dim=(0, 1) equals aggregating the flattened matrix."""
+    A = build(kind, name, **kw)
+    m = torch.rand(3, 4, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    close(A(m, dim=(0, 2)), A(m.permute(1, 0, 2).reshape(4, 15)))
+    close(A(m, dim=(-1, 0)), A(m.permute(1, 0, 2).reshape(4, 15)))
+    close(A(m, dim=1), A(m.transpose(1, 2)))
