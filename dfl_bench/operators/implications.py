@@ -77,13 +77,16 @@ def weber(a: Tensor, c: Tensor) -> Tensor:
 def yager_r(a: Tensor, c: Tensor, p: float = 2.0) -> Tensor:
     """Yager R-implication 1 if a <= c, else 1 - ((1-c)^p - (1-a)^p)^(1/p) (appendix D).
 
-    Computed as 1 - u * (1 - (v/u)^p)^(1/p) with u = 1 - c > v = 1 - a, so large p cannot
-    underflow; the root's derivative, infinite as a -> c, is evaluated at EPS (`pow_`).
+    Computed as 1 - u * gap^(1/p) with u = 1 - c and gap = 1 - (1 - d)^p, d = (a - c) / u:
+    no underflow for large p, and gap = -expm1(p log1p(-d)) keeps precision as a -> c, where
+    the root's derivative (infinite in the limit) is evaluated at EPS (`pow_`).
     """
     fails = a > c
     u = torch.where(fails, 1.0 - c, 1.0)
-    ratio = torch.where(fails, (1.0 - a) / u, 0.0)
-    gap = (1.0 - pow_(ratio, p)).clamp_min(0.0)
+    d = torch.where(fails, (a - c) / u, 0.0)
+    small = d < 0.5
+    near = -torch.expm1(p * torch.log1p(-torch.where(small, d, 0.0)))
+    gap = torch.where(small, near, 1.0 - pow_(1.0 - d, p))
     return torch.where(fails, 1.0 - u * pow_(gap, 1.0 / p), 1.0)
 
 
