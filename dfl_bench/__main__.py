@@ -1,0 +1,6 @@
+"""`python -m dfl_bench`: the Hydra command line; `dfl_bench/train.py` says what a run does."""
+
+from dfl_bench.train import main
+
+if __name__ == "__main__":
+    main()

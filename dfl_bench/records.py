@@ -1,0 +1,138 @@
+"""Run records (issue 4): one JSON per job at `<records_dir>/<experiment>/<config-hash>.json`.
+
+The top-level fields in RECORD_FIELDS are a contract with the results module; a record is
+written atomically (tmp file + os.replace) so a crashed job never leaves half a record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+RECORD_FIELDS = (
+    "status",
+    "reason",
+    "config",
+    "seed",
+    "profile",
+    "data_checksum",
+    "git_commit",
+    "steps",
+    "wall_time_s",
+    "test_accuracy",
+    "best_test_accuracy",
+    "cons_ratio",
+    "cu_cons",
+    "cu_ant",
+    "cons_magnitude",
+    "ant_magnitude",
+)
+SUMMARY_FIELDS = (
+    "test_accuracy",
+    "best_test_accuracy",
+    "pair_accuracy",
+    "cons_ratio",
+    "cu_cons",
+    "cu_ant",
+    "cons_magnitude",
+    "ant_magnitude",
+    "steps",
+)
+STATUSES = ("ok", "failed")
+NOT_HASHED = ("logger", "records_dir", "checkpoint_dir", "force", "progress_bar", "threads", "rows")
+
+
+def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a resolved config that changes a result: all but logging, paths and flags."""
+    return {k: v for k, v in config.items() if k not in NOT_HASHED}
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """Short sha256 of the canonical JSON of `hashed_config(config)` (key order does not matter)."""
+    canonical = json.dumps(hashed_config(config), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def record_path(records_dir: str | Path, experiment: str, digest: str) -> Path:
+    """`<records_dir>/<experiment>/<digest>.json`."""
+    return Path(records_dir) / experiment / f"{digest}.json"
+
+
+def read_record(path: str | Path) -> dict[str, Any] | None:
+    """The record at `path`, or None when there is none (or it is unreadable)."""
+    try:
+        with open(path) as f:
+            record = json.load(f)
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def is_done(path: str | Path) -> bool:
+    """Whether the record at `path` says the job finished ok (a rerun may skip it)."""
+    record = read_record(path)
+    return record is not None and record.get("status") == "ok"
+
+
+def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
+    """Write `record` as JSON atomically (tmp file in the same folder, then os.replace)."""
+    missing = [k for k in RECORD_FIELDS if k not in record]
+    if missing:
+        raise ValueError(f"run record lacks the contract fields {missing}")
+    if record["status"] not in STATUSES:
+        raise ValueError(f"record status {record['status']!r} is not one of {list(STATUSES)}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w") as f:
+        json.dump(record, f, indent=2, sort_keys=True, allow_nan=True)
+        f.write("\n")
+    os.replace(tmp, path)
+    return path
+
+
+def git_commit(repo: str | Path) -> str | None:
+    """HEAD of the checkout at `repo` ('-dirty' if tracked files changed); None outside git."""
+    try:
+        head = _git(repo, "rev-parse", "HEAD")
+        dirty = _git(repo, "status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("-dirty" if dirty else "")
+
+
+def _git(repo: str | Path, *args: str) -> str:
+    """Output of one git command run in `repo`."""
+    out = subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True, timeout=30
+    )
+    return out.stdout.strip()
+
+
+def make_record(
+    *,
+    status: str,
+    reason: str | None,
+    config: Mapping[str, Any],
+    summary: Mapping[str, Any],
+    **extra: Any,
+) -> dict[str, Any]:
+    """Assemble a record: the contract fields (metrics from `summary`, None when absent) + extra."""
+    record: dict[str, Any] = {k: summary.get(k) for k in SUMMARY_FIELDS}
+    record.update(summary)
+    record.update(
+        status=status,
+        reason=reason,
+        config=dict(config),
+        seed=config.get("seed"),
+        profile=config.get("profile", {}).get("name"),
+    )
+    record.update(extra)
+    for key in RECORD_FIELDS:
+        record.setdefault(key, None)
+    return record

@@ -1,0 +1,238 @@
+"""The Hydra CLI end to end (issue 4): a smoke sweep with W&B offline writes one record and one
+W&B run per job, a forced NaN fails only its job, a rerun skips finished jobs, a seed repeats its
+metrics, an interrupted job resumes from its checkpoint, and bad operators fail before training."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf, open_dict
+
+from dfl_bench import train
+from dfl_bench.records import RECORD_FIELDS
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parent.parent
+TEST_EXPERIMENT = """\
+# @package _global_
+experiment_name: cli_test
+tnorm: ${rows[${row}].tnorm}
+implication: ${rows[${row}].implication}
+debug:
+  nan_at_step: ${rows[${row}].nan_at_step}
+row: product
+rows:
+  product: {tnorm: {name: product}, implication: {name: reichenbach}, nan_at_step: null}
+  godel: {tnorm: {name: godel}, implication: {name: kleene_dienes}, nan_at_step: null}
+  poisoned: {tnorm: {name: product}, implication: {name: reichenbach}, nan_at_step: 2}
+hydra:
+  sweeper:
+    params:
+      row: product,godel,poisoned
+"""
+METRICS = ("test_accuracy", "best_test_accuracy", "cons_ratio", "cu_cons", "cu_ant")
+
+
+def cli(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python -m dfl_bench ARGS` in `tmp`, smoke profile, W&B offline, records under tmp."""
+    env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO), "WANDB_SILENT": "true"}
+    command = [
+        sys.executable,
+        "-m",
+        "dfl_bench",
+        "profile=smoke",
+        f"records_dir={tmp / 'records'}",
+        f"checkpoint_dir={tmp / 'checkpoints'}",
+        "progress_bar=false",
+        *args,
+    ]
+    return subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=900)
+
+
+def wandb_history(run_dir: Path) -> list[dict]:
+    """The history rows of an offline W&B run (the LevelDB-log records of its run-*.wandb)."""
+    from wandb.proto import wandb_internal_pb2
+
+    raw = next(run_dir.glob("run-*.wandb")).read_bytes()
+    assert raw[:4] == b":W&B"
+    pos, chunk, rows = 7, b"", []
+    while pos + 7 <= len(raw):
+        if 32768 - pos % 32768 < 7:
+            pos += 32768 - pos % 32768
+            continue
+        _, length, kind = struct.unpack("<IHB", raw[pos : pos + 7])
+        chunk, pos = chunk + raw[pos + 7 : pos + 7 + length], pos + 7 + length
+        if kind in (1, 4):
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(chunk)
+            if record.WhichOneof("record_type") == "history":
+                items = record.history.item
+                rows.append({_key(i): json.loads(i.value_json) for i in items})
+            chunk = b""
+    return rows
+
+
+def _key(item) -> str:
+    """The metric name of a W&B history item ('test/accuracy' is stored as a nested key)."""
+    return item.key or "/".join(item.nested_key)
+
+
+def load_records(tmp: Path) -> dict[str, dict]:
+    """The run records of the test experiment, by row."""
+    paths = (tmp / "records" / "cli_test").glob("*.json")
+    return {r["row"]: r for r in (json.loads(p.read_text()) for p in paths)}
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    """The test sweep run twice: (tmp, first run, records after it, second run)."""
+    tmp = tmp_path_factory.mktemp("cli")
+    (tmp / "conf" / "experiment").mkdir(parents=True)
+    (tmp / "conf" / "experiment" / "cli_test.yaml").write_text(TEST_EXPERIMENT)
+    args = (f"hydra.searchpath=[file://{tmp / 'conf'}]", "+experiment=cli_test", "-m")
+    first = cli(tmp, *args)
+    assert first.returncode == 0, first.stderr[-3000:]
+    records = load_records(tmp)
+    second = cli(tmp, *args)
+    assert second.returncode == 0, second.stderr[-3000:]
+    return tmp, first, records, second
+
+
+def test_sweep_writes_one_complete_record_per_job(sweep):
+    tmp, _, records, _ = sweep
+    assert sorted(records) == ["godel", "poisoned", "product"]
+    for record in records.values():
+        assert set(RECORD_FIELDS) <= set(record)
+        assert record["profile"] == "smoke" and record["seed"] == 0
+        assert re.fullmatch(r"[0-9a-f]{16}", record["data_checksum"])
+        assert record["config"]["tnorm"]["name"] == record["row"].replace("poisoned", "product")
+    for row in ("product", "godel"):
+        ok = records[row]
+        assert (ok["status"], ok["reason"], ok["steps"]) == ("ok", None, 4)
+        assert all(0.0 <= ok[k] <= 1.0 for k in METRICS)
+        assert ok["cons_magnitude"] >= 0 and ok["ant_magnitude"] >= 0
+    assert not any((tmp / "checkpoints").rglob("*.ckpt"))
+
+
+def test_forced_nan_fails_its_job_only(sweep):
+    _, _, records, _ = sweep
+    failed = records["poisoned"]
+    assert failed["status"] == "failed"
+    assert "not finite" in failed["reason"] and "step 3" in failed["reason"]
+    assert [records[r]["status"] for r in ("product", "godel")] == ["ok", "ok"]
+
+
+def test_each_job_has_its_own_offline_wandb_run_with_metrics(sweep):
+    _, _, records, _ = sweep
+    dirs = {r["row"]: Path(r["log_dir"]) for r in records.values()}
+    assert len(set(dirs.values())) == 3
+    for row in ("product", "godel"):
+        assert dirs[row].name.startswith("offline-run-")
+        history = wandb_history(dirs[row])
+        accuracy = [h["test/accuracy"] for h in history if "test/accuracy" in h]
+        assert accuracy[-1] == pytest.approx(records[row]["test_accuracy"])
+        assert any("loss/total" in h and "metrics/cons_ratio" in h for h in history)
+
+
+def test_summary_is_printed(sweep):
+    _, first, records, _ = sweep
+    assert first.stdout.count("[dfl_bench] cli_test ok") == 2
+    assert "[dfl_bench] cli_test failed (non-finite loss" in first.stdout
+    accuracy = f"test accuracy {100 * records['product']['test_accuracy']:.1f}%"
+    assert accuracy in first.stdout
+    assert "cons " in first.stdout and "cu_cons " in first.stdout and "cu_ant " in first.stdout
+    assert str(Path("records") / "cli_test") in first.stdout
+
+
+def test_rerun_skips_finished_jobs(sweep):
+    tmp, _, before, second = sweep
+    assert second.stdout.count("[dfl_bench] skipping") == 2
+    after = load_records(tmp)
+    for row in ("product", "godel"):
+        assert after[row]["finished"] == before[row]["finished"]
+    assert after["poisoned"]["status"] == "failed"
+
+
+def composed(tmp: Path, *overrides: str):
+    """(job config, hydra config) as @hydra.main would pass them, for in-process runs."""
+    with initialize_config_dir(config_dir=train.CONFIG_DIR, version_base="1.3"):
+        cfg = compose(
+            "config",
+            overrides=[
+                "profile=smoke",
+                "logger=none",
+                "progress_bar=false",
+                f"records_dir={tmp / 'records'}",
+                f"checkpoint_dir={tmp / 'checkpoints'}",
+                *overrides,
+            ],
+            return_hydra_config=True,
+        )
+    hydra_cfg = cfg.hydra
+    hydra_cfg.runtime.output_dir = str(tmp)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    OmegaConf.set_struct(cfg, True)
+    return cfg, hydra_cfg
+
+
+def test_same_seed_gives_the_same_metrics(tmp_path):
+    first = train.run(*composed(tmp_path, "seed=3"))
+    second = train.run(*composed(tmp_path, "seed=3", "force=true"))
+    assert first["finished"] <= second["started"]
+    for key in (*METRICS, "cons_magnitude", "ant_magnitude", "steps"):
+        assert second[key] == pytest.approx(first[key], rel=1e-6), key
+
+
+class Crash(train.L.Callback):
+    """Kill the training loop at a step, as an interruption would."""
+
+    def on_train_batch_start(self, trainer, *args):
+        if trainer.global_step == 3:
+            raise RuntimeError("killed")
+
+
+def test_interrupted_job_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+    build = train.callbacks
+    monkeypatch.setattr(train, "callbacks", lambda cfg, d: [*build(cfg, d), Crash()])
+    with pytest.raises(RuntimeError, match="killed"):
+        train.run(*composed(tmp_path))
+    assert len(list((tmp_path / "checkpoints").rglob("last.ckpt"))) == 1
+    assert not list((tmp_path / "records").rglob("*.json"))
+    monkeypatch.setattr(train, "callbacks", build)
+    record = train.run(*composed(tmp_path))
+    assert (record["status"], record["resumed"], record["steps"]) == ("ok", True, 4)
+    assert not list((tmp_path / "checkpoints").rglob("last.ckpt"))
+
+
+def test_bad_parameter_fails_before_training(tmp_path, monkeypatch):
+    def no_data(*args, **kwargs):
+        raise AssertionError("data loaded before the operators were checked")
+
+    monkeypatch.setattr(train, "MnistDataModule", no_data)
+    with pytest.raises(ValueError, match=r"p=-1.*must be a number in \(0, inf\)"):
+        train.run(*composed(tmp_path, "tnorm.p=-1"))
+    with pytest.raises(ValueError, match=r"valid rows: \['godel_S'"):
+        train.run(*composed(tmp_path, "+experiment=same_symmetric", "row=nope"))
+
+
+@pytest.mark.parametrize(("requested", "n_jobs", "expected"), [(3, 2, 3), (None, None, None)])
+def test_torch_threads_explicit_or_unset(requested, n_jobs, expected):
+    launcher = OmegaConf.create({} if n_jobs is None else {"n_jobs": n_jobs})
+    assert train.torch_threads(requested, OmegaConf.create({"launcher": launcher})) == expected
+
+
+def test_torch_threads_split_the_cores_between_joblib_jobs():
+    cores = os.cpu_count() or 1
+    hydra_cfg = OmegaConf.create({"launcher": {"n_jobs": 2}})
+    assert train.torch_threads(None, hydra_cfg) == max(1, cores // 2)
+    assert train.torch_threads(None, OmegaConf.create({"launcher": {"n_jobs": -1}})) == 1
