@@ -1,0 +1,119 @@
+"""Run records (issue 4): the config hash, the contract fields and atomic writes."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dfl_bench import records
+from dfl_bench.records import RECORD_FIELDS
+
+leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text())
+configs = st.dictionaries(
+    st.text(min_size=1).filter(lambda k: k not in records.NOT_HASHED),
+    st.recursive(leaves, lambda inner: st.dictionaries(st.text(), inner, max_size=4), max_leaves=8),
+    min_size=1,
+    max_size=6,
+)
+
+
+def shuffled(d):
+    """The same mapping with its keys inserted in a random order, recursively."""
+    items = list(d.items())
+    random.Random(len(items)).shuffle(items)
+    return {k: shuffled(v) if isinstance(v, dict) else v for k, v in items}
+
+
+@given(configs)
+def test_hash_ignores_key_order(config):
+    assert records.config_hash(config) == records.config_hash(shuffled(config))
+
+
+@given(configs, st.sampled_from(records.NOT_HASHED), leaves)
+def test_hash_ignores_logging_paths_and_flags(config, key, value):
+    assert records.config_hash(config) == records.config_hash({**config, key: value})
+
+
+@given(configs)
+def test_hash_sees_every_result_changing_key(config):
+    key = next(iter(config))
+    changed = {**config, key: ["changed", config[key]]}
+    assert records.config_hash(changed) != records.config_hash(config)
+    assert re.fullmatch(r"[0-9a-f]{16}", records.config_hash(config))
+
+
+def full_record(status="ok", **metrics):
+    """A record as train.py makes it."""
+    config = {"seed": 1, "profile": {"name": "smoke"}, "tnorm": {"name": "product"}}
+    return records.make_record(
+        status=status,
+        reason=None if status == "ok" else "non-finite loss",
+        config=config,
+        summary={"test_accuracy": 0.9, "steps": 4, **metrics},
+        data_checksum="abc",
+        git_commit=None,
+        wall_time_s=1.0,
+    )
+
+
+def test_make_record_fills_every_contract_field():
+    record = full_record(pair_accuracy=0.7)
+    assert set(RECORD_FIELDS) <= set(record)
+    assert (record["seed"], record["profile"], record["steps"]) == (1, "smoke", 4)
+    assert record["cons_ratio"] is None and record["pair_accuracy"] == 0.7
+
+
+def test_write_then_read_round_trips_and_leaves_no_temporary(tmp_path):
+    path = records.record_path(tmp_path, "exp", "0123456789abcdef")
+    assert path == tmp_path / "exp" / "0123456789abcdef.json"
+    records.write_record(path, full_record())
+    assert records.read_record(path) == json.loads(json.dumps(full_record()))
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_a_failed_write_keeps_the_previous_record(tmp_path, monkeypatch):
+    path = tmp_path / "r.json"
+    records.write_record(path, full_record())
+
+    def broken_dump(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(records.json, "dump", broken_dump)
+    with pytest.raises(OSError):
+        records.write_record(path, full_record("failed"))
+    monkeypatch.undo()
+    assert records.read_record(path)["status"] == "ok"
+
+
+def test_write_rejects_an_unknown_status(tmp_path):
+    with pytest.raises(ValueError, match="not one of"):
+        records.write_record(tmp_path / "r.json", {**full_record(), "status": "done"})
+
+
+def test_write_rejects_a_record_without_a_contract_field(tmp_path):
+    record = full_record()
+    del record["cu_ant"]
+    with pytest.raises(ValueError, match=r"lacks the contract fields \['cu_ant'\]"):
+        records.write_record(tmp_path / "r.json", record)
+
+
+def test_only_an_ok_record_counts_as_done(tmp_path):
+    ok, failed, corrupt = tmp_path / "ok.json", tmp_path / "failed.json", tmp_path / "bad.json"
+    records.write_record(ok, full_record())
+    records.write_record(failed, full_record("failed"))
+    corrupt.write_text('{"status": "ok"')
+    assert records.is_done(ok)
+    assert not records.is_done(failed)
+    assert not records.is_done(corrupt)
+    assert not records.is_done(tmp_path / "missing.json")
+
+
+def test_git_commit_inside_and_outside_a_checkout(tmp_path):
+    assert records.git_commit(tmp_path) is None
+    commit = records.git_commit(records.Path(__file__).resolve().parent.parent)
+    assert commit is None or re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit)
