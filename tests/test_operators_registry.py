@@ -1,0 +1,139 @@
+"""The operator registry and its Hydra option files conf/<kind>/<name>.yaml (the name contract)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from omegaconf import OmegaConf
+
+from dfl_bench.operators import KINDS, OperatorSet, build, choices, spec
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+CONTRACT = {
+    "tnorm": {"godel", "product", "lukasiewicz", "drastic", "nilpotent_minimum", "yager"},
+    "tconorm": {"godel", "product", "lukasiewicz", "drastic", "nilpotent_maximum", "yager"},
+    "implication": {
+        "kleene_dienes",
+        "reichenbach",
+        "lukasiewicz",
+        "dubois_prade",
+        "fodor",
+        "yager_s",
+        "godel",
+        "goguen",
+        "weber",
+        "yager_r",
+        "sigmoidal",
+    },
+    "forall": {
+        "minimum",
+        "product",
+        "log_product",
+        "lukasiewicz",
+        "yager",
+        "generalized_mean_error",
+        "mae",
+        "rmse",
+        "nilpotent_minimum",
+    },
+    "exists": {
+        "maximum",
+        "probabilistic_sum",
+        "bounded_sum",
+        "yager",
+        "generalized_mean",
+        "nilpotent_maximum",
+    },
+}
+# Option files whose values deliberately differ from the registry defaults.
+YAML_OVERRIDES = {("forall", "log_product"): {"reduction": "mean"}}
+
+
+def test_registered_names_are_the_contract() -> None:
+    assert set(KINDS) == set(CONTRACT)
+    for kind, names in CONTRACT.items():
+        assert set(choices(kind)) == names
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_one_option_file_per_operator(kind: str) -> None:
+    """conf/<kind>/<name>.yaml exists for every name, holds `name` and the defaults, builds."""
+    files = {p.stem for p in (CONF / kind).glob("*.yaml")}
+    assert files == set(choices(kind))
+    for name in choices(kind):
+        cfg = OmegaConf.to_container(OmegaConf.load(CONF / kind / f"{name}.yaml"))
+        assert cfg.pop("name") == name
+        s = spec(kind, name)
+        if s.name != name:  # an alias fixes its parameters
+            assert cfg == {}
+        else:
+            defaults = {k: p.default for k, p in s.params.items()}
+            assert cfg == {**defaults, **YAML_OVERRIDES.get((kind, name), {})}
+        assert callable(build(kind, name, **cfg))
+
+
+def test_operator_set_from_option_files() -> None:
+    """OperatorSet.from_config accepts the option files of every kind (a Hydra config)."""
+    cfg = {
+        "tnorm": OmegaConf.load(CONF / "tnorm" / "yager.yaml"),
+        "tconorm": OmegaConf.load(CONF / "tconorm" / "product.yaml"),
+        "implication": OmegaConf.load(CONF / "implication" / "sigmoidal.yaml"),
+        "forall": OmegaConf.load(CONF / "forall" / "log_product.yaml"),
+        "exists": OmegaConf.load(CONF / "exists" / "generalized_mean.yaml"),
+    }
+    ops = OperatorSet.from_config(cfg)
+    x = torch.tensor([0.2, 0.9])
+    assert ops.names["forall"]["reduction"] == "mean"
+    torch.testing.assert_close(ops.forall(x), x.log().mean())
+    torch.testing.assert_close(ops.tconorm(x[0], x[1]), x[0] + x[1] - x[0] * x[1])
+    with pytest.raises(ValueError, match="lacks"):
+        OperatorSet.from_config({k: v for k, v in cfg.items() if k != "exists"})
+
+
+@pytest.mark.parametrize(
+    ("args", "params", "match"),
+    [
+        (("quantifier", "product"), {}, r"valid kinds: \['tnorm'"),
+        (("tnorm", "hamacher"), {}, r"valid choices: \['drastic', 'godel'"),
+        (("forall", "log_prod"), {}, r"valid choices: .*'log_product'"),
+        (("tnorm", "product"), {"p": 2.0}, r"no parameter \['p'\]; valid parameters: none"),
+        (("tnorm", "yager"), {"q": 2.0}, r"valid parameters: \['p'\]"),
+        (("tnorm", "yager"), {"p": 0.0}, r"p must be a number in \(0, inf\)"),
+        (("tconorm", "yager"), {"p": -1.0}, r"out of range"),
+        (("implication", "yager_r"), {"p": float("nan")}, r"out of range"),
+        (("forall", "yager"), {"p": float("inf")}, r"out of range"),
+        (("exists", "generalized_mean"), {"p": "two"}, r"not valid"),
+        (("forall", "generalized_mean_error"), {"p": 0}, r"out of range"),
+        (("forall", "log_product"), {"reduction": "max"}, r"one of \['sum', 'mean'\]"),
+        (("forall", "mae"), {"p": 2.0}, r"fixes \['p'\]"),
+        (("implication", "sigmoidal"), {"s": 0.0}, r"s must be a number in \(0, inf\)"),
+        (("implication", "sigmoidal"), {"base": "material"}, r"base must be one of \['dubois"),
+        (("implication", "sigmoidal"), {"base": "sigmoidal"}, r"base must be one of"),
+        (("implication", "sigmoidal"), {"p": 2.0}, r"base 'reichenbach' has no parameter p"),
+        (("implication", "sigmoidal"), {"base": "yager_s", "p": -2.0}, r"out of range"),
+    ],
+)
+def test_invalid_requests_name_the_valid_choices(args: tuple, params: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        build(*args, **params)
+
+
+def test_parameters_reach_the_operator() -> None:
+    """Aliases fix p; sigmoidal forwards p to its base; defaults apply when a param is omitted."""
+    x = torch.tensor([0.1, 0.5, 0.8], dtype=torch.float64)
+    gme = build("forall", "generalized_mean_error", p=1.0)
+    torch.testing.assert_close(build("forall", "mae")(x), gme(x))
+    rmse = build("forall", "generalized_mean_error", p=2.0)
+    torch.testing.assert_close(build("forall", "rmse")(x), rmse(x))
+    a, c = torch.tensor([0.7]), torch.tensor([0.4])
+    sig3 = build("implication", "sigmoidal", base="yager_s", p=3.0, s=0.001)
+    sig2 = build("implication", "sigmoidal", base="yager_s", s=0.001)
+    near_linear = {"atol": 1e-3, "rtol": 0.0}  # s -> 0: sigma_I -> I
+    torch.testing.assert_close(
+        sig3(a, c), build("implication", "yager_s", p=3.0)(a, c), **near_linear
+    )
+    torch.testing.assert_close(sig2(a, c), build("implication", "yager_s")(a, c), **near_linear)
+    assert not torch.allclose(sig2(a, c), sig3(a, c))
+    assert not torch.allclose(build("tnorm", "yager", p=1.0)(a, c), build("tnorm", "yager")(a, c))
