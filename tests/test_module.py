@@ -1,0 +1,267 @@
+"""The LightningModule of Section 9.3: loss terms, logging, evaluation, summary, failures."""
+
+from __future__ import annotations
+
+import math
+
+import lightning as L
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lightning.pytorch.loggers import Logger
+
+from dfl_bench.data import MnistDataModule
+from dfl_bench.logic import KBResult
+from dfl_bench.module import DFLModule, NonFiniteLossError, pair_truth, undersampled_bce
+from dfl_bench.optim import build_optimizer
+
+OPS = {
+    "tnorm": {"name": "product"},
+    "tconorm": {"name": "product"},
+    "implication": {"name": "reichenbach"},
+    "forall": {"name": "log_product", "reduction": "mean"},
+    "exists": {"name": "generalized_mean", "p": 1.5},
+}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models: one torch thread is faster, and immune to oversubscribed cores."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+SUMMARY_KEYS = (
+    "test_accuracy",
+    "best_test_accuracy",
+    "pair_accuracy",
+    "cons_ratio",
+    "cu_cons",
+    "cu_ant",
+    "cons_magnitude",
+    "ant_magnitude",
+    "steps",
+)
+
+
+class Recorder(Logger):
+    """Keeps every (step, metrics) the trainer and module write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[int, dict[str, float]]] = []
+
+    @property
+    def name(self) -> str:
+        return "recorder"
+
+    @property
+    def version(self) -> int:
+        return 0
+
+    def log_hyperparams(self, params, *args, **kwargs) -> None:
+        pass
+
+    def log_metrics(self, metrics, step=None) -> None:
+        self.rows.append((step, dict(metrics)))
+
+    def steps_with(self, key: str) -> list[int]:
+        return [step for step, metrics in self.rows if key in metrics]
+
+
+class Poison(L.Callback):
+    """Fill the first weight with NaN before optimizer step `step` (1-based) runs."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_train_batch_start(self, trainer, pl_module, *args) -> None:
+        if trainer.global_step + 1 == self.step:
+            with torch.no_grad():
+                next(pl_module.parameters()).fill_(float("nan"))
+
+
+def fit(
+    problem: str = "same",
+    steps: int = 6,
+    log_every: int = 2,
+    eval_every: int = 3,
+    seed: int = 0,
+    callbacks: tuple[L.Callback, ...] = (),
+    module: DFLModule | None = None,
+) -> tuple[DFLModule, Recorder]:
+    """Train a module for `steps` steps on a small MNIST subset; returns it and its log."""
+    L.seed_everything(seed, verbose=False)
+    dm = MnistDataModule(
+        subset_train=2000, subset_test=256, labeled_fraction=0.05, batch_size=32, seed=seed
+    )
+    module = module or DFLModule(
+        problem,
+        OPS,
+        w_dfl=1.0,
+        log_every=log_every,
+        eval_every=eval_every,
+        metrics_tail=0.5,
+        max_steps=steps,
+    )
+    recorder = Recorder()
+    trainer = L.Trainer(
+        max_steps=steps,
+        logger=recorder,
+        log_every_n_steps=log_every,
+        callbacks=list(callbacks),
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    trainer.fit(module, datamodule=dm)
+    return module, recorder
+
+
+@given(
+    target=st.lists(st.booleans(), min_size=1, max_size=60),
+    pos_logit=st.floats(-5, 5),
+    neg_logit=st.floats(-5, 5),
+    seed=st.integers(0, 1000),
+)
+@settings(max_examples=30, deadline=None)
+def test_undersampled_bce_balances_negatives(target, pos_logit, neg_logit, seed):
+    torch.manual_seed(seed)
+    t = torch.tensor(target)
+    values = torch.tensor([neg_logit, pos_logit], dtype=torch.float64)
+    logits = values[t.long()].requires_grad_()
+    loss = undersampled_bce(logits, t)
+    n_pos, n_neg = int(t.sum()), int((~t).sum())
+    n_chosen = min(n_pos, n_neg)
+    bce_pos = math.log1p(math.exp(-pos_logit))
+    bce_neg = math.log1p(math.exp(neg_logit))
+    expected = (n_pos * bce_pos + n_chosen * bce_neg) / max(n_pos + n_chosen, 1)
+    assert loss.item() == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    loss.backward()
+    assert int((logits.grad[~t] != 0).sum()) == n_chosen
+
+
+def test_pair_truth():
+    y = torch.tensor([1, 8, 1, 4])
+    assert pair_truth("same", y)[0].tolist() == [True, False, True, False]
+    assert pair_truth("sum9", y)[0].tolist() == [False, True, False, False]
+    with pytest.raises(ValueError, match="valid choices"):
+        pair_truth("less", y)
+
+
+def test_training_reduces_the_loss_and_learns_digits():
+    module, log = fit(steps=40, log_every=5, eval_every=0)
+    totals = [m["loss/total"] for _, m in log.rows if "loss/total" in m]
+    assert len(totals) == 8
+    assert sum(totals[-3:]) < sum(totals[:3])
+    assert module.test_accuracy > 0.3  # chance is 0.1
+
+
+@pytest.mark.parametrize("problem", ["same", "sum9", "both", "supervised"])
+def test_summary_keys_and_problem_heads(problem):
+    module, log = fit(problem, steps=4)
+    summary = module.summary()
+    assert set(SUMMARY_KEYS) <= set(summary)
+    assert summary["steps"] == 4 and 0.0 <= summary["test_accuracy"] <= 1.0
+    heads = {"same": ["same"], "sum9": ["sum9"], "both": ["same", "sum9"], "supervised": []}
+    assert sorted(module.net.heads) == heads[problem]
+    losses = {k: v for _, m in log.rows for k, v in m.items() if k.startswith("loss/")}
+    if problem == "supervised":
+        assert losses["loss/dfl"] == losses["loss/pair"] == 0.0
+        assert summary["cons_ratio"] is None and summary["pair_accuracy"] is None
+    else:
+        assert losses["loss/dfl"] != 0.0 and losses["loss/pair"] > 0.0
+        assert 0.0 <= summary["pair_accuracy"] <= 1.0
+        assert summary["cons_magnitude"] > 0.0 and 0.0 <= summary["cons_ratio"] <= 1.0
+
+
+def test_metrics_only_on_logging_steps():
+    module = DFLModule("same", OPS, log_every=3, eval_every=0, max_steps=7)
+    kb, calls = module.kb, []
+
+    def spy(interp, ops, labels=None):
+        calls.append((module.global_step + 1, labels is not None))
+        return kb(interp, ops, labels=labels)
+
+    module.kb = spy
+    _, log = fit(module=module, steps=7, log_every=3)
+    assert [s for s, with_labels in calls if with_labels] == [3, 6]
+    assert len(calls) == 7
+    assert log.steps_with("metrics/cons_ratio") == log.steps_with("loss/total")
+    assert len(log.steps_with("metrics/cons_ratio")) == 2
+    assert len(log.steps_with("metrics/same/2/cu_ant_ratio")) == 2
+
+
+def test_evaluation_every_eval_every_steps_and_at_the_end():
+    module, log = fit(steps=7, log_every=1, eval_every=3)
+    assert log.steps_with("test/accuracy") == [3, 6, 7]
+    assert module.training
+    assert module.best_test_accuracy >= module.test_accuracy
+
+
+def test_nan_weights_raise_nonfinite_loss_error_with_the_step():
+    with pytest.raises(NonFiniteLossError) as err:
+        fit(steps=8, log_every=2, callbacks=(Poison(3),))
+    assert err.value.step == 3 and err.value.term == "dfl"
+
+
+def test_nan_dfl_term_is_named():
+    module = DFLModule("same", OPS, log_every=1, eval_every=0, max_steps=3)
+
+    def nan_kb(interp, ops, labels=None):
+        return KBResult(interp["same"].sum() * math.nan, {}, {}, None)
+
+    module.kb = nan_kb
+    with pytest.raises(NonFiniteLossError, match="'dfl' is not finite at step 1"):
+        fit(module=module, steps=3, log_every=1)
+
+
+def test_same_seed_same_run_other_seed_other_run():
+    first, log1 = fit(steps=5, log_every=1, seed=3)
+    second, log2 = fit(steps=5, log_every=1, seed=3)
+    assert first.summary() == second.summary()
+    assert log1.rows == log2.rows
+    for p, q in zip(first.parameters(), second.parameters(), strict=True):
+        assert torch.equal(p, q)
+    third, _ = fit(steps=5, log_every=1, seed=4)
+    assert third.summary()["cons_magnitude"] != first.summary()["cons_magnitude"]
+
+
+def test_checkpoint_keeps_the_summary_state():
+    module, _ = fit(steps=4)
+    checkpoint = {}
+    module.on_save_checkpoint(checkpoint)
+    fresh = DFLModule("same", OPS, max_steps=4)
+    fresh.on_load_checkpoint(checkpoint)
+    fresh_summary, summary = fresh.summary(), module.summary()
+    fresh_summary.pop("steps"), summary.pop("steps")
+    assert fresh_summary == summary
+
+
+def test_optimizers_and_validation():
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    sgd = build_optimizer(params, {"name": "sgd"})
+    assert sgd.defaults["lr"] == 0.01 and sgd.defaults["momentum"] == 0.5
+    assert build_optimizer(params, {"name": "adam"}).defaults["lr"] == 1e-3
+    with pytest.raises(ValueError, match=r"valid choices: \['adam', 'sgd'\]"):
+        build_optimizer(params, {"name": "rmsprop"})
+    with pytest.raises(ValueError, match="has no parameters"):
+        DFLModule("same", OPS, optimizer={"name": "sgd", "nesterov_boost": 1})
+    with pytest.raises(ValueError, match="valid choices"):
+        DFLModule("sum10", OPS)
+    with pytest.raises(ValueError, match="needs operators"):
+        DFLModule("same", None, w_dfl=1.0)
+    assert DFLModule("same", None, w_dfl=0.0).kb is None
+
+
+def test_log_every_must_match_the_trainer():
+    module = DFLModule("supervised", log_every=2, max_steps=2)
+    trainer = L.Trainer(
+        max_steps=2, logger=Recorder(), log_every_n_steps=5, enable_progress_bar=False
+    )
+    dm = MnistDataModule(subset_train=500, subset_test=64, labeled_fraction=0.1)
+    with pytest.raises(ValueError, match="log_every_n_steps"):
+        trainer.fit(module, datamodule=dm)
