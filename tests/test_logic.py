@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dfl_bench.logic import (
@@ -21,6 +21,7 @@ from dfl_bench.logic import (
     build_kb,
     dfl_loss,
 )
+from dfl_bench.logic.formulas import IndexExpr, _select_columns
 from dfl_bench.logic.predicates import d, digit, x, y
 from dfl_bench.operators import KINDS, OperatorSet
 
@@ -261,3 +262,19 @@ def test_valuations_are_family_means_of_formula_valuations() -> None:
     for name, v in result.formula_valuations.items():
         torch.testing.assert_close(result.valuations[name], v.mean())
     assert result.metrics is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    size=st.integers(1, 6),
+    scale=st.integers(-3, 3),
+    offset=st.integers(0, 12),
+    columns=st.integers(1, 13),
+)
+def test_index_expressions_select_their_columns(size, scale, offset, columns) -> None:
+    """digit[scale * d + offset] reads the columns scale * i + offset, i < size (e.g. 9 - d)."""
+    expr = IndexExpr(Index("i", size), scale, offset)
+    cols = expr.columns()
+    assume(all(0 <= c < columns for c in cols))
+    t = torch.arange(2.0 * columns).reshape(2, columns)
+    assert torch.equal(_select_columns(t, expr), t[:, cols])

@@ -16,10 +16,9 @@ and `OrOver`/`AndOver` fold the t-conorm/t-norm over an index inside a formula.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
-import torch
 from torch import Tensor
 
 
@@ -244,20 +243,6 @@ def _children(node: Formula) -> tuple[Formula, ...]:
     return ()
 
 
-@dataclass(frozen=True)
-class Compiled:
-    """A validated family with its frame: the tensor dim of every variable."""
-
-    family: Family
-    quantifiers: tuple[Quantifier, ...]
-    matrix: Formula
-    frame: tuple[Var | Index, ...]
-
-    @property
-    def n_folds(self) -> int:
-        return sum(isinstance(v, Index) for v in self.frame) - (self.family.each is not None)
-
-
 def _check_atom(atom: Atom, bound: set[Var | Index]) -> None:
     p = atom.predicate
     if len(atom.args) != p.arity:
@@ -291,6 +276,131 @@ def _walk(node: Formula, bound: set[Var | Index], folds: list[Index]) -> None:
         _walk(child, bound, folds)
 
 
+@dataclass
+class Context:
+    """What one evaluation reads: the interpretation and operators, and what it fills."""
+
+    interp: Mapping[str, Tensor]
+    ops: Operators
+    record: list[tuple[Tensor, Tensor]] | None = None
+    cache: dict = field(default_factory=dict)
+
+
+Node = Callable[[Context], Tensor]
+
+
+def _select_columns(t: Tensor, column: IndexExpr) -> Tensor:
+    """t[..., scale * i + offset] for i < index.size as a strided view (flipped when scale < 0)."""
+    n, step, start = column.index.size, abs(column.scale), column.offset
+    if column.scale < 0:
+        t, start = t.flip(-1), t.shape[-1] - 1 - column.offset
+    if step == 0:
+        return t[..., start : start + 1].expand(*t.shape[:-1], n)
+    return t[..., start : start + step * (n - 1) + 1 : step]
+
+
+def _place(t: Tensor, dims: tuple[int, ...], rank: int) -> Tensor:
+    """View t (its dim i belongs at frame dim dims[i]) at the frame's rank, size 1 elsewhere."""
+    order = sorted(range(len(dims)), key=dims.__getitem__)
+    if order != list(range(len(dims))):
+        t = t.permute(order)
+    shape = [1] * rank
+    for j, i in enumerate(order):
+        shape[dims[i]] = t.shape[j]
+    return t if list(t.shape) == shape else t.reshape(shape)
+
+
+def _atom(atom: Atom, pos: Mapping[Var | Index, int], rank: int) -> Node:
+    """Eq. "rlpred": the ground atoms of `interp[key]`, placed at their variables' dims."""
+    column, key = atom.column, atom.predicate.key
+    indexed = column is not None and column.index is not None
+    dims = tuple(pos[o] for o in (*atom.args, *((column.index,) if indexed else ())))
+    cache_key = (key, column, dims, rank)
+
+    def atom_node(ctx: Context) -> Tensor:
+        t = ctx.cache.get(cache_key)
+        if t is None:
+            t = ctx.interp[key]
+            if column is not None:
+                t = _select_columns(t, column) if indexed else t[..., column.offset]
+            t = ctx.cache[cache_key] = _place(t, dims, rank)
+        return t
+
+    return atom_node
+
+
+def _fold(node: OrOver | AndOver, body: Node, dim: int) -> Node:
+    """S (OrOver) or T (AndOver) folded left over the index's dim; the dim stays, at size 1."""
+    size = node.index.size
+
+    def fold_node(ctx: Context) -> Tensor:
+        op = ctx.ops.tconorm if isinstance(node, OrOver) else ctx.ops.tnorm
+        t = body(ctx)
+        shape = list(t.shape)
+        shape[dim] = size
+        terms = t.expand(shape).unbind(dim)
+        acc = terms[0]
+        for term in terms[1:]:
+            acc = op(acc, term)
+        return acc.unsqueeze(dim)
+
+    return fold_node
+
+
+def _implies(antecedent: Node, consequent: Node) -> Node:
+    """Eq. "rlimp"; with a record, each side is its own graph node, kept for the metrics."""
+
+    def implies_node(ctx: Context) -> Tensor:
+        a, c = antecedent(ctx), consequent(ctx)
+        if ctx.record is not None:
+            a, c = a.view_as(a), c.view_as(c)
+            ctx.record.append((a, c))
+        return ctx.ops.implication(a, c)
+
+    return implies_node
+
+
+def _node(node: Formula, pos: Mapping[Var | Index, int], rank: int) -> Node:
+    """Compile a quantifier-free formula into a function of the evaluation context."""
+    if isinstance(node, Atom):
+        return _atom(node, pos, rank)
+    children = [_node(child, pos, rank) for child in _children(node)]
+    if isinstance(node, OrOver | AndOver):
+        return _fold(node, children[0], pos[node.index])
+    if isinstance(node, Implies):
+        return _implies(*children)
+    if isinstance(node, Not):
+        (body,) = children
+        return lambda ctx: ctx.ops.negation(body(ctx))
+    left, right = children
+    if isinstance(node, And):
+        return lambda ctx: ctx.ops.tnorm(left(ctx), right(ctx))
+    return lambda ctx: ctx.ops.tconorm(left(ctx), right(ctx))
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A validated family compiled for its frame (the tensor dim of every variable):
+    fold indices first, then the family index, then the object variables outermost first."""
+
+    family: Family
+    frame: tuple[Var | Index, ...]
+    n_folds: int
+    matrix: Node
+    quantifiers: tuple[tuple[bool, int | tuple[int, ...]], ...]
+
+    def __call__(self, ctx: Context, b: int) -> Tensor:
+        """Valuation of each formula of the family, shape (family.size,) (Definition "val")."""
+        keep = [b if isinstance(v, Var) else v.size for v in self.frame[self.n_folds :]]
+        full = [*[1] * self.n_folds, *keep]
+        t = self.matrix(ctx)
+        t = t if list(t.shape) == full else t.expand(full)
+        t = t if self.n_folds == 0 else t.reshape(keep)
+        for is_forall, dim in self.quantifiers:
+            t = (ctx.ops.forall if is_forall else ctx.ops.exists)(t, dim=dim)
+        return t if t.dim() == 1 else t.reshape(self.family.size)
+
+
 def compile_family(family: Family) -> Compiled:
     """Validate a family (prenex, every variable bound once) and fix its frame."""
     quantifiers, matrix = _prefix(family.formula)
@@ -301,80 +411,13 @@ def compile_family(family: Family) -> Compiled:
     folds: list[Index] = []
     _walk(matrix, bound, folds)
     lead = (family.each,) if family.each is not None else ()
-    return Compiled(family, tuple(quantifiers), matrix, (*lead, *variables, *folds))
-
-
-class _Evaluation:
-    """One pass of Definition "val" over a batch; `record` keeps each implication's inputs."""
-
-    def __init__(
-        self,
-        compiled: Compiled,
-        interp: Mapping[str, Tensor],
-        ops: Operators,
-        b: int,
-        record: list[tuple[Tensor, Tensor]] | None,
-    ) -> None:
-        self.frame = compiled.frame
-        self.pos = {v: i for i, v in enumerate(compiled.frame)}
-        self.sizes = [b if isinstance(v, Var) else v.size for v in compiled.frame]
-        self.interp = interp
-        self.ops = ops
-        self.record = record
-
-    def atom(self, atom: Atom) -> Tensor:
-        t = self.interp[atom.predicate.key]
-        owners: list[Var | Index] = list(atom.args)
-        if atom.column is not None:
-            cols = atom.column.columns()
-            if atom.column.index is None:
-                t = t[..., cols[0]]
-            else:
-                owners.append(atom.column.index)
-                if cols != list(range(t.shape[-1])):
-                    t = t[..., torch.tensor(cols, device=t.device)]
-        order = sorted(range(len(owners)), key=lambda i: self.pos[owners[i]])
-        t = t.permute(order)
-        shape = [1] * len(self.frame)
-        for j, i in enumerate(order):
-            shape[self.pos[owners[i]]] = t.shape[j]
-        return t.reshape(shape)
-
-    def fold(self, op: Callable[[Tensor, Tensor], Tensor], node: OrOver | AndOver) -> Tensor:
-        dim = self.pos[node.index]
-        t = self(node.body)
-        shape = list(t.shape)
-        shape[dim] = node.index.size
-        terms = t.expand(shape).unbind(dim)
-        acc = terms[0]
-        for term in terms[1:]:
-            acc = op(acc, term)
-        return acc.unsqueeze(dim)
-
-    def implies(self, node: Implies) -> Tensor:
-        a, c = self(node.antecedent), self(node.consequent)
-        if self.record is not None:
-            a, c = a.view_as(a), c.view_as(c)
-            self.record.append((a, c))
-        return self.ops.implication(a, c)
-
-    def __call__(self, node: Formula) -> Tensor:
-        ops = self.ops
-        if isinstance(node, Atom):
-            return self.atom(node)
-        if isinstance(node, Not):
-            return ops.negation(self(node.body))
-        if isinstance(node, And):
-            return ops.tnorm(self(node.left), self(node.right))
-        if isinstance(node, Or):
-            return ops.tconorm(self(node.left), self(node.right))
-        if isinstance(node, Implies):
-            return self.implies(node)
-        if isinstance(node, OrOver):
-            return self.fold(ops.tconorm, node)
-        if isinstance(node, AndOver):
-            return self.fold(ops.tnorm, node)
-        raise ValueError(f"cannot evaluate {type(node).__name__}")
+    frame = (*folds, *lead, *variables)
+    pos = {v: i for i, v in enumerate(frame)}
+    reductions = tuple(
+        (isinstance(q, Forall), -1 if len(q.vars) == 1 else tuple(range(-len(q.vars), 0)))
+        for q in reversed(quantifiers)
+    )
+    return Compiled(family, frame, len(folds), _node(matrix, pos, len(frame)), reductions)
 
 
 def batch_size(interp: Mapping[str, Tensor]) -> int:
@@ -391,12 +434,6 @@ def evaluate(
     ops: Operators,
     record: list[tuple[Tensor, Tensor]] | None = None,
 ) -> Tensor:
-    """Valuation of each formula of a family: shape (family.size,) (Algorithm "real_logic")."""
-    ev = _Evaluation(compiled, interp, ops, batch_size(interp), record)
-    keep = ev.sizes[: len(ev.sizes) - compiled.n_folds]
-    t = ev(compiled.matrix).expand([*keep, *[1] * compiled.n_folds]).reshape(keep)
-    for q in reversed(compiled.quantifiers):
-        n = len(q.vars)
-        dim = -1 if n == 1 else tuple(range(-n, 0))
-        t = (ops.forall if isinstance(q, Forall) else ops.exists)(t, dim=dim)
-    return t.reshape(compiled.family.size)
+    """Valuation of each formula of a family: shape (family.size,) (Algorithm "real_logic");
+    `record` collects each implication's (antecedent, consequent)."""
+    return compiled(Context(interp, ops, record), batch_size(interp))

@@ -9,8 +9,16 @@ import torch
 from torch import Tensor
 
 from dfl_bench.logic import same_kb, sum9_kb
-from dfl_bench.logic.formulas import Atom, Compiled, Family, Formula, Operators, compile_family
-from dfl_bench.logic.formulas import evaluate as evaluate_family
+from dfl_bench.logic.formulas import (
+    Atom,
+    Compiled,
+    Context,
+    Family,
+    Formula,
+    Operators,
+    batch_size,
+    compile_family,
+)
 from dfl_bench.logic.metrics import Pair, data_truths, gradient_metrics
 
 SCALES = ("mean", "sum")
@@ -23,29 +31,40 @@ KBS: dict[str, tuple[Family, ...]] = {
 
 @dataclass(frozen=True)
 class KBResult:
-    """`loss` (Eq. "lossrl" at the KB's scale); `valuations`: each family's mean valuation;
-    `formula_valuations`: each family's formulas, shape (family size,); `metrics`: Section 9.1
-    measures (`dfl_bench.logic.metrics.gradient_metrics`), only when labels were given."""
+    """The outcome of evaluating a knowledge base on one batch.
+
+    `loss`: Eq. "lossrl" at the KB's scale; `formula_valuations`: each family's formulas, shape
+    (family size,), with their graph; `valuations`: each family's mean valuation (detached, for
+    logging); `metrics`: the Section 9.1 measures (`metrics.gradient_metrics`), only given labels.
+    """
 
     loss: Tensor
-    valuations: dict[str, Tensor]
     formula_valuations: dict[str, Tensor]
     metrics: dict[str, float] | None
+
+    @property
+    def valuations(self) -> dict[str, Tensor]:
+        return {n: v.detach().mean() for n, v in self.formula_valuations.items()}
 
 
 def dfl_loss(
     valuations: Mapping[str, Tensor], weights: Mapping[str, float], scale: str = "mean"
 ) -> Tensor:
-    """Eq. "lossrl" at a scale.
+    """Eq. "lossrl" at a scale, from each family's formula valuations.
 
     scale="sum": -sum over all formulas of w * val (the paper's equation);
     scale="mean" (the paper's code): -mean over families of w * (mean of the family's formulas).
     """
-    if scale == "sum":
-        return -torch.stack([weights[n] * v.sum() for n, v in valuations.items()]).sum()
-    if scale == "mean":
-        return -torch.stack([weights[n] * v.mean() for n, v in valuations.items()]).mean()
-    raise ValueError(f"unknown scale {scale!r}; valid choices: {list(SCALES)}")
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; valid choices: {list(SCALES)}")
+    n = len(valuations) if scale == "mean" else 1
+    coef = [
+        weights[name] / (n * v.numel() if scale == "mean" else 1)
+        for name, v in valuations.items()
+        for _ in range(v.numel())
+    ]
+    flat = torch.cat([v.reshape(-1) for v in valuations.values()])
+    return -(flat @ flat.new_tensor(coef))
 
 
 def _keys(formula: Formula) -> set[str]:
@@ -102,7 +121,8 @@ class KnowledgeBase:
         """Loss and valuations; with crisp `labels`, also the Section 9.1 metrics."""
         self._check(interp, "interpretation")
         if labels is None:
-            vals = {c.family.name: evaluate_family(c, interp, ops) for c in self.compiled}
+            ctx, b = Context(interp, ops), batch_size(interp)
+            vals = {c.family.name: c(ctx, b) for c in self.compiled}
             return self._result(vals, None)
         self._check(labels, "labels")
         if _needs_graph(interp):
@@ -111,7 +131,6 @@ class KnowledgeBase:
                 result = self._with_metrics(leaves, ops, labels)
             return KBResult(
                 result.loss.detach(),
-                {k: v.detach() for k, v in result.valuations.items()},
                 {k: v.detach() for k, v in result.formula_valuations.items()},
                 result.metrics,
             )
@@ -121,16 +140,17 @@ class KnowledgeBase:
         self, interp: Mapping[str, Tensor], ops: Operators, labels: Mapping[str, Tensor]
     ) -> KBResult:
         records: dict[str, list[Pair]] = {c.family.name: [] for c in self.compiled}
+        cache: dict = {}
+        b = batch_size(interp)
         vals = {
-            c.family.name: evaluate_family(c, interp, ops, records[c.family.name])
+            c.family.name: c(Context(interp, ops, records[c.family.name], cache), b)
             for c in self.compiled
         }
         truths = {c.family.name: data_truths(c, labels) for c in self.compiled}
         return self._result(vals, gradient_metrics(vals, records, truths))
 
     def _result(self, vals: dict[str, Tensor], metrics: dict[str, float] | None) -> KBResult:
-        loss = dfl_loss(vals, self.weights, self.scale)
-        return KBResult(loss, {n: v.mean() for n, v in vals.items()}, vals, metrics)
+        return KBResult(dfl_loss(vals, self.weights, self.scale), vals, metrics)
 
 
 def _family_name(kb: str, key: int | str, valid: list[str]) -> str:

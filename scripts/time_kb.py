@@ -1,0 +1,79 @@
+"""Forward+backward time of each knowledge base vs batch size (appendix "Implementation":
+cost O(|K| * P * b^d)). Product operators with the log-product aggregator by default.
+
+    python3 scripts/time_kb.py                      # b = 16 .. 256, all KBs
+    python3 scripts/time_kb.py --batch-sizes 64 --repeats 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from dfl_bench.logic import build_kb
+from dfl_bench.operators import OperatorSet
+
+PRODUCT = {
+    "tnorm": {"name": "product"},
+    "tconorm": {"name": "product"},
+    "implication": {"name": "reichenbach"},
+    "forall": {"name": "log_product", "reduction": "mean"},
+    "exists": {"name": "probabilistic_sum"},
+}
+
+
+def batch(b: int, seed: int = 0) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """A random interpretation (leaves requiring grad) and matching crisp labels."""
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, 10, (b,), generator=g)
+    interp = {
+        "digit": torch.softmax(torch.randn(b, 10, generator=g), -1),
+        "same": torch.rand(b, b, generator=g),
+        "sum9": torch.rand(b, b, generator=g),
+    }
+    labels = {
+        "digit": torch.nn.functional.one_hot(y, 10).float(),
+        "same": (y[:, None] == y[None]).float(),
+        "sum9": (y[:, None] + y[None] == 9).float(),
+    }
+    return {k: v.requires_grad_() for k, v in interp.items()}, labels
+
+
+def time_step(kb, ops, interp, labels, repeats: int) -> float:
+    """Median milliseconds of one loss evaluation plus its backward pass."""
+    times = []
+    for i in range(repeats + 5):
+        for t in interp.values():
+            t.grad = None
+        start = time.perf_counter()
+        kb(interp, ops, labels).loss.backward()
+        if i >= 5:
+            times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 32, 64, 128, 256])
+    parser.add_argument("--kbs", nargs="+", default=["same", "sum9", "both"])
+    parser.add_argument("--repeats", type=int, default=50)
+    args = parser.parse_args()
+    ops = OperatorSet.from_config(PRODUCT)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; ops: {PRODUCT}")
+    print("| kb | b | groundings | fwd+bwd ms | fwd+bwd+metrics ms |")
+    print("|---|---|---|---|---|")
+    for name in args.kbs:
+        kb = build_kb(name)
+        for b in args.batch_sizes:
+            interp, labels = batch(b)
+            plain = time_step(kb, ops, interp, None, args.repeats)
+            metrics = time_step(kb, ops, interp, labels, args.repeats)
+            n = sum(kb.groundings(b).values())
+            print(f"| {name} | {b} | {n} | {plain:.3f} | {metrics:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
