@@ -17,6 +17,7 @@ from dfl_bench.logic import (
     Index,
     KnowledgeBase,
     Not,
+    OrOver,
     Predicate,
     build_kb,
     dfl_loss,
@@ -278,3 +279,15 @@ def test_index_expressions_select_their_columns(size, scale, offset, columns) ->
     assume(all(0 <= c < columns for c in cols))
     t = torch.arange(2.0 * columns).reshape(2, columns)
     assert torch.equal(_select_columns(t, expr), t[:, cols])
+
+
+def test_sibling_folds_may_reuse_an_index() -> None:
+    """forall x: OR_d d(x) | OR_d d(x), each fold a left fold of S over the ten digits."""
+    fam = Family("twice", Forall((x,), OrOver(d, digit[d](x)) | OrOver(d, digit[d](x))))
+    ops, p = OPS["product"], random_interp(3, 6)["digit"]
+    acc = p[:, 0]
+    for k in range(1, 10):
+        acc = ops.tconorm(acc, p[:, k])
+    want = ops.forall(ops.tconorm(acc, acc), dim=0)
+    got = KnowledgeBase([fam])({"digit": p}, ops).formula_valuations["twice"]
+    torch.testing.assert_close(got, want.reshape(1))

@@ -270,7 +270,8 @@ def _walk(node: Formula, bound: set[Var | Index], folds: list[Index]) -> None:
     if isinstance(node, OrOver | AndOver):
         if node.index in bound:
             raise ValueError(f"index {node.index.name!r} is bound twice")
-        folds.append(node.index)
+        if node.index not in folds:
+            folds.append(node.index)
         bound = bound | {node.index}
     for child in _children(node):
         _walk(child, bound, folds)
