@@ -10,7 +10,7 @@ import functools
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dfl_bench.operators import build
@@ -130,6 +130,7 @@ def test_tnorm_laws(name: str, kw: dict, rows: list) -> None:
 @pytest.mark.parametrize(("name", "kw"), TNORMS, ids=ids(TNORMS))
 @fast
 @given(rows=batch)
+@example(rows=[(0.5, 0.5, 0.25), (0.25, 0.75, 1.0), (0.0, 1.0, 0.5)])
 def test_tconorm_is_n_dual(name: str, kw: dict, rows: list) -> None:
     """Eq. "tconorm": S(a, b) = 1 - T(1 - a, 1 - b) (so also S(a, 0) = a)."""
     T = build("tnorm", name, **kw)
@@ -221,6 +222,7 @@ def padded(rows: list[list[float]], fill: float) -> torch.Tensor:
 @pytest.mark.parametrize(("name", "tnorm", "kw"), FORALL_FROM_TNORM, ids=ids(FORALL_FROM_TNORM))
 @fast
 @given(rows=vectors)
+@example(rows=[[0.5, 0.5, 1.0], [0.75, 0.25], [0.0], [1.0, 0.0, 0.5]])
 def test_forall_equals_folded_tnorm(name: str, tnorm: str, kw: dict, rows: list) -> None:
     """Table "aggregation": A_T is the t-norm folded over the inputs."""
     x = padded(rows, 1.0)
@@ -233,6 +235,7 @@ def test_forall_equals_folded_tnorm(name: str, tnorm: str, kw: dict, rows: list)
 )
 @fast
 @given(rows=vectors)
+@example(rows=[[0.5, 0.5, 0.0], [0.75, 0.25], [1.0], [1.0, 0.0, 0.5]])
 def test_exists_equals_folded_tconorm(name: str, tconorm: str, kw: dict, rows: list) -> None:
     """Table "aggregation": E_S is the t-conorm folded over the inputs."""
     x = padded(rows, 0.0)
@@ -249,6 +252,7 @@ def test_log_product_is_log_of_folded_product(rows: list) -> None:
     close(A(x), torch.log(fold(build("tnorm", "product"), x)))
     mean = build("forall", "log_product", reduction="mean")
     close(mean(x), A(x) / x.shape[-1])
+    assert A(torch.ones(3)).item() == 0.0 and mean(torch.ones(3)).item() == 0.0
 
 
 AGGREGATORS = (
