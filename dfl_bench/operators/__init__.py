@@ -1,9 +1,11 @@
 """Fuzzy operators of the paper (Sections 3, 5-8, appendices A and D), behind one registry.
 
-from dfl_bench.operators import build
-T = build("tnorm", "yager", p=2.0)
-A = build("forall", "log_product")
-A(M, dim=1)
+>>> import torch
+>>> from dfl_bench.operators import build
+>>> T = build("tnorm", "yager", p=2.0)
+>>> A = build("forall", "log_product")
+>>> A(T(torch.full((2, 3), 0.9), torch.ones(3)), dim=(0, 1)).exp().item()  # 0.9 ** 6
+0.5314...
 """
 
 from dfl_bench.operators import aggregators, implications, tconorms, tnorms  # noqa: F401  (registers)
