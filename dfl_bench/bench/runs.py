@@ -1,0 +1,102 @@
+"""Timings of real CLI runs (`python -m dfl_bench ...` in a subprocess): paper-profile slices
+extrapolated to 70,000 iterations, and the throughput of local parallel sweeps (joblib)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dfl_bench.train import REPO_DIR
+
+
+def cli(
+    overrides: Sequence[str], workdir: Path, multirun: bool = False
+) -> tuple[float, list[dict]]:
+    """Run the CLI with records/checkpoints/outputs under `workdir`; wall seconds and records."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    out = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    command = [
+        sys.executable,
+        "-m",
+        "dfl_bench",
+        *overrides,
+        f"records_dir={workdir / 'records'}",
+        f"checkpoint_dir={workdir / 'checkpoints'}",
+        f"{out}={workdir / 'outputs'}",
+        "logger=none",
+        "progress_bar=false",
+        "force=true",
+        *(["-m"] if multirun else []),
+    ]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=REPO_DIR, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    found = sorted((workdir / "records").rglob("*.json"))
+    return wall, [json.loads(p.read_text()) for p in found]
+
+
+def paper_extrapolation(
+    problem: str, steps: tuple[int, int], workdir: Path, total: int = 70_000
+) -> dict[str, Any]:
+    """Two paper-profile runs of n1 < n2 iterations; the marginal cost per iteration (with the
+    profile's evaluations, logging and checkpoints amortized) extrapolates to `total`."""
+    n1, n2 = steps
+    if not 0 < n1 < n2 <= total:
+        raise ValueError(f"need 0 < n1 < n2 <= {total}, got {steps}")
+    walls, trains = [], []
+    for n in (n1, n2):
+        wall, recs = cli(
+            [f"problem={problem}", "profile=paper", f"profile.max_steps={n}"], workdir / f"{n}"
+        )
+        walls.append(wall)
+        trains.append(recs[0]["wall_time_s"])
+    per_step = (trains[1] - trains[0]) / (n2 - n1)
+    startup = walls[0] - trains[0]
+    run_s = startup + trains[0] + (total - n1) * per_step
+    return {
+        "problem": problem,
+        "slices": list(steps),
+        "process_wall_s": walls,
+        "train_wall_s": trains,
+        "marginal_ms_per_iteration": 1000 * per_step,
+        "startup_s": startup,
+        "extrapolated_run_s": run_s,
+        "extrapolated_run_min": run_s / 60,
+        "total_iterations": total,
+    }
+
+
+def sweep_throughput(
+    n_jobs: int, jobs: int, steps: int, workdir: Path, problem: str = "same"
+) -> dict[str, Any]:
+    """One `-m` sweep of `jobs` seeds under the joblib launcher with `n_jobs` workers."""
+    seeds = ",".join(str(s) for s in range(jobs))
+    overrides = [
+        f"problem={problem}",
+        "profile=quick",
+        f"profile.max_steps={steps}",
+        f"profile.eval_every={steps}",
+        "hydra/launcher=parallel",
+        f"hydra.launcher.n_jobs={n_jobs}",
+        f"seed={seeds}",
+    ]
+    wall, recs = cli(overrides, workdir, multirun=True)
+    if len(recs) != jobs or any(r["status"] != "ok" for r in recs):
+        raise RuntimeError(f"sweep with n_jobs={n_jobs} did not finish {jobs} ok records")
+    return {
+        "n_jobs": n_jobs,
+        "jobs": jobs,
+        "steps_per_job": steps,
+        "torch_threads_per_job": sorted({r["torch_threads"] for r in recs}),
+        "wall_s": wall,
+        "jobs_per_hour": 3600 * jobs / wall,
+        "iterations_per_s": jobs * steps / wall,
+        "job_train_wall_s": [r["wall_time_s"] for r in recs],
+    }

@@ -1,0 +1,118 @@
+"""The speed benchmark's harness (no timing assertions): the statistics it reports, and a tiny
+run of `scripts/bench.py`'s sections writing bench.json, README.md and scaling.png."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dfl_bench.bench import cli, runs, steps
+from dfl_bench.bench.timing import interleaved, loglog_slope, summary_ms
+
+CPU = torch.device("cpu")
+
+
+@given(
+    st.floats(0.1, 3.0),
+    st.floats(1e-3, 1e3),
+    st.lists(st.integers(1, 512), min_size=2, max_size=6, unique=True),
+)
+def test_loglog_slope_recovers_the_exponent_of_a_power_law(k, c, xs):
+    assert loglog_slope(xs, [c * x**k for x in xs]) == pytest.approx(k, rel=1e-6, abs=1e-6)
+
+
+def test_summary_ms_gives_median_and_quartiles_in_ms():
+    stats = summary_ms([0.001, 0.002, 0.003, 0.004, 0.005])
+    assert stats["median_ms"] == pytest.approx(3.0)
+    assert (stats["q1_ms"], stats["q3_ms"]) == pytest.approx((2.0, 4.0))
+    assert stats["iqr_ms"] == pytest.approx(2.0) and stats["n"] == 5
+
+
+def test_interleaved_runs_slow_functions_every_kth_round():
+    calls = {"fast": 0, "slow": 0}
+
+    def bump(name):
+        return lambda: calls.__setitem__(name, calls[name] + 1)
+
+    fns = {name: bump(name) for name in calls}
+    samples = interleaved(fns, repeats=10, warmup=4, device=CPU, every={"slow": 5})
+    assert [len(samples["fast"]), len(samples["slow"])] == [10, 2]
+    assert calls == {"fast": 14, "slow": 3}
+    with pytest.raises(ValueError, match="repeats"):
+        interleaved(fns, repeats=0, warmup=0, device=CPU)
+
+
+def test_materialized_heads_give_the_factorized_logits():
+    module = steps.build_module("both", steps.NEVER, CPU)
+    e = torch.randn(2, 7, 50)
+    fast = module.net.pair_logits(e)
+    slow = steps.materialize(module).net.pair_logits(e)
+    assert set(slow) == {"same", "sum9"}
+    for name in fast:
+        assert isinstance(module.net.heads[name], steps.BatchedMaterializedNTN)
+        torch.testing.assert_close(slow[name], fast[name], rtol=1e-4, atol=1e-5)
+
+
+def test_iteration_changes_the_weights():
+    module = steps.build_module("sum9", 1, CPU)
+    batch = {
+        "labeled": (torch.randn(8, 1, 28, 28), torch.arange(8)),
+        "unlabeled": (torch.randn(8, 1, 28, 28), torch.arange(8)),
+    }
+    before = [p.detach().clone() for p in module.parameters()]
+    steps.iteration(module, [batch])()
+    assert all(not torch.equal(a, b) for a, b in zip(before, module.parameters(), strict=True))
+
+
+def test_bench_sections_write_json_markdown_and_plot(tmp_path):
+    argv = [
+        "--out",
+        str(tmp_path),
+        "--sections",
+        "iteration",
+        "scaling",
+        "eval",
+        "--batch-size",
+        "8",
+        "--threads",
+        "1",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--batch-sizes",
+        "4",
+        "8",
+        "--subset-test",
+        "256",
+    ]
+    cli.main(argv)
+    result = json.loads((tmp_path / "bench.json").read_text())
+    assert {"machine", "iteration", "scaling", "eval"} <= set(result)
+    assert {"cpu", "cores", "torch", "command", "load_average_start"} <= set(result["machine"])
+    variants = {(r["problem"], r["variant"]) for r in result["iteration"]["rows"]}
+    assert {
+        ("supervised", "supervised"),
+        ("same", "materialized"),
+        ("sum9", "dfl_logging"),
+    } <= variants
+    for ratio in result["iteration"]["ratios"]:
+        assert ratio["speedup_vs_materialized"] > 0 and math.isfinite(ratio["vs_supervised"])
+    assert {r["b"] for r in result["scaling"]["rows"]} == {4, 8}
+    assert set(result["scaling"]["slopes"]) == {"iteration", "cnn", "logic"}
+    assert result["eval"]["test_images"] == 256
+    readme = (tmp_path / "README.md").read_text()
+    assert "speedup vs materialized" in readme and "| CPU |" in readme
+    assert (tmp_path / "scaling.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_paper_extrapolation_needs_two_increasing_slices(tmp_path):
+    for slices in [(2, 2), (0, 5), (5, 80_000)]:
+        with pytest.raises(ValueError, match="n1 < n2"):
+            runs.paper_extrapolation("same", slices, tmp_path)
+    assert not list(tmp_path.iterdir())
