@@ -33,18 +33,15 @@ KBS: dict[str, tuple[Family, ...]] = {
 class KBResult:
     """The outcome of evaluating a knowledge base on one batch.
 
-    `loss`: Eq. "lossrl" at the KB's scale; `formula_valuations`: each family's formulas, shape
-    (family size,), with their graph; `valuations`: each family's mean valuation (detached, for
-    logging); `metrics`: the Section 9.1 measures (`metrics.gradient_metrics`), only given labels.
+    `loss`: Eq. "lossrl" at the KB's scale; `valuations`: each family's mean valuation (detached,
+    for logging); `formula_valuations`: each family's formulas, shape (family size,), with their
+    graph; `metrics`: the Section 9.1 measures (`metrics.gradient_metrics`), only given labels.
     """
 
     loss: Tensor
+    valuations: dict[str, Tensor]
     formula_valuations: dict[str, Tensor]
     metrics: dict[str, float] | None
-
-    @property
-    def valuations(self) -> dict[str, Tensor]:
-        return {n: v.detach().mean() for n, v in self.formula_valuations.items()}
 
 
 def dfl_loss(
@@ -131,6 +128,7 @@ class KnowledgeBase:
                 result = self._with_metrics(leaves, ops, labels)
             return KBResult(
                 result.loss.detach(),
+                result.valuations,
                 {k: v.detach() for k, v in result.formula_valuations.items()},
                 result.metrics,
             )
@@ -150,7 +148,8 @@ class KnowledgeBase:
         return self._result(vals, gradient_metrics(vals, records, truths))
 
     def _result(self, vals: dict[str, Tensor], metrics: dict[str, float] | None) -> KBResult:
-        return KBResult(dfl_loss(vals, self.weights, self.scale), vals, metrics)
+        means = {n: v.detach().mean() for n, v in vals.items()}
+        return KBResult(dfl_loss(vals, self.weights, self.scale), means, vals, metrics)
 
 
 def _family_name(kb: str, key: int | str, valid: list[str]) -> str:
