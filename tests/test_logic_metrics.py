@@ -219,17 +219,7 @@ def test_r_implications_ignore_instances_with_a_at_most_c(implication, a, c, lab
 
 @pytest.mark.parametrize(
     "implication",
-    [
-        pytest.param(
-            "lukasiewicz",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="operators: min(1 - a + c, 1) passes gradient 1 at a = c; the paper's "
-                'Eq. "impl_deriv_luk" has 0 for a <= c (reported to the lead)',
-            ),
-        ),
-        *[i for i in R_IMPLICATIONS if i != "lukasiewicz"],
-    ],
+    R_IMPLICATIONS,
 )
 def test_r_implications_ignore_ties_a_equal_c(implication: str) -> None:
     """same(x, x) -> same(x, x) (the diagonal of same/3) has a = c: no derivative there."""

@@ -32,8 +32,12 @@ def reichenbach(a: Tensor, c: Tensor) -> Tensor:
 
 @register("implication", "lukasiewicz")
 def lukasiewicz(a: Tensor, c: Tensor) -> Tensor:
-    """Lukasiewicz S- and R-implication I_LK(a, c) = min(1 - a + c, 1)."""
-    return (1.0 - a + c).clamp_max(1.0)
+    """Lukasiewicz S- and R-implication I_LK(a, c) = min(1 - a + c, 1); zero gradient at a = c.
+
+    The derivative at a = c follows Eq. "impl_deriv_luk" (1 only where a > c), so ties such as
+    the diagonal same(x, x) -> same(x, x) carry no learning signal, as for the other R-implications.
+    """
+    return torch.where(a > c, 1.0 - a + c, 1.0)
 
 
 @register("implication", "dubois_prade")
