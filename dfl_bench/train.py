@@ -30,6 +30,7 @@ import lightning as L
 import torch
 from hydra.core.hydra_config import HydraConfig
 from hydra.utils import to_absolute_path
+from lightning.pytorch.loggers import Logger
 from omegaconf import DictConfig, OmegaConf
 
 from dfl_bench import loggers, records
@@ -44,13 +45,17 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
 def main(cfg: DictConfig) -> float | None:
     """Hydra task function: train one configuration; returns its test accuracy (None if failed)."""
+    try:
+        checked(cfg)
+    except ValueError as err:
+        raise SystemExit(f"[dfl_bench] invalid configuration: {err}") from None
     return run(cfg, HydraConfig.get()).get("test_accuracy")
 
 
 def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
     """One job: validate, skip if done, train (resuming), record, report (see the module doc)."""
-    config = resolved_config(cfg)
-    operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
+    L.seed_everything(cfg.seed, workers=True, verbose=False)
+    config, module = checked(cfg)
     digest = records.config_hash(config)
     experiment = config["experiment_name"]
     path = records.record_path(to_absolute_path(cfg.records_dir), experiment, digest)
@@ -64,9 +69,7 @@ def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
     threads = torch_threads(cfg.threads, hydra_cfg)
     if threads is not None:
         torch.set_num_threads(threads)
-    L.seed_everything(cfg.seed, workers=True, verbose=False)
     data = MnistDataModule(**config["data"], seed=cfg.seed)
-    module = build_module(config, operators)
     logger = loggers.build_logger(
         cfg.logger,
         name=job_name(hydra_cfg),
@@ -74,41 +77,26 @@ def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
         config=config,
         save_dir=hydra_cfg.runtime.output_dir,
     )
-    trainer = L.Trainer(
-        accelerator=cfg.trainer.accelerator,
-        devices=cfg.trainer.devices,
-        precision=cfg.trainer.precision,
-        deterministic=cfg.trainer.deterministic,
-        max_steps=cfg.profile.max_steps,
-        max_epochs=-1,
-        logger=logger if logger is not None else False,
-        log_every_n_steps=cfg.profile.log_every,
-        callbacks=callbacks(cfg, ckpt_dir),
-        enable_checkpointing=False,
-        enable_progress_bar=cfg.progress_bar,
-        enable_model_summary=False,
-        num_sanity_val_steps=0,
-        limit_val_batches=0,
-    )
+    trainer = build_trainer(cfg, logger, callbacks(cfg, ckpt_dir))
     last = ckpt_dir / LastCheckpoint.NAME
     resumed = last.is_file()
     started = now()
     tic = time.perf_counter()
-    status, reason = "failed", "interrupted"
     try:
         trainer.fit(module, datamodule=data, ckpt_path=str(last) if resumed else None)
         status, reason = "ok", None
     except NonFiniteLossError as err:
-        reason = f"non-finite loss: {err}"
-    finally:
-        if reason == "interrupted":
-            loggers.finish(logger, failed=True)
+        status, reason = "failed", f"non-finite loss: {err}"
+    except BaseException:
+        loggers.finish(logger, failed=True)
+        raise
     record = records.make_record(
         status=status,
         reason=reason,
         config=config,
         summary=module.summary(),
         experiment=experiment,
+        name=job_name(hydra_cfg),
         row=config.get("row"),
         config_hash=digest,
         overrides=list(hydra_cfg.overrides.task),
@@ -126,6 +114,14 @@ def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
     loggers.finish(logger, failed=status != "ok")
     print(summary_text(record, path))
     return record
+
+
+def checked(cfg: DictConfig) -> tuple[dict[str, Any], DFLModule]:
+    """The resolved config and its module: a bad configuration raises ValueError here, before
+    any data is loaded (operators, parameters, rows, problem, formulas, optimizer)."""
+    config = resolved_config(cfg)
+    operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
+    return config, build_module(config, operators)
 
 
 def resolved_config(cfg: DictConfig) -> dict[str, Any]:
@@ -156,6 +152,26 @@ def build_module(config: Mapping[str, Any], operators: OperatorSet) -> DFLModule
         eval_every=profile["eval_every"],
         metrics_tail=profile["metrics_tail"],
         max_steps=profile["max_steps"],
+    )
+
+
+def build_trainer(cfg: DictConfig, logger: Logger | None, hooks: list[L.Callback]) -> L.Trainer:
+    """A step-budgeted Trainer: no validation loop (the module evaluates on the test set itself)."""
+    return L.Trainer(
+        accelerator=cfg.trainer.accelerator,
+        devices=cfg.trainer.devices,
+        precision=cfg.trainer.precision,
+        deterministic=cfg.trainer.deterministic,
+        max_steps=cfg.profile.max_steps,
+        max_epochs=-1,
+        logger=logger or False,
+        log_every_n_steps=cfg.profile.log_every,
+        callbacks=hooks,
+        enable_checkpointing=False,
+        enable_progress_bar=cfg.progress_bar,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        limit_val_batches=0,
     )
 
 
@@ -225,7 +241,7 @@ def summary_text(record: Mapping[str, Any], path: Path) -> str:
         return "n/a" if value is None else f"{100 * value:.1f}%"
 
     lines = [
-        f"[dfl_bench] {record['experiment']} {record['status']}"
+        f"[dfl_bench] {record['experiment']} [{record['name']}] {record['status']}"
         + (f" ({record['reason']})" if record["reason"] else ""),
         f"  test accuracy {pct('test_accuracy')} (best {pct('best_test_accuracy')})  "
         f"cons {pct('cons_ratio')}  cu_cons {pct('cu_cons')}  cu_ant {pct('cu_ant')}  "

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 
@@ -53,6 +54,7 @@ def cli(tmp: Path, *args: str) -> subprocess.CompletedProcess:
         f"records_dir={tmp / 'records'}",
         f"checkpoint_dir={tmp / 'checkpoints'}",
         "progress_bar=false",
+        "threads=1",
         *args,
     ]
     return subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=900)
@@ -145,8 +147,9 @@ def test_each_job_has_its_own_offline_wandb_run_with_metrics(sweep):
 
 def test_summary_is_printed(sweep):
     _, first, records, _ = sweep
-    assert first.stdout.count("[dfl_bench] cli_test ok") == 2
-    assert "[dfl_bench] cli_test failed (non-finite loss" in first.stdout
+    assert re.search(r"\[dfl_bench\] cli_test \[[^]]*row=product\] ok\n", first.stdout)
+    assert re.search(r"\[dfl_bench\] cli_test \[[^]]*row=godel\] ok\n", first.stdout)
+    assert re.search(r"cli_test \[[^]]*row=poisoned\] failed \(non-finite loss", first.stdout)
     accuracy = f"test accuracy {100 * records['product']['test_accuracy']:.1f}%"
     assert accuracy in first.stdout
     assert "cons " in first.stdout and "cu_cons " in first.stdout and "cu_ant " in first.stdout
@@ -162,6 +165,14 @@ def test_rerun_skips_finished_jobs(sweep):
     assert after["poisoned"]["status"] == "failed"
 
 
+@pytest.fixture(autouse=True)
+def keep_torch_threads():
+    """In-process runs set torch's thread count; restore it for the other tests."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
 def composed(tmp: Path, *overrides: str):
     """(job config, hydra config) as @hydra.main would pass them, for in-process runs."""
     with initialize_config_dir(config_dir=train.CONFIG_DIR, version_base="1.3"):
@@ -171,6 +182,7 @@ def composed(tmp: Path, *overrides: str):
                 "profile=smoke",
                 "logger=none",
                 "progress_bar=false",
+                "threads=1",
                 f"records_dir={tmp / 'records'}",
                 f"checkpoint_dir={tmp / 'checkpoints'}",
                 *overrides,
@@ -223,6 +235,9 @@ def test_bad_parameter_fails_before_training(tmp_path, monkeypatch):
         train.run(*composed(tmp_path, "tnorm.p=-1"))
     with pytest.raises(ValueError, match=r"valid rows: \['godel_S'"):
         train.run(*composed(tmp_path, "+experiment=same_symmetric", "row=nope"))
+    cfg, _ = composed(tmp_path, "optimizer.name=adamw")
+    with pytest.raises(SystemExit, match=r"invalid configuration: .*valid choices: \['adam'"):
+        train.main(cfg)
 
 
 @pytest.mark.parametrize(("requested", "n_jobs", "expected"), [(3, 2, 3), (None, None, None)])
