@@ -148,9 +148,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 32, 64, 128, 256])
-    parser.add_argument("--paper-slices", type=int, nargs=2, default=[500, 2500])
+    parser.add_argument("--paper-slices", type=int, nargs=2, default=[300, 1300])
     parser.add_argument("--sweep-jobs", type=int, default=4)
-    parser.add_argument("--sweep-steps", type=int, default=300)
+    parser.add_argument("--sweep-steps", type=int, default=200)
     parser.add_argument("--subset-test", type=int, default=None, help="tests: fewer test images")
     return parser.parse_args(argv)
 
@@ -175,15 +175,19 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         )
     if "eval" in args.sections:
         result["eval"] = eval_section(data, max(3, args.repeats // 6), device)
+    extra = ["trainer=gpu"] if device.type == "cuda" else []
     with tempfile.TemporaryDirectory(prefix="dfl_bench_") as tmp:
         if "paper" in args.sections:
+            slices = tuple(args.paper_slices)
             result["paper"] = [
-                runs.paper_extrapolation(p, tuple(args.paper_slices), Path(tmp) / "paper" / p)
+                runs.paper_extrapolation(p, slices, Path(tmp) / "paper" / p, extra=extra)
                 for p in PROBLEMS
             ]
         if "sweep" in args.sections:
             result["sweep"] = [
-                runs.sweep_throughput(n, args.sweep_jobs, args.sweep_steps, Path(tmp) / f"j{n}")
+                runs.sweep_throughput(
+                    n, args.sweep_jobs, args.sweep_steps, Path(tmp) / f"j{n}", extra=extra
+                )
                 for n in (1, 2)
             ]
     result["machine"]["load_average_end"] = load()

@@ -43,7 +43,11 @@ def cli(
 
 
 def paper_extrapolation(
-    problem: str, steps: tuple[int, int], workdir: Path, total: int = 70_000
+    problem: str,
+    steps: tuple[int, int],
+    workdir: Path,
+    total: int = 70_000,
+    extra: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Two paper-profile runs of n1 < n2 iterations; the marginal cost per iteration (with the
     profile's evaluations, logging and checkpoints amortized) extrapolates to `total`."""
@@ -53,7 +57,8 @@ def paper_extrapolation(
     walls, trains = [], []
     for n in (n1, n2):
         wall, recs = cli(
-            [f"problem={problem}", "profile=paper", f"profile.max_steps={n}"], workdir / f"{n}"
+            [f"problem={problem}", "profile=paper", f"profile.max_steps={n}", *extra],
+            workdir / f"{n}",
         )
         walls.append(wall)
         trains.append(recs[0]["wall_time_s"])
@@ -74,7 +79,12 @@ def paper_extrapolation(
 
 
 def sweep_throughput(
-    n_jobs: int, jobs: int, steps: int, workdir: Path, problem: str = "same"
+    n_jobs: int,
+    jobs: int,
+    steps: int,
+    workdir: Path,
+    problem: str = "same",
+    extra: Sequence[str] = (),
 ) -> dict[str, Any]:
     """One `-m` sweep of `jobs` seeds under the joblib launcher with `n_jobs` workers."""
     seeds = ",".join(str(s) for s in range(jobs))
@@ -86,6 +96,7 @@ def sweep_throughput(
         "hydra/launcher=parallel",
         f"hydra.launcher.n_jobs={n_jobs}",
         f"seed={seeds}",
+        *extra,
     ]
     wall, recs = cli(overrides, workdir, multirun=True)
     if len(recs) != jobs or any(r["status"] != "ok" for r in recs):
