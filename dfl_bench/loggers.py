@@ -56,7 +56,7 @@ def build_logger(
     save_dir = Path(cfg.get("save_dir") or save_dir)
     save_dir.mkdir(parents=True, exist_ok=True)
     if kind == "csv":
-        return CSVLogger(save_dir=save_dir, name="csv", version="")
+        return CSVLogger(save_dir=save_dir, name="", version="csv")
     import wandb
 
     return WandbLogger(
