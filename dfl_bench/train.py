@@ -212,10 +212,14 @@ class PoisonWeights(L.Callback):
 
 
 def torch_threads(requested: int | None, hydra_cfg: DictConfig) -> int | None:
-    """Torch threads per job: `requested`, else cores // n_jobs under joblib, else None."""
+    """Torch threads per job: `requested`, else the launcher's share of the cores (joblib:
+    cores // n_jobs; submitit: cpus_per_task), else None (torch's default)."""
     if requested is not None:
         return int(requested)
-    n_jobs = hydra_cfg.launcher.get("n_jobs")
+    launcher = hydra_cfg.launcher
+    if launcher.get("cpus_per_task") is not None:
+        return int(launcher.cpus_per_task)
+    n_jobs = launcher.get("n_jobs")
     if n_jobs is None:
         return None
     cores = os.cpu_count() or 1

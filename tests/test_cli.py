@@ -251,3 +251,8 @@ def test_torch_threads_split_the_cores_between_joblib_jobs():
     hydra_cfg = OmegaConf.create({"launcher": {"n_jobs": 2}})
     assert train.torch_threads(None, hydra_cfg) == max(1, cores // 2)
     assert train.torch_threads(None, OmegaConf.create({"launcher": {"n_jobs": -1}})) == 1
+
+
+def test_torch_threads_follow_the_slurm_cpus_per_task():
+    hydra_cfg = OmegaConf.create({"launcher": {"cpus_per_task": 4, "nodes": 1}})
+    assert train.torch_threads(None, hydra_cfg) == 4
