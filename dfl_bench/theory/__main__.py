@@ -19,7 +19,7 @@ from dfl_bench.theory.report import write_readme
 
 AGGREGATOR_PS = (1.5, 2.0, 3.0, 5.0, 10.0)
 BINARY_PS = (0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
-FULL = {"samples": 1_000_000, "inits": 10_000, "max_n": 10, "resolution": 41}
+FULL = {"samples": 250_000, "inits": 10_000, "max_n": 10, "resolution": 41}
 QUICK = {"samples": 20_000, "inits": 200, "max_n": 5, "resolution": 11}
 
 

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from dfl_bench.theory import closed_forms  # noqa: E402
 from dfl_bench.theory.surfaces import save_png  # noqa: E402
@@ -50,6 +51,7 @@ def ratio_figure(fractions: pd.DataFrame, path: Path) -> Path:
                 label="Prop. vol_yager as printed",
             )
     left.set_yscale("log")
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))
     left.set_xlabel("n (number of aggregated inputs)")
     left.set_ylabel("fraction with nonvanishing derivative")
     left.set_title("Universal aggregators (lines: closed forms, points: Monte Carlo)", fontsize=10)

@@ -26,7 +26,7 @@ def _cell(value: object) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.4g}"
-    return str(value)
+    return str(value).replace("|", "\\|")
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -74,6 +74,7 @@ def write_readme(
         [
             "formula",
             "tnorm",
+            "p",
             "parametrization",
             "lr",
             "steps",
