@@ -264,8 +264,8 @@ class _Shuffled:
 
     def __next__(self) -> Tensor:
         if self._next == self.per_pass:
-            perm = torch.randperm(len(self.pool), generator=self.generator)
-            self._order = self.pool[perm.to(self.pool.device)]
+            perm = torch.randperm(len(self.pool), generator=self.generator, device=self.pool.device)
+            self._order = self.pool[perm]
             self._next = 0
         i, b = self._next, self.batch_size
         self._next += 1
@@ -288,7 +288,7 @@ class TrainStream:
         seed: int,
     ) -> None:
         self.x, self.y = x, y
-        gen = torch.Generator().manual_seed(seed)
+        gen = torch.Generator(device=x.device).manual_seed(seed)  # no host copies per pass
         self._labeled = _Shuffled(labeled.to(x.device), batch_size, gen)
         self._unlabeled = _Shuffled(unlabeled.to(x.device), batch_size, gen)
 

@@ -208,7 +208,7 @@ class DFLModule(L.LightningModule):
     def _flag_nonfinite(self, step: int, terms: Tensor) -> None:
         """Remember the first step and term whose loss is not finite (checked on logging steps)."""
         bad = ~torch.isfinite(terms.detach())
-        first = torch.stack([torch.tensor(step, device=terms.device), bad.int().argmax()])
+        first = torch.stack([bad.new_full((), step, dtype=torch.long), bad.long().argmax()])
         self._bad = torch.where((self._bad[0] < 0) & bad.any(), first, self._bad)
 
     def _raise_if_bad(self) -> None:
