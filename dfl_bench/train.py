@@ -66,9 +66,7 @@ def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
         print(f"[dfl_bench] skipping {job_name(hydra_cfg)}: {path} says ok (force=true reruns it)")
         return records.read_record(path) or {}
 
-    threads = torch_threads(cfg.threads, hydra_cfg)
-    if threads is not None:
-        torch.set_num_threads(threads)
+    torch.set_num_threads(torch_threads(cfg.threads, hydra_cfg))
     data = MnistDataModule(**config["data"], seed=cfg.seed)
     logger = loggers.build_logger(
         cfg.logger,
@@ -211,9 +209,10 @@ class PoisonWeights(L.Callback):
                 next(pl_module.parameters()).fill_(float("nan"))
 
 
-def torch_threads(requested: int | None, hydra_cfg: DictConfig) -> int | None:
+def torch_threads(requested: int | None, hydra_cfg: DictConfig) -> int:
     """Torch threads per job: `requested`, else the launcher's share of the cores (joblib:
-    cores // n_jobs; submitit: cpus_per_task), else None (torch's default)."""
+    cores // n_jobs; submitit: cpus_per_task), else 1: the small net gains little from more,
+    and on a busy CPU several threads per process run many times slower."""
     if requested is not None:
         return int(requested)
     launcher = hydra_cfg.launcher
@@ -221,7 +220,7 @@ def torch_threads(requested: int | None, hydra_cfg: DictConfig) -> int | None:
         return int(launcher.cpus_per_task)
     n_jobs = launcher.get("n_jobs")
     if n_jobs is None:
-        return None
+        return 1
     cores = os.cpu_count() or 1
     n_jobs = cores if n_jobs < 0 else n_jobs
     return max(1, cores // n_jobs)

@@ -240,8 +240,8 @@ def test_bad_parameter_fails_before_training(tmp_path, monkeypatch):
         train.main(cfg)
 
 
-@pytest.mark.parametrize(("requested", "n_jobs", "expected"), [(3, 2, 3), (None, None, None)])
-def test_torch_threads_explicit_or_unset(requested, n_jobs, expected):
+@pytest.mark.parametrize(("requested", "n_jobs", "expected"), [(3, 2, 3), (None, None, 1)])
+def test_torch_threads_explicit_or_one(requested, n_jobs, expected):
     launcher = OmegaConf.create({} if n_jobs is None else {"n_jobs": n_jobs})
     assert train.torch_threads(requested, OmegaConf.create({"launcher": launcher})) == expected
 
