@@ -54,14 +54,12 @@ def dfl_loss(
     """
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; valid choices: {list(SCALES)}")
-    n = len(valuations) if scale == "mean" else 1
-    coef = [
-        weights[name] / (n * v.numel() if scale == "mean" else 1)
+    n = len(valuations)
+    terms = [
+        v.sum() * (weights[name] / (n * v.numel()) if scale == "mean" else weights[name])
         for name, v in valuations.items()
-        for _ in range(v.numel())
     ]
-    flat = torch.cat([v.reshape(-1) for v in valuations.values()])
-    return -(flat @ flat.new_tensor(coef))
+    return -torch.stack(terms).sum()
 
 
 def _keys(formula: Formula) -> set[str]:
