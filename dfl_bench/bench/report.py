@@ -210,6 +210,7 @@ def _paper_md(paper: list[dict[str, Any]]) -> list[str]:
             p["problem"],
             f"{p['slices'][0]} / {p['slices'][1]}",
             f"{p['train_wall_s'][0]:.1f} / {p['train_wall_s'][1]:.1f}",
+            f"{p['ms_per_iteration']:.2f}",
             f"{p['marginal_ms_per_iteration']:.2f}",
             f"{p['startup_s']:.1f}",
             _checked("paper_run_min", p["extrapolated_run_min"], "{:.1f}"),
@@ -222,14 +223,16 @@ def _paper_md(paper: list[dict[str, Any]]) -> list[str]:
         "",
         "Two real CLI runs `python -m dfl_bench problem=P profile=paper profile.max_steps=N "
         "logger=none` (Trainer, data stream, logging every 100, evaluation and checkpoint every "
-        "1000); the marginal cost per iteration between them (evaluations, logging, checkpoints "
-        "amortized) times the remaining iterations, plus the measured start-up and first slice.",
+        "1000). Extrapolated = process start-up + 70,000 x the longer run's mean time per "
+        "iteration (its evaluations, logging, checkpoints and warm-up included, so conservative); "
+        "the marginal cost between the two runs is shown for comparison (sensitive to load).",
         "",
         *_table(
             [
                 "problem",
                 "iterations",
                 "train wall s",
+                "ms/iteration (longer run)",
                 "marginal ms/iteration",
                 "start-up s",
                 "extrapolated min (target <= 15)",
