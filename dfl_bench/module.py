@@ -58,11 +58,11 @@ class NonFiniteLossError(RuntimeError):
 
 
 def pair_truth(name: str, y: Tensor) -> Tensor:
-    """Crisp truth (b, b) of a binary predicate: same = y_i == y_j, sum9 = y_i + y_j == 9."""
+    """Crisp truth (..., b, b) of a binary predicate: same = y_i == y_j, sum9 = y_i + y_j == 9."""
     if name == "same":
-        return y[:, None] == y[None, :]
+        return y[..., :, None] == y[..., None, :]
     if name == "sum9":
-        return (y[:, None] + y[None, :]) == 9
+        return (y[..., :, None] + y[..., None, :]) == 9
     raise ValueError(f"unknown binary predicate {name!r}; valid choices: ['same', 'sum9']")
 
 
@@ -249,7 +249,7 @@ class DFLModule(L.LightningModule):
             for logger in self.loggers:
                 logger.log_metrics({f"test/{k}": v for k, v in results.items()}, step=step)
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def evaluate(self, batches: list[tuple[Tensor, Tensor]]) -> dict[str, float]:
         """Test digit accuracy and balanced pair accuracy per head, in eval mode (Section 10)."""
         was_training = self.training
@@ -267,7 +267,7 @@ class DFLModule(L.LightningModule):
             eb = emb[:blocks].reshape(-1, PAIR_BLOCK, emb.shape[-1])
             yb = y[:blocks].reshape(-1, PAIR_BLOCK)
             for p, logit in self.net.pair_logits(eb).items():
-                truth = torch.stack([pair_truth(p, row) for row in yb])
+                truth = pair_truth(p, yb)
                 pred = logit > 0
                 pairs[p] += torch.stack(
                     [(pred & truth).sum(), truth.sum(), (~pred & ~truth).sum(), (~truth).sum()]
