@@ -75,10 +75,15 @@ def load_data(
 
 
 def draw_batches(data: MnistDataModule, batch_size: int, n: int) -> list[Batch]:
-    """n consecutive labeled/unlabeled batches of size `batch_size` from the training stream."""
+    """n consecutive labeled/unlabeled batches of size `batch_size` from the training stream,
+    on the device of `data.train_x` (without a Trainer the stream itself yields CPU tensors)."""
     data.batch_size = batch_size
+    device = data.train_x.device
     stream = iter(data.train_dataloader())
-    return [next(stream) for _ in range(n)]
+    return [
+        {key: (x.to(device), y.to(device)) for key, (x, y) in next(stream).items()}
+        for _ in range(n)
+    ]
 
 
 def iteration(module: DFLModule, batches: Sequence[Batch]) -> Callable[[], None]:
