@@ -143,7 +143,8 @@ class DFLModule(L.LightningModule):
         self.metrics_tail, self.max_steps = metrics_tail, max_steps
         self._tail = torch.zeros(len(TAIL_MAGNITUDES), dtype=torch.float64)
         self._tail_logs = 0
-        self._bad = torch.full((2,), -1, dtype=torch.long)  # first bad step, term index
+        # first bad step and term index; a buffer, so it follows the module to its device
+        self.register_buffer("_bad", torch.full((2,), -1, dtype=torch.long), persistent=False)
         self.test_accuracy: float | None = None
         self.best_test_accuracy: float | None = None
         self.pair_accuracy: dict[str, float] = {}
@@ -168,7 +169,6 @@ class DFLModule(L.LightningModule):
             raise ValueError(
                 "DFLModule evaluates on `datamodule.test_batches`; use MnistDataModule"
             )
-        self._bad = self._bad.to(self.device)
 
     def forward(self, x: Tensor) -> Tensor:
         """Images -> digit class logits."""
