@@ -170,6 +170,16 @@ class DFLModule(L.LightningModule):
                 "DFLModule evaluates on `datamodule.test_batches`; use MnistDataModule"
             )
 
+    def transfer_batch_to_device(
+        self, batch: Any, device: torch.device, dataloader_idx: int
+    ) -> Any:
+        """Skip the per-step collection walk when the batch is already on `device` (our stream)."""
+        if isinstance(batch, Mapping) and all(
+            t.device == device for pair in batch.values() for t in pair
+        ):
+            return batch
+        return super().transfer_batch_to_device(batch, device, dataloader_idx)
+
     def forward(self, x: Tensor) -> Tensor:
         """Images -> digit class logits."""
         return self.net(x)[0]
