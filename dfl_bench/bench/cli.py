@@ -130,11 +130,12 @@ def scaling_section(
     return {"rows": rows, "slopes": slopes, "threads": torch.get_num_threads()}
 
 
-def eval_section(data, repeats: int, device: torch.device) -> dict[str, Any]:
+def eval_section(data, repeats: int, threads: int, device: torch.device) -> dict[str, Any]:
     """One evaluation of the `same` model on the test set (digit and pair accuracy)."""
+    torch.set_num_threads(threads)
     module = steps.build_module("same", steps.NEVER, device)
     secs = interleaved({"eval": steps.evaluation(module, data)}, repeats, 1, device)["eval"]
-    return {"test_images": len(data.test_y), **summary_ms(secs)}
+    return {"test_images": len(data.test_y), "threads": threads, **summary_ms(secs)}
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -149,6 +150,13 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 32, 64, 128, 256])
     parser.add_argument("--paper-slices", type=int, nargs=2, default=[300, 1300])
+    parser.add_argument(
+        "--paper-threads",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="torch threads of the paper runs (the first also times the eval section)",
+    )
     parser.add_argument("--sweep-jobs", type=int, default=4)
     parser.add_argument("--sweep-steps", type=int, default=200)
     parser.add_argument("--subset-test", type=int, default=None, help="tests: fewer test images")
@@ -174,13 +182,19 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             data, args.batch_sizes, max(3, args.repeats // 3), args.warmup, device
         )
     if "eval" in args.sections:
-        result["eval"] = eval_section(data, max(3, args.repeats // 6), device)
+        result["eval"] = eval_section(
+            data, max(3, args.repeats // 6), args.paper_threads[0], device
+        )
+        torch.set_num_threads(default_threads)
     extra = ["trainer=gpu"] if device.type == "cuda" else []
     with tempfile.TemporaryDirectory(prefix="dfl_bench_") as tmp:
         if "paper" in args.sections:
             slices = tuple(args.paper_slices)
             result["paper"] = [
-                runs.paper_extrapolation(p, slices, Path(tmp) / "paper" / p, extra=extra)
+                runs.paper_extrapolation(
+                    p, slices, Path(tmp) / "paper" / f"{p}_{t}", extra=[*extra, f"threads={t}"]
+                )
+                for t in args.paper_threads
                 for p in PROBLEMS
             ]
         if "sweep" in args.sections:

@@ -7,11 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+from omegaconf import OmegaConf
+
+from dfl_bench.train import CONFIG_DIR
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-PAPER_ITERATIONS, PAPER_EVAL_EVERY = 70_000, 1000
+PAPER_PROFILE = OmegaConf.load(Path(CONFIG_DIR) / "profile" / "paper.yaml")
 TARGETS = {
     "speedup_vs_materialized": (">=", 25.0),
     "vs_supervised": ("<=", 1.5),
@@ -28,19 +31,22 @@ def meets(name: str, value: float) -> bool:
 
 
 def eval_fraction(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Share of a paper run spent in its 70 test-set evaluations (one per 1000 iterations)."""
+    """Share of a paper run spent in its test-set evaluations (conf/profile/paper.yaml's
+    eval_every; the last step's coincides with the grid), for runs at the eval's threads."""
     if "eval" not in result or "paper" not in result:
         return []
-    evals = PAPER_ITERATIONS // PAPER_EVAL_EVERY
+    evals = PAPER_PROFILE.max_steps // PAPER_PROFILE.eval_every
     cost = evals * result["eval"]["median_ms"] / 1000
     return [
         {
             "problem": p["problem"],
+            "torch_threads": p["torch_threads"],
             "evaluations": evals,
             "eval_s": cost,
             "fraction": cost / p["extrapolated_run_s"],
         }
         for p in result["paper"]
+        if p["torch_threads"] == [result["eval"].get("threads")]
     ]
 
 
@@ -101,17 +107,19 @@ def markdown(result: dict[str, Any]) -> str:
             "## Evaluation",
             "",
             f"One evaluation of the {e['test_images']} test images (digit accuracy and "
-            f"pair accuracy, `DFLModule.evaluate`): median {e['median_ms']:.1f} ms "
-            f"(IQR {e['iqr_ms']:.1f}).",
+            f"pair accuracy, `DFLModule.evaluate`, {e['threads']} torch thread(s)): median "
+            f"{e['median_ms']:.1f} ms (IQR {e['iqr_ms']:.1f}). Paper profile: eval_every "
+            f"{PAPER_PROFILE.eval_every} (`conf/profile/paper.yaml`).",
         ]
         for f in eval_fraction(result):
             out.append(
-                f"- {f['problem']}: {f['evaluations']} evaluations = {f['eval_s']:.1f} s "
+                f"- {f['problem']}: {f['evaluations']} "
+                f"evaluations = {f['eval_s']:.1f} s "
                 f"= {100 * f['fraction']:.2f}% of the extrapolated run "
                 f"(target < 1%: {_mark('eval_fraction_of_run', f['fraction'])})."
             )
     if "paper" in result:
-        out += _paper_md(result["paper"])
+        out += _paper_md(result["paper"], bare_steps(result))
     if "sweep" in result:
         out += _sweep_md(result["sweep"])
     return "\n".join(out) + "\n"
@@ -204,13 +212,27 @@ def _scaling_md(section: dict[str, Any]) -> list[str]:
     ]
 
 
-def _paper_md(paper: list[dict[str, Any]]) -> list[str]:
+def bare_steps(result: dict[str, Any]) -> dict[tuple[int, str], float]:
+    """Median ms of the bare non-logging step per (threads, problem), from the iteration section."""
+    rows = result.get("iteration", {}).get("rows", [])
+    return {(r["threads"], r["problem"]): r["median_ms"] for r in rows if r["variant"] == "dfl"}
+
+
+def _paper_md(paper: list[dict[str, Any]], bare: dict[tuple[int, str], float]) -> list[str]:
+    def bare_ms(p: dict[str, Any]) -> str:
+        ms = bare.get((p["torch_threads"][0], p["problem"]))
+        if ms is None or len(p["torch_threads"]) != 1:
+            return "n/a"
+        return f"{ms:.2f} (+{p['ms_per_iteration'] - ms:.2f})"
+
     rows = [
         [
             p["problem"],
+            ", ".join(str(t) for t in p["torch_threads"]),
             f"{p['slices'][0]} / {p['slices'][1]}",
             f"{p['train_wall_s'][0]:.1f} / {p['train_wall_s'][1]:.1f}",
             f"{p['ms_per_iteration']:.2f}",
+            bare_ms(p),
             f"{p['marginal_ms_per_iteration']:.2f}",
             f"{p['startup_s']:.1f}",
             _checked("paper_run_min", p["extrapolated_run_min"], "{:.1f}"),
@@ -222,17 +244,24 @@ def _paper_md(paper: list[dict[str, Any]]) -> list[str]:
         "## Full paper-profile run (70,000 iterations), extrapolated",
         "",
         "Two real CLI runs `python -m dfl_bench problem=P profile=paper profile.max_steps=N "
-        "logger=none` (Trainer, data stream, logging every 100, evaluation and checkpoint every "
-        "1000). Extrapolated = process start-up + 70,000 x the longer run's mean time per "
-        "iteration (its evaluations, logging, checkpoints and warm-up included, so conservative); "
-        "the marginal cost between the two runs is shown for comparison (sensitive to load).",
+        f"threads=T logger=none` (Trainer, data stream, logging every {PAPER_PROFILE.log_every}, "
+        f"evaluation every {PAPER_PROFILE.eval_every} and at the last step, checkpoint every "
+        f"{PAPER_PROFILE.checkpoint_every}). Extrapolated = process start-up + 70,000 x the "
+        "longer run's mean time per iteration (its evaluation at the last step, logging, "
+        "checkpoints and warm-up included, so conservative); the marginal cost between the two "
+        "runs is shown for comparison (sensitive to load). `bare step` = the iteration "
+        "section's median non-logging step at the same thread count (outside the Trainer), "
+        "with the difference in brackets: the Trainer, data stream, logging steps, checkpoints "
+        "and the final evaluation together.",
         "",
         *_table(
             [
                 "problem",
+                "threads",
                 "iterations",
                 "train wall s",
                 "ms/iteration (longer run)",
+                "bare step ms (+ difference)",
                 "marginal ms/iteration",
                 "start-up s",
                 "extrapolated min (target <= 15)",

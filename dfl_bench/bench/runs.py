@@ -55,7 +55,7 @@ def paper_extrapolation(
     n1, n2 = steps
     if not 0 < n1 < n2 <= total:
         raise ValueError(f"need 0 < n1 < n2 <= {total}, got {steps}")
-    walls, trains = [], []
+    walls, trains, threads = [], [], set()
     for n in (n1, n2):
         wall, recs = cli(
             [f"problem={problem}", "profile=paper", f"profile.max_steps={n}", *extra],
@@ -63,6 +63,7 @@ def paper_extrapolation(
         )
         walls.append(wall)
         trains.append(recs[0]["wall_time_s"])
+        threads.add(recs[0]["torch_threads"])
     per_step = (trains[1] - trains[0]) / (n2 - n1)
     rate = trains[1] / n2
     startup = walls[1] - trains[1]
@@ -70,6 +71,7 @@ def paper_extrapolation(
     return {
         "problem": problem,
         "slices": list(steps),
+        "torch_threads": sorted(threads),
         "process_wall_s": walls,
         "train_wall_s": trains,
         "ms_per_iteration": 1000 * rate,
