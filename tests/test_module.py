@@ -265,3 +265,10 @@ def test_log_every_must_match_the_trainer():
     dm = MnistDataModule(subset_train=500, subset_test=64, labeled_fraction=0.1)
     with pytest.raises(ValueError, match="log_every_n_steps"):
         trainer.fit(module, datamodule=dm)
+
+
+def test_pair_truth_batched_equals_per_row():
+    y = torch.randint(0, 10, (3, 64), generator=torch.Generator().manual_seed(0))
+    for predicate in ("same", "sum9"):
+        batched = pair_truth(predicate, y)
+        assert torch.equal(batched, torch.stack([pair_truth(predicate, row) for row in y]))
