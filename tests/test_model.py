@@ -10,15 +10,6 @@ from hypothesis import strategies as st
 from dfl_bench.model import NTN, DFLNet, MaterializedNTN, MnistNet
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one torch thread is faster, and immune to oversubscribed cores."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_mnist_net_shapes_and_embedding():
     net = MnistNet().eval()
     logits, emb = net(torch.randn(7, 1, 28, 28))

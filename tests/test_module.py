@@ -15,6 +15,7 @@ from dfl_bench.data import MnistDataModule
 from dfl_bench.logic import KBResult
 from dfl_bench.module import DFLModule, NonFiniteLossError, pair_truth, undersampled_bce
 from dfl_bench.optim import build_optimizer
+from dfl_bench.records import SUMMARY_FIELDS
 
 OPS = {
     "tnorm": {"name": "product"},
@@ -23,28 +24,6 @@ OPS = {
     "forall": {"name": "log_product", "reduction": "mean"},
     "exists": {"name": "generalized_mean", "p": 1.5},
 }
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one torch thread is faster, and immune to oversubscribed cores."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-SUMMARY_KEYS = (
-    "test_accuracy",
-    "best_test_accuracy",
-    "pair_accuracy",
-    "cons_ratio",
-    "cu_cons",
-    "cu_ant",
-    "cons_magnitude",
-    "ant_magnitude",
-    "steps",
-)
 
 
 class Recorder(Logger):
@@ -164,7 +143,7 @@ def test_training_reduces_the_loss_and_learns_digits():
 def test_summary_keys_and_problem_heads(problem):
     module, log = fit(problem, steps=4)
     summary = module.summary()
-    assert set(SUMMARY_KEYS) <= set(summary)
+    assert set(SUMMARY_FIELDS) <= set(summary)
     assert summary["steps"] == 4 and 0.0 <= summary["test_accuracy"] <= 1.0
     heads = {"same": ["same"], "sum9": ["sum9"], "both": ["same", "sum9"], "supervised": []}
     assert sorted(module.net.heads) == heads[problem]

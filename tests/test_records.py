@@ -117,3 +117,13 @@ def test_git_commit_inside_and_outside_a_checkout(tmp_path):
     assert records.git_commit(tmp_path) is None
     commit = records.git_commit(records.Path(__file__).resolve().parent.parent)
     assert commit is None or re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit)
+
+
+def test_record_fields_are_the_published_contract():
+    """Issue 4 publishes these names to the results module and outside tools: never rename."""
+    contract = {
+        "status", "reason", "config", "seed", "profile", "data_checksum", "git_commit", "steps",
+        "wall_time_s", "test_accuracy", "best_test_accuracy", "cons_ratio", "cu_cons", "cu_ant",
+        "cons_magnitude", "ant_magnitude",
+    }  # fmt: skip
+    assert contract <= set(RECORD_FIELDS)
