@@ -11,7 +11,6 @@ so adding an operator takes one function and one yaml file.
 from __future__ import annotations
 
 import functools
-import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -82,10 +81,6 @@ class OperatorSpec:
     fn: Callable
     params: dict[str, Param] = field(default_factory=dict)
     factory: bool = False
-
-    @property
-    def doc(self) -> str:
-        return (inspect.getdoc(self.fn) or "").splitlines()[0] if self.fn.__doc__ else ""
 
 
 _REGISTRY: dict[str, dict[str, OperatorSpec]] = {kind: {} for kind in KINDS}
