@@ -69,7 +69,17 @@ def _forall_pairs(ops: OperatorSet, b: int, instance) -> torch.Tensor:
     return ops.forall(torch.stack([instance(i, j) for i in range(b) for j in range(b)]), dim=0)
 
 
-def loop_valuations(interp: dict, ops: OperatorSet) -> dict[str, torch.Tensor]:
+def _per_digit(ops: OperatorSet, b: int, instance, scope: str) -> torch.Tensor:
+    """One aggregation per digit (scope "formula") or one over all digits and pairs ("family")."""
+    if scope == "formula":
+        return torch.stack(
+            [_forall_pairs(ops, b, lambda i, j, k=k: instance(i, j, k)) for k in range(10)]
+        )
+    every = [instance(i, j, k) for k in range(10) for i in range(b) for j in range(b)]
+    return ops.forall(torch.stack(every), dim=0).reshape(1)
+
+
+def loop_valuations(interp: dict, ops: OperatorSet, scope: str) -> dict[str, torch.Tensor]:
     """Definition "val" by enumerating every grounding (Algorithm "real_logic"), no broadcasting."""
     p, s, s9 = interp["digit"], interp["same"], interp["sum9"]
     b = p.shape[0]
@@ -83,18 +93,8 @@ def loop_valuations(interp: dict, ops: OperatorSet) -> dict[str, torch.Tensor]:
 
     exists = [ops.exists(torch.stack([s9[i, j] for j in range(b)]), dim=0) for i in range(b)]
     return {
-        "same/1": torch.stack(
-            [
-                _forall_pairs(ops, b, lambda i, j, k=k: I(T(p[i, k], p[j, k]), s[i, j]))
-                for k in range(10)
-            ]
-        ),
-        "same/2": torch.stack(
-            [
-                _forall_pairs(ops, b, lambda i, j, k=k: I(T(p[i, k], s[i, j]), p[j, k]))
-                for k in range(10)
-            ]
-        ),
+        "same/1": _per_digit(ops, b, lambda i, j, k: I(T(p[i, k], p[j, k]), s[i, j]), scope),
+        "same/2": _per_digit(ops, b, lambda i, j, k: I(T(p[i, k], s[i, j]), p[j, k]), scope),
         "same/3": _forall_pairs(ops, b, lambda i, j: I(s[i, j], s[j, i])).reshape(1),
         "sum9/1": ops.forall(torch.stack(exists), dim=0).reshape(1),
         "sum9/2": _forall_pairs(ops, b, lambda i, j: I(s9[i, j], disjunction(i, j))).reshape(1),
@@ -112,11 +112,14 @@ def _grads(values: dict[str, torch.Tensor], interp: dict) -> list[torch.Tensor]:
     b=st.integers(1, 4),
     seed=st.integers(0, 2**16),
     kb_name=st.sampled_from(["same", "sum9", "both"]),
+    scope=st.sampled_from(["family", "formula"]),
 )
-def test_kb_equals_loop_over_groundings(ops_name: str, b: int, seed: int, kb_name: str) -> None:
+def test_kb_equals_loop_over_groundings(
+    ops_name: str, b: int, seed: int, kb_name: str, scope: str
+) -> None:
     ops, interp = OPS[ops_name], random_interp(b, seed)
-    got = build_kb(kb_name)(interp, ops).formula_valuations
-    want = {k: v for k, v in loop_valuations(interp, ops).items() if k in got}
+    got = build_kb(kb_name, scope=scope)(interp, ops).formula_valuations
+    want = {k: v for k, v in loop_valuations(interp, ops, scope).items() if k in got}
     assert got.keys() == want.keys()
     for name in got:
         torch.testing.assert_close(got[name], want[name], rtol=1e-9, atol=1e-9)
@@ -136,14 +139,14 @@ def test_same_kb_on_a_crisp_world_is_true() -> None:
     }
     result = build_kb("both")(interp, OPS["godel"])
     assert all(v.item() == 1.0 for v in result.valuations.values())
-    assert result.loss.item() == -1.0
+    assert result.loss.item() == pytest.approx(-2.0)  # same's mean + sum9's mean
 
 
 def test_user_family_with_constants_negation_and_and_over() -> None:
     """A user family needs no change to the evaluator: forall x not (all digits hold of x)."""
     fam = Family("none/1", Forall((x,), Not(AndOver(d, digit[d](x)))))
     three = Family("three/1", Forall((x,), Exists((y,), digit["three"](x) & digit[9 - d](y))), d)
-    kb = KnowledgeBase([fam, three])
+    kb = KnowledgeBase([fam, three], scope="formula")
     ops, interp = OPS["product"], random_interp(3, 0)
     p = interp["digit"]
     got = kb({"digit": p}, ops).formula_valuations
@@ -256,6 +259,69 @@ def test_weights_of_unselected_families_are_ignored() -> None:
     weighted = build_kb("same", [2], weights={1: 7.0, 2: 3.0})(interp, ops).loss
     torch.testing.assert_close(weighted, 3 * alone)
     assert not math.isclose(alone.item(), 0.0)
+
+
+def test_formula_subsets_keep_the_full_divisor() -> None:
+    """A left-out formula weighs 0 (the paper's code: dds/dsd/ss = 0 in A_clause = sum / 3)."""
+    interp, ops = random_interp(4, 5), OPS["yager"]
+    vals = build_kb("same")(interp, ops).valuations
+    for subset in ([1], [2, 3], [1, 3]):
+        want = -sum(vals[f"same/{k}"] for k in subset) / 3
+        torch.testing.assert_close(build_kb("same", subset)(interp, ops).loss, want)
+
+
+def test_both_adds_the_two_knowledge_bases() -> None:
+    """`both` = the same KB's loss + the sum9 KB's loss, each a mean over its own families."""
+    interp, ops = random_interp(4, 6), OPS["product"]
+    both = build_kb("both")(interp, ops).loss
+    parts = build_kb("same")(interp, ops).loss + build_kb("sum9")(interp, ops).loss
+    torch.testing.assert_close(both, parts)
+    vals = build_kb("both")(interp, ops).valuations
+    assert not torch.isclose(both, -sum(vals.values()) / 5)
+
+
+def _scope_losses(ops: OperatorSet, seed: int) -> tuple[torch.Tensor, ...]:
+    interp = random_interp(5, seed)
+    losses = [build_kb("same", scope=scope)(interp, ops).loss for scope in ("family", "formula")]
+    grads = [torch.autograd.grad(loss, interp["digit"])[0] for loss in losses]
+    return (*losses, *grads)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_scopes_agree_for_the_mean_of_logs(seed: int) -> None:
+    """log-product with reduction mean: the mean over digits of means = the mean over all."""
+    family, formula, g_family, g_formula = _scope_losses(OPS["yager"], seed)
+    torch.testing.assert_close(family, formula)
+    torch.testing.assert_close(g_family, g_formula)
+
+
+@pytest.mark.parametrize(
+    "forall",
+    [
+        "minimum",
+        "lukasiewicz",
+        "rmse",
+        "nilpotent_minimum",
+        "product",
+        {"name": "yager", "p": 1.5},
+        {"name": "generalized_mean_error", "p": 1.5},
+        {"name": "log_product", "reduction": "sum"},
+    ],
+)
+def test_scopes_differ_for_other_aggregators(forall: str | dict) -> None:
+    """One aggregation over 10 b^2 instances is not the mean of ten over b^2 each (Section 9.2)."""
+    ops = ops_set("yager", "yager", "reichenbach", forall, "generalized_mean")
+    family, formula, g_family, g_formula = _scope_losses(ops, 3)
+    assert not torch.allclose(family, formula) or not torch.allclose(g_family, g_formula)
+
+
+def test_family_scope_needs_an_outer_universal_quantifier() -> None:
+    fam = Family("e/1", Exists((x,), digit[d](x)), each=d)
+    assert KnowledgeBase([fam], scope="formula").compiled[0].size == 10
+    with pytest.raises(ValueError, match="use scope 'formula'"):
+        KnowledgeBase([fam], scope="family")
+    with pytest.raises(ValueError, match="valid choices: \\['family', 'formula'\\]"):
+        build_kb("same", scope="digit")
 
 
 def test_valuations_are_family_means_of_formula_valuations() -> None:

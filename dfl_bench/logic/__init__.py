@@ -7,6 +7,7 @@ result.loss.backward()
 """
 
 from dfl_bench.logic.formulas import (
+    SCOPES,
     And,
     AndOver,
     Atom,
@@ -26,6 +27,7 @@ from dfl_bench.logic.kb import KBS, SCALES, KBResult, KnowledgeBase, build_kb, d
 __all__ = [
     "KBS",
     "SCALES",
+    "SCOPES",
     "And",
     "AndOver",
     "Atom",

@@ -11,6 +11,10 @@ Evaluation broadcasts instead of looping over groundings: every variable is one 
 An `Index` is a variable over the constants 0..size-1 (the columns of an indexed predicate such
 as `digit`); a family `each` index gives one formula per constant (a leading dim of the result),
 and `OrOver`/`AndOver` fold the t-conorm/t-norm over an index inside a formula.
+
+Quantifier scope of a family with `each` (`SCOPES`): "formula" (the paper's text, Section 9.2:
+ten formulas, one universal aggregation each) or "family" (the paper's code: the outermost
+universal aggregation also runs over the family index, one A over all its instances).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from torch import Tensor
+
+SCOPES = ("family", "formula")
 
 
 class Operators(Protocol):
@@ -389,9 +395,11 @@ class Compiled:
     n_folds: int
     matrix: Node
     quantifiers: tuple[tuple[bool, int | tuple[int, ...]], ...]
+    size: int
 
     def __call__(self, ctx: Context, b: int) -> Tensor:
-        """Valuation of each formula of the family, shape (family.size,) (Definition "val")."""
+        """Valuation of each formula of the family, shape (size,) (Definition "val"): size is
+        family.size, or 1 when the scope is "family" (one aggregation over all instances)."""
         keep = [b if isinstance(v, Var) else v.size for v in self.frame[self.n_folds :]]
         full = [*[1] * self.n_folds, *keep]
         t = self.matrix(ctx)
@@ -399,11 +407,27 @@ class Compiled:
         t = t if self.n_folds == 0 else t.reshape(keep)
         for is_forall, dim in self.quantifiers:
             t = (ctx.ops.forall if is_forall else ctx.ops.exists)(t, dim=dim)
-        return t if t.dim() == 1 else t.reshape(self.family.size)
+        return t if t.dim() == 1 else t.reshape(self.size)
 
 
-def compile_family(family: Family) -> Compiled:
-    """Validate a family (prenex, every variable bound once) and fix its frame."""
+def _family_scope(
+    family: Family,
+    quantifiers: list[Quantifier],
+    reductions: list[tuple[bool, int | tuple[int, ...]]],
+) -> None:
+    """Widen the outermost (universal) aggregation to the family index, the dim before it."""
+    if not quantifiers or not isinstance(quantifiers[0], Forall):
+        raise ValueError(
+            f"{family.name}: scope 'family' aggregates the family index with an outermost "
+            f"universal quantifier, which this family lacks; use scope 'formula'"
+        )
+    reductions[-1] = (True, tuple(range(-(len(quantifiers[0].vars) + 1), 0)))
+
+
+def compile_family(family: Family, scope: str = "family") -> Compiled:
+    """Validate a family (prenex, every variable bound once) and fix its frame and scope."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown scope {scope!r}; valid choices: {list(SCOPES)}")
     quantifiers, matrix = _prefix(family.formula)
     variables = family.quantified
     if len(set(variables)) != len(variables):
@@ -414,11 +438,16 @@ def compile_family(family: Family) -> Compiled:
     lead = (family.each,) if family.each is not None else ()
     frame = (*folds, *lead, *variables)
     pos = {v: i for i, v in enumerate(frame)}
-    reductions = tuple(
+    reductions = [
         (isinstance(q, Forall), -1 if len(q.vars) == 1 else tuple(range(-len(q.vars), 0)))
         for q in reversed(quantifiers)
-    )
-    return Compiled(family, frame, len(folds), _node(matrix, pos, len(frame)), reductions)
+    ]
+    size = family.size
+    if scope == "family" and family.each is not None:
+        _family_scope(family, quantifiers, reductions)
+        size = 1
+    node = _node(matrix, pos, len(frame))
+    return Compiled(family, frame, len(folds), node, tuple(reductions), size)
 
 
 def batch_size(interp: Mapping[str, Tensor]) -> int:

@@ -27,6 +27,9 @@ KBS: dict[str, tuple[Family, ...]] = {
     "sum9": sum9_kb.FAMILIES,
     "both": same_kb.FAMILIES + sum9_kb.FAMILIES,
 }
+# A KB made of others: at scale "mean" each part is averaged over its own families and the
+# parts' losses are added (the paper's code for both KBs, the 98.0% run of Section 10.2.4).
+PARTS: dict[str, tuple[str, ...]] = {"both": ("same", "sum9")}
 
 
 @dataclass(frozen=True)
@@ -34,8 +37,9 @@ class KBResult:
     """The outcome of evaluating a knowledge base on one batch.
 
     `loss`: Eq. "lossrl" at the KB's scale; `valuations`: each family's mean valuation (detached,
-    for logging); `formula_valuations`: each family's formulas, shape (family size,), with their
-    graph; `metrics`: the Section 9.1 measures (`metrics.gradient_metrics`), only given labels.
+    for logging); `formula_valuations`: each family's formulas, shape (family size,) at scope
+    "formula" and (1,) at scope "family", with their graph; `metrics`: the Section 9.1
+    measures (`metrics.gradient_metrics`), only given labels.
     """
 
     loss: Tensor
@@ -45,18 +49,23 @@ class KBResult:
 
 
 def dfl_loss(
-    valuations: Mapping[str, Tensor], weights: Mapping[str, float], scale: str = "mean"
+    valuations: Mapping[str, Tensor],
+    weights: Mapping[str, float],
+    scale: str = "mean",
+    divisors: Mapping[str, int] | None = None,
 ) -> Tensor:
     """Eq. "lossrl" at a scale, from each family's formula valuations.
 
     scale="sum": -sum over all formulas of w * val (the paper's equation);
-    scale="mean" (the paper's code): -mean over families of w * (mean of the family's formulas).
+    scale="mean" (the paper's code): -sum over families of w * (mean of the family's formulas)
+    / divisor, the divisor being the number of families of the family's knowledge base
+    (default: len(valuations), a plain mean); a family left out keeps its place in the divisor.
     """
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; valid choices: {list(SCALES)}")
-    n = len(valuations)
+    n = divisors or dict.fromkeys(valuations, len(valuations))
     terms = [
-        v.sum() * (weights[name] / (n * v.numel()) if scale == "mean" else weights[name])
+        v.sum() * (weights[name] / (n[name] * v.numel()) if scale == "mean" else weights[name])
         for name, v in valuations.items()
     ]
     return -torch.stack(terms).sum()
@@ -75,13 +84,19 @@ def _needs_graph(interp: Mapping[str, Tensor]) -> bool:
 
 
 class KnowledgeBase:
-    """A weighted set of formula families; call it on a batch's interpretation (Eq. "lossrl")."""
+    """A weighted set of formula families; call it on a batch's interpretation (Eq. "lossrl").
+
+    `scope` (formulas.SCOPES) is the quantifier scope of families with one formula per constant;
+    `divisors` maps each family to the number of families of its knowledge base (`dfl_loss`).
+    """
 
     def __init__(
         self,
         families: Sequence[Family],
         weights: Mapping[str, float] | None = None,
         scale: str = "mean",
+        scope: str = "family",
+        divisors: Mapping[str, int] | None = None,
     ) -> None:
         if scale not in SCALES:
             raise ValueError(f"unknown scale {scale!r}; valid choices: {list(SCALES)}")
@@ -92,10 +107,13 @@ class KnowledgeBase:
         unknown = sorted(set(weights) - set(names))
         if unknown:
             raise ValueError(f"weights for unknown families {unknown}; valid choices: {names}")
+        if divisors is not None and sorted(divisors) != sorted(names):
+            raise ValueError(f"divisors must name exactly the families {names}, got {divisors}")
         self.families = tuple(families)
         self.weights = {n: float(weights.get(n, 1.0)) for n in names}
-        self.scale = scale
-        self.compiled: tuple[Compiled, ...] = tuple(compile_family(f) for f in families)
+        self.scale, self.scope = scale, scope
+        self.divisors = dict(divisors or dict.fromkeys(names, len(names)))
+        self.compiled: tuple[Compiled, ...] = tuple(compile_family(f, scope) for f in families)
         self.keys = set().union(*(_keys(f.formula) for f in families))
 
     def groundings(self, b: int) -> dict[str, int]:
@@ -147,7 +165,8 @@ class KnowledgeBase:
 
     def _result(self, vals: dict[str, Tensor], metrics: dict[str, float] | None) -> KBResult:
         means = {n: v.detach().mean() for n, v in vals.items()}
-        return KBResult(dfl_loss(vals, self.weights, self.scale), means, vals, metrics)
+        loss = dfl_loss(vals, self.weights, self.scale, self.divisors)
+        return KBResult(loss, means, vals, metrics)
 
 
 def _family_name(kb: str, key: int | str, valid: list[str]) -> str:
@@ -168,14 +187,22 @@ def register_kb(name: str, families: Iterable[Family]) -> None:
     KBS[name] = tuple(families)
 
 
+def _divisors(name: str) -> dict[str, int]:
+    """Each family of KB `name` -> the number of families of the (part) KB it belongs to."""
+    parts = PARTS.get(name, (name,))
+    return {f.name: len(KBS[part]) for part in parts for f in KBS[part]}
+
+
 def build_kb(
     name: str,
     formulas: Sequence[int | str] | None = None,
     weights: Mapping[int | str, float] | None = None,
     scale: str = "mean",
+    scope: str = "family",
 ) -> KnowledgeBase:
     """The `same`, `sum9` or `both` KB (Section 9.2), optionally an ablation subset of families
-    (e.g. formulas=[1, 2]) with per-family weights (default 1); scale as in `dfl_loss`."""
+    (e.g. formulas=[1, 2]) with per-family weights (default 1); scale as in `dfl_loss` (a left-out
+    family weighs 0 and keeps its place in the divisor); scope as in `formulas.SCOPES`."""
     if name not in KBS:
         raise ValueError(f"unknown knowledge base {name!r}; valid choices: {sorted(KBS)}")
     families = KBS[name]
@@ -185,4 +212,7 @@ def build_kb(
         raise ValueError(f"select at least one formula of {name!r}; valid choices: {valid}")
     w = {_family_name(name, k, valid): v for k, v in (weights or {}).items()}
     selected = [f for f in families if f.name in chosen]
-    return KnowledgeBase(selected, {n: v for n, v in w.items() if n in chosen}, scale)
+    divisors = {n: v for n, v in _divisors(name).items() if n in chosen}
+    return KnowledgeBase(
+        selected, {n: v for n, v in w.items() if n in chosen}, scale, scope, divisors
+    )
