@@ -44,7 +44,21 @@ SUMMARY_FIELDS = (
     "steps",
 )
 STATUSES = ("ok", "failed")
-NOT_HASHED = ("logger", "records_dir", "checkpoint_dir", "force", "progress_bar", "threads", "rows")
+# Not hashed: logging, paths and flags, and what names a job rather than changes its result
+# (experiment, table row, provenance), so a configuration that is a row of two tables has one hash.
+NOT_HASHED = (
+    "logger",
+    "records_dir",
+    "checkpoint_dir",
+    "force",
+    "progress_bar",
+    "threads",
+    "rows",
+    "experiment_name",
+    "row",
+    "provenance",
+    "row_provenance",
+)
 
 
 def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -52,9 +66,23 @@ def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in config.items() if k not in NOT_HASHED}
 
 
+def _numbers_as_floats(value: Any) -> Any:
+    """`value` with every int as a float (bools kept), so that w_dfl=0 and w_dfl=0.0 hash alike."""
+    if isinstance(value, Mapping):
+        return {k: _numbers_as_floats(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_numbers_as_floats(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
-    """Short sha256 of the canonical JSON of `hashed_config(config)` (key order does not matter)."""
-    canonical = json.dumps(hashed_config(config), sort_keys=True, separators=(",", ":"))
+    """Short sha256 of the canonical JSON of `hashed_config(config)` (key order and int vs float
+    do not matter)."""
+    canonical = json.dumps(
+        _numbers_as_floats(hashed_config(config)), sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -77,6 +105,34 @@ def is_done(path: str | Path) -> bool:
     """Whether the record at `path` says the job finished ok (a rerun may skip it)."""
     record = read_record(path)
     return record is not None and record.get("status") == "ok"
+
+
+def find_done(records_dir: str | Path, path: str | Path) -> Path | None:
+    """An ok record with the file name (config hash) of `path` in another experiment's folder."""
+    path = Path(path)
+    for other in sorted(Path(records_dir).glob(f"*/{path.name}")):
+        if other.parent != path.parent and is_done(other):
+            return other
+    return None
+
+
+def reused_record(source: Mapping[str, Any], reused_from: str, **job: Any) -> dict[str, Any]:
+    """A copy of the ok record `source` for another job of the same configuration: its results,
+    the job's identity (`job`: experiment, name, row, config, overrides) and `reused_from` (the
+    trained record's path under records_dir)."""
+    return {**source, **job, "reused_from": source.get("reused_from") or reused_from}
+
+
+def reuse_done(records_dir: str | Path, path: str | Path, **job: Any) -> dict[str, Any] | None:
+    """If another experiment already trained this configuration, write its record for this job
+    at `path` and return it (the job need not train); else None."""
+    source = find_done(records_dir, path)
+    if source is None:
+        return None
+    relative = source.relative_to(records_dir).as_posix()
+    record = reused_record(read_record(source) or {}, relative, **job)
+    write_record(path, record)
+    return record
 
 
 def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:

@@ -37,6 +37,7 @@ from dfl_bench import loggers, records
 from dfl_bench.data import MnistDataModule
 from dfl_bench.module import DFLModule, NonFiniteLossError
 from dfl_bench.operators import KINDS, OperatorSet
+from dfl_bench.provenance import job_provenance
 
 CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 REPO_DIR = Path(__file__).resolve().parent.parent
@@ -65,6 +66,17 @@ def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
     elif records.is_done(path):
         print(f"[dfl_bench] skipping {job_name(hydra_cfg)}: {path} says ok (force=true reruns it)")
         return records.read_record(path) or {}
+    elif reused := records.reuse_done(
+        to_absolute_path(cfg.records_dir),
+        path,
+        experiment=experiment,
+        name=job_name(hydra_cfg),
+        row=config.get("row"),
+        config=config,
+        overrides=list(hydra_cfg.overrides.task),
+    ):
+        print(summary_text(reused, path))
+        return reused
 
     torch.set_num_threads(torch_threads(cfg.threads, hydra_cfg))
     data = MnistDataModule(**config["data"], seed=cfg.seed)
@@ -123,7 +135,8 @@ def checked(cfg: DictConfig) -> tuple[dict[str, Any], DFLModule]:
 
 
 def resolved_config(cfg: DictConfig) -> dict[str, Any]:
-    """The job's config as plain data, its table row (if any) checked and interpolated in."""
+    """The job's config as plain data, its table row (if any) checked and interpolated in, and
+    its `provenance` (the experiment's, updated by its row's; `dfl_bench.provenance`)."""
     rows = cfg.get("rows") or {}
     if rows and cfg.get("row") not in rows:
         raise ValueError(
@@ -133,6 +146,10 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
     config = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     assert isinstance(config, dict)
     config.pop("rows", None)
+    row_provenance = config.pop("row_provenance", None)
+    config["provenance"] = job_provenance(
+        config.get("provenance"), row_provenance, config.get("row"), config
+    )
     return config
 
 
@@ -243,9 +260,11 @@ def summary_text(record: Mapping[str, Any], path: Path) -> str:
         value = record.get(key)
         return "n/a" if value is None else f"{100 * value:.1f}%"
 
+    status = record["status"] + (f" ({record['reason']})" if record["reason"] else "")
+    if record.get("reused_from"):
+        status += f" (reused from {record['reused_from']}, not retrained)"
     lines = [
-        f"[dfl_bench] {record['experiment']} [{record['name']}] {record['status']}"
-        + (f" ({record['reason']})" if record["reason"] else ""),
+        f"[dfl_bench] {record['experiment']} [{record['name']}] {status}",
         f"  test accuracy {pct('test_accuracy')} (best {pct('best_test_accuracy')})  "
         f"cons {pct('cons_ratio')}  cu_cons {pct('cu_cons')}  cu_ant {pct('cu_ant')}  "
         f"steps {record['steps']}  wall {record['wall_time_s']:.0f}s",

@@ -256,3 +256,22 @@ def test_torch_threads_split_the_cores_between_joblib_jobs():
 def test_torch_threads_follow_the_slurm_cpus_per_task():
     hydra_cfg = OmegaConf.create({"launcher": {"cpus_per_task": 4, "nodes": 1}})
     assert train.torch_threads(None, hydra_cfg) == 4
+
+
+def test_a_configuration_of_two_tables_trains_once(tmp_path, monkeypatch, capsys):
+    """s = 9 of sigmoidal_s is b0 = -1/2 of sigmoidal_b0: the second job copies the record."""
+    first = train.run(*composed(tmp_path, "+experiment=sigmoidal_s", "implication.s=9.0"))
+    assert first["status"] == "ok" and "reused_from" not in first
+
+    def no_data(*args, **kwargs):
+        raise AssertionError("a reused configuration must not train")
+
+    monkeypatch.setattr(train, "MnistDataModule", no_data)
+    second = train.run(*composed(tmp_path, "+experiment=sigmoidal_b0", "implication.b0=-0.5"))
+    assert second["reused_from"] == f"sigmoidal_s/{first['config_hash']}.json"
+    assert (second["experiment"], second["row"]) == ("sigmoidal_b0", "b0=-0.5")
+    assert second["config"]["experiment_name"] == "sigmoidal_b0"
+    assert second["test_accuracy"] == first["test_accuracy"]
+    assert "reused from sigmoidal_s/" in capsys.readouterr().out
+    path = tmp_path / "records" / "sigmoidal_b0" / f"{first['config_hash']}.json"
+    assert json.loads(path.read_text())["reused_from"] == second["reused_from"]

@@ -12,8 +12,11 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
+from dfl_bench.module import PROBLEMS
 from dfl_bench.operators import KINDS, OperatorSet
+from dfl_bench.provenance import SOURCES, job_provenance
 from dfl_bench.records import NOT_HASHED, config_hash
+from dfl_bench.train import resolved_config
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
@@ -26,10 +29,10 @@ PAPER_TABLES = {
     "symmetric_aggregators": 12,
     "sgd_implications": 9,
     "formulas": 6,
-    "sigmoidal_s": 10,
+    "sigmoidal_s": 8,
     "sigmoidal_b0": 7,
     "best": 2,
-    "baseline": 1,
+    "baseline": 2,
 }
 
 
@@ -64,10 +67,7 @@ def sweep_configs(experiment: str) -> list[dict]:
 
 def resolved(cfg) -> dict:
     """The resolved config as train.py records it (without the rows table and hydra node)."""
-    job = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"])
-    config = OmegaConf.to_container(job, resolve=True, throw_on_missing=True)
-    config.pop("rows", None)
-    return config
+    return resolved_config(OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"]))
 
 
 def test_every_paper_table_has_an_experiment():
@@ -127,3 +127,111 @@ def test_hash_ignores_logging_and_paths_but_not_operators():
     assert config_hash(base) == config_hash(same)
     assert config_hash(base) != config_hash(other)
     assert {"logger", "records_dir", "force"} <= set(NOT_HASHED)
+
+
+def job(experiment: str, *overrides: str) -> dict:
+    return resolved(compose_job([f"+experiment={experiment}", *overrides]))
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # the fixed configuration of Section 10.2 in Tables aggregation and implications
+        (("aggregation", "row=forall_log_product"), ("implications", "row=sigmoidal_reichenbach")),
+        # s = 9, b0 = -1/2 in both sigmoidal sweeps
+        (("sigmoidal_s", "implication.s=9.0"), ("sigmoidal_b0", "implication.b0=-0.5")),
+        # T_Y p = 1.5 with E_GM p = 1.5 on sum9 (the authors' code: "computed in t-norm")
+        (("tnorms", "row=yager_p1_5"), ("aggregation", "row=exists_gm_p1_5")),
+    ],
+)
+def test_a_configuration_in_two_tables_has_one_hash(first, second):
+    a, b = job(*first), job(*second)
+    assert (a["experiment_name"], a["row"]) != (b["experiment_name"], b["row"])
+    assert config_hash(a) == config_hash(b)
+
+
+def test_the_paper_baseline_is_same_without_the_dfl_loss():
+    pair, ce_only = job("baseline"), job("baseline", "row=ce_only")
+    assert (pair["row"], pair["problem"]["name"], pair["problem"]["w_dfl"]) == (
+        "ce_pair",
+        "same",
+        0,
+    )
+    assert ce_only["problem"]["name"] == "ce_only"
+    plain = resolved(compose_job(["problem=same", "problem.w_dfl=0"]))
+    assert config_hash(pair) == config_hash(plain)
+
+
+def test_problem_names_match_the_module():
+    options = {p.stem: yaml.safe_load(p.read_text()) for p in (CONF / "problem").glob("*.yaml")}
+    assert set(PROBLEMS) <= set(options)
+    assert all(o["name"] in PROBLEMS for o in options.values())
+    assert all(o["kb"]["scope"] == "family" for o in options.values())
+
+
+def test_scope_is_a_command_line_choice():
+    family = job("same_symmetric", "row=godel_S")
+    formula = job("same_symmetric", "row=godel_S", "problem.kb.scope=formula")
+    assert (family["problem"]["kb"]["scope"], formula["problem"]["kb"]["scope"]) == (
+        "family",
+        "formula",
+    )
+    assert config_hash(family) != config_hash(formula)
+
+
+@pytest.mark.parametrize(
+    ("experiment", "rows"),
+    [
+        ("sigmoidal_s", [f"s={s}" for s in (1.0, 2.5, 5.0, 7.5, 9.0, 12.5, 15.0, 20.0)]),
+        ("sigmoidal_b0", [f"b0={b}" for b in (-1.0, -0.8, -0.65, -0.5, -0.35, -0.2, 0.0)]),
+        ("best", ["sum9", "both"]),
+    ],
+)
+def test_value_sweeps_name_their_cell(experiment, rows):
+    assert [config["row"] for config in sweep_configs(experiment)] == rows
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_every_job_carries_checked_provenance(experiment):
+    for config in sweep_configs(experiment):
+        assert "row_provenance" not in config
+        for entry in config["provenance"].values():
+            assert entry["source"] in SOURCES and entry["note"]
+
+
+@pytest.mark.parametrize(
+    ("experiment", "override", "key", "source"),
+    [
+        ("tnorms", "row=godel", "problem.w_dfl", "authors' code"),
+        ("implications", "row=yager_r_p20", "implication.p", "authors' code"),
+        ("implications", "row=godel", "problem.w_dfl", "authors' code"),
+        ("aggregation", "row=exists_gm_p2", "exists.p", "our choice"),
+        ("aggregation", "row=exists_gm_p20", "exists.p", "authors' code"),
+        ("aggregation", "row=forall_yager_p20", "forall.p", "paper"),
+        ("same_symmetric", "row=godel_S", "problem.kb.scope", "authors' code"),
+        ("best", "problem=both", "problem.w_dfl", "our choice"),
+        ("sigmoidal_s", "implication.s=2.5", "implication.s", "authors' code"),
+    ],
+)
+def test_values_the_paper_does_not_print_say_where_they_come_from(
+    experiment, override, key, source
+):
+    assert job(experiment, override)["provenance"][key]["source"] == source
+
+
+def test_row_provenance_updates_the_experiment_entries():
+    assert "exists.p" not in job("aggregation", "row=exists_maximum")["provenance"]
+    assert "problem.w_dfl" not in job("aggregation", "row=forall_minimum")["provenance"]
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        ({"nope.key": {"source": "paper", "note": "n"}}, "not a key"),
+        ({"seed": {"source": "folklore", "note": "n"}}, "valid choices"),
+        ({"seed": {"source": "paper"}}, "needs a note"),
+    ],
+)
+def test_bad_provenance_raises(entries, message):
+    with pytest.raises(ValueError, match=message):
+        job_provenance(entries, None, None, {"seed": 0})

@@ -139,16 +139,16 @@ def test_training_reduces_the_loss_and_learns_digits():
     assert module.test_accuracy > 0.3  # chance is 0.1
 
 
-@pytest.mark.parametrize("problem", ["same", "sum9", "both", "supervised"])
+@pytest.mark.parametrize("problem", ["same", "sum9", "both", "ce_only"])
 def test_summary_keys_and_problem_heads(problem):
     module, log = fit(problem, steps=4)
     summary = module.summary()
     assert set(SUMMARY_FIELDS) <= set(summary)
     assert summary["steps"] == 4 and 0.0 <= summary["test_accuracy"] <= 1.0
-    heads = {"same": ["same"], "sum9": ["sum9"], "both": ["same", "sum9"], "supervised": []}
+    heads = {"same": ["same"], "sum9": ["sum9"], "both": ["same", "sum9"], "ce_only": []}
     assert sorted(module.net.heads) == heads[problem]
     losses = {k: v for _, m in log.rows for k, v in m.items() if k.startswith("loss/")}
-    if problem == "supervised":
+    if problem == "ce_only":
         assert losses["loss/dfl"] == losses["loss/pair"] == 0.0
         assert summary["cons_ratio"] is None and summary["pair_accuracy"] is None
     else:
@@ -237,7 +237,7 @@ def test_optimizers_and_validation():
 
 
 def test_log_every_must_match_the_trainer():
-    module = DFLModule("supervised", log_every=2, max_steps=2)
+    module = DFLModule("ce_only", log_every=2, max_steps=2)
     trainer = L.Trainer(
         max_steps=2, logger=Recorder(), log_every_n_steps=5, enable_progress_bar=False
     )

@@ -127,3 +127,51 @@ def test_record_fields_are_the_published_contract():
         "cons_magnitude", "ant_magnitude",
     }  # fmt: skip
     assert contract <= set(RECORD_FIELDS)
+
+
+def test_hash_is_pinned_and_ignores_what_names_a_job():
+    """Records are found by this hash: change the pinned value only on purpose (old records of
+    a changed hash are not found again, and their configuration reruns)."""
+    config = {"seed": 0, "tnorm": {"name": "yager", "p": 1.5}, "problem": {"w_dfl": 10}}
+    named = {
+        **config,
+        "experiment_name": "aggregation",
+        "row": "forall_log_product",
+        "provenance": {"problem.w_dfl": {"source": "paper", "note": "caption"}},
+    }
+    assert records.config_hash(config) == records.config_hash(named) == "774ab84b6fd935c3"
+    assert records.config_hash({**config, "problem": {"w_dfl": 10.0}}) == "774ab84b6fd935c3"
+    assert records.config_hash({**config, "seed": True}) != records.config_hash(config)
+
+
+def test_a_record_of_another_experiment_is_reused(tmp_path):
+    trained = records.record_path(tmp_path, "sigmoidal_s", "0123456789abcdef")
+    records.write_record(trained, {**full_record(), "experiment": "sigmoidal_s", "row": "s=9.0"})
+    path = records.record_path(tmp_path, "sigmoidal_b0", "0123456789abcdef")
+    job = {"experiment": "sigmoidal_b0", "row": "b0=-0.5", "name": "b0", "config": {"seed": 1}}
+    record = records.reuse_done(tmp_path, path, **job)
+    assert record == records.read_record(path)
+    assert record["reused_from"] == "sigmoidal_s/0123456789abcdef.json"
+    assert {k: record[k] for k in job} == job
+    assert record["test_accuracy"] == 0.9
+    again = records.reuse_done(tmp_path, records.record_path(tmp_path, "best", trained.stem), row=1)
+    assert again["reused_from"] == "sigmoidal_s/0123456789abcdef.json"
+
+
+def test_only_an_ok_record_of_another_experiment_is_reused(tmp_path):
+    own = records.record_path(tmp_path, "exp", "0123456789abcdef")
+    records.write_record(own, full_record())
+    assert records.reuse_done(tmp_path, own) is None
+    failed = records.record_path(tmp_path, "other", "fedcba9876543210")
+    records.write_record(failed, full_record("failed"))
+    assert records.reuse_done(tmp_path, records.record_path(tmp_path, "exp", failed.stem)) is None
+
+
+def test_an_old_record_without_provenance_still_loads(tmp_path):
+    old = {k: v for k, v in full_record().items() if k not in ("provenance", "reused_from")}
+    path = tmp_path / "exp" / "0123456789abcdef.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(old))
+    assert records.read_record(path) == old and records.is_done(path)
+    copy = records.reuse_done(tmp_path, tmp_path / "new" / path.name, experiment="new")
+    assert copy["reused_from"] == "exp/0123456789abcdef.json"

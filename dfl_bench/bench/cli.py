@@ -71,7 +71,7 @@ def iteration_section(
     rows, ratios = [], []
     for n in threads:
         torch.set_num_threads(n)
-        fns = {("supervised", "supervised"): steps.build_module("supervised", steps.NEVER, device)}
+        fns = {("supervised", "supervised"): steps.build_module("ce_only", steps.NEVER, device)}
         for p in PROBLEMS:
             fns[(p, "dfl")] = steps.build_module(p, steps.NEVER, device)
             fns[(p, "dfl_logging")] = steps.build_module(p, 1, device)
@@ -107,7 +107,7 @@ def scaling_section(
 ) -> dict[str, Any]:
     """Iteration, CNN-only step and logic part (same KB) against b; log-log slopes."""
     dfl = steps.build_module("same", steps.NEVER, device)
-    sup = steps.build_module("supervised", steps.NEVER, device)
+    sup = steps.build_module("ce_only", steps.NEVER, device)
     rows = []
     for b in batch_sizes:
         batches = steps.draw_batches(data, b, 4)

@@ -169,7 +169,7 @@ def _iteration_md(section: dict[str, Any]) -> list[str]:
         "`dfl_logging` = a logging step (Section 9.1 metrics computed); `materialized` = the same "
         "step with each NTN head replaced by the materialized-pairs formulation (b*b concatenated "
         "embeddings through a per-pair bilinear layer, `dfl_bench.model.MaterializedNTN`, same "
-        "weights); `supervised` = problem=supervised (the CNN on 64 + 64 images, CE only).",
+        "weights); `supervised` = problem=ce_only (the CNN on 64 + 64 images, CE only).",
         "",
         *_table(["threads", "problem", "variant", "median ms", "IQR ms", "n"], rows),
         "",
