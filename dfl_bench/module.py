@@ -197,7 +197,8 @@ class DFLModule(L.LightningModule):
         step = self.global_step + 1
         logging = step % self.log_every == 0
         (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
-        logits, emb = self.net(torch.cat([x_l, x_u]))
+        # without a DFL term no loss reads the unlabeled images: forward the labeled ones only
+        logits, emb = self.net(torch.cat([x_l, x_u]) if self.kb is not None else x_l)
         n_l = len(x_l)
         ce = F.cross_entropy(logits[:n_l], y_l)
         zero = ce.new_zeros(())

@@ -251,3 +251,14 @@ def test_pair_truth_batched_equals_per_row():
     for predicate in ("same", "sum9"):
         batched = pair_truth(predicate, y)
         assert torch.equal(batched, torch.stack([pair_truth(predicate, row) for row in y]))
+
+
+@pytest.mark.parametrize(("problem", "w_dfl", "images"), [("same", 1.0, 64), ("same", 0.0, 32)])
+def test_the_cnn_sees_the_unlabeled_batch_only_when_a_dfl_term_reads_it(problem, w_dfl, images):
+    seen: list[int] = []
+    module = DFLModule(problem, OPS, w_dfl=w_dfl, log_every=2, eval_every=0, max_steps=2)
+    module.net.net.conv1.register_forward_hook(
+        lambda mod, inp, out: seen.append(len(inp[0])) if mod.training else None
+    )
+    fit(problem, steps=2, module=module)
+    assert seen == [images, images]
