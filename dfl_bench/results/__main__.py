@@ -27,7 +27,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options; an unknown table or profile is a one-line error naming the choices."""
     names = list(load_paper().tables)
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.results", description=__doc__)
-    parser.add_argument("--records", type=Path, default=Path(default_records_dir()))
+    parser.add_argument(
+        "--records", type=Path, default=Path(default_records_dir()), help="run records folder"
+    )
     parser.add_argument(
         "--out", type=Path, default=Path("results"), help="writes tables/, figures/"
     )
