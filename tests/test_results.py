@@ -261,3 +261,11 @@ def test_wandb_tables_log_offline(tmp_path, monkeypatch):
     assert data[0][columns.index("paper_accuracy")] == 20.4
     assert data[0][columns.index("ours_accuracy")] == pytest.approx(50.0)
     assert "logged 1 tables (disabled)" == log_tables([result])
+
+
+def test_cli_tables_selects_files_and_keeps_the_index_whole(tmp_path):
+    write(tmp_path / "r", "tnorms", "g", row="godel")
+    out = tmp_path / "out"
+    assert main(["--records", str(tmp_path / "r"), "--out", str(out), "--tables", "tnorms"]) == 0
+    assert sorted(p.name for p in (out / "tables").glob("*.md")) == ["README.md", "tnorms.md"]
+    assert "[aggregation](aggregation.md)" in (out / "tables" / "README.md").read_text()

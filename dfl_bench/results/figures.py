@@ -139,5 +139,6 @@ def all_figures(tables: Mapping[str, Table], frame: pd.DataFrame, profile: str, 
     for name, parameter in (("sigmoidal_s", "s"), ("sigmoidal_b0", "b0")):
         if name in tables:
             paths.append(sweep_figure(tables[name], parameter, out / f"{name}_{profile}.png"))
-    paths.append(measures_figure(frame, profile, out / f"analyze_measures_{profile}.png"))
+    if set(MAIN_TABLES) & set(tables):
+        paths.append(measures_figure(frame, profile, out / f"analyze_measures_{profile}.png"))
     return paths

@@ -113,8 +113,8 @@ def markdown(
     paper = table.paper
     labels = paper.group_labels
     header = [""]
-    for group in paper.groups:
-        header += ([f"{group}: row"] if labels else []) + [
+    for number, group in enumerate(paper.groups):
+        header += ([f"{group}: row"] if labels and number else []) + [
             f"{group}: {HEADERS[c]}" for c in COLUMNS
         ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -124,8 +124,8 @@ def markdown(
         label = plain(row.label) + (" (not in the paper)" if row.extra else "")
         for kind in ("paper", "ours", "diff"):
             cells = [f"**{label}** paper" if kind == "paper" else ""]
-            for paper_cell, ours in row.cells:
-                if labels:
+            for number, (paper_cell, ours) in enumerate(row.cells):
+                if labels and number:
                     cells.append(plain(paper_cell.label) if paper_cell and kind == "paper" else "")
                 for column in COLUMNS:
                     if kind == "paper":
@@ -222,11 +222,15 @@ def latex(table: Table) -> str:
     """The table in the paper's layout as a LaTeX table (three sub-rows per row)."""
     paper = table.paper
     labels = paper.group_labels
-    width = len(COLUMNS) + int(labels)
-    spec = "ll" + "|".join(("l" if labels else "") + "r" * len(COLUMNS) for _ in paper.groups)
-    groups = " & ".join(rf"\multicolumn{{{width}}}{{c}}{{{tex_escape(g)}}}" for g in paper.groups)
-    one = " & ".join(([""] if labels else []) + [TEX_HEADERS[c] for c in COLUMNS])
-    header = " & ".join(one for _ in paper.groups)
+    extra = [bool(labels and number) for number in range(len(paper.groups))]
+    spec = "ll" + "|".join(("l" if e else "") + "r" * len(COLUMNS) for e in extra)
+    groups = " & ".join(
+        rf"\multicolumn{{{len(COLUMNS) + e}}}{{c}}{{{tex_escape(g)}}}"
+        for g, e in zip(paper.groups, extra, strict=True)
+    )
+    header = " & ".join(
+        " & ".join(([""] if e else []) + [TEX_HEADERS[c] for c in COLUMNS]) for e in extra
+    )
     notes, per_row = footnotes(table)
     body = []
     for index, row in enumerate(table.rows):
@@ -236,8 +240,8 @@ def latex(table: Table) -> str:
         marks = "".join(f"$^{{{m}}}$" for m in per_row.get(index, []))
         for kind in ("paper", "ours", r"$\Delta$"):
             cells = [label if kind == "paper" else "", kind + (marks if kind == "ours" else "")]
-            for paper_cell, ours in row.cells:
-                if labels:
+            for number, (paper_cell, ours) in enumerate(row.cells):
+                if labels and number:
                     cells.append(
                         paper_cell.label if paper_cell is not None and kind == "paper" else ""
                     )

@@ -24,6 +24,7 @@ class Rendered:
     tables: dict[str, Table]
     agreements: dict[str, Agreement]
     verdicts: list[tuple[claims.Claim, claims.Verdict, claims.Verdict]]
+    selected: tuple[str, ...]  # the tables whose files are (re)written; the index lists all
 
 
 def build(
@@ -36,8 +37,8 @@ def build(
         (item, claims.evaluate(item, paper_view), claims.evaluate(item, ours_view))
         for item in claims.CLAIMS
     ]
-    selected = {name: tables[name] for name in names}
-    return Rendered(profile, selected, {n: agreement(t) for n, t in selected.items()}, verdicts)
+    agreements = {name: agreement(table) for name, table in tables.items()}
+    return Rendered(profile, tables, agreements, verdicts, tuple(names))
 
 
 def write(results: Sequence[Rendered], frame: pd.DataFrame, out: Path, command: str) -> list[Path]:
@@ -45,7 +46,7 @@ def write(results: Sequence[Rendered], frame: pd.DataFrame, out: Path, command: 
     tables_dir, figures_dir = out / "tables", out / "figures"
     tables_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    names = list(dict.fromkeys(name for r in results for name in r.tables))
+    names = list(dict.fromkeys(name for r in results for name in r.selected))
     for name in names:
         md, tex = [], []
         for r in results:
@@ -57,7 +58,8 @@ def write(results: Sequence[Rendered], frame: pd.DataFrame, out: Path, command: 
         written.append(_write(tables_dir / f"{name}.md", title + "\n".join(md)))
         written.append(_write(tables_dir / f"{name}.tex", "\n".join(tex)))
     for r in results:
-        written += figures.all_figures(r.tables, frame, r.profile, figures_dir)
+        selected = {name: r.tables[name] for name in r.selected}
+        written += figures.all_figures(selected, frame, r.profile, figures_dir)
     written.append(_write(tables_dir / "README.md", index(results, command)))
     return written
 

@@ -46,11 +46,11 @@ def log_tables(results: Sequence[Rendered], mode: str = "auto") -> str:
     run = wandb.init(project=PROJECT, job_type="tables", name="paper-tables", mode=resolved)
     try:
         for rendered in results:
-            for name in rendered.tables:
+            for name in rendered.selected:
                 columns, data = rows(rendered, name)
                 run.log(
                     {f"tables/{name}/{rendered.profile}": wandb.Table(columns=columns, data=data)}
                 )
     finally:
         run.finish()
-    return f"logged {sum(len(r.tables) for r in results)} tables ({resolved})"
+    return f"logged {sum(len(r.selected) for r in results)} tables ({resolved})"
