@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format bench theory train time-kb
+.PHONY: help install test lint format bench theory train time-kb tables
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -25,6 +25,9 @@ format: ## apply ruff formatting and safe fixes
 
 theory: ## reproduce the paper's analytical results under results/theory/
 	$(PYTHON) -m dfl_bench.theory
+
+tables: ## render the paper's tables and figures from the records present (no training); PROFILE=, TABLES=a,b
+	$(PYTHON) -m dfl_bench.results $(if $(PROFILE),--profile $(PROFILE)) $(if $(TABLES),--tables $(TABLES))
 
 train: ## train the paper's recommended configuration (quick profile)
 	$(PYTHON) -m dfl_bench

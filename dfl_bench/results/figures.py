@@ -1,0 +1,144 @@
+"""Figures: the sigmoidal sweeps (App. fig. mnist_s_experiments), the analytical measures
+(fig. analyze_measures, Section 10.3) and a paper-vs-ours scatter per table (matplotlib, Agg)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from dfl_bench.results.agreement import pearson  # noqa: E402
+from dfl_bench.results.paper import COLUMNS, RECORD_FIELDS  # noqa: E402
+from dfl_bench.results.tables import Table  # noqa: E402
+
+LABELS = {"accuracy": "test accuracy (%)", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
+PROBLEM_COLOURS = {"same": "tab:blue", "sum9": "tab:red"}
+MAIN_TABLES = ("same_symmetric", "sum9_symmetric", "aggregation", "tnorms", "implications")
+
+
+def sweep_figure(table: Table, parameter: str, path: Path) -> Path:
+    """Four panels (accuracy, cons, cu_cons, cu_ant) against the swept value: ours ± std, paper."""
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    xs, ours = [], []
+    for key, mine in table.ours().items():
+        if mine.n_ok:
+            xs.append(float(key))
+            ours.append(mine)
+    order = sorted(range(len(xs)), key=xs.__getitem__)
+    for ax, column in zip(axes, COLUMNS, strict=True):
+        points = [(xs[i], ours[i].mean[column], ours[i].std[column] or 0.0) for i in order]
+        points = [p for p in points if p[1] is not None]
+        if points:
+            ax.errorbar(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                yerr=[p[2] for p in points],
+                marker="o",
+                capsize=3,
+                label=f"ours ({table.profile})",
+            )
+        printed = [
+            (float(c.key), c.number(column))
+            for c in table.paper.cells()
+            if c.key is not None and c.number(column) is not None
+        ]
+        if printed:
+            ax.plot(*zip(*printed, strict=True), "k*", markersize=12, label="paper (text)")
+        ax.set_xlabel(parameter)
+        ax.set_ylabel(LABELS[column])
+        ax.grid(alpha=0.3)
+        if points or printed:
+            ax.legend(fontsize=8)
+        else:
+            ax.text(0.5, 0.5, "no runs yet", ha="center", transform=ax.transAxes)
+    fig.suptitle(f"Reichenbach-sigmoidal implication: {parameter} sweep ({table.paper.where})")
+    return _save(fig, path)
+
+
+def measures_figure(frame: pd.DataFrame, profile: str, path: Path) -> Path:
+    """Fig. analyze_measures: accuracy vs cu_cons and cu_ant, cons vs both; same and sum9 runs."""
+    runs = frame[
+        (frame["profile"] == profile)
+        & (frame["status"] == "ok")
+        & frame["experiment"].isin(MAIN_TABLES)
+    ]
+    panels = [
+        ("cu_cons", "accuracy"),
+        ("cu_ant", "accuracy"),
+        ("cons", "cu_cons"),
+        ("cons", "cu_ant"),
+    ]
+    fig, axes = plt.subplots(2, 2, figsize=(10, 8))
+    for ax, (x, y) in zip(axes.flat, panels, strict=True):
+        for problem, colour in PROBLEM_COLOURS.items():
+            sub = runs[runs["problem"] == problem]
+            xs = _column(sub, x)
+            ys = _column(sub, y)
+            keep = xs.notna() & ys.notna()
+            r = pearson(xs[keep].tolist(), ys[keep].tolist())
+            text = "r n/a" if r is None else f"r = {r:+.2f}"
+            ax.scatter(
+                xs[keep], ys[keep], s=14, color=colour, label=f"{problem} ({text}, n={keep.sum()})"
+            )
+        ax.set_xlabel(LABELS[x])
+        ax.set_ylabel(LABELS[y])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"Analytical measures of every run of the main-text tables (profile {profile})")
+    return _save(fig, path)
+
+
+def scatter_figure(table: Table, path: Path) -> Path:
+    """Paper vs ours per column (one point per config row) with the identity line."""
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
+    for ax, column in zip(axes, COLUMNS, strict=True):
+        pairs = [
+            (paper.number(column), ours.number(column), key)
+            for key, (paper, ours) in table.pairs().items()
+            if ours is not None
+        ]
+        pairs = [p for p in pairs if p[0] is not None and p[1] is not None]
+        if pairs:
+            ax.scatter([p[0] for p in pairs], [p[1] for p in pairs], s=18)
+            low = min(min(p[0], p[1]) for p in pairs)
+            high = max(max(p[0], p[1]) for p in pairs)
+            ax.plot([low, high], [low, high], "k--", linewidth=0.8, label="ours = paper")
+            ax.legend(fontsize=8)
+        else:
+            ax.text(0.5, 0.5, "no comparable cells", ha="center", transform=ax.transAxes)
+        ax.set_xlabel(f"paper: {LABELS[column]}")
+        ax.set_ylabel(f"ours: {LABELS[column]}")
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{table.paper.experiment}: paper vs ours (profile {table.profile})")
+    return _save(fig, path)
+
+
+def _column(frame: pd.DataFrame, column: str) -> pd.Series:
+    """A record column in the paper's units (accuracy in %)."""
+    values = pd.to_numeric(frame[RECORD_FIELDS[column]], errors="coerce")
+    return values * 100 if column == "accuracy" else values
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    """Write a PNG and close the figure."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def all_figures(tables: Mapping[str, Table], frame: pd.DataFrame, profile: str, out: Path) -> list:
+    """Every figure of one profile under `out` (figures/<name>_<profile>.png)."""
+    paths = [scatter_figure(t, out / f"{n}_paper_vs_ours_{profile}.png") for n, t in tables.items()]
+    for name, parameter in (("sigmoidal_s", "s"), ("sigmoidal_b0", "b0")):
+        if name in tables:
+            paths.append(sweep_figure(tables[name], parameter, out / f"{name}_{profile}.png"))
+    if set(MAIN_TABLES) & set(tables):
+        paths.append(measures_figure(frame, profile, out / f"analyze_measures_{profile}.png"))
+    return paths

@@ -1,0 +1,139 @@
+"""The paper's numbers (Section 10 and the appendix), loaded from `paper_numbers.yaml`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DATA_FILE = Path(__file__).with_name("paper_numbers.yaml")
+COLUMNS = ("accuracy", "cons", "cu_cons", "cu_ant")
+RECORD_FIELDS = {
+    "accuracy": "test_accuracy",
+    "cons": "cons_ratio",
+    "cu_cons": "cu_cons",
+    "cu_ant": "cu_ant",
+}
+DASH = "-"  # the paper's printed "-": an undefined ratio
+
+
+def cell_key(value: Any) -> str | None:
+    """A row's identity as text: numbers as `%g` (9.0 and 9 are one row), names unchanged."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{float(value):g}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class PaperCell:
+    """One printed cell group: a config row, its label, [acc %, cons, cu_cons, cu_ant]."""
+
+    key: str | None
+    label: str
+    group: str
+    problem: str | None
+    values: dict[str, float | str | None]
+    bold: tuple[str, ...] = ()
+    source: str = "table"
+    std: float | None = None
+
+    def number(self, column: str) -> float | None:
+        """The printed number of `column`; None for "-" or a blank."""
+        value = self.values[column]
+        return float(value) if isinstance(value, int | float) else None
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """One experiment's table (or figure, or text result) in the paper's layout."""
+
+    experiment: str
+    label: str | None
+    where: str
+    caption: str
+    key: str | None
+    groups: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[PaperCell, ...]], ...]
+    group_labels: bool = False
+    shared: dict[str, str] = field(default_factory=dict)
+    notes: tuple[dict[str, Any], ...] = ()
+    not_printed: str | None = None
+
+    def cells(self) -> list[PaperCell]:
+        """Every cell that names a config row, left to right, top to bottom."""
+        return [cell for _, cells in self.rows for cell in cells if cell.key is not None]
+
+    def keys(self) -> list[str]:
+        """The distinct config rows of the table, in the paper's order."""
+        return list(dict.fromkeys(cell.key for cell in self.cells() if cell.key is not None))
+
+
+@dataclass(frozen=True)
+class Paper:
+    """All tables, the supervised baseline and the column names."""
+
+    tables: dict[str, PaperTable]
+    baseline: float
+    baseline_std: float
+
+
+@cache
+def load_paper(path: Path = DATA_FILE) -> Paper:
+    """Parse the data file into `PaperTable`s (one per experiment of conf/experiment/)."""
+    data = yaml.safe_load(path.read_text())
+    if tuple(data["columns"]) != COLUMNS:
+        raise ValueError(f"{path}: columns must be {list(COLUMNS)}")
+    tables = {name: _table(name, spec) for name, spec in data["tables"].items()}
+    base = data["baseline"]
+    return Paper(tables=tables, baseline=float(base["accuracy"]), baseline_std=float(base["std"]))
+
+
+def _table(name: str, spec: dict[str, Any]) -> PaperTable:
+    """One table of the data file."""
+    groups = tuple(spec["groups"])
+    problems = spec.get("problems") or [None] * len(groups)
+    rows = []
+    for row in spec["rows"]:
+        cells = []
+        for group, problem, cell in zip(groups, problems, row["cells"], strict=True):
+            values = dict(zip(COLUMNS, cell["values"], strict=True))
+            bad = [v for v in values.values() if not (v is None or v == DASH or _is_number(v))]
+            if bad:
+                raise ValueError(f"table {name}: values must be numbers, '-' or null, got {bad}")
+            cells.append(
+                PaperCell(
+                    key=cell_key(cell["row"]),
+                    label=cell.get("tex", row["tex"]),
+                    group=group,
+                    problem=problem,
+                    values=values,
+                    bold=tuple(cell.get("bold", ())),
+                    source=cell.get("source", "table"),
+                    std=cell.get("std"),
+                )
+            )
+        rows.append((row["tex"], tuple(cells)))
+    return PaperTable(
+        experiment=name,
+        label=spec.get("label"),
+        where=spec["where"],
+        caption=" ".join(spec["caption"].split()),
+        key=spec.get("key"),
+        groups=groups,
+        rows=tuple(rows),
+        group_labels=bool(spec.get("group_labels", False)),
+        shared=dict(spec.get("shared") or {}),
+        notes=tuple(spec.get("notes") or ()),
+        not_printed=spec.get("not_printed"),
+    )
+
+
+def _is_number(value: Any) -> bool:
+    """Whether a YAML value is a number (not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,0 +1,284 @@
+"""One table in the paper's layout as Markdown and LaTeX: paper, ours (mean +- std, n), Δ."""
+
+from __future__ import annotations
+
+import re
+
+from dfl_bench.results.agreement import Agreement
+from dfl_bench.results.claims import Claim, Verdict
+from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
+from dfl_bench.results.tables import Ours, Table
+
+HEADERS = {"accuracy": "Accuracy", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
+TEX_HEADERS = {
+    "accuracy": "Accuracy",
+    "cons": r"$c_{\mathrm{cons}}$",
+    "cu_cons": r"$cu_{\mathrm{cons}}$",
+    "cu_ant": r"$cu_{\mathrm{ant}}$",
+}
+MISSING, FAILED, UNDEFINED, NOT_PRINTED = "missing", "FAILED", "undef.", "n.p."
+LEGEND = (
+    f"Each row: the paper's value, ours (mean ± sample std over the seeds, n = ok runs) and the "
+    f"difference ours - paper. Accuracy in %, ratios in [0, 1]. `{MISSING}`: no run yet; "
+    f"`{FAILED}`: every run failed (reason below); `{UNDEFINED}`: the ratio is undefined (the "
+    f"paper's '-'; e.g. no antecedent derivative); `{NOT_PRINTED}`: the paper prints nothing there."
+)
+
+
+def plain(label: str) -> str:
+    """A LaTeX row label as plain text: `$T_Y,\\ p=1.5$` -> `T_Y, p=1.5`."""
+    text = label.replace("\\ ", " ").replace("\\&", "&").replace("\\log", "log")
+    text = text.replace("\\sigma", "σ").replace("$", "")
+    return re.sub(r"[{}]", "", text).strip()
+
+
+def paper_value(cell: PaperCell | None, column: str) -> str:
+    """The printed value (bold kept), `undef.` for '-', `n.p.` for a blank."""
+    if cell is None:
+        return ""
+    value = cell.values[column]
+    if value == DASH:
+        return UNDEFINED
+    if value is None:
+        return NOT_PRINTED
+    digits = (2 if cell.std is not None else 1) if column == "accuracy" else 2
+    text = f"{value:.{digits}f}"
+    text += f" ± {cell.std:g}" if cell.std is not None and column == "accuracy" else ""
+    text += " (text)" if cell.source == "text" and column == "accuracy" else ""
+    return f"**{text}**" if column in cell.bold else text
+
+
+def ours_value(ours: Ours | None, column: str) -> str:
+    """Mean ± std, or a mark for a missing cell, a failed run or an undefined ratio."""
+    if ours is None:
+        return MISSING
+    if ours.n_ok == 0:
+        return FAILED
+    if ours.undefined(column):
+        return UNDEFINED
+    digits = 2 if column == "accuracy" else 3
+    text = f"{ours.mean[column]:.{digits}f}"
+    if ours.std[column] is not None:
+        text += f" ± {ours.std[column]:.{digits}f}"
+    if ours.n[column] < ours.n_ok:
+        text += f" ({ours.n[column]} defined)"
+    return text
+
+
+def difference(cell: PaperCell | None, ours: Ours | None, column: str) -> str:
+    """ours - paper, when both are numbers."""
+    if cell is None or ours is None or cell.number(column) is None:
+        return ""
+    mine = ours.number(column)
+    if mine is None:
+        return ""
+    delta = mine - cell.number(column)
+    return f"{delta:+.2f}" if column == "accuracy" else f"{delta:+.3f}"
+
+
+def ours_label(ours: Ours | None, marks: list[int]) -> str:
+    """`ours n=3 [1]`, with failed runs and footnote numbers."""
+    if ours is None:
+        return "ours"
+    text = f"ours n={ours.n_ok}" + (f", {ours.n_failed} failed" if ours.n_failed else "")
+    return text + "".join(f" [{m}]" for m in marks)
+
+
+def footnotes(table: Table) -> tuple[dict[str, int], dict[int, list[int]]]:
+    """Numbered notes of the table ({text: number}) and, per row index, its note numbers."""
+    numbers: dict[str, int] = {}
+    per_row: dict[int, list[int]] = {}
+    for index, row in enumerate(table.rows):
+        for paper, ours in row.cells:
+            texts = list(ours.notes if ours else ())
+            if ours is not None and ours.reasons:
+                texts += [f"failed: {reason}" for reason in ours.reasons]
+            key = paper.key if paper is not None else row.label
+            if key in table.mixed_commits:
+                commits = ", ".join(c[:10] for c in table.mixed_commits[key])
+                texts.append(
+                    f"WARNING: `{key}` mixes commits that may differ in training code: {commits}"
+                )
+            for text in texts:
+                number = numbers.setdefault(text, len(numbers) + 1)
+                if number not in per_row.setdefault(index, []):
+                    per_row[index].append(number)
+    return numbers, per_row
+
+
+def markdown(
+    table: Table, agreement: Agreement, verdicts: list[tuple[Claim, Verdict, Verdict]]
+) -> str:
+    """The table (paper / ours / difference sub-rows), notes, agreement and claims as Markdown."""
+    paper = table.paper
+    labels = paper.group_labels
+    header = [""]
+    for number, group in enumerate(paper.groups):
+        header += ([f"{group}: row"] if labels and number else []) + [
+            f"{group}: {HEADERS[c]}" for c in COLUMNS
+        ]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    notes, per_row = footnotes(table)
+    for index, row in enumerate(table.rows):
+        marks = per_row.get(index, [])
+        label = plain(row.label) + (" (not in the paper)" if row.extra else "")
+        for kind in ("paper", "ours", "diff"):
+            cells = [f"**{label}** paper" if kind == "paper" else ""]
+            for number, (paper_cell, ours) in enumerate(row.cells):
+                if labels and number:
+                    cells.append(plain(paper_cell.label) if paper_cell and kind == "paper" else "")
+                for column in COLUMNS:
+                    if kind == "paper":
+                        cells.append(paper_value(paper_cell, column))
+                    elif kind == "ours":
+                        cells.append(
+                            ours_value(ours, column) if paper_cell is None or paper_cell.key else ""
+                        )
+                    else:
+                        cells.append(difference(paper_cell, ours, column))
+            if kind == "ours":
+                present = [o for _, o in row.cells if o is not None]
+                cells[0] = ours_label(present[0] if present else None, marks)
+            elif kind == "diff":
+                cells[0] = "Δ"
+            lines.append("| " + " | ".join(cells) + " |")
+    out = [
+        f"## {paper.experiment}, profile `{table.profile}`",
+        "",
+        f"Paper: {paper.label or 'text'} ({paper.where}). {paper.caption}",
+        "",
+        *lines,
+        "",
+        LEGEND,
+    ]
+    if paper.not_printed:
+        out += ["", f"Not printed: {paper.not_printed}"]
+    if notes:
+        out += ["", "Notes:", ""] + [f"{n}. {text}" for text, n in notes.items()]
+    for key, reason in paper.shared.items():
+        out += ["", f"Shared row `{key}`: {reason}"]
+    for note in paper.notes:
+        shows = f" The table shows: {note['shows']}." if note.get("shows") else ""
+        values = note.get("values")
+        both = f" Values: {', '.join(f'{k} {v}' for k, v in values.items())}." if values else ""
+        out += ["", f"Paper note: {' '.join(note['text'].split())}{both}{shows}"]
+    commits = table.commits()
+    out += [
+        "",
+        f"Records: {len(table.records)} ({int((table.records['status'] == 'ok').sum())} ok); "
+        f"commits: {', '.join(f'`{c[:12]}`' for c in commits) or '-'}",
+    ]
+    if table.mixed_commits:
+        out.append(f"WARNING: {len(table.mixed_commits)} cell(s) mix commits (see the notes).")
+    out += ["", agreement_markdown(agreement)]
+    if verdicts:
+        out += ["", claims_markdown(verdicts)]
+    return "\n".join(out) + "\n"
+
+
+def agreement_markdown(agreement: Agreement) -> str:
+    """Spearman per column and the shares within tolerance."""
+    rho = ", ".join(
+        f"{c} {'-' if r is None else f'{r:+.2f}'} (n={agreement.n_pairs[c]})"
+        for c, r in agreement.spearman.items()
+    )
+    return (
+        f"Agreement: Spearman rho paper vs ours: {rho}. Accuracy cells within 1 point: "
+        f"{Agreement.share(agreement.accuracy_within)}; ratio cells within 0.05: "
+        f"{Agreement.share(agreement.ratio_within)}."
+    )
+
+
+def claims_markdown(verdicts: list[tuple[Claim, Verdict, Verdict]]) -> str:
+    """A table's claims: the paper's sentence, the verdict on the paper's numbers and on ours."""
+    lines = [
+        "| claim | paper's sentence | on the paper's numbers | on ours |",
+        "|---|---|---|---|",
+    ]
+    for item, on_paper, on_ours in verdicts:
+        lines.append(
+            f"| `{item.name}` ({item.where}) | {item.sentence} | **{on_paper.status}**: "
+            f"{on_paper.detail} | **{on_ours.status}**: {on_ours.detail} |"
+        )
+    return "\n".join(lines)
+
+
+def tex_escape(text: str) -> str:
+    """Text for LaTeX: escape the special characters."""
+    out = text.replace("\\", r"\textbackslash{}")
+    for char in "&%#_{}$":
+        out = out.replace(char, "\\" + char)
+    return out.replace("±", r"$\pm$").replace("Δ", r"$\Delta$").replace("σ", r"$\sigma$")
+
+
+def tex_value(text: str) -> str:
+    """A Markdown cell as LaTeX (bold kept)."""
+    bold = text.startswith("**") and text.endswith("**")
+    text = tex_escape(text.strip("*"))
+    return rf"\textbf{{{text}}}" if bold else text
+
+
+def latex(table: Table) -> str:
+    """The table in the paper's layout as a LaTeX table (three sub-rows per row)."""
+    paper = table.paper
+    labels = paper.group_labels
+    extra = [bool(labels and number) for number in range(len(paper.groups))]
+    spec = "ll" + "|".join(("l" if e else "") + "r" * len(COLUMNS) for e in extra)
+    groups = " & ".join(
+        rf"\multicolumn{{{len(COLUMNS) + e}}}{{c}}{{{tex_escape(g)}}}"
+        for g, e in zip(paper.groups, extra, strict=True)
+    )
+    header = " & ".join(
+        " & ".join(([""] if e else []) + [TEX_HEADERS[c] for c in COLUMNS]) for e in extra
+    )
+    notes, per_row = footnotes(table)
+    body = []
+    for index, row in enumerate(table.rows):
+        label = (
+            row.label if row.label.startswith("$") or "\\&" in row.label else tex_escape(row.label)
+        )
+        marks = "".join(f"$^{{{m}}}$" for m in per_row.get(index, []))
+        for kind in ("paper", "ours", r"$\Delta$"):
+            cells = [label if kind == "paper" else "", kind + (marks if kind == "ours" else "")]
+            for number, (paper_cell, ours) in enumerate(row.cells):
+                if labels and number:
+                    cells.append(
+                        paper_cell.label if paper_cell is not None and kind == "paper" else ""
+                    )
+                for column in COLUMNS:
+                    if kind == "paper":
+                        cells.append(tex_value(paper_value(paper_cell, column)))
+                    elif kind == "ours":
+                        cells.append(
+                            tex_value(ours_value(ours, column))
+                            if paper_cell is None or paper_cell.key
+                            else ""
+                        )
+                    else:
+                        cells.append(tex_escape(difference(paper_cell, ours, column)))
+            body.append(" & ".join(cells) + r" \\")
+        body.append(r"\hline")
+    caption = tex_escape(
+        f"{paper.experiment} (profile {table.profile}): the paper's {paper.label or 'text'} "
+        f"({paper.where}) beside this reproduction. {paper.caption}"
+    )
+    foot = [rf"\par\footnotesize {n}. {tex_escape(text)}" for text, n in notes.items()]
+    return "\n".join(
+        [
+            r"\begin{table}",
+            r"\centering",
+            r"\scriptsize",
+            rf"\begin{{tabular}}{{{spec}}}",
+            rf" & & {groups} \\",
+            r"\hline",
+            rf" & & {header} \\",
+            r"\hline",
+            *body,
+            r"\end{tabular}",
+            *foot,
+            rf"\caption{{{caption}}}",
+            rf"\label{{tab:ours-{paper.experiment}-{table.profile}}}",
+            r"\end{table}",
+            "",
+        ]
+    )

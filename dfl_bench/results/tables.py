@@ -1,0 +1,183 @@
+"""Records of one experiment and profile grouped into the paper's cells (mean, std, n)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from dfl_bench.results.paper import COLUMNS, RECORD_FIELDS, PaperCell, PaperTable, cell_key
+
+KEY_COLUMNS = {"problem.name": "problem"}
+TRAINING_CODE = ("dfl_bench", "conf", ":(exclude)dfl_bench/results")
+
+
+@dataclass(frozen=True)
+class Ours:
+    """This reproduction's value of one cell: ok/failed counts, mean/std/n per column over seeds."""
+
+    n_ok: int
+    n_failed: int
+    mean: dict[str, float | None]
+    std: dict[str, float | None]
+    n: dict[str, int]
+    commits: tuple[str, ...]
+    reasons: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    def number(self, column: str) -> float | None:
+        """The mean of `column` (accuracy in %), None when missing, failed or undefined."""
+        return self.mean[column]
+
+    def undefined(self, column: str) -> bool:
+        """Whether every ok run left `column` undefined (e.g. cu_ant under I_G)."""
+        return self.n_ok > 0 and self.n[column] == 0
+
+
+@dataclass(frozen=True)
+class Row:
+    """One printed row: its label and, per column group, the paper's cell and ours."""
+
+    label: str
+    cells: tuple[tuple[PaperCell | None, Ours | None], ...]
+    extra: bool = False
+
+
+@dataclass
+class Table:
+    """One experiment at one profile, in the paper's layout (plus rows the paper does not print)."""
+
+    paper: PaperTable
+    profile: str
+    rows: list[Row]
+    records: pd.DataFrame
+    mixed_commits: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def pairs(self) -> dict[str, tuple[PaperCell, Ours | None]]:
+        """Each distinct config row once (a shared row fills two cells): paper cell and ours."""
+        out: dict[str, tuple[PaperCell, Ours | None]] = {}
+        for row in self.rows:
+            for paper, ours in row.cells:
+                if paper is not None and paper.key is not None:
+                    out.setdefault(paper.key, (paper, ours))
+        return out
+
+    def ours(self) -> dict[str, Ours]:
+        """Our cells by config row (extra rows included)."""
+        out: dict[str, Ours] = {}
+        for row in self.rows:
+            for paper, ours in row.cells:
+                key = paper.key if paper is not None else row.label
+                if ours is not None and key is not None:
+                    out.setdefault(key, ours)
+        return out
+
+    def commits(self) -> list[str]:
+        """The git commits the table's records come from."""
+        return sorted(self.records["git_commit"].dropna().astype(str).unique())
+
+
+def record_keys(records: pd.DataFrame, paper: PaperTable) -> pd.Series:
+    """The paper row of each record: its `row`, or the swept value (`implication.s`, ...)."""
+    if paper.key is None:
+        return pd.Series([paper.keys()[0]] * len(records), index=records.index, dtype=object)
+    column = KEY_COLUMNS.get(paper.key, paper.key)
+    if column not in records:
+        return pd.Series([None] * len(records), index=records.index, dtype=object)
+    return records[column].map(cell_key)
+
+
+def build_table(paper: PaperTable, frame: pd.DataFrame, profile: str, repo: Path) -> Table:
+    """The experiment's records at `profile` (no other profile) grouped into the paper's cells."""
+    records = frame[(frame["experiment"] == paper.experiment) & (frame["profile"] == profile)]
+    keys = record_keys(records, paper)
+    groups = {key: records[keys == key] for key in keys.dropna().unique()}
+    cells_of = {key: summarize(group) for key, group in groups.items()}
+    rows = [
+        Row(label, tuple((cell, cells_of.get(cell.key)) for cell in cells))
+        for label, cells in paper.rows
+    ]
+    known = set(paper.keys())
+    for key in sorted(set(groups) - known, key=_sort_key):
+        rows.append(Row(key, ((None, cells_of[key]),), extra=True))
+    mixed = {
+        key: ours.commits
+        for key, ours in cells_of.items()
+        if len(ours.commits) > 1 and training_code_changed(ours.commits, repo) is not False
+    }
+    return Table(paper=paper, profile=profile, rows=rows, records=records, mixed_commits=mixed)
+
+
+def summarize(records: pd.DataFrame) -> Ours:
+    """Mean, sample std and n of each column over the ok records (accuracy in %)."""
+    ok = records[records["status"] == "ok"]
+    mean: dict[str, float | None] = {}
+    std: dict[str, float | None] = {}
+    n: dict[str, int] = {}
+    for column in COLUMNS:
+        values = pd.to_numeric(ok[RECORD_FIELDS[column]], errors="coerce").dropna()
+        values = values * 100 if column == "accuracy" else values
+        n[column] = len(values)
+        mean[column] = float(values.mean()) if len(values) else None
+        std[column] = float(values.std(ddof=1)) if len(values) > 1 else None
+    return Ours(
+        n_ok=len(ok),
+        n_failed=int((records["status"] == "failed").sum()),
+        mean=mean,
+        std=std,
+        n=n,
+        commits=tuple(sorted(records["git_commit"].dropna().astype(str).unique())),
+        reasons=tuple(sorted(records["reason"].dropna().astype(str).unique())),
+        notes=tuple(provenance_notes(records)),
+    )
+
+
+def provenance_notes(records: pd.DataFrame) -> list[str]:
+    """Footnotes of a cell: settings not from the paper (config.provenance) and reused runs."""
+    notes: dict[str, None] = {}
+    for provenance in records["provenance"].dropna():
+        if not isinstance(provenance, dict):
+            continue
+        for key, entry in sorted(provenance.items()):
+            entry = entry if isinstance(entry, dict) else {"source": str(entry)}
+            source = entry.get("source", "?")
+            if source != "paper":
+                note = entry.get("note") or ""
+                notes[f"`{key}`: {source}" + (f" ({note})" if note else "")] = None
+    for reused in records["reused_from"].dropna():
+        notes[f"run reused from {reused} (identical configuration)"] = None
+    return list(notes)
+
+
+def training_code_changed(commits: tuple[str, ...], repo: Path) -> bool | None:
+    """Whether the training code (dfl_bench/ but results/, conf/) differs between the commits;
+    None when git cannot tell (unknown commit, no repository, dirty tree)."""
+    clean = [c for c in commits if not c.endswith("-dirty")]
+    if len(clean) < len(commits):
+        return None
+    try:
+        for other in clean[1:]:
+            out = subprocess.run(
+                ["git", "diff", "--quiet", clean[0], other, "--", *TRAINING_CODE],
+                cwd=repo,
+                capture_output=True,
+                timeout=30,
+            )
+            if out.returncode == 1:
+                return True
+            if out.returncode != 0:
+                return None
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return False
+
+
+def _sort_key(key: str) -> tuple[int, float, str]:
+    """Numbers in numeric order, then names."""
+    try:
+        return (0, float(key), "")
+    except ValueError:
+        return (1, math.nan, key)

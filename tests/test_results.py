@@ -1,0 +1,271 @@
+"""The results module on synthetic records: loading, cells over seeds, marks, agreement, claims,
+rendering and the CLI (exact small cases; no training)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from dfl_bench.results import claims, render
+from dfl_bench.results.__main__ import main
+from dfl_bench.results.agreement import agreement, spearman
+from dfl_bench.results.load import RecordWarning, load_records
+from dfl_bench.results.paper import load_paper
+from dfl_bench.results.report import build
+from dfl_bench.results.tables import build_table
+
+REPO = Path(__file__).resolve().parent.parent
+PAPER = load_paper()
+
+
+def write(
+    root: Path,
+    experiment: str,
+    name: str,
+    *,
+    row=None,
+    seed=0,
+    profile="quick",
+    status="ok",
+    accuracy=0.95,
+    cons=0.1,
+    cu_cons=0.5,
+    cu_ant=0.9,
+    commit="abc",
+    extra_config=None,
+    text=None,
+) -> Path:
+    """A run record as train.py writes it (only the fields the results module reads)."""
+    config = {
+        "experiment_name": experiment,
+        "row": row,
+        "seed": seed,
+        "profile": {"name": profile},
+        "problem": {"name": "same", "w_dfl": 10.0, "kb": {"formulas": None}},
+        "optimizer": {"name": "adam", "lr": 0.001},
+        "tnorm": {"name": "yager", "p": 1.5},
+        "implication": {"name": "sigmoidal", "s": 9.0, "b0": -0.5},
+        **(extra_config or {}),
+    }
+    record = {
+        "status": status,
+        "reason": None if status == "ok" else "non-finite loss: step 3",
+        "config": config,
+        "seed": seed,
+        "profile": profile,
+        "git_commit": commit,
+        "steps": 1000,
+        "wall_time_s": 60.0,
+        "test_accuracy": accuracy if status == "ok" else None,
+        "best_test_accuracy": accuracy,
+        "cons_ratio": cons,
+        "cu_cons": cu_cons,
+        "cu_ant": cu_ant,
+        "experiment": experiment,
+        "finished": "2026-01-01T00:00:00+00:00",
+    }
+    path = root / experiment / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if text is not None else json.dumps(record))
+    return path
+
+
+def tnorms_table(root: Path, profile: str = "quick"):
+    return build_table(PAPER.tables["tnorms"], load_records(root), profile, REPO)
+
+
+def test_mean_std_n_over_seeds(tmp_path):
+    for seed, acc in enumerate((0.90, 0.92, 0.94)):
+        write(tmp_path, "tnorms", f"g{seed}", row="godel", seed=seed, accuracy=acc)
+    ours = tnorms_table(tmp_path).ours()["godel"]
+    assert (ours.n_ok, ours.n["accuracy"]) == (3, 3)
+    assert ours.mean["accuracy"] == pytest.approx(92.0)
+    assert ours.std["accuracy"] == pytest.approx(2.0)  # sample std of 90, 92, 94
+    assert render.ours_value(ours, "accuracy") == "92.00 ± 2.00"
+    assert render.difference(PAPER.tables["tnorms"].rows[0][1][0], ours, "accuracy") == "+71.60"
+
+
+def test_profiles_never_mix(tmp_path):
+    write(tmp_path, "tnorms", "q", row="godel", profile="quick", accuracy=0.5)
+    write(tmp_path, "tnorms", "s", row="godel", profile="smoke", accuracy=0.1)
+    assert tnorms_table(tmp_path, "quick").ours()["godel"].mean["accuracy"] == pytest.approx(50)
+    assert tnorms_table(tmp_path, "smoke").ours()["godel"].mean["accuracy"] == pytest.approx(10)
+
+
+def test_marks_missing_failed_undefined(tmp_path):
+    write(tmp_path, "tnorms", "f", row="godel", status="failed")
+    write(tmp_path, "tnorms", "u", row="product", cu_ant=None)
+    write(tmp_path, "tnorms", "n", row="lukasiewicz", cu_ant=math.nan)  # an old record with NaN
+    ours = tnorms_table(tmp_path).ours()
+    assert render.ours_value(ours["godel"], "accuracy") == render.FAILED
+    assert render.ours_value(ours["product"], "cu_ant") == render.UNDEFINED
+    assert render.ours_value(ours["lukasiewicz"], "cu_ant") == render.UNDEFINED
+    assert render.ours_value(ours.get("nilpotent"), "accuracy") == render.MISSING
+    text = render.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)), [])
+    assert "failed: non-finite loss: step 3" in text and "ours n=0, 1 failed" in text
+
+
+def test_paper_dash_and_blank_marks():
+    cells = PAPER.tables["same_symmetric"].rows[0][1]
+    assert render.paper_value(cells[1], "cu_ant") == render.UNDEFINED  # printed "-"
+    blank = PAPER.tables["same_symmetric"].rows[3][1][0]
+    assert render.paper_value(blank, "cons") == render.NOT_PRINTED
+
+
+def test_corrupt_file_warns_names_it_and_is_kept(tmp_path):
+    write(tmp_path, "tnorms", "good", row="godel")
+    bad = write(tmp_path, "tnorms", "bad", text='{"status": "ok", "config": ')
+    with pytest.warns(RecordWarning, match=str(bad)):
+        frame = load_records(tmp_path)
+    assert len(frame) == 1 and bad.is_file()
+
+
+def test_sweep_rows_come_from_the_swept_value(tmp_path):
+    for s in (9.0, 0.01, 42.0):
+        write(tmp_path, "sigmoidal_s", f"s{s}", extra_config={"implication": {"s": s}})
+    table = build_table(PAPER.tables["sigmoidal_s"], load_records(tmp_path), "quick", REPO)
+    assert {"9", "0.01", "42"} <= set(table.ours())
+    assert [row.label for row in table.rows if row.extra] == ["42"]
+
+
+def test_mixed_commits_warn(tmp_path):
+    write(tmp_path, "tnorms", "a", row="godel", commit="aaa")
+    write(tmp_path, "tnorms", "b", row="godel", seed=1, commit="bbb")
+    table = tnorms_table(tmp_path)
+    assert table.mixed_commits == {"godel": ("aaa", "bbb")}
+    assert "WARNING" in render.markdown(table, agreement(table), [])
+
+
+def test_provenance_and_reuse_become_footnotes(tmp_path):
+    provenance = {
+        "problem.w_dfl": {"source": "authors' code", "note": "config.py"},
+        "tnorm.p": {"source": "paper", "note": ""},
+    }
+    path = write(tmp_path, "tnorms", "p", row="godel", extra_config={"provenance": provenance})
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, "reused_from": "aggregation/exists_gm_p1_5"}))
+    text = render.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)), [])
+    assert "`problem.w_dfl`: authors' code (config.py)" in text
+    assert "tnorm.p" not in text
+    assert "reused from aggregation/exists_gm_p1_5" in text
+
+
+def test_spearman_known_cases():
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 2, 3], [1, 3, 2]) == pytest.approx(0.5)
+    assert spearman([1, 2], [1, 2]) is None
+
+
+def test_agreement_shares(tmp_path):
+    # paper: godel 20.4 / 0.47, product 20.3 / 0.46 (Table tnorms)
+    write(tmp_path, "tnorms", "g", row="godel", accuracy=0.210, cons=0.50)
+    write(tmp_path, "tnorms", "p", row="product", accuracy=0.250, cons=0.60)
+    result = agreement(tnorms_table(tmp_path))
+    assert result.accuracy_within == (1, 2)
+    # in: cons 0.50 vs 0.47, cu_ant 0.9 vs 0.90 and 0.92; out: cons 0.60 vs 0.46, both cu_cons
+    assert result.ratio_within == (3, 6)
+
+
+def test_a_claim_that_holds_and_one_that_fails(tmp_path):
+    rows = {
+        "godel": 0.20,
+        "product": 0.21,
+        "lukasiewicz": 0.97,
+        "yager_p1_5": 0.96,
+        "yager_p2": 0.95,
+        "yager_p20": 0.94,
+        "nilpotent": 0.96,
+    }
+    for row, acc in rows.items():
+        write(tmp_path, "tnorms", row, row=row, accuracy=acc)
+    write(tmp_path, "baseline", "b", accuracy=0.95)
+    result = build(PAPER, load_records(tmp_path), "quick", ["tnorms"], REPO)
+    verdicts = {item.name: (p, o) for item, p, o in result.verdicts}
+    assert verdicts["vanishing_tnorms_best"][1].status == "holds"
+    assert "best lukasiewicz" in verdicts["vanishing_tnorms_best"][1].detail
+    assert verdicts["godel_product_tnorms_poor"][1].status == "holds"
+    assert verdicts["tnorms_low_cons_better"][1].status == "not measurable"  # cons constant
+    assert verdicts["s_beat_r_same"][1].status == "not measurable"
+    # the paper's own numbers: the T_LK cu_cons contradiction shows as a failing claim
+    assert verdicts["lukasiewicz_cu_cons_below_random"][0].status == "fails"
+    assert verdicts["product_worse_with_rmse"][0].status == "fails"
+
+
+def test_claim_fails_on_ours(tmp_path):
+    write(tmp_path, "formulas", "a", row="f1", accuracy=0.90)
+    write(tmp_path, "formulas", "b", row="f2", accuracy=0.95)
+    result = build(PAPER, load_records(tmp_path), "quick", ["formulas"], REPO)
+    verdict = {item.name: o for item, _, o in result.verdicts}["only_1_beats_only_2"]
+    assert verdict.status == "fails" and verdict.detail == "(1) 90.00 vs (2) 95.00"
+
+
+def test_every_claim_names_a_table_or_the_analysis():
+    names = [c.name for c in claims.CLAIMS]
+    assert len(names) == len(set(names))
+    assert {c.experiment for c in claims.CLAIMS} <= set(PAPER.tables) | {"analysis"}
+
+
+def test_cli_renders_every_table_and_figure(tmp_path, capsys):
+    records = tmp_path / "records"
+    write(records, "tnorms", "g", row="godel")
+    write(records, "sigmoidal_s", "s", extra_config={"implication": {"s": 9.0}})
+    write(records, "broken", "x", text="not json")
+    out = tmp_path / "out"
+    assert main(["--records", str(records), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "broken/x.json" in captured.err
+    for name in PAPER.tables:
+        assert (out / "tables" / f"{name}.md").is_file()
+        assert (out / "tables" / f"{name}.tex").read_text().startswith("\\begin{table}")
+    index = (out / "tables" / "README.md").read_text()
+    assert "[tnorms](tnorms.md)" in index and "Profile `quick`" in index
+    figures = {p.name for p in (out / "figures").glob("*.png")}
+    assert {
+        "sigmoidal_s_quick.png",
+        "sigmoidal_b0_quick.png",
+        "analyze_measures_quick.png",
+        "tnorms_paper_vs_ours_quick.png",
+    } <= figures
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tables", "tnorms,nope"], "unknown experiment(s) ['nope']"),
+        (
+            ["--profile", "huge"],
+            "unknown profile 'huge'; valid choices: ['paper', 'quick', 'smoke']",
+        ),
+    ],
+)
+def test_cli_bad_input_is_one_line(tmp_path, capsys, args, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--records", str(tmp_path), "--out", str(tmp_path / "o"), *args])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_wandb_tables_log_offline(tmp_path, monkeypatch):
+    from dfl_bench.results.wandb_tables import log_tables, rows
+
+    monkeypatch.setenv("WANDB_MODE", "disabled")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    write(tmp_path / "r", "tnorms", "g", row="godel", accuracy=0.5)
+    result = build(PAPER, load_records(tmp_path / "r"), "quick", ["tnorms"], REPO)
+    columns, data = rows(result, "tnorms")
+    assert data[0][:4] == ["godel", "T-norm and dual t-conorm (sum9)", "$T_G$", 1]
+    assert data[0][columns.index("paper_accuracy")] == 20.4
+    assert data[0][columns.index("ours_accuracy")] == pytest.approx(50.0)
+    assert "logged 1 tables (disabled)" == log_tables([result])
+
+
+def test_cli_tables_selects_files_and_keeps_the_index_whole(tmp_path):
+    write(tmp_path / "r", "tnorms", "g", row="godel")
+    out = tmp_path / "out"
+    assert main(["--records", str(tmp_path / "r"), "--out", str(out), "--tables", "tnorms"]) == 0
+    assert sorted(p.name for p in (out / "tables").glob("*.md")) == ["README.md", "tnorms.md"]
+    assert "[aggregation](aggregation.md)" in (out / "tables" / "README.md").read_text()

@@ -1,0 +1,115 @@
+"""The paper's numbers (dfl_bench/results/paper_numbers.yaml) against the experiment configs and
+against the LaTeX source (../shared/paper, skipped where it is absent)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dfl_bench.results.paper import COLUMNS, DASH, cell_key, load_paper
+
+REPO = Path(__file__).resolve().parent.parent
+TEX = REPO.parent / "shared" / "paper" / "analyzing-dfl-operators.tex"
+PAPER = load_paper()
+
+
+def experiment_config(name: str) -> dict:
+    """conf/experiment/<name>.yaml as plain data."""
+    return yaml.safe_load((REPO / "conf" / "experiment" / f"{name}.yaml").read_text())
+
+
+def config_keys(name: str, key: str | None) -> set[str]:
+    """The rows an experiment runs: its `rows`, or the values its sweep gives `key`."""
+    config = experiment_config(name)
+    if key == "row":
+        return set(config["rows"])
+    params = ((config.get("hydra") or {}).get("sweeper") or {}).get("params") or {}
+    if key is None:
+        assert not params, f"{name}: a single-row table must not sweep"
+        return set(PAPER.tables[name].keys())
+    swept = params[key.removesuffix(".name")]
+    return {cell_key(yaml.safe_load(v)) for v in str(swept).split(",")}
+
+
+def test_every_experiment_has_a_paper_table():
+    experiments = {p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml")}
+    assert experiments == set(PAPER.tables)
+
+
+@pytest.mark.parametrize("name", sorted(PAPER.tables))
+def test_paper_rows_match_config_rows(name):
+    table = PAPER.tables[name]
+    assert set(table.keys()) == config_keys(name, table.key)
+    counts: dict[str, int] = {}
+    for cell in table.cells():
+        counts[cell.key] = counts.get(cell.key, 0) + 1
+    shared = {key for key, n in counts.items() if n > 1}
+    assert shared == set(table.shared), "a row filling several cells needs a documented reason"
+
+
+def test_baseline_and_text_results():
+    assert (PAPER.baseline, PAPER.baseline_std) == (95.18, 0.204)
+    best = {c.key: c.number("accuracy") for c in PAPER.tables["best"].cells()}
+    assert best == {"sum9": 97.7, "both": 98.0}
+    s9 = {c.key: c.number("accuracy") for c in PAPER.tables["sigmoidal_s"].cells()}
+    assert s9["9"] == 97.3 and sum(v is not None for v in s9.values()) == 1
+
+
+def test_contradictions_are_recorded():
+    notes = PAPER.tables["same_symmetric"].notes[0]
+    assert notes["values"] == {"text": 0.01, "table": 0.86} and notes["shows"] == "table"
+    assert "swapped" in PAPER.tables["symmetric_aggregators"].notes[0]["text"]
+    assert "caption" in PAPER.tables["implications"].notes[0]["text"]
+
+
+def tex_value(text: str) -> tuple[float | str | None, bool]:
+    """A LaTeX cell: (number, '-' or None for blank; bold)."""
+    text = text.strip().rstrip("\\").strip()
+    match = re.fullmatch(r"\\(?:bft|textbf)\{(.*)\}", text)
+    inner = match.group(1).strip() if match else text
+    if inner == "":
+        return None, False
+    return (DASH if inner == DASH else float(inner)), bool(match)
+
+
+def tex_rows(label: str) -> list[list[str]]:
+    """The data rows of the tabular with \\label{label}, each a list of cells."""
+    source = TEX.read_text()
+    end = source.index(f"\\label{{{label}}}")
+    start = source.rindex("\\begin{tabular}", 0, end)
+    body = source[start : source.index("\\end{tabular}", start)]
+    rows = []
+    for raw in body.split("\\\\")[1:]:
+        raw = raw.replace("\\hline", "").strip()
+        if not raw or "\\mc{" in raw or "\\multicolumn" in raw:
+            continue
+        cells = [c.strip() for c in re.split(r"(?<!\\)&", raw)]
+        if any(cells):
+            rows.append(cells)
+    return rows
+
+
+@pytest.mark.skipif(not TEX.is_file(), reason="the paper's LaTeX source is not beside the repo")
+@pytest.mark.parametrize(
+    "name", [n for n, t in PAPER.tables.items() if (t.label or "").startswith("table:")]
+)
+def test_transcription_matches_the_latex(name):
+    table = PAPER.tables[name]
+    rows = tex_rows(table.label)
+    assert len(rows) == len(table.rows)
+    for cells, (label, paper_cells) in zip(rows, table.rows, strict=True):
+        assert " ".join(cells[0].split()) == label
+        start = 1
+        for index, cell in enumerate(paper_cells):
+            if table.group_labels and index > 0:
+                assert cells[start].strip() == cell.label
+                start += 1
+            printed = [tex_value(c) for c in cells[start : start + len(COLUMNS)]]
+            printed += [(None, False)] * (len(COLUMNS) - len(printed))
+            assert [v for v, _ in printed] == [cell.values[c] for c in COLUMNS], (label, index)
+            bold = [c for c, (_, b) in zip(COLUMNS, printed, strict=True) if b]
+            assert bold == list(cell.bold), (label, index)
+            start += len(COLUMNS)
