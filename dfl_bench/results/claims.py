@@ -121,7 +121,7 @@ def views(tables: Mapping[str, Table], paper_baseline: float) -> tuple[View, Vie
             if mine.n_ok and (name, key, "accuracy") not in ours:
                 for column, value in mine.mean.items():
                     ours[(name, key, column)] = math.nan if value is None else value
-    baseline = ours.get(("baseline", "supervised", "accuracy"))
+    baseline = ours.get(("baseline", "ce_pair", "accuracy"))
     layout = {name: table.paper.keys() for name, table in tables.items()}
     return (
         View("paper", paper, paper_baseline, problems, layout),
