@@ -81,11 +81,16 @@ def check_data(data: Mapping[str, Any]) -> None:
         _integer(data["split_seed"], "data.split_seed", 0, MAX_SEED)
 
 
+def check_seed(seed: Any) -> None:
+    """The run seed: an integer numpy and Lightning accept."""
+    _integer(seed, "seed", 0, MAX_SEED)
+
+
 def check_config(config: Mapping[str, Any]) -> None:
     """Every value a job relies on, before any data is loaded (see the module doc)."""
     check_profile(config["profile"])
     check_data(config["data"])
-    _integer(config.get("seed"), "seed", 0, MAX_SEED)
+    check_seed(config.get("seed"))
     if config.get("threads") is not None:
         _integer(config["threads"], "threads", 1)
     _number(config["problem"].get("w_dfl"), "problem.w_dfl", 0.0, open_low=False)

@@ -92,7 +92,8 @@ def fail(message: str, hydra_cfg: DictConfig) -> NoReturn:
 
 def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
     """One job: validate, lock, skip if done, train (resuming), record, report (module doc)."""
-    L.seed_everything(cfg.seed, workers=True, verbose=False)
+    guards.check_seed(cfg.seed)
+    L.seed_everything(cfg.seed, workers=True, verbose=False)  # before the weights are drawn
     config, module = checked(cfg, hydra_cfg.overrides.task)
     digest = records.config_hash(config)
     experiment = config["experiment_name"]

@@ -102,10 +102,10 @@ def sweep(tmp_path_factory):
     (tmp / "conf" / "experiment" / "cli_test.yaml").write_text(TEST_EXPERIMENT)
     args = (f"hydra.searchpath=[file://{tmp / 'conf'}]", "+experiment=cli_test", "-m")
     first = cli(tmp, *args)
-    assert first.returncode == 0, first.stderr[-3000:]
+    assert first.returncode == 1, first.stderr[-3000:]  # the poisoned job failed
     records = load_records(tmp)
     second = cli(tmp, *args)
-    assert second.returncode == 0, second.stderr[-3000:]
+    assert second.returncode == 1, second.stderr[-3000:]
     return tmp, first, records, second
 
 
@@ -134,8 +134,9 @@ def test_forced_nan_fails_its_job_only(sweep):
 
 
 def test_each_job_has_its_own_offline_wandb_run_with_metrics(sweep):
-    _, _, records, _ = sweep
-    dirs = {r["row"]: Path(r["log_dir"]) for r in records.values()}
+    tmp, _, records, _ = sweep
+    dirs = {r["row"]: tmp / r["log_dir"] for r in records.values()}
+    assert not any(Path(r["log_dir"]).is_absolute() for r in records.values())
     assert len(set(dirs.values())) == 3
     for row in ("product", "godel"):
         assert dirs[row].name.startswith("offline-run-")
