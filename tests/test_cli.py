@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf, open_dict
 
 from dfl_bench import train
@@ -227,7 +228,7 @@ def test_interrupted_job_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     assert not list((tmp_path / "checkpoints").rglob("last.ckpt"))
 
 
-def test_bad_parameter_fails_before_training(tmp_path, monkeypatch):
+def test_bad_parameter_fails_before_training(tmp_path, monkeypatch, capsys):
     def no_data(*args, **kwargs):
         raise AssertionError("data loaded before the operators were checked")
 
@@ -236,9 +237,12 @@ def test_bad_parameter_fails_before_training(tmp_path, monkeypatch):
         train.run(*composed(tmp_path, "tnorm.p=-1"))
     with pytest.raises(ValueError, match=r"valid rows: \['godel_S'"):
         train.run(*composed(tmp_path, "+experiment=same_symmetric", "row=nope"))
-    cfg, _ = composed(tmp_path, "optimizer.name=adamw")
-    with pytest.raises(SystemExit, match=r"invalid configuration: .*valid choices: \['adam'"):
+    cfg, hydra_cfg = composed(tmp_path, "optimizer.name=adamw")
+    HydraConfig.instance().set_config(OmegaConf.create({"hydra": hydra_cfg}))
+    with pytest.raises(SystemExit) as exit_:
         train.main(cfg)
+    assert exit_.value.code == train.EXIT_INVALID
+    assert re.search(r"invalid configuration: .*valid choices: \['adam'", capsys.readouterr().err)
 
 
 @pytest.mark.parametrize(("requested", "n_jobs", "expected"), [(3, 2, 3), (None, None, 1)])
