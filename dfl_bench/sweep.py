@@ -24,8 +24,6 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-EXIT_INVALID = 2
-
 
 def expand(overrides: Sequence[str], params: Mapping[str, Any] | None = None) -> list[list[str]]:
     """The job override lists of a sweep: `params` (hydra.sweeper.params) then `overrides`."""
@@ -63,6 +61,8 @@ class ValidateSweep(Callback):
     """Hydra callback: check every job of a basic-sweeper multirun before launching any."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from dfl_bench.train import EXIT_INVALID
+
         if not str(config.hydra.sweeper.get("_target_", "")).endswith("BasicSweeper"):
             return
         jobs = expand(config.hydra.overrides.task, config.hydra.sweeper.get("params"))

@@ -51,7 +51,7 @@ CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 REPO_DIR = Path(__file__).resolve().parent.parent
 
 
-EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_TERMINATED = 0, 1, 2, 143
+EXIT_FAILED, EXIT_INVALID, EXIT_TERMINATED = 1, 2, 143  # 0: every job ok or skipped
 
 
 class JobFailed(RuntimeError):
