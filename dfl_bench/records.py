@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import subprocess
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +94,17 @@ def record_path(records_dir: str | Path, experiment: str, digest: str) -> Path:
 
 
 def read_record(path: str | Path) -> dict[str, Any] | None:
-    """The record at `path`, or None when there is none (or it is unreadable)."""
+    """The record at `path`, or None when there is none; an unreadable one is reported by path
+    (and so rerun)."""
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             record = json.load(f)
-    except (FileNotFoundError, json.JSONDecodeError):
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        print(
+            f"[dfl_bench] ignoring the unreadable record {path} ({err}); rerunning", file=sys.stderr
+        )
         return None
     return record if isinstance(record, dict) else None
 
@@ -145,10 +153,49 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        json.dump(record, f, indent=2, sort_keys=True, allow_nan=True)
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(strict(record), f, indent=2, sort_keys=True, allow_nan=False)
         f.write("\n")
     os.replace(tmp, path)
+    return path
+
+
+def strict(value: Any) -> Any:
+    """`value` with every NaN or infinite float replaced by None (strict JSON, RFC 8259)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict(v) for v in value]
+    return value
+
+
+PATH_FIELDS = ("log_dir", "config.records_dir", "config.checkpoint_dir", "config.logger.save_dir")
+
+
+def portable(record: Mapping[str, Any], bases: Sequence[str | Path]) -> dict[str, Any]:
+    """`record` with its machine paths (PATH_FIELDS) relative to the first of `bases` that
+    holds them, so a committed record names no home folder; paths elsewhere stay absolute."""
+    out = json.loads(json.dumps(record, default=str))
+    for field in PATH_FIELDS:
+        *parents, key = field.split(".")
+        node = out
+        for parent in parents:
+            node = node.get(parent) if isinstance(node, dict) else None
+        if isinstance(node, dict) and isinstance(node.get(key), str):
+            node[key] = _relative(node[key], bases)
+    return out
+
+
+def _relative(path: str, bases: Sequence[str | Path]) -> str:
+    """`path` relative to the first base that contains it, else unchanged."""
+    if not os.path.isabs(path):
+        return path
+    for base in bases:
+        resolved = Path(base).resolve()
+        if Path(path).resolve().is_relative_to(resolved):
+            return str(Path(path).resolve().relative_to(resolved))
     return path
 
 

@@ -5,36 +5,45 @@
     python -m dfl_bench +experiment=same_symmetric -m    # one paper table, one job per row
 
 Each job (Hydra task function `main`):
-  1. resolves the config (an experiment's `row` picks that table row's operators) and builds
-     the operators, so a bad operator or parameter fails here, before any data is loaded;
-  2. hashes the result-changing part of the config and skips the job when its run record
-     `<records_dir>/<experiment>/<hash>.json` says ok (unless force=true);
+  1. resolves and checks the config (guards.py: values, ignored overrides, writable folders; an
+     experiment's `row` picks that table row's operators) and builds the operators, so a bad
+     configuration fails here, before any data is loaded (a sweep checks all jobs first: sweep.py);
+  2. hashes the result-changing part of the config, locks the job (lock.py) and skips it when
+     its run record `<records_dir>/<experiment>/<hash>.json` says ok (unless force=true);
   3. trains the Lightning module for `profile.max_steps` steps, saving `last.ckpt` under
-     `<checkpoint_dir>/<experiment>/<hash>/` so an interrupted job resumes where it stopped;
-  4. writes the run record (status ok, or failed with the reason when the loss turned NaN/inf,
-     which ends this job but not the sweep), finishes the W&B run, and prints a summary.
+     `<checkpoint_dir>/<experiment>/<hash>/` so an interrupted job resumes where it stopped,
+     with the same numbers as an uninterrupted run (checkpoint.py);
+  4. writes the run record (status ok only after the final evaluation; failed with the reason
+     when the loss turned NaN/inf, which ends this job but not the sweep), finishes the W&B run,
+     and prints a summary.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import hydra
 import lightning as L
 import torch
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from hydra.utils import to_absolute_path
 from lightning.pytorch.loggers import Logger
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench import loggers, records
+from dfl_bench import checkpoint, guards, loggers, records
+from dfl_bench.checkpoint import LastCheckpoint
 from dfl_bench.data import MnistDataModule
+from dfl_bench.lock import AlreadyRunning, job_lock
 from dfl_bench.module import DFLModule, NonFiniteLossError
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.provenance import job_provenance
@@ -43,41 +52,85 @@ CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 REPO_DIR = Path(__file__).resolve().parent.parent
 
 
+EXIT_FAILED, EXIT_INVALID, EXIT_TERMINATED = 1, 2, 143  # 0: every job ok or skipped
+
+
+class JobFailed(RuntimeError):
+    """A job ended without an ok record; in a sweep Hydra goes on and exits 1 at the end."""
+
+
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
 def main(cfg: DictConfig) -> float | None:
-    """Hydra task function: train one configuration; returns its test accuracy (None if failed)."""
+    """Hydra task function: train one configuration; returns its test accuracy.
+
+    Exit codes: 0 every job ok or skipped; 1 a job failed or was already running (a sweep runs
+    its other jobs first); 2 an invalid configuration (no job trained); 143 SIGTERM (the job
+    saved a checkpoint; rerunning the command resumes it).
+    """
+    hydra_cfg = HydraConfig.get()
     try:
-        checked(cfg)
+        checked(cfg, hydra_cfg.overrides.task)
     except ValueError as err:
-        raise SystemExit(f"[dfl_bench] invalid configuration: {err}") from None
-    return run(cfg, HydraConfig.get()).get("test_accuracy")
+        print(f"[dfl_bench] invalid configuration: {err}", file=sys.stderr)
+        raise SystemExit(EXIT_INVALID) from None
+    try:
+        record = run(cfg, hydra_cfg)
+    except AlreadyRunning as err:
+        fail(f"[dfl_bench] {job_name(hydra_cfg)}: {err}", hydra_cfg)
+    if record.get("status") != "ok":
+        fail(f"[dfl_bench] {job_name(hydra_cfg)} failed: {record.get('reason')}", hydra_cfg)
+    return record.get("test_accuracy")
+
+
+def fail(message: str, hydra_cfg: DictConfig) -> NoReturn:
+    """End a job that did not succeed: exit 1 from a single run; in a sweep, raise JobFailed so
+    Hydra records it, runs the remaining jobs, and exits 1 at the end."""
+    if hydra_cfg.mode == RunMode.MULTIRUN:
+        raise JobFailed(message)
+    print(message, file=sys.stderr)
+    raise SystemExit(EXIT_FAILED)
 
 
 def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
-    """One job: validate, skip if done, train (resuming), record, report (see the module doc)."""
-    L.seed_everything(cfg.seed, workers=True, verbose=False)
-    config, module = checked(cfg)
+    """One job: validate, lock, skip if done, train (resuming), record, report (module doc)."""
+    guards.check_seed(cfg.seed)
+    L.seed_everything(cfg.seed, workers=True, verbose=False)  # before the weights are drawn
+    config, module = checked(cfg, hydra_cfg.overrides.task)
     digest = records.config_hash(config)
     experiment = config["experiment_name"]
     path = records.record_path(to_absolute_path(cfg.records_dir), experiment, digest)
     ckpt_dir = Path(to_absolute_path(cfg.checkpoint_dir)) / experiment / digest
-    if cfg.force:
-        shutil.rmtree(ckpt_dir, ignore_errors=True)
-    elif records.is_done(path):
-        print(f"[dfl_bench] skipping {job_name(hydra_cfg)}: {path} says ok (force=true reruns it)")
-        return records.read_record(path) or {}
-    elif reused := records.reuse_done(
-        to_absolute_path(cfg.records_dir),
-        path,
-        experiment=experiment,
-        name=job_name(hydra_cfg),
-        row=config.get("row"),
-        config=config,
-        overrides=list(hydra_cfg.overrides.task),
-    ):
-        print(summary_text(reused, path))
-        return reused
+    with job_lock(ckpt_dir.with_name(f"{digest}.lock")):
+        if cfg.force:
+            shutil.rmtree(ckpt_dir, ignore_errors=True)
+        elif records.is_done(path):
+            name = job_name(hydra_cfg)
+            print(f"[dfl_bench] skipping {name}: {path} says ok (force=true reruns it)")
+            return records.read_record(path) or {}
+        elif reused := records.reuse_done(
+            to_absolute_path(cfg.records_dir),
+            path,
+            experiment=experiment,
+            name=job_name(hydra_cfg),
+            row=config.get("row"),
+            config=config,
+            overrides=list(hydra_cfg.overrides.task),
+        ):
+            print(summary_text(reused, path))
+            return reused
+        return fit_and_record(cfg, hydra_cfg, config, module, path, ckpt_dir)
 
+
+def fit_and_record(
+    cfg: DictConfig,
+    hydra_cfg: DictConfig,
+    config: dict[str, Any],
+    module: DFLModule,
+    path: Path,
+    ckpt_dir: Path,
+) -> dict[str, Any]:
+    """Train (resuming from a whole `last.ckpt`), write the record, close the logger, report."""
+    experiment, digest = config["experiment_name"], path.stem
     torch.set_num_threads(torch_threads(cfg.threads, hydra_cfg))
     data = MnistDataModule(**config["data"], seed=cfg.seed)
     logger = loggers.build_logger(
@@ -88,15 +141,17 @@ def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
         save_dir=hydra_cfg.runtime.output_dir,
     )
     trainer = build_trainer(cfg, logger, callbacks(cfg, ckpt_dir))
-    last = ckpt_dir / LastCheckpoint.NAME
-    resumed = last.is_file()
+    last = checkpoint.resumable(ckpt_dir)
     started = now()
     tic = time.perf_counter()
     try:
-        trainer.fit(module, datamodule=data, ckpt_path=str(last) if resumed else None)
-        status, reason = "ok", None
+        trainer.fit(module, datamodule=data, ckpt_path=str(last) if last else None)
+        status, reason = final_status(module, cfg.profile.max_steps)
     except NonFiniteLossError as err:
         status, reason = "failed", f"non-finite loss: {err}"
+    except SIGTERMException:
+        loggers.finish(logger, failed=True)
+        terminated(job_name(hydra_cfg), trainer.global_step, ckpt_dir / checkpoint.NAME)
     except BaseException:
         loggers.finish(logger, failed=True)
         raise
@@ -113,23 +168,50 @@ def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
         data_checksum=data.checksum if data.arrays is not None else None,
         git_commit=records.git_commit(REPO_DIR),
         wall_time_s=round(time.perf_counter() - tic, 3),
-        resumed=resumed,
+        resumed=last is not None,
         started=started,
         finished=now(),
         log_dir=loggers.log_dir(logger),
         torch_threads=torch.get_num_threads(),
     )
-    records.write_record(path, record)
+    records.write_record(path, records.portable(record, (Path.cwd(), REPO_DIR)))
     shutil.rmtree(ckpt_dir, ignore_errors=True)
     loggers.finish(logger, failed=status != "ok")
     print(summary_text(record, path))
+    if trainer.received_sigterm:
+        terminated(job_name(hydra_cfg), trainer.global_step, None)
     return record
 
 
-def checked(cfg: DictConfig) -> tuple[dict[str, Any], DFLModule]:
+def final_status(module: DFLModule, max_steps: int) -> tuple[str, str | None]:
+    """ok only when the run reached max_steps and evaluated there (never a stale accuracy)."""
+    if module.global_step != max_steps or module.evaluated_step != max_steps:
+        return "failed", (
+            f"no final evaluation: training ended at step {module.global_step}, last evaluated "
+            f"at step {module.evaluated_step}, budget {max_steps}"
+        )
+    return "ok", None
+
+
+def terminated(name: str, step: int, saved: Path | None) -> NoReturn:
+    """Report SIGTERM and exit 143; the sweep's remaining jobs are not run."""
+    where = f"checkpoint {saved}" if saved is not None and saved.is_file() else "its record"
+    print(
+        f"[dfl_bench] {name}: SIGTERM at step {step}; saved {where}. The remaining jobs of this "
+        "sweep were not run: rerun the same command to resume (finished jobs are skipped).",
+        file=sys.stderr,
+    )
+    raise SystemExit(EXIT_TERMINATED)
+
+
+def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, Any], DFLModule]:
     """The resolved config and its module: a bad configuration raises ValueError here, before
-    any data is loaded (operators, parameters, rows, problem, formulas, optimizer)."""
+    any data is loaded (values, ignored overrides, folders, operators, rows, optimizer)."""
+    guards.check_overrides(cfg, overrides)
     config = resolved_config(cfg)
+    guards.check_config(config)
+    guards.check_writable(to_absolute_path(cfg.records_dir), "records_dir")
+    guards.check_writable(to_absolute_path(cfg.checkpoint_dir), "checkpoint_dir")
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
     return config, build_module(config, operators)
 
@@ -191,27 +273,17 @@ def build_trainer(cfg: DictConfig, logger: Logger | None, hooks: list[L.Callback
 
 
 def callbacks(cfg: DictConfig, ckpt_dir: Path) -> list[L.Callback]:
-    """The resumable checkpoint and, for tests, the forced-NaN hook (`debug.nan_at_step`)."""
-    out: list[L.Callback] = [LastCheckpoint(ckpt_dir, cfg.profile.checkpoint_every)]
+    """The resumable checkpoint and RNG state and, for tests, the debug hooks: `debug.nan_at_step`
+    and `+debug.sigterm_at_step` (not in config.yaml, so it changes no config hash)."""
+    out: list[L.Callback] = [
+        LastCheckpoint(ckpt_dir, cfg.profile.checkpoint_every),
+        checkpoint.RngState(),
+    ]
     if cfg.debug.nan_at_step is not None:
         out.append(PoisonWeights(cfg.debug.nan_at_step))
+    if cfg.debug.get("sigterm_at_step") is not None:
+        out.append(SigtermAt(cfg.debug.sigterm_at_step))
     return out
-
-
-class LastCheckpoint(L.Callback):
-    """Save `last.ckpt` every `every` steps, atomically (tmp + os.replace), for resuming."""
-
-    NAME = "last.ckpt"
-
-    def __init__(self, folder: Path, every: int) -> None:
-        self.path, self.every = folder / self.NAME, every
-
-    def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
-        if self.every > 0 and trainer.global_step % self.every == 0:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.NAME}.tmp")
-            trainer.save_checkpoint(tmp, weights_only=False)
-            os.replace(tmp, self.path)
 
 
 class PoisonWeights(L.Callback):
@@ -224,6 +296,17 @@ class PoisonWeights(L.Callback):
         if trainer.global_step == self.step:
             with torch.no_grad():
                 next(pl_module.parameters()).fill_(float("nan"))
+
+
+class SigtermAt(L.Callback):
+    """Debug: send this process SIGTERM during step `step`, as `timeout` or SLURM would."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_train_batch_start(self, trainer: L.Trainer, *args) -> None:
+        if trainer.global_step + 1 == self.step:
+            os.kill(os.getpid(), signal.SIGTERM)
 
 
 def torch_threads(requested: int | None, hydra_cfg: DictConfig) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf, open_dict
 
 from dfl_bench import train
@@ -102,10 +103,10 @@ def sweep(tmp_path_factory):
     (tmp / "conf" / "experiment" / "cli_test.yaml").write_text(TEST_EXPERIMENT)
     args = (f"hydra.searchpath=[file://{tmp / 'conf'}]", "+experiment=cli_test", "-m")
     first = cli(tmp, *args)
-    assert first.returncode == 0, first.stderr[-3000:]
+    assert first.returncode == 1, first.stderr[-3000:]  # the poisoned job failed
     records = load_records(tmp)
     second = cli(tmp, *args)
-    assert second.returncode == 0, second.stderr[-3000:]
+    assert second.returncode == 1, second.stderr[-3000:]
     return tmp, first, records, second
 
 
@@ -134,8 +135,9 @@ def test_forced_nan_fails_its_job_only(sweep):
 
 
 def test_each_job_has_its_own_offline_wandb_run_with_metrics(sweep):
-    _, _, records, _ = sweep
-    dirs = {r["row"]: Path(r["log_dir"]) for r in records.values()}
+    tmp, _, records, _ = sweep
+    dirs = {r["row"]: tmp / r["log_dir"] for r in records.values()}
+    assert not any(Path(r["log_dir"]).is_absolute() for r in records.values())
     assert len(set(dirs.values())) == 3
     for row in ("product", "godel"):
         assert dirs[row].name.startswith("offline-run-")
@@ -226,7 +228,7 @@ def test_interrupted_job_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     assert not list((tmp_path / "checkpoints").rglob("last.ckpt"))
 
 
-def test_bad_parameter_fails_before_training(tmp_path, monkeypatch):
+def test_bad_parameter_fails_before_training(tmp_path, monkeypatch, capsys):
     def no_data(*args, **kwargs):
         raise AssertionError("data loaded before the operators were checked")
 
@@ -235,9 +237,12 @@ def test_bad_parameter_fails_before_training(tmp_path, monkeypatch):
         train.run(*composed(tmp_path, "tnorm.p=-1"))
     with pytest.raises(ValueError, match=r"valid rows: \['godel_S'"):
         train.run(*composed(tmp_path, "+experiment=same_symmetric", "row=nope"))
-    cfg, _ = composed(tmp_path, "optimizer.name=adamw")
-    with pytest.raises(SystemExit, match=r"invalid configuration: .*valid choices: \['adam'"):
+    cfg, hydra_cfg = composed(tmp_path, "optimizer.name=adamw")
+    HydraConfig.instance().set_config(OmegaConf.create({"hydra": hydra_cfg}))
+    with pytest.raises(SystemExit) as exit_:
         train.main(cfg)
+    assert exit_.value.code == train.EXIT_INVALID
+    assert re.search(r"invalid configuration: .*valid choices: \['adam'", capsys.readouterr().err)
 
 
 @pytest.mark.parametrize(("requested", "n_jobs", "expected"), [(3, 2, 3), (None, None, 1)])

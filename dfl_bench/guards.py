@@ -1,0 +1,137 @@
+"""Checks before training: each bad value is one ValueError line naming what is valid.
+
+`check_config` takes the resolved config (plain data); `check_overrides` refuses command-line
+overrides an experiment's table row would silently replace; `check_writable` tries the folders a
+job writes to, so a records folder that cannot be written fails now, not after training.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig, OmegaConf
+
+from dfl_bench.data import N_TEST, N_TRAIN, SOURCES
+
+MAX_SEED = 2**32 - 1
+
+
+def _integer(value: Any, name: str, low: int, high: float = math.inf) -> None:
+    """`value` is an int in [low, high] (bools are not)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        bound = f"in [{low}, {high}]" if high < math.inf else f">= {low}"
+        raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
+
+
+def _number(value: Any, name: str, low: float, *, open_low: bool) -> None:
+    """`value` is a finite number > low (`open_low`) or >= low."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < low or (open_low and value == low):
+        relation = ">" if open_low else ">="
+        raise ValueError(f"{name} must be a finite number {relation} {low}, got {value!r}")
+
+
+def check_profile(profile: Mapping[str, Any]) -> None:
+    """The step budget and cadences: max_steps >= 1, and a metrics window with a logging step."""
+    _integer(profile.get("max_steps"), "profile.max_steps", 1)
+    _integer(profile.get("log_every"), "profile.log_every", 1)
+    _integer(profile.get("eval_every"), "profile.eval_every", 0)
+    _integer(profile.get("checkpoint_every"), "profile.checkpoint_every", 0)
+    steps, tail = profile["max_steps"], profile.get("metrics_tail")
+    _number(tail, "profile.metrics_tail", 0.0, open_low=True)
+    if tail >= 1 and (tail != int(tail) or tail > steps):
+        raise ValueError(
+            f"profile.metrics_tail must be a fraction in (0, 1) or a whole number of steps "
+            f"<= profile.max_steps={steps}, got {tail}"
+        )
+    window = max(1, math.ceil(tail * steps)) if tail < 1 else int(tail)
+    log_every = profile["log_every"]
+    if steps // log_every == (steps - window) // log_every:
+        raise ValueError(
+            f"profile.metrics_tail={tail} keeps the last {window} steps, which hold no logging "
+            f"step (profile.log_every={log_every}); widen it or log more often"
+        )
+
+
+def check_data(data: Mapping[str, Any]) -> None:
+    """Data source, folders, labeled fraction, batch sizes and subsets."""
+    if data.get("source") not in SOURCES:
+        valid = list(SOURCES)
+        raise ValueError(f"data.source={data.get('source')!r} is not valid; choose one of {valid}")
+    root = data.get("root")
+    if data["source"] in ("idx", "torchvision") and root is None:
+        raise ValueError(f"data.source={data['source']} needs data.root (a folder with MNIST)")
+    if root is not None and not Path(str(root)).expanduser().is_dir():
+        raise ValueError(f"data.root={root} is not a folder")
+    fraction = data.get("labeled_fraction")
+    _number(fraction, "data.labeled_fraction", 0.0, open_low=True)
+    if fraction >= 1:
+        raise ValueError(f"data.labeled_fraction must lie in (0, 1), got {fraction}")
+    _integer(data.get("batch_size"), "data.batch_size", 1)
+    _integer(data.get("eval_batch_size"), "data.eval_batch_size", 1)
+    for key, full in (("subset_train", N_TRAIN), ("subset_test", N_TEST)):
+        if data.get(key) is not None:
+            _integer(data[key], f"data.{key}", 2 if key == "subset_train" else 1, full)
+    if data.get("split_seed") is not None:
+        _integer(data["split_seed"], "data.split_seed", 0, MAX_SEED)
+
+
+def check_seed(seed: Any) -> None:
+    """The run seed: an integer numpy and Lightning accept."""
+    _integer(seed, "seed", 0, MAX_SEED)
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Every value a job relies on, before any data is loaded (see the module doc)."""
+    check_profile(config["profile"])
+    check_data(config["data"])
+    check_seed(config.get("seed"))
+    if config.get("threads") is not None:
+        _integer(config["threads"], "threads", 1)
+    _number(config["problem"].get("w_dfl"), "problem.w_dfl", 0.0, open_low=False)
+    _integer(config["model"].get("ntn_k"), "model.ntn_k", 1)
+    if "lr" in config["optimizer"]:
+        _number(config["optimizer"]["lr"], "optimizer.lr", 0.0, open_low=True)
+
+
+def check_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:
+    """Refuse an override that an experiment's row replaces (it would be recorded, not run)."""
+    raw = OmegaConf.to_container(cfg, resolve=False)
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        key = override.key_or_group
+        if key == "row" and not cfg.get("rows"):
+            raise ValueError(
+                f"{override.input_line} needs an experiment with named rows (+experiment=NAME); "
+                f"{'no experiment' if cfg.get('experiment_name') == 'default' else 'this one'} "
+                "names its cells itself"
+            )
+        if override.is_delete() or key in ("row", "experiment") or key.startswith("hydra"):
+            continue
+        node: Any = raw
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                break
+            node = node[part]
+            if isinstance(node, str) and "${rows[" in node:
+                raise ValueError(
+                    f"{override.input_line} is ignored: experiment {cfg.get('experiment_name')!r} "
+                    f"sets {key} from its row (row={cfg.get('row')}); pick another row or run "
+                    "without +experiment"
+                )
+
+
+def check_writable(folder: str | Path, name: str) -> None:
+    """`folder` exists (created if needed) and a file can be written in it."""
+    path = Path(folder)
+    probe = path / f".write-test.{os.getpid()}"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise ValueError(f"{name}={folder} cannot be written ({err.strerror or err})") from None

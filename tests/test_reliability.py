@@ -1,0 +1,354 @@
+"""A resumed, interrupted or misconfigured run never yields a wrong "ok": resume gives the
+uninterrupted numbers, a job dying before its final evaluation reruns it, ignored overrides and
+bad values are refused before training (all jobs of a sweep at once), SIGTERM checkpoints and
+exits 143, failures exit 1, identical jobs lock, corrupt caches, checkpoints and records are
+reported and rebuilt, and records are strict JSON without machine paths."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import OmegaConf, open_dict
+
+from dfl_bench import data, records, train
+from dfl_bench.lock import AlreadyRunning, job_lock
+
+REPO = Path(__file__).resolve().parent.parent
+METRICS = (
+    "test_accuracy",
+    "best_test_accuracy",
+    "pair_accuracy",
+    "cons_ratio",
+    "cu_cons",
+    "cu_ant",
+    "cons_magnitude",
+    "ant_magnitude",
+    "steps",
+)
+# 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
+SHORT = ("profile.max_steps=12", "profile.subset_train=640", "profile.checkpoint_every=4")
+
+
+@pytest.fixture(autouse=True)
+def keep_torch_threads():
+    """In-process runs set torch's thread count; restore it for the other tests."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+def composed(tmp: Path, *overrides: str, mode: RunMode = RunMode.RUN):
+    """(job config, hydra config) as @hydra.main would pass them, for in-process runs."""
+    with initialize_config_dir(config_dir=train.CONFIG_DIR, version_base="1.3"):
+        cfg = compose(
+            "config",
+            overrides=[
+                "profile=smoke",
+                "logger=none",
+                "progress_bar=false",
+                "threads=1",
+                f"records_dir={tmp / 'records'}",
+                f"checkpoint_dir={tmp / 'checkpoints'}",
+                *overrides,
+            ],
+            return_hydra_config=True,
+        )
+    hydra_cfg = cfg.hydra
+    hydra_cfg.runtime.output_dir = str(tmp)
+    hydra_cfg.mode = mode
+    with open_dict(cfg):
+        del cfg["hydra"]
+    OmegaConf.set_struct(cfg, True)
+    return cfg, hydra_cfg
+
+
+def run_main(cfg, hydra_cfg):
+    """`train.main(cfg)` with Hydra's runtime config set, as a real launch has it."""
+    HydraConfig.instance().set_config(OmegaConf.create({"hydra": hydra_cfg}))
+    return train.main(cfg)
+
+
+def crash_at(monkeypatch, hook: str, step: int) -> None:
+    """Make the next in-process run die in `hook` at global step `step` (after the others)."""
+
+    class Crash(train.L.Callback):
+        pass
+
+    def die(self, trainer, *args):
+        if trainer.global_step == step:
+            raise RuntimeError("killed")
+
+    setattr(Crash, hook, die)
+    build = train.callbacks
+    monkeypatch.setattr(train, "callbacks", lambda cfg, d: [*build(cfg, d), Crash()])
+
+
+@pytest.fixture
+def no_data(monkeypatch):
+    """Fail the test if a run gets as far as loading data."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("data loaded before the configuration was checked")
+
+    monkeypatch.setattr(train, "MnistDataModule", refuse)
+
+
+def cli(tmp: Path, *args: str, multirun: bool = False) -> subprocess.CompletedProcess:
+    """`python -m dfl_bench [-m] ARGS` in `tmp`: smoke profile, no logger, records under tmp."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
+    command = [
+        sys.executable,
+        "-m",
+        "dfl_bench",
+        *(["-m"] if multirun else []),
+        "profile=smoke",
+        "logger=none",
+        "progress_bar=false",
+        "threads=1",
+        f"records_dir={tmp / 'records'}",
+        f"checkpoint_dir={tmp / 'checkpoints'}",
+        f"hydra.run.dir={tmp / 'out'}",
+        f"hydra.sweep.dir={tmp / 'sweep'}",
+        *args,
+    ]
+    return subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=600)
+
+
+def same_numbers(a: dict, b: dict) -> None:
+    """Bit-identical metrics (same thread count, same CPU)."""
+    assert {k: a[k] for k in METRICS} == {k: b[k] for k in METRICS}
+
+
+# 1. a job that dies between its last step and its final evaluation
+def test_a_job_killed_before_its_final_evaluation_reruns_it(tmp_path, monkeypatch):
+    whole = train.run(*composed(tmp_path / "whole"))
+    crash_at(monkeypatch, "on_train_batch_end", 4)  # after the checkpoint hook, before evaluation
+    with pytest.raises(RuntimeError, match="killed"):
+        train.run(*composed(tmp_path))
+    monkeypatch.undo()
+    rerun = train.run(*composed(tmp_path))
+    same_numbers(rerun, whole)
+    assert rerun["status"] == "ok" and rerun["evaluated_step"] == 4
+
+
+def test_no_ok_record_without_a_final_evaluation(tmp_path, monkeypatch):
+    monkeypatch.setattr(train.DFLModule, "evaluate_if_due", lambda self: None)
+    record = train.run(*composed(tmp_path))
+    assert record["status"] == "failed" and "no final evaluation" in record["reason"]
+
+
+# 2. a resumed run is the same run
+@pytest.mark.parametrize(
+    ("hook", "step"), [("on_train_batch_start", 10), ("on_train_batch_end", 8)]
+)
+def test_a_resumed_run_gives_the_uninterrupted_numbers(tmp_path, monkeypatch, hook, step):
+    whole = train.run(*composed(tmp_path / "whole", *SHORT))
+    crash_at(monkeypatch, hook, step)
+    with pytest.raises(RuntimeError, match="killed"):
+        train.run(*composed(tmp_path, *SHORT))
+    monkeypatch.undo()
+    resumed = train.run(*composed(tmp_path, *SHORT))
+    assert resumed["resumed"] and resumed["status"] == "ok"
+    same_numbers(resumed, whole)
+
+
+# 3. overrides an experiment would ignore
+def test_an_override_the_experiment_row_replaces_is_refused(tmp_path, no_data):
+    job = composed(tmp_path, "+experiment=same_symmetric", "row=godel_S", "tnorm=product")
+    with pytest.raises(ValueError, match=r"tnorm=product is ignored: .*row=godel_S"):
+        train.run(*job)
+    with pytest.raises(ValueError, match=r"row=godel_S needs an experiment with named rows"):
+        train.run(*composed(tmp_path, "row=godel_S"))
+    with pytest.raises(ValueError, match=r"row=s1 needs an experiment with named rows"):
+        train.run(*composed(tmp_path, "+experiment=sigmoidal_s", "row=s1"))
+
+
+def test_a_value_override_beside_a_row_is_honoured(tmp_path):
+    cfg, hydra_cfg = composed(
+        tmp_path, "+experiment=same_symmetric", "row=godel_S", "problem.w_dfl=2.5"
+    )
+    config, _ = train.checked(cfg, hydra_cfg.overrides.task)
+    assert config["problem"]["w_dfl"] == 2.5 and config["tnorm"]["name"] == "godel"
+
+
+# 4. a corrupt or wrong data cache
+@pytest.fixture(scope="module")
+def mnist():
+    return data.load_mnist()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "bit_flip", "wrong_content"])
+def test_a_bad_cache_is_named_and_rebuilt(tmp_path, monkeypatch, capsys, mnist, damage):
+    decoded = []
+    monkeypatch.setattr(data, "decode_hub_pickle", lambda path: decoded.append(path) or mnist)
+    data.load_hub(tmp_path)  # writes the cache
+    (cached,) = tmp_path.glob("*.npz")
+    if damage == "wrong_content":
+        arrays = {k: getattr(mnist, k).copy() for k in data.IDX_FILES}
+        arrays["train_y"][0] = (arrays["train_y"][0] + 1) % 10
+        np.savez(cached, **arrays)
+    else:
+        raw = bytearray(cached.read_bytes())
+        if damage == "truncated":
+            raw = raw[: len(raw) // 2]
+        else:
+            raw[len(raw) // 3] ^= 0xFF
+        cached.write_bytes(bytes(raw))
+    assert data.load_hub(tmp_path).checksum == data.MNIST_CHECKSUM
+    assert len(decoded) == 2
+    assert str(cached) in capsys.readouterr().err
+    assert data.load_hub(tmp_path).checksum == data.MNIST_CHECKSUM and len(decoded) == 2
+
+
+# 5. every invalid job of a sweep, before any job trains
+def test_a_sweep_with_invalid_jobs_reports_them_all_and_trains_none(tmp_path):
+    done = cli(tmp_path, "tnorm.p=0,1.7,-1", multirun=True)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "2 of 3 sweep jobs" in done.stderr
+    assert "tnorm.p=0:" in done.stderr and "tnorm.p=-1:" in done.stderr
+    assert "tnorm.p=1.7:" not in done.stderr
+    assert not (tmp_path / "records").exists() or not any((tmp_path / "records").rglob("*.json"))
+
+
+# 6. SIGTERM: checkpoint, exit 143, the sweep's remaining jobs named; the rerun resumes
+@pytest.mark.slow
+def test_sigterm_checkpoints_exits_143_and_the_rerun_resumes(tmp_path):
+    args = ("+debug.sigterm_at_step=3,99",)  # the second job is the uninterrupted twin
+    first = cli(tmp_path, *args, multirun=True)
+    assert first.returncode == 143, first.stderr[-3000:]
+    assert "SIGTERM at step 3" in first.stderr and "remaining jobs" in first.stderr
+    assert len(list((tmp_path / "checkpoints").rglob("last.ckpt"))) == 1
+    assert not list((tmp_path / "records").rglob("*.json"))
+    second = cli(tmp_path, *args, multirun=True)
+    assert second.returncode == 0, second.stderr[-3000:]
+    paths = (tmp_path / "records").rglob("*.json")
+    recs = {r["config"]["debug"]["sigterm_at_step"]: r for r in map(strict_load, paths)}
+    assert recs[3]["resumed"] and not recs[99]["resumed"]
+    same_numbers(recs[3], recs[99])
+
+
+# 7. failures are visible in the exit code
+def test_a_failed_single_run_exits_1(tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        run_main(*composed(tmp_path, "debug.nan_at_step=2"))
+    assert exit_.value.code == train.EXIT_FAILED
+
+
+def test_a_failed_sweep_job_is_reported_to_hydra_after_its_record(tmp_path):
+    with pytest.raises(train.JobFailed, match="non-finite loss"):
+        run_main(*composed(tmp_path, "debug.nan_at_step=2", mode=RunMode.MULTIRUN))
+    (path,) = (tmp_path / "records").rglob("*.json")
+    assert json.loads(path.read_text())["status"] == "failed"
+
+
+def test_an_invalid_configuration_exits_2(tmp_path, no_data):
+    with pytest.raises(SystemExit) as exit_:
+        run_main(*composed(tmp_path, "optimizer.name=adamw"))
+    assert exit_.value.code == train.EXIT_INVALID
+
+
+# 8. checked before training, one line each
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("profile.max_steps=0", r"profile.max_steps must be an integer >= 1, got 0"),
+        ("profile.max_steps=-1", r"profile.max_steps must be an integer >= 1"),
+        ("problem.w_dfl=nan", r"problem.w_dfl must be a finite number >= 0.0, got nan"),
+        ("problem.w_dfl=inf", r"problem.w_dfl must be a finite number"),
+        ("profile.metrics_tail=0", r"profile.metrics_tail must be a finite number > 0"),
+        ("profile.metrics_tail=1.5", r"fraction in \(0, 1\) or a whole number"),
+        ("data.labeled_fraction=1.5", r"labeled_fraction must lie in \(0, 1\)"),
+        ("data.batch_size=0", r"data.batch_size must be an integer >= 1"),
+        ("data.eval_batch_size=-3", r"data.eval_batch_size must be an integer >= 1"),
+        ("seed=-1", r"seed must be an integer in \[0, 4294967295\]"),
+        ("threads=0", r"threads must be an integer >= 1"),
+        ("optimizer.lr=0", r"optimizer.lr must be a finite number > 0"),
+        ("data.source=web", r"data.source='web' is not valid; choose one of \['auto'"),
+        ("data.root=/no/such/folder", r"data.root=/no/such/folder is not a folder"),
+    ],
+)
+def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
+    with pytest.raises(ValueError, match=message):
+        train.run(*composed(tmp_path, override))
+
+
+def test_an_unwritable_records_folder_fails_before_training(tmp_path, no_data):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match=r"records_dir=.*file/records cannot be written"):
+        train.run(*composed(tmp_path, f"records_dir={tmp_path / 'file' / 'records'}"))
+
+
+# 9. two identical jobs at once
+def test_a_second_identical_job_is_refused_while_the_first_runs(tmp_path):
+    cfg, hydra_cfg = composed(tmp_path)
+    config, _ = train.checked(cfg)
+    digest = records.config_hash(config)
+    lock = tmp_path / "checkpoints" / config["experiment_name"] / f"{digest}.lock"
+    with job_lock(lock), pytest.raises(AlreadyRunning, match=r"already running \(pid \d+"):
+        train.run(cfg, hydra_cfg)
+    assert train.run(cfg, hydra_cfg)["status"] == "ok"
+
+
+# 10. a truncated checkpoint
+def test_a_truncated_checkpoint_is_reported_and_the_job_starts_afresh(
+    tmp_path, monkeypatch, capsys
+):
+    crash_at(monkeypatch, "on_train_batch_start", 3)
+    with pytest.raises(RuntimeError, match="killed"):
+        train.run(*composed(tmp_path))
+    monkeypatch.undo()
+    (last,) = (tmp_path / "checkpoints").rglob("last.ckpt")
+    last.write_bytes(last.read_bytes()[:5000])
+    record = train.run(*composed(tmp_path))
+    assert (record["status"], record["resumed"], record["steps"]) == ("ok", False, 4)
+    assert f"checkpoint {last} is corrupt" in capsys.readouterr().err
+
+
+# 11. strict JSON, corrupt records, no machine paths
+def strict_load(path: Path) -> dict:
+    """Parse as strict JSON: NaN and Infinity are errors."""
+
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+def test_records_are_strict_json(tmp_path):
+    record = records.make_record(
+        status="failed",
+        reason="x",
+        config={"problem": {"w_dfl": float("inf")}},
+        summary={"test_accuracy": float("nan"), "cu_cons": float("-inf")},
+    )
+    path = records.write_record(tmp_path / "r.json", record)
+    loaded = strict_load(path)
+    assert loaded["test_accuracy"] is None and loaded["cu_cons"] is None
+    assert loaded["config"]["problem"]["w_dfl"] is None
+
+
+def test_a_record_of_random_bytes_is_named_and_rerun(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    path.write_bytes(bytes(range(256)) * 4)
+    assert records.read_record(path) is None and not records.is_done(path)
+    assert str(path) in capsys.readouterr().err
+
+
+def test_record_paths_inside_the_working_folder_are_relative(tmp_path):
+    record = {
+        "log_dir": str(tmp_path / "outputs" / "wandb"),
+        "config": {"records_dir": str(tmp_path / "runs"), "checkpoint_dir": "/elsewhere/ck"},
+    }
+    out = records.portable(record, [tmp_path])
+    assert out["log_dir"] == "outputs/wandb" and out["config"]["records_dir"] == "runs"
+    assert out["config"]["checkpoint_dir"] == "/elsewhere/ck"
