@@ -109,6 +109,7 @@ def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
     )
     records.write_record(path, record)
     shutil.rmtree(ckpt_dir, ignore_errors=True)
+    loggers.summarize(logger, record)
     loggers.finish(logger, failed=status != "ok")
     print(summary_text(record, path))
     return record
