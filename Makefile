@@ -2,7 +2,17 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format bench theory train time-kb tables
+.PHONY: help install test lint format bench theory train time-kb tables reproduce-tables
+
+# make reproduce-tables: the budget, the experiments (empty = every table and the default
+# configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
+PROFILE ?= quick
+TABLES ?=
+SEEDS ?= 1
+SPREAD_SEEDS ?= 5
+JOBS ?= 1
+RECORDS ?= results/records
+LOGGER ?= wandb
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -27,7 +37,8 @@ theory: ## reproduce the paper's analytical results under results/theory/
 	$(PYTHON) -m dfl_bench.theory
 
 tables: ## render the paper's tables and figures from the records present (no training); PROFILE=, TABLES=a,b
-	$(PYTHON) -m dfl_bench.results $(if $(PROFILE),--profile $(PROFILE)) $(if $(TABLES),--tables $(TABLES))
+	$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results --profile "$(PROFILE)" \
+		$(if $(TABLES),--tables "$(TABLES)")
 
 train: ## train the paper's recommended configuration (quick profile)
 	$(PYTHON) -m dfl_bench
@@ -37,3 +48,12 @@ bench: ## speed benchmark, writes results/bench/
 
 time-kb: ## forward+backward time of each knowledge base vs batch size
 	$(PYTHON) scripts/time_kb.py
+
+reproduce-tables: ## run the missing jobs of every paper table, then render (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS)
+	@$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
+		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
+		--records "$(RECORDS)" --logger "$(LOGGER)"; rc=$$?; \
+	if [ $$rc -le 1 ]; then \
+		$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results --profile "$(PROFILE)" \
+			$(if $(TABLES),--tables "$(TABLES)") || exit $$?; \
+	fi; exit $$rc

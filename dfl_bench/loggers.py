@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import netrc
 import os
 from collections.abc import Mapping
@@ -13,6 +14,21 @@ from lightning.pytorch.loggers import CSVLogger, Logger, WandbLogger
 
 LOGGER_KINDS = ("wandb", "csv", "none")
 WANDB_MODES = ("auto", "online", "offline", "disabled")
+# Run-record fields put in the W&B run summary: a dashboard grouped by experiment then shows a
+# table's columns (accuracy, cons%, cu_cons%, cu_ant% of Section 9.1) per row and seed.
+SUMMARY_KEYS = (
+    "experiment",
+    "row",
+    "seed",
+    "profile",
+    "status",
+    "reason",
+    "test_accuracy",
+    "best_test_accuracy",
+    "cons_ratio",
+    "cu_cons",
+    "cu_ant",
+)
 
 
 def wandb_logged_in() -> bool:
@@ -80,6 +96,17 @@ def log_dir(logger: Logger | None) -> str | None:
     if logger is not None:
         return logger.log_dir
     return None
+
+
+def summarize(logger: Logger | None, record: Mapping[str, Any]) -> None:
+    """Set SUMMARY_KEYS of the run record in the W&B run summary (a NaN ratio becomes null)."""
+    if isinstance(logger, WandbLogger):
+        logger.experiment.summary.update({k: _finite(record.get(k)) for k in SUMMARY_KEYS})
+
+
+def _finite(value: Any) -> Any:
+    """`value`, or None for a NaN or infinite float (strict JSON, as in the run record)."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def finish(logger: Logger | None, failed: bool) -> None:

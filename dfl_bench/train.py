@@ -176,6 +176,7 @@ def fit_and_record(
     )
     records.write_record(path, records.portable(record, (Path.cwd(), REPO_DIR)))
     shutil.rmtree(ckpt_dir, ignore_errors=True)
+    loggers.summarize(logger, record)
     loggers.finish(logger, failed=status != "ok")
     print(summary_text(record, path))
     if trainer.received_sigterm:

@@ -5,9 +5,9 @@ metrics, an interrupted job resumes from its checkpoint, and bad operators fail 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +17,10 @@ import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf, open_dict
+from wandb_offline import history as wandb_history
+from wandb_offline import summary as wandb_summary
 
-from dfl_bench import train
+from dfl_bench import loggers, train
 from dfl_bench.records import RECORD_FIELDS
 
 pytestmark = pytest.mark.slow
@@ -59,34 +61,6 @@ def cli(tmp: Path, *args: str) -> subprocess.CompletedProcess:
         *args,
     ]
     return subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=900)
-
-
-def wandb_history(run_dir: Path) -> list[dict]:
-    """The history rows of an offline W&B run (the LevelDB-log records of its run-*.wandb)."""
-    from wandb.proto import wandb_internal_pb2
-
-    raw = next(run_dir.glob("run-*.wandb")).read_bytes()
-    assert raw[:4] == b":W&B"
-    pos, chunk, rows = 7, b"", []
-    while pos + 7 <= len(raw):
-        if 32768 - pos % 32768 < 7:
-            pos += 32768 - pos % 32768
-            continue
-        _, length, kind = struct.unpack("<IHB", raw[pos : pos + 7])
-        chunk, pos = chunk + raw[pos + 7 : pos + 7 + length], pos + 7 + length
-        if kind in (1, 4):
-            record = wandb_internal_pb2.Record()
-            record.ParseFromString(chunk)
-            if record.WhichOneof("record_type") == "history":
-                items = record.history.item
-                rows.append({_key(i): json.loads(i.value_json) for i in items})
-            chunk = b""
-    return rows
-
-
-def _key(item) -> str:
-    """The metric name of a W&B history item ('test/accuracy' is stored as a nested key)."""
-    return item.key or "/".join(item.nested_key)
 
 
 def load_records(tmp: Path) -> dict[str, dict]:
@@ -145,6 +119,19 @@ def test_each_job_has_its_own_offline_wandb_run_with_metrics(sweep):
         accuracy = [h["test/accuracy"] for h in history if "test/accuracy" in h]
         assert accuracy[-1] == pytest.approx(records[row]["test_accuracy"])
         assert any("loss/total" in h and "metrics/cons_ratio" in h for h in history)
+
+
+def test_wandb_summary_carries_the_records_final_fields(sweep):
+    _, _, records, _ = sweep
+    for record in records.values():
+        summary = wandb_summary(Path(record["log_dir"]))
+        for key in loggers.SUMMARY_KEYS:
+            value = record[key]
+            if isinstance(value, float):
+                value = pytest.approx(value) if math.isfinite(value) else None
+            assert summary[key] == value, key
+    assert wandb_summary(Path(records["poisoned"]["log_dir"]))["status"] == "failed"
+    assert wandb_summary(Path(records["godel"]["log_dir"]))["row"] == "godel"
 
 
 def test_summary_is_printed(sweep):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import pytest
 from lightning.pytorch.loggers import CSVLogger
 
@@ -57,3 +60,19 @@ def test_csv_and_none_loggers(tmp_path):
     assert isinstance(csv, CSVLogger) and loggers.log_dir(csv) == str(tmp_path / "csv")
     none = loggers.build_logger({"kind": "none"}, name="n", group="g", config={}, save_dir=tmp_path)
     assert none is None and loggers.log_dir(none) is None
+
+
+def test_summary_holds_the_record_fields_with_nan_as_null(no_login, monkeypatch):
+    from wandb_offline import summary
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    record = {"experiment": "implications", "row": "godel", "seed": 2, "profile": "smoke"}
+    record.update(status="ok", reason=None, test_accuracy=0.9, cons_ratio=0.5, cu_ant=math.nan)
+    run = loggers.build_logger(
+        {"kind": "wandb"}, name="n", group="implications", config={}, save_dir=no_login
+    )
+    loggers.summarize(run, record)
+    loggers.finish(run, failed=False)
+    got = summary(Path(loggers.log_dir(run)))
+    assert {k: got[k] for k in record} == {**record, "cu_ant": None}
+    assert got["cu_cons"] is None and got["best_test_accuracy"] is None

@@ -1,0 +1,136 @@
+"""Plan a reproduction: every job of the chosen experiments (their Hydra sweeps times the seeds),
+its run record path, whether that record is already ok, and an estimated time for the rest."""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
+
+from dfl_bench import records, train
+
+CONF = Path(train.CONFIG_DIR)
+DEFAULT = "default"  # `python -m dfl_bench` alone: the fixed operators of Section 10.2
+SPREAD = ("baseline", DEFAULT)  # the experiments whose seed spread the reproduction measures
+# Seconds per job end to end when no record of the profile says otherwise, measured on this
+# project's 2-core CPU with one torch thread (smoke: a few steps; quick: README "Training";
+# paper: results/bench, 47 to 65 min).
+JOB_SECONDS = {"smoke": 3.0, "quick": 82.0, "paper": 3300.0}
+# What a job costs beyond its records' wall_time_s (training only): start, data, evaluation setup.
+JOB_OVERHEAD_S = 3.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training run of a reproduction: its experiment, overrides and run record."""
+
+    experiment: str
+    overrides: tuple[str, ...]
+    path: Path
+
+    def done(self) -> bool:
+        """Whether its run record says ok (train.py skips it then)."""
+        return records.is_done(self.path)
+
+
+def experiments() -> list[str]:
+    """Every experiment (conf/experiment/*.yaml, one per paper table) and the default config."""
+    return sorted(p.stem for p in (CONF / "experiment").glob("*.yaml")) + [DEFAULT]
+
+
+def profiles() -> list[str]:
+    """The training budgets (conf/profile/*.yaml)."""
+    return sorted(p.stem for p in (CONF / "profile").glob("*.yaml"))
+
+
+def selected(tables: str | None) -> list[str]:
+    """The experiments named in a comma-separated `tables` (all when empty), in that order."""
+    valid = experiments()
+    names = [t.strip() for t in (tables or "").split(",") if t.strip()] or valid
+    unknown = [n for n in names if n not in valid]
+    if unknown:
+        raise ValueError(f"unknown experiment {unknown[0]!r} in TABLES; valid: {valid}")
+    return list(dict.fromkeys(names))
+
+
+def n_seeds(experiment: str, seeds: int, spread_seeds: int) -> int:
+    """Seeds per row: `seeds`, at least `spread_seeds` for the SPREAD experiments."""
+    return max(seeds, spread_seeds) if experiment in SPREAD else seeds
+
+
+def base_overrides(experiment: str) -> list[str]:
+    """The command-line overrides that select `experiment` (none for the default config)."""
+    return [] if experiment == DEFAULT else [f"+experiment={experiment}"]
+
+
+def expand(params: dict[str, str], arguments: Sequence[str]) -> list[list[str]]:
+    """Hydra's basic sweep: `params` (an experiment's hydra.sweeper.params) then `arguments`,
+    as one override list per job (the cartesian product, in the order a multirun runs them)."""
+    lines = [f"{k}={v}" for k, v in params.items()] + list(arguments)
+    overrides = OverridesParser.create().parse_overrides(lines)
+    return BasicSweeper.split_arguments(overrides, max_batch_size=None)[0]
+
+
+def plan(
+    names: Iterable[str],
+    profile: str,
+    seeds: int,
+    records_dir: str | Path,
+    spread_seeds: int = 0,
+    overrides: Sequence[str] = (),
+) -> list[Job]:
+    """Every job of `names` at `profile` with seeds 0..n-1 (n = max(seeds, spread_seeds) for the
+    SPREAD experiments), each config composed and resolved as train.py does, so its record path
+    is the one the run writes; an invalid job raises ValueError (all of them named at once)."""
+    if profile not in profiles():
+        raise ValueError(f"unknown profile {profile!r}; valid: {profiles()}")
+    if seeds < 1:
+        raise ValueError(f"SEEDS must be >= 1 (got {seeds})")
+    if spread_seeds < 0:
+        raise ValueError(f"SPREAD_SEEDS must be >= 0 (got {spread_seeds})")
+    common = [f"profile={profile}", f"records_dir={records_dir}", *overrides]
+    folder = Path(records_dir).resolve()  # as train.py's to_absolute_path, from this folder
+    jobs, errors = [], []
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        for name in names:
+            n = n_seeds(name, seeds, spread_seeds)
+            base = base_overrides(name) + common
+            hydra_cfg = compose("config", overrides=base, return_hydra_config=True).hydra
+            params = dict(hydra_cfg.sweeper.params or {})
+            for job in expand(params, [f"seed={','.join(map(str, range(n)))}"]):
+                try:
+                    config, _ = train.checked(compose("config", overrides=base + job))
+                except ValueError as err:
+                    errors.append(f"{name} {' '.join(job)}: {err}")
+                    continue
+                digest = records.config_hash(config)
+                path = records.record_path(folder, config["experiment_name"], digest)
+                jobs.append(Job(name, tuple(job), path))
+    if errors:
+        raise ValueError(f"{len(errors)} invalid job(s): " + "; ".join(errors))
+    return jobs
+
+
+def job_seconds(profile: str, records_dir: str | Path) -> float:
+    """Seconds per job at `profile`: the median wall time of the ok records of that profile
+    under `records_dir` plus JOB_OVERHEAD_S, else JOB_SECONDS[profile]."""
+    times = []
+    for path in Path(records_dir).rglob("*.json"):
+        record = records.read_record(path)
+        if record and record.get("status") == "ok" and record.get("profile") == profile:
+            if isinstance(record.get("wall_time_s"), int | float):
+                times.append(float(record["wall_time_s"]))
+    if times:
+        return statistics.median(times) + JOB_OVERHEAD_S
+    return JOB_SECONDS.get(profile, JOB_SECONDS["quick"])
+
+
+def estimate(missing: int, seconds_per_job: float, n_jobs: int) -> float:
+    """Seconds for `missing` jobs run `n_jobs` at a time (at most one per core)."""
+    return missing * seconds_per_job / max(1, min(n_jobs, os.cpu_count() or 1))

@@ -1,0 +1,216 @@
+"""`python -m dfl_bench.results.reproduce`: run every missing job of the paper's tables (Sec. 10).
+
+    python -m dfl_bench.results.reproduce --profile quick --tables same_symmetric,tnorms --seeds 1
+
+Plans every job first (plan.py: each experiment's sweep times the seeds, the record path train.py
+will write), prints how many will run and an estimated time, then runs each experiment with
+missing jobs as one Hydra multirun (`python -m dfl_bench +experiment=X -m ...`; joblib when
+--jobs > 1), polling the records folder for overall progress. Jobs whose record is ok are
+skipped, so an interrupted reproduction resumes. A failed job is reported and the rest go on.
+Exit status: 0 every planned job ok, 1 some job failed, 2 invalid input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import IO
+
+from hydra.errors import HydraException
+from omegaconf.errors import OmegaConfBaseException
+
+from dfl_bench import records
+from dfl_bench.results import plan
+from dfl_bench.results.plan import Job
+
+LOGGERS = ("wandb", "csv", "none")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments end in one line naming the problem (exit status 2), not a usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ValueError(message)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line (Makefile: PROFILE, TABLES, SEEDS, SPREAD_SEEDS, JOBS, RECORDS, LOGGER)."""
+    parser = OneLineParser(prog="python -m dfl_bench.results.reproduce", description=__doc__)
+    parser.add_argument("--profile", default="quick", help="training budget (conf/profile)")
+    parser.add_argument("--tables", default="", help="comma-separated experiments; empty = all")
+    parser.add_argument("--seeds", type=int, default=1, help="seeds 0..n-1 per table row")
+    parser.add_argument(
+        "--spread-seeds",
+        type=int,
+        default=5,
+        help="seeds of the baseline and the default configuration (the seed spread)",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="jobs at once (joblib launcher)")
+    parser.add_argument("--records", default="results/records", help="run records folder")
+    parser.add_argument("--logger", default="wandb", help=f"one of {list(LOGGERS)}")
+    parser.add_argument("--poll", type=float, default=10.0, help="seconds between progress lines")
+    parser.add_argument("overrides", nargs="*", help="extra Hydra overrides for every job")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        raise ValueError(f"JOBS must be >= 1 (got {args.jobs})")
+    if args.logger not in LOGGERS:
+        raise ValueError(f"unknown logger {args.logger!r}; valid: {list(LOGGERS)}")
+    return args
+
+
+def multirun_command(
+    experiment: str, args: argparse.Namespace, n_seeds: int, log_dir: Path
+) -> list[str]:
+    """The Hydra multirun of one experiment: its own sweep times seeds 0..n_seeds-1."""
+    launcher = (
+        ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"] if args.jobs > 1 else []
+    )
+    return [
+        sys.executable,
+        "-m",
+        "dfl_bench",
+        "-m",
+        *plan.base_overrides(experiment),
+        f"seed={','.join(map(str, range(n_seeds)))}",
+        f"profile={args.profile}",
+        f"records_dir={args.records}",
+        f"logger={args.logger}",
+        "progress_bar=false",
+        f"hydra.sweep.dir={log_dir / experiment}",
+        *launcher,
+        *args.overrides,
+    ]
+
+
+def duration(seconds: float) -> str:
+    """`1h02m`, `3m05s` or `12s`."""
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+class Progress:
+    """Overall progress from the records folder: jobs ok / total, elapsed, remaining estimate."""
+
+    def __init__(self, jobs: Sequence[Job], seconds_per_job: float, n_jobs: int) -> None:
+        self.jobs, self.n_jobs = jobs, n_jobs
+        self.todo = [j for j in jobs if not j.done()]
+        self.seconds_per_job = seconds_per_job
+        self.start = time.time()
+
+    def finished(self) -> list[Job]:
+        """The jobs of this run with a record (ok or failed) written since it started."""
+        return [j for j in self.todo if j.path.is_file() and j.path.stat().st_mtime >= self.start]
+
+    def line(self) -> str:
+        """`[reproduce] 37/115 jobs ok (12 new), elapsed 16m40s, ~35m00s left`."""
+        ok = sum(j.done() for j in self.jobs)
+        ran = len(self.finished())
+        left = len(self.todo) - ran
+        elapsed = time.time() - self.start
+        if ran:
+            remaining = elapsed / ran * left
+        else:
+            remaining = plan.estimate(left, self.seconds_per_job, self.n_jobs)
+        return (
+            f"[reproduce] {ok}/{len(self.jobs)} jobs ok ({ran} new), "
+            f"elapsed {duration(elapsed)}, ~{duration(remaining)} left"
+        )
+
+
+def echo(stream: IO[str], log: IO[str]) -> None:
+    """Copy a multirun's output to its log; echo each job's summary line (`[dfl_bench] ...`)."""
+    for line in stream:
+        log.write(line)
+        log.flush()
+        if line.startswith("[dfl_bench] "):
+            print(line.rstrip(), flush=True)
+
+
+def run_experiment(command: list[str], log_path: Path, progress: Progress, poll: float) -> int:
+    """Run one multirun, printing the progress line whenever a job finishes (and every minute)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        log.write(" ".join(command) + "\n")
+        proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
+        assert proc.stdout is not None
+        reader = threading.Thread(target=echo, args=(proc.stdout, log), daemon=True)
+        reader.start()
+        shown, last = -1, 0.0
+        while proc.poll() is None:
+            time.sleep(poll)
+            ran = len(progress.finished())
+            if ran != shown or time.time() - last >= 60:
+                print(progress.line(), flush=True)
+                shown, last = ran, time.time()
+        reader.join()
+    return proc.returncode
+
+
+def report_failures(failed: Sequence[Job], logs: dict[str, Path]) -> None:
+    """One line per job without an ok record: its experiment, overrides and reason or log."""
+    print(f"[reproduce] {len(failed)} job(s) failed:", flush=True)
+    for job in failed:
+        record = records.read_record(job.path)
+        why = (record or {}).get("reason") or f"no ok record; see {logs[job.experiment]}"
+        print(f"  {job.experiment} {' '.join(job.overrides)}: {why}", flush=True)
+
+
+def reproduce(args: argparse.Namespace) -> int:
+    """Plan, report the plan, run the missing jobs experiment by experiment, report the end."""
+    names = plan.selected(args.tables)
+    jobs = plan.plan(
+        names, args.profile, args.seeds, args.records, args.spread_seeds, args.overrides
+    )
+    seconds = plan.job_seconds(args.profile, args.records)
+    progress = Progress(jobs, seconds, args.jobs)
+    todo = progress.todo
+    print(
+        f"[reproduce] profile {args.profile}: {len(names)} experiment(s), {len(jobs)} jobs, "
+        f"{len(jobs) - len(todo)} done, {len(todo)} to run ({args.jobs} at a time); "
+        f"estimated {duration(plan.estimate(len(todo), seconds, args.jobs))} "
+        f"({seconds:.0f} s per job)",
+        flush=True,
+    )
+    log_dir = Path("multirun") / "reproduce" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    logs = {name: log_dir / f"{name}.log" for name in names}
+    for name in names:
+        missing = [j for j in todo if j.experiment == name]
+        if not missing:
+            continue
+        n_seeds = plan.n_seeds(name, args.seeds, args.spread_seeds)
+        print(f"[reproduce] {name}: {len(missing)} job(s); log {logs[name]}", flush=True)
+        code = run_experiment(
+            multirun_command(name, args, n_seeds, log_dir), logs[name], progress, args.poll
+        )
+        if code != 0:
+            print(f"[reproduce] {name}: the multirun exited with status {code}", flush=True)
+    failed = [j for j in todo if not j.done()]
+    print(progress.line(), flush=True)
+    if failed:
+        report_failures(failed, logs)
+        return 1
+    print(f"[reproduce] all {len(jobs)} jobs ok; records in {args.records}", flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: exit status 0 all ok, 1 some job failed, 2 invalid input (one line)."""
+    try:
+        return reproduce(parse_args(argv))
+    except (ValueError, HydraException, OmegaConfBaseException) as err:
+        print(f"[reproduce] error: {str(err).strip().splitlines()[0]}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

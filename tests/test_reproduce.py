@@ -1,0 +1,157 @@
+"""`make reproduce-tables`: the plan (every sweep job times the seeds, its record path, done or
+missing, the time estimate), bad input in one line, failed jobs reported while the rest go on,
+resuming, and a smoke-profile reproduction of every experiment (and, with the renderer, every
+table and figure)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dfl_bench import records
+from dfl_bench.results import plan, reproduce
+
+REPO = Path(__file__).resolve().parent.parent
+RENDERER = importlib.util.find_spec("dfl_bench.results.__main__") is not None
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    """Run in tmp_path (multirun logs land there), the jobs importing this checkout, no W&B."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    monkeypatch.setenv("WANDB_MODE", "disabled")
+    return tmp_path
+
+
+def reproduce_args(tmp: Path, *args: str) -> list[str]:
+    """Command-line arguments of a smoke reproduction into tmp (records, checkpoints, logs)."""
+    return [
+        "--profile=smoke",
+        f"--records={tmp / 'records'}",
+        "--logger=none",
+        "--poll=0.5",
+        *args,
+        f"checkpoint_dir={tmp / 'checkpoints'}",
+    ]
+
+
+def test_every_experiment_and_the_default_config_are_selectable():
+    names = plan.selected("")
+    assert names[-1] == plan.DEFAULT and {"same_symmetric", "baseline", "best"} <= set(names)
+    assert plan.selected("tnorms, best,tnorms") == ["tnorms", "best"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tables=tnorms,nope"], r"unknown experiment 'nope' in TABLES; valid: \['aggregation'"),
+        (["--profile=fast"], r"unknown profile 'fast'; valid: \['paper', 'quick', 'smoke'\]"),
+        (["--seeds=0"], r"SEEDS must be >= 1 \(got 0\)"),
+        (["--spread-seeds=-1"], r"SPREAD_SEEDS must be >= 0 \(got -1\)"),
+        (["--jobs=0"], r"JOBS must be >= 1 \(got 0\)"),
+        (["--jobs=two"], r"argument --jobs: invalid int value: 'two'"),
+        (["--logger=tensorboard"], r"unknown logger 'tensorboard'; valid: \['wandb', 'csv'"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_valid_choices(args, message, tmp_path, capsys):
+    assert reproduce.main([f"--records={tmp_path}", "--tables=best", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("[reproduce] error: ")
+    assert re.search(message, err), err
+    assert not any(tmp_path.iterdir())
+
+
+def test_plan_expands_each_sweep_times_the_seeds(tmp_path):
+    jobs = plan.plan(["same_symmetric", "sigmoidal_s", "best"], "smoke", 2, tmp_path)
+    rows = [j.overrides for j in jobs if j.experiment == "same_symmetric"]
+    assert len(rows) == 12 * 2 and ("row=godel_R", "seed=1") in rows
+    s_values = {j.overrides[0] for j in jobs if j.experiment == "sigmoidal_s"}
+    assert len(s_values) == 10 and "implication.s=0.01" in s_values
+    assert {j.overrides for j in jobs if j.experiment == "best"} == {
+        (f"problem={p}", f"seed={s}") for p in ("sum9", "both") for s in (0, 1)
+    }
+    assert len({j.path for j in jobs}) == len(jobs)
+    assert all(j.path.parent == tmp_path / j.experiment and not j.done() for j in jobs)
+
+
+def test_spread_seeds_apply_to_the_baseline_and_default_config_only(tmp_path):
+    jobs = plan.plan(["tnorms", "baseline", "default"], "smoke", 1, tmp_path, spread_seeds=3)
+    seeds = {
+        name: sorted(j.overrides[-1] for j in jobs if j.experiment == name)
+        for name in ("tnorms", "baseline", "default")
+    }
+    assert seeds["baseline"] == seeds["default"] == ["seed=0", "seed=1", "seed=2"]
+    assert set(seeds["tnorms"]) == {"seed=0"} and len(seeds["tnorms"]) == 7
+    assert {j.path.parent.name for j in jobs if j.experiment == "default"} == {"default"}
+
+
+def test_plan_names_every_invalid_job_before_running_any(tmp_path):
+    with pytest.raises(ValueError, match=r"2 invalid job\(s\): default seed=0: .*; default seed=1"):
+        plan.plan(["default"], "smoke", 2, tmp_path, overrides=["tnorm.p=-1"])
+
+
+def test_time_estimate_from_records_of_the_profile_else_the_default(tmp_path):
+    assert plan.job_seconds("quick", tmp_path) == plan.JOB_SECONDS["quick"]
+    base = {k: None for k in records.RECORD_FIELDS}
+    for i, (status, profile, wall) in enumerate(
+        [("ok", "quick", 10.0), ("ok", "quick", 30.0), ("ok", "quick", 20.0),
+         ("failed", "quick", 1.0), ("ok", "paper", 999.0)]
+    ):  # fmt: skip
+        record = {**base, "status": status, "profile": profile, "wall_time_s": wall}
+        records.write_record(tmp_path / "x" / f"{i}.json", record)
+    assert plan.job_seconds("quick", tmp_path) == 20.0 + plan.JOB_OVERHEAD_S
+    assert plan.estimate(10, 6.0, 1) == 60.0
+    assert plan.estimate(10, 6.0, 2) == 60.0 / min(2, os.cpu_count() or 1)
+
+
+def test_multirun_command_selects_the_experiment_seeds_and_launcher(tmp_path):
+    args = reproduce.parse_args(["--jobs=2", f"--records={tmp_path}", "profile.max_steps=2"])
+    command = reproduce.multirun_command("tnorms", args, 3, tmp_path / "logs")
+    assert command[1:5] == ["-m", "dfl_bench", "-m", "+experiment=tnorms"]
+    assert "seed=0,1,2" in command and "hydra.launcher.n_jobs=2" in command
+    assert command[-1] == "profile.max_steps=2" and f"records_dir={tmp_path}" in command
+    one = reproduce.multirun_command("default", reproduce.parse_args([]), 1, tmp_path)
+    assert not any(a.startswith(("+experiment", "hydra/launcher")) for a in one)
+
+
+@pytest.mark.slow
+def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp, capsys):
+    args = reproduce_args(in_tmp, "--tables=best,default", "--spread-seeds=1")
+    assert reproduce.main([*args, "debug.nan_at_step=1"]) == 1
+    out = capsys.readouterr().out
+    assert "3 job(s) failed:" in out and "0/3 jobs ok" in out
+    for job in ("best problem=sum9 seed=0", "best problem=both seed=0", "default seed=0"):
+        assert f"  {job}: non-finite loss" in out
+
+
+@pytest.mark.slow
+def test_smoke_reproduction_of_every_experiment_then_a_rerun_skips_it(in_tmp, capsys):
+    args = reproduce_args(in_tmp, "--spread-seeds=2", "profile.max_steps=2")
+    assert reproduce.main(args) == 0
+    first = capsys.readouterr().out
+    n = int(re.search(r"(\d+) jobs, 0 done, \1 to run", first).group(1))
+    assert n > 100 and f"all {n} jobs ok" in first
+    assert reproduce.main(args) == 0
+    second = capsys.readouterr().out
+    assert f"{n} jobs, {n} done, 0 to run" in second and "[dfl_bench]" not in second
+    found = [json.loads(p.read_text()) for p in (in_tmp / "records").rglob("*.json")]
+    assert len(found) == n and {(r["status"], r["profile"], r["steps"]) for r in found} == {
+        ("ok", "smoke", 2)
+    }
+    assert {r["experiment"] for r in found} == set(plan.selected(""))
+    if RENDERER:
+        command = [sys.executable, "-m", "dfl_bench.results", "--profile=smoke"]
+        command += [f"--records={in_tmp / 'records'}", f"--out={in_tmp / 'results'}"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        tables = {p.stem for p in (in_tmp / "results" / "tables").glob("*.md")}
+        assert set(plan.selected("")) - {plan.DEFAULT} <= tables
+        assert any((in_tmp / "results" / "figures").glob("*.png"))
