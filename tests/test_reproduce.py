@@ -74,7 +74,7 @@ def test_plan_expands_each_sweep_times_the_seeds(tmp_path):
     rows = [j.overrides for j in jobs if j.experiment == "same_symmetric"]
     assert len(rows) == 12 * 2 and ("row=godel_R", "seed=1") in rows
     s_values = {j.overrides[0] for j in jobs if j.experiment == "sigmoidal_s"}
-    assert len(s_values) == 10 and "implication.s=0.01" in s_values
+    assert len(s_values) == 8 and "implication.s=2.5" in s_values
     assert {j.overrides for j in jobs if j.experiment == "best"} == {
         (f"problem={p}", f"seed={s}") for p in ("sum9", "both") for s in (0, 1)
     }
@@ -88,7 +88,8 @@ def test_spread_seeds_apply_to_the_baseline_and_default_config_only(tmp_path):
         name: sorted(j.overrides[-1] for j in jobs if j.experiment == name)
         for name in ("tnorms", "baseline", "default")
     }
-    assert seeds["baseline"] == seeds["default"] == ["seed=0", "seed=1", "seed=2"]
+    assert seeds["default"] == ["seed=0", "seed=1", "seed=2"]
+    assert seeds["baseline"] == sorted(seeds["default"] * 2)  # rows ce_pair and ce_only
     assert set(seeds["tnorms"]) == {"seed=0"} and len(seeds["tnorms"]) == 7
     assert {j.path.parent.name for j in jobs if j.experiment == "default"} == {"default"}
 
