@@ -53,12 +53,16 @@ def test_every_experiment_and_the_default_config_are_selectable():
     ("args", "message"),
     [
         (["--tables=tnorms,nope"], r"unknown experiment 'nope' in TABLES; valid: \['aggregation'"),
-        (["--profile=fast"], r"unknown profile 'fast'; valid: \['paper', 'quick', 'smoke'\]"),
+        (
+            ["--profile=fast"],
+            r"unknown profile 'fast'; valid: \['long', 'paper', 'quick', 'smoke'\]",
+        ),
         (["--seeds=0"], r"SEEDS must be >= 1 \(got 0\)"),
         (["--spread-seeds=-1"], r"SPREAD_SEEDS must be >= 0 \(got -1\)"),
         (["--jobs=0"], r"JOBS must be >= 1 \(got 0\)"),
         (["--jobs=two"], r"argument --jobs: invalid int value: 'two'"),
         (["--logger=tensorboard"], r"unknown logger 'tensorboard'; valid: \['wandb', 'csv'"),
+        (["profile.max_steps=10"], r"profile.max_steps=10: set the budget with --profile"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_valid_choices(args, message, tmp_path, capsys):
@@ -114,11 +118,11 @@ def test_time_estimate_from_records_of_the_profile_else_the_default(tmp_path):
 
 
 def test_multirun_command_selects_the_experiment_seeds_and_launcher(tmp_path):
-    args = reproduce.parse_args(["--jobs=2", f"--records={tmp_path}", "profile.max_steps=2"])
+    args = reproduce.parse_args(["--jobs=2", f"--records={tmp_path}", "model.ntn_k=8"])
     command = reproduce.multirun_command("tnorms", args, 3, tmp_path / "logs")
     assert command[1:5] == ["-m", "dfl_bench", "-m", "+experiment=tnorms"]
     assert "seed=0,1,2" in command and "hydra.launcher.n_jobs=2" in command
-    assert command[-1] == "profile.max_steps=2" and f"records_dir={tmp_path}" in command
+    assert command[-1] == "model.ntn_k=8" and f"records_dir={tmp_path}" in command
     one = reproduce.multirun_command("default", reproduce.parse_args([]), 1, tmp_path)
     assert not any(a.startswith(("+experiment", "hydra/launcher")) for a in one)
 
@@ -135,7 +139,7 @@ def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp, capsys):
 
 @pytest.mark.slow
 def test_smoke_reproduction_of_every_experiment_then_a_rerun_skips_it(in_tmp, capsys):
-    args = reproduce_args(in_tmp, "--spread-seeds=2", "profile.max_steps=2")
+    args = reproduce_args(in_tmp, "--spread-seeds=2")
     assert reproduce.main(args) == 0
     first = capsys.readouterr().out
     n = int(re.search(r"(\d+) jobs, 0 done, \1 to run", first).group(1))

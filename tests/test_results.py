@@ -238,7 +238,7 @@ def test_cli_renders_every_table_and_figure(tmp_path, capsys):
         (["--tables", "tnorms,nope"], "unknown experiment(s) ['nope']"),
         (
             ["--profile", "huge"],
-            "unknown profile 'huge'; valid choices: ['paper', 'quick', 'smoke']",
+            "unknown profile 'huge'; valid choices: ['long', 'paper', 'quick', 'smoke']",
         ),
     ],
 )

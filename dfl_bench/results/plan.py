@@ -21,7 +21,7 @@ SPREAD = ("baseline", DEFAULT)  # the experiments whose seed spread the reproduc
 # Seconds per job end to end when no record of the profile says otherwise, measured on this
 # project's 2-core CPU with one torch thread (smoke: a few steps; quick: README "Training";
 # paper: results/bench, 47 to 65 min).
-JOB_SECONDS = {"smoke": 3.0, "quick": 82.0, "paper": 3300.0}
+JOB_SECONDS = {"smoke": 3.0, "quick": 82.0, "long": 600.0, "paper": 3300.0}
 # What a job costs beyond its records' wall_time_s (training only): start, data, evaluation setup.
 JOB_OVERHEAD_S = 3.0
 

@@ -61,6 +61,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         raise ValueError(f"JOBS must be >= 1 (got {args.jobs})")
     if args.logger not in LOGGERS:
         raise ValueError(f"unknown logger {args.logger!r}; valid: {list(LOGGERS)}")
+    budget = [o for o in args.overrides if o.lstrip("+~").startswith(("profile.", "profile="))]
+    if budget:
+        raise ValueError(
+            f"{budget[0]}: set the budget with --profile (PROFILE=), so one profile name means "
+            "one budget in the tables"
+        )
     return args
 
 
