@@ -53,7 +53,7 @@ def test_every_experiment_and_the_default_config_are_selectable():
     ("args", "message"),
     [
         (["--tables=tnorms,nope"], r"unknown experiment 'nope' in TABLES; valid: \['aggregation'"),
-        (
+        (["--profile=fast"], r"unknown profile 'fast'; valid: \['long', 'paper', 'quick'"),
             ["--profile=fast"],
             r"unknown profile 'fast'; valid: \['long', 'paper', 'quick', 'smoke'\]",
         ),
