@@ -130,8 +130,8 @@ def test_wandb_summary_carries_the_records_final_fields(sweep):
             if isinstance(value, float):
                 value = pytest.approx(value) if math.isfinite(value) else None
             assert summary[key] == value, key
-    assert wandb_summary(Path(records["poisoned"]["log_dir"]))["status"] == "failed"
-    assert wandb_summary(Path(records["godel"]["log_dir"]))["row"] == "godel"
+    assert wandb_summary(tmp / records["poisoned"]["log_dir"])["status"] == "failed"
+    assert wandb_summary(tmp / records["godel"]["log_dir"])["row"] == "godel"
 
 
 def test_summary_is_printed(sweep):
