@@ -244,6 +244,18 @@ def test_data_truth_of_the_sum9_disjunction_is_classical() -> None:
     torch.testing.assert_close(not_ant.reshape(6, 6), 1 - labels["sum9"])
 
 
+def test_metrics_do_not_need_every_predicate_to_carry_a_graph() -> None:
+    """A constant `same` (no graph) next to a learned `digit` gives the same metrics."""
+    interp, labels = random_same(4, 6)
+    ops = ops_set("reichenbach")
+    want = build_kb("same")(interp, ops, labels).metrics
+    constant = {**interp, "same": interp["same"].detach()}
+    got = build_kb("same")(constant, ops, labels).metrics
+    assert got.keys() == want.keys()
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, rel=1e-12, nan_ok=True), k
+
+
 def test_formulas_without_implication_do_not_enter() -> None:
     interp, labels = random_same(4, 5)
     metrics = build_kb("sum9")(interp, ops_set("reichenbach"), labels).metrics

@@ -151,13 +151,18 @@ def _fold(node: OrOver | AndOver, body: Node, dim: int) -> Node:
     return fold_node
 
 
+def _graph_node(t: Tensor) -> Tensor:
+    """t as its own autograd node; a leaf when t has no graph (it reads only constants)."""
+    return t.view_as(t) if t.requires_grad else t.detach().requires_grad_()
+
+
 def _implies(antecedent: Node, consequent: Node) -> Node:
     """Eq. "rlimp"; with a record, each side is its own graph node, kept for the metrics."""
 
     def implies_node(ctx: Context) -> Tensor:
         a, c = antecedent(ctx), consequent(ctx)
         if ctx.record is not None:
-            a, c = a.view_as(a), c.view_as(c)
+            a, c = _graph_node(a), _graph_node(c)
             ctx.record.append((a, c))
         return ctx.ops.implication(a, c)
 

@@ -1,10 +1,13 @@
 """The syntax of prenex formulas (Section 4, Definition "val"); `compiler` evaluates them.
 
 A formula is written like the paper, e.g. the first `same` family
-``forall x, y: d(x) & d(y) -> same(x, y)`` for each digit d::
+``forall x, y: d(x) & d(y) -> same(x, y)`` for each digit d:
 
-    x, y, d = Var("x"), Var("y"), Index("d", 10)
-    Family("same/1", Forall((x, y), (digit[d](x) & digit[d](y)) >> same(x, y)), each=d)
+>>> x, y, d = Var("x"), Var("y"), Index("d", 10)
+>>> digit, same = Predicate("digit", 1, columns=tuple("0123456789")), Predicate("same", 2)
+>>> family = Family("same/1", Forall((x, y), (digit[d](x) & digit[d](y)) >> same(x, y)), each=d)
+>>> family.size, family.groundings(64), sorted(reads(family.formula))
+(10, 4096, ['digit', 'same'])
 
 (`>>` is the implication; Python binds it tighter than `&`, hence the parentheses).
 An `Index` is a variable over the constants 0..size-1 (the columns of an indexed predicate such

@@ -1,11 +1,16 @@
 """The one table of knowledge bases: `build_kb`, the model's heads and the labels all read it.
 
-A knowledge base is registered where it is defined, with its binary predicates and how their
-crisp truth follows from the digit labels of two images (Section 9.2)::
+A knowledge base is registered where it is defined (`same_kb.py`, `sum9_kb.py`), with its binary
+predicates and how their crisp truth follows from the digit labels of two images (Section 9.2):
 
-    @knowledge_base("same", truths={same: same_digit})   # same_digit(y_i, y_j) = y_i == y_j
-    def same_kb() -> tuple[Family, ...]:
-        return (Family("same/3", Forall((x, y), same(x, y) >> same(y, x))), ...)
+>>> from dfl_bench.logic.formulas import Forall, Var
+>>> x, y, less = Var("x"), Var("y"), Predicate("less", 2)
+>>> @knowledge_base("order", truths={less: lambda y_i, y_j: y_i < y_j})
+... def order_kb() -> tuple[Family, ...]:
+...     return (Family("order/1", Forall((x, y), less(x, y) >> ~less(y, x))),)
+>>> order_kb.predicates, "less" in pair_truths()
+(('less',), True)
+>>> del KBS["order"]  # this example's KB leaves the table again
 
 so adding a knowledge base takes one decorated function and one `conf/problem` file
 (DEVELOPERS.md); `union` registers knowledge bases together (`both`).
