@@ -5,7 +5,8 @@ Loss of one step (labeled batch D_l, unlabeled batch D_u, 64 images each)::
     w_dfl * L_DFL(D_u, K)  +  CE(D_l)  +  sum over binary predicates of BCE(pairs of D_l x D_l)
 
 * L_DFL is `kb(interp, ops).loss` on the unlabeled batch, interp = {"digit": softmax (b, 10),
-  "same"/"sum9": sigmoid(NTN) (b, b)}. It is skipped entirely when w_dfl = 0.
+  and per binary predicate of the problem's KB (e.g. "same"): sigmoid(NTN) (b, b)}
+  (`problems.interpretation`). It is skipped entirely when w_dfl = 0.
 * CE is the mean cross-entropy over the labeled batch.
 * The pair loss is the mean BCE over all b*b ordered labeled pairs (the diagonal included) that
   are positive, plus as many negatives drawn uniformly without replacement (torch's RNG); the
