@@ -23,7 +23,7 @@ class MnistNet(nn.Module):
         self.conv2_drop = nn.Dropout2d()
         self.fc1 = nn.Linear(320, EMBED_DIM)
         self.fc2 = nn.Linear(EMBED_DIM, 10)
-        self.to(memory_format=torch.channels_last)  # about 1.5x faster small convs on CPU
+        self.to(memory_format=torch.channels_last)  # faster small convolutions on CPU
 
     def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """(n, 1, 28, 28) images -> (n, 10) logits, (n, 50) embeddings."""

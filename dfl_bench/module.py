@@ -5,7 +5,8 @@ Loss of one step (labeled batch D_l, unlabeled batch D_u, 64 images each)::
     w_dfl * L_DFL(D_u, K)  +  CE(D_l)  +  sum over binary predicates of BCE(pairs of D_l x D_l)
 
 * L_DFL is `kb(interp, ops).loss` on the unlabeled batch, interp = {"digit": softmax (b, 10),
-  "same"/"sum9": sigmoid(NTN) (b, b)}. It is skipped entirely when w_dfl = 0.
+  and per binary predicate of the problem's KB (e.g. "same"): sigmoid(NTN) (b, b)}
+  (`problems.interpretation`). It is skipped entirely when w_dfl = 0.
 * CE is the mean cross-entropy over the labeled batch.
 * The pair loss is the mean BCE over all b*b ordered labeled pairs (the diagonal included) that
   are positive, plus as many negatives drawn uniformly without replacement (torch's RNG); the
@@ -34,19 +35,13 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from dfl_bench.logic import build_kb
-from dfl_bench.logic.metrics import ratios
+from dfl_bench.logic.metrics import MAGNITUDES, ratios
 from dfl_bench.model import DFLNet
 from dfl_bench.operators import OperatorSet
 from dfl_bench.optim import build_optimizer, optimizer_kwargs
+from dfl_bench.problems import crisp_labels, interpretation, pair_truth, predicates
 
-PROBLEMS: dict[str, tuple[str, ...]] = {
-    "ce_only": (),
-    "same": ("same",),
-    "sum9": ("sum9",),
-    "both": ("same", "sum9"),
-}
 LOSS_TERMS = ("dfl", "ce", "pair")
-TAIL_MAGNITUDES = ("cons_magnitude", "ant_magnitude", "cu_cons_magnitude", "cu_ant_magnitude")
 PAIR_BLOCK = 64
 
 
@@ -56,15 +51,6 @@ class NonFiniteLossError(RuntimeError):
     def __init__(self, step: int, term: str) -> None:
         super().__init__(f"loss term '{term}' is not finite at step {step}")
         self.step, self.term = step, term
-
-
-def pair_truth(name: str, y: Tensor) -> Tensor:
-    """Crisp truth (..., b, b) of a binary predicate: same = y_i == y_j, sum9 = y_i + y_j == 9."""
-    if name == "same":
-        return y[..., :, None] == y[..., None, :]
-    if name == "sum9":
-        return (y[..., :, None] + y[..., None, :]) == 9
-    raise ValueError(f"unknown binary predicate {name!r}; valid choices: ['same', 'sum9']")
 
 
 def undersampled_bce(logits: Tensor, target: Tensor) -> Tensor:
@@ -78,20 +64,6 @@ def undersampled_bce(logits: Tensor, target: Tensor) -> Tensor:
     return (bce * chosen).sum() / chosen.sum().clamp_min(1.0)
 
 
-def interpretation(digit_logits: Tensor, pair_logits: Mapping[str, Tensor]) -> dict[str, Tensor]:
-    """The batch's interpretation (DEVELOPERS.md): softmax digits, sigmoid pairs, in float32."""
-    interp = {"digit": torch.softmax(digit_logits.float(), dim=-1)}
-    interp.update({k: torch.sigmoid(v.float()) for k, v in pair_logits.items()})
-    return interp
-
-
-def crisp_labels(y: Tensor, predicates: tuple[str, ...]) -> dict[str, Tensor]:
-    """Labels for the metrics: one-hot digits and crisp {0, 1} pair truths (DEVELOPERS.md)."""
-    labels = {"digit": F.one_hot(y, 10).float()}
-    labels.update({p: pair_truth(p, y).float() for p in predicates})
-    return labels
-
-
 def _tail_steps(metrics_tail: float, max_steps: int) -> int:
     """Steps in the metrics window: a fraction of max_steps if < 1, else a number of steps."""
     if metrics_tail <= 0:
@@ -102,7 +74,8 @@ def _tail_steps(metrics_tail: float, max_steps: int) -> int:
 
 
 class DFLModule(L.LightningModule):
-    """One module for the problems `same`, `sum9`, `both` and `ce_only` (Section 9.3)."""
+    """One module for every problem (`problems.problems()`: `ce_only` and each registered
+    knowledge base, e.g. `same`, `sum9`, `both`; Section 9.3)."""
 
     def __init__(
         self,
@@ -118,13 +91,12 @@ class DFLModule(L.LightningModule):
         max_steps: int | None = None,
     ) -> None:
         super().__init__()
-        if problem not in PROBLEMS:
-            raise ValueError(f"unknown problem {problem!r}; valid choices: {list(PROBLEMS)}")
+        binary = predicates(problem)
         if log_every < 1 or eval_every < 0:
             raise ValueError(f"need log_every >= 1, eval_every >= 0; got {log_every}, {eval_every}")
         if w_dfl < 0:
             raise ValueError(f"w_dfl must be >= 0, got {w_dfl}")
-        self.problem, self.predicates = problem, PROBLEMS[problem]
+        self.problem, self.predicates = problem, binary
         self.w_dfl = float(w_dfl) if self.predicates else 0.0
         self.optimizer_cfg = dict(optimizer or {"name": "adam"})
         optimizer_kwargs(self.optimizer_cfg)
@@ -142,7 +114,7 @@ class DFLModule(L.LightningModule):
         self.net = DFLNet(self.predicates, ntn_k)
         self.log_every, self.eval_every = log_every, eval_every
         self.metrics_tail, self.max_steps = metrics_tail, max_steps
-        self._tail = torch.zeros(len(TAIL_MAGNITUDES), dtype=torch.float64)
+        self._tail = torch.zeros(len(MAGNITUDES), dtype=torch.float64)
         self._tail_logs = 0
         # first bad step and term index; a buffer, so it follows the module to its device
         self.register_buffer("_bad", torch.full((2,), -1, dtype=torch.long), persistent=False)
@@ -248,7 +220,7 @@ class DFLModule(L.LightningModule):
             return
         self.log_dict({f"metrics/{k}": float(v) for k, v in metrics.items()}, batch_size=batch_size)
         if step > self.max_steps - _tail_steps(self.metrics_tail, self.max_steps):
-            self._tail += torch.tensor([metrics[k] for k in TAIL_MAGNITUDES], dtype=torch.float64)
+            self._tail += torch.tensor([metrics[k] for k in MAGNITUDES], dtype=torch.float64)
             self._tail_logs += 1
 
     def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
@@ -306,7 +278,7 @@ class DFLModule(L.LightningModule):
     def summary(self) -> dict[str, Any]:
         """Run summary for the record: final/best test accuracy, pair accuracy, and the Section 9.1
         ratios from the magnitudes summed over the logging steps of the final `metrics_tail`."""
-        tail = dict(zip(TAIL_MAGNITUDES, self._tail.tolist(), strict=True))
+        tail = dict(zip(MAGNITUDES, self._tail.tolist(), strict=True))
         rates = ratios(tail) if self._tail_logs else {}
         pair = list(self.pair_accuracy.values())
         return {
@@ -315,9 +287,9 @@ class DFLModule(L.LightningModule):
             "pair_accuracy": sum(pair) / len(pair) if pair else None,
             **{f"pair_accuracy/{k}": v for k, v in self.pair_accuracy.items()},
             "cons_ratio": rates.get("cons_ratio"),
-            "cu_cons": rates.get("cu_cons_ratio"),
-            "cu_ant": rates.get("cu_ant_ratio"),
-            **{k: (tail[k] if self._tail_logs else None) for k in TAIL_MAGNITUDES},
+            "cu_cons": rates.get("cu_cons"),
+            "cu_ant": rates.get("cu_ant"),
+            **{k: (tail[k] if self._tail_logs else None) for k in MAGNITUDES},
             "metrics_logs": self._tail_logs,
             "steps": self.global_step,
             "evaluated_step": self.evaluated_step,

@@ -13,7 +13,7 @@ from lightning.pytorch.loggers import Logger
 
 from dfl_bench.data import MnistDataModule
 from dfl_bench.logic import KBResult
-from dfl_bench.module import DFLModule, NonFiniteLossError, pair_truth, undersampled_bce
+from dfl_bench.module import DFLModule, NonFiniteLossError, undersampled_bce
 from dfl_bench.optim import build_optimizer
 from dfl_bench.records import SUMMARY_FIELDS
 
@@ -123,14 +123,6 @@ def test_undersampled_bce_balances_negatives(target, pos_logit, neg_logit, seed)
     assert int((logits.grad[~t] != 0).sum()) == n_chosen
 
 
-def test_pair_truth():
-    y = torch.tensor([1, 8, 1, 4])
-    assert pair_truth("same", y)[0].tolist() == [True, False, True, False]
-    assert pair_truth("sum9", y)[0].tolist() == [False, True, False, False]
-    with pytest.raises(ValueError, match="valid choices"):
-        pair_truth("less", y)
-
-
 def test_training_reduces_the_loss_and_learns_digits():
     module, log = fit(steps=40, log_every=5, eval_every=0)
     totals = [m["loss/total"] for _, m in log.rows if "loss/total" in m]
@@ -171,7 +163,7 @@ def test_metrics_only_on_logging_steps():
     assert len(calls) == 7
     assert log.steps_with("metrics/cons_ratio") == log.steps_with("loss/total")
     assert len(log.steps_with("metrics/cons_ratio")) == 2
-    assert len(log.steps_with("metrics/same/2/cu_ant_ratio")) == 2
+    assert len(log.steps_with("metrics/same/2/cu_ant")) == 2
 
 
 def test_evaluation_every_eval_every_steps_and_at_the_end():
@@ -244,13 +236,6 @@ def test_log_every_must_match_the_trainer():
     dm = MnistDataModule(subset_train=500, subset_test=64, labeled_fraction=0.1)
     with pytest.raises(ValueError, match="log_every_n_steps"):
         trainer.fit(module, datamodule=dm)
-
-
-def test_pair_truth_batched_equals_per_row():
-    y = torch.randint(0, 10, (3, 64), generator=torch.Generator().manual_seed(0))
-    for predicate in ("same", "sum9"):
-        batched = pair_truth(predicate, y)
-        assert torch.equal(batched, torch.stack([pair_truth(predicate, row) for row in y]))
 
 
 @pytest.mark.parametrize(("problem", "w_dfl", "images"), [("same", 1.0, 64), ("same", 0.0, 32)])

@@ -85,7 +85,7 @@ def test_operator_set_from_option_files() -> None:
     }
     ops = OperatorSet.from_config(cfg)
     x = torch.tensor([0.2, 0.9])
-    assert ops.names["forall"]["reduction"] == "mean"
+    assert ops.configs["forall"]["reduction"] == "mean"
     torch.testing.assert_close(ops.forall(x), x.log().mean())
     torch.testing.assert_close(ops.tconorm(x[0], x[1]), x[0] + x[1] - x[0] * x[1])
     with pytest.raises(ValueError, match="lacks"):

@@ -1,13 +1,15 @@
 """Formulas, knowledge bases, the DFL loss and the gradient metrics (Sections 4 and 9).
 
-from dfl_bench.logic import build_kb
-kb = build_kb("same", formulas=[1, 2])
-result = kb({"digit": p, "same": s}, ops, labels=None)   # KBResult
-result.loss.backward()
+    kb = build_kb("same", formulas=[1, 2])
+    result = kb({"digit": p, "same": s}, ops, labels=None)   # KBResult
+    result.loss.backward()
+
+Knowledge bases register in `registry` (`same_kb`, `sum9_kb`, `both_kb`).
 """
 
+from dfl_bench.logic.both_kb import both_kb
+from dfl_bench.logic.compiler import SCOPES
 from dfl_bench.logic.formulas import (
-    SCOPES,
     And,
     AndOver,
     Atom,
@@ -22,7 +24,10 @@ from dfl_bench.logic.formulas import (
     Predicate,
     Var,
 )
-from dfl_bench.logic.kb import KBS, SCALES, KBResult, KnowledgeBase, build_kb, dfl_loss, register_kb
+from dfl_bench.logic.kb import SCALES, KBResult, KnowledgeBase, build_kb, dfl_loss
+from dfl_bench.logic.registry import KBS, KBSpec, knowledge_base, union
+from dfl_bench.logic.same_kb import same_kb
+from dfl_bench.logic.sum9_kb import sum9_kb
 
 __all__ = [
     "KBS",
@@ -37,6 +42,7 @@ __all__ = [
     "Implies",
     "Index",
     "KBResult",
+    "KBSpec",
     "KnowledgeBase",
     "Not",
     "Or",
@@ -45,5 +51,9 @@ __all__ = [
     "Var",
     "build_kb",
     "dfl_loss",
-    "register_kb",
+    "both_kb",
+    "knowledge_base",
+    "same_kb",
+    "sum9_kb",
+    "union",
 ]

@@ -2,48 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from dfl_bench.logic import same_kb, sum9_kb
-from dfl_bench.logic.formulas import (
-    Atom,
-    Compiled,
-    Context,
-    Family,
-    Formula,
-    Operators,
-    batch_size,
-    compile_family,
-)
+from dfl_bench.logic.compiler import Compiled, Context, Operators, batch_size, compile_family
+from dfl_bench.logic.formulas import Family, reads
 from dfl_bench.logic.metrics import Pair, data_truths, gradient_metrics
+from dfl_bench.logic.registry import KBS
 
 SCALES = ("mean", "sum")
-KBS: dict[str, tuple[Family, ...]] = {
-    "same": same_kb.FAMILIES,
-    "sum9": sum9_kb.FAMILIES,
-    "both": same_kb.FAMILIES + sum9_kb.FAMILIES,
-}
-# A KB made of others: at scale "mean" each part is averaged over its own families and the
-# parts' losses are added (the paper's code for both KBs, the 98.0% run of Section 10.2.4).
-PARTS: dict[str, tuple[str, ...]] = {"both": ("same", "sum9")}
 
 
 @dataclass(frozen=True)
 class KBResult:
     """The outcome of evaluating a knowledge base on one batch.
 
-    `loss`: Eq. "lossrl" at the KB's scale; `valuations`: each family's mean valuation (detached,
-    for logging); `formula_valuations`: each family's formulas, shape (family size,) at scope
-    "formula" and (1,) at scope "family", with their graph; `metrics`: the Section 9.1
+    `loss`: Eq. "lossrl" at the KB's scale; `mean_valuations`: each family's mean valuation
+    (detached, for logging); `formula_valuations`: each family's formulas, shape (family size,)
+    at scope "formula" and (1,) at scope "family", with their graph; `metrics`: the Section 9.1
     measures (`metrics.gradient_metrics`), only given labels.
     """
 
     loss: Tensor
-    valuations: dict[str, Tensor]
+    mean_valuations: dict[str, Tensor]
     formula_valuations: dict[str, Tensor]
     metrics: dict[str, float] | None
 
@@ -71,15 +55,8 @@ def dfl_loss(
     return -torch.stack(terms).sum()
 
 
-def _keys(formula: Formula) -> set[str]:
-    if isinstance(formula, Atom):
-        return {formula.predicate.key}
-    fields = ("left", "right", "antecedent", "consequent", "body")
-    parts = [getattr(formula, f, None) for f in fields]
-    return set().union(*(_keys(p) for p in parts if isinstance(p, Formula)))
-
-
-def _needs_graph(interp: Mapping[str, Tensor]) -> bool:
+def _lacks_graph(interp: Mapping[str, Tensor]) -> bool:
+    """True when no autograd graph leads to `interp` (no_grad, or no tensor requires grad)."""
     return not torch.is_grad_enabled() or not any(t.requires_grad for t in interp.values())
 
 
@@ -114,7 +91,7 @@ class KnowledgeBase:
         self.scale, self.scope = scale, scope
         self.divisors = dict(divisors or dict.fromkeys(names, len(names)))
         self.compiled: tuple[Compiled, ...] = tuple(compile_family(f, scope) for f in families)
-        self.keys = set().union(*(_keys(f.formula) for f in families))
+        self.keys = set().union(*(reads(f.formula) for f in families))
 
     def groundings(self, b: int) -> dict[str, int]:
         """Instances per family on a batch of b objects: formulas * b ** variables (O(|K| b^d))."""
@@ -138,13 +115,13 @@ class KnowledgeBase:
             vals = {c.family.name: c(ctx, b) for c in self.compiled}
             return self._result(vals, None)
         self._check(labels, "labels")
-        if _needs_graph(interp):
+        if _lacks_graph(interp):
             with torch.enable_grad():
                 leaves = {k: t.detach().requires_grad_() for k, t in interp.items()}
                 result = self._with_metrics(leaves, ops, labels)
             return KBResult(
                 result.loss.detach(),
-                result.valuations,
+                result.mean_valuations,
                 {k: v.detach() for k, v in result.formula_valuations.items()},
                 result.metrics,
             )
@@ -173,24 +150,12 @@ def _family_name(kb: str, key: int | str, valid: list[str]) -> str:
     """Resolve a family given by number (1, "1") or by name ("same/1") within KB `kb`."""
     if isinstance(key, str) and key.isdigit():
         key = int(key)
-    name = f"{kb}/{key}" if isinstance(key, int) and kb != "both" else key
+    name = f"{kb}/{key}" if isinstance(key, int) else key
     if name not in valid:
-        hint = " (give names for 'both')" if kb == "both" else ""
+        numbered = any(v.startswith(f"{kb}/") for v in valid)
+        hint = "" if numbered else f" (give names for {kb!r})"
         raise ValueError(f"unknown formula {key!r} of {kb!r}{hint}; valid choices: {valid}")
     return name
-
-
-def register_kb(name: str, families: Iterable[Family]) -> None:
-    """Make a knowledge base available to `build_kb` under `name`."""
-    if name in KBS:
-        raise ValueError(f"knowledge base {name!r} exists; registered: {sorted(KBS)}")
-    KBS[name] = tuple(families)
-
-
-def _divisors(name: str) -> dict[str, int]:
-    """Each family of KB `name` -> the number of families of the (part) KB it belongs to."""
-    parts = PARTS.get(name, (name,))
-    return {f.name: len(KBS[part]) for part in parts for f in KBS[part]}
 
 
 def build_kb(
@@ -200,19 +165,21 @@ def build_kb(
     scale: str = "mean",
     scope: str = "family",
 ) -> KnowledgeBase:
-    """The `same`, `sum9` or `both` KB (Section 9.2), optionally an ablation subset of families
-    (e.g. formulas=[1, 2]) with per-family weights (default 1); scale as in `dfl_loss` (a left-out
-    family weighs 0 and keeps its place in the divisor); scope as in `formulas.SCOPES`."""
+    """A registered KB (`registry.KBS`: `same`, `sum9`, `both`, Section 9.2), optionally an
+    ablation subset of families (e.g. formulas=[1, 2]) with per-family weights (default 1); scale
+    as in `dfl_loss` (a left-out family weighs 0 and keeps its place in the divisor); scope as in
+    `compiler.SCOPES`."""
     if name not in KBS:
         raise ValueError(f"unknown knowledge base {name!r}; valid choices: {sorted(KBS)}")
-    families = KBS[name]
+    spec = KBS[name]
+    families = spec.families
     valid = [f.name for f in families]
     chosen = valid if formulas is None else [_family_name(name, k, valid) for k in formulas]
     if not chosen:
         raise ValueError(f"select at least one formula of {name!r}; valid choices: {valid}")
     w = {_family_name(name, k, valid): v for k, v in (weights or {}).items()}
     selected = [f for f in families if f.name in chosen]
-    divisors = {n: v for n, v in _divisors(name).items() if n in chosen}
+    divisors = {n: v for n, v in spec.divisors.items() if n in chosen}
     return KnowledgeBase(
         selected, {n: v for n, v in w.items() if n in chosen}, scale, scope, divisors
     )

@@ -4,7 +4,7 @@ Only implications phi -> psi enter: for each retained implication (every instanc
 formula) the derivatives d val(formula) / d val(mu, psi) and -d val(formula) / d val(mu, phi)
 are taken of the whole formula's valuation, so the forall aggregator's factor is included.
 Formulas without an implication (e.g. sum9/1, forall x exists y sum9(x, y)) do not enter.
-Ratios whose denominator is 0 (e.g. cu_ant_ratio under the Goedel implication, whose antecedent
+Ratios whose denominator is 0 (e.g. cu_ant under the Goedel implication, whose antecedent
 derivative is always 0) are NaN.
 """
 
@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from dfl_bench.logic.formulas import Compiled, evaluate
+from dfl_bench.logic.compiler import Compiled, evaluate
 
 Pair = tuple[Tensor, Tensor]
 MAGNITUDES = ("cons_magnitude", "ant_magnitude", "cu_cons_magnitude", "cu_ant_magnitude")
-RATIOS = ("cons_ratio", "cu_cons_ratio", "cu_ant_ratio")
+RATIOS = ("cons_ratio", "cu_cons", "cu_ant")  # the run record's spelling (records.py)
 
 
 def _implication(a: Tensor, c: Tensor) -> Tensor:
@@ -73,8 +73,8 @@ def ratios(magnitudes: Mapping[str, float]) -> dict[str, float]:
     cons, ant = magnitudes["cons_magnitude"], magnitudes["ant_magnitude"]
     return {
         "cons_ratio": _ratio(cons, cons + ant),
-        "cu_cons_ratio": _ratio(magnitudes["cu_cons_magnitude"], cons),
-        "cu_ant_ratio": _ratio(magnitudes["cu_ant_magnitude"], ant),
+        "cu_cons": _ratio(magnitudes["cu_cons_magnitude"], cons),
+        "cu_ant": _ratio(magnitudes["cu_ant_magnitude"], ant),
     }
 
 

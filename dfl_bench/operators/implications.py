@@ -109,8 +109,8 @@ def sigmoidal_rescale(i: Tensor, s: float, b0: float) -> Tensor:
 
     With z0 = s b0 and z1 = s(1 + b0) the definition equals (sig(z) - sig(z0)) / (sig(z1) -
     sig(z0)); since sig(z) - sig(z0) = sig(z) sig(-z0) (1 - e^(-s i)) this is the form above,
-    computed with log sig = -softplus(-x) (no overflow for large s; F.logsigmoid has a ~20 ms
-    fixed CPU overhead in torch 2.13) and expm1 (no cancellation for small s).
+    computed with log sig = -softplus(-x) (no overflow for large s; cheaper on CPU than
+    F.logsigmoid) and expm1 (no cancellation for small s).
     """
     ratio = torch.exp(-F.softplus(-s * (i + b0)) - _log_sigmoid(s * (1.0 + b0)))
     return ratio * torch.expm1(-s * i) / math.expm1(-s)

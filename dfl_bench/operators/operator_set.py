@@ -18,14 +18,15 @@ def negation(a: Tensor) -> Tensor:
 
 @dataclass(frozen=True)
 class OperatorSet:
-    """One operator per kind, built and validated; `names` keeps the config for records."""
+    """One operator per kind, built and validated; `configs` keeps each kind's config
+    ({"name": ..., **params}) it was built from."""
 
     tnorm: Callable
     tconorm: Callable
     implication: Callable
     forall: Callable
     exists: Callable
-    names: Mapping[str, Mapping[str, Any]]
+    configs: Mapping[str, Mapping[str, Any]]
     negation: Callable = negation
 
     @classmethod
@@ -36,11 +37,11 @@ class OperatorSet:
             raise ValueError(
                 f"operator config lacks {missing}; it needs every kind of {list(KINDS)}"
             )
-        names = {k: dict(cfg[k]) for k in KINDS}
+        configs = {k: dict(cfg[k]) for k in KINDS}
         built = {}
-        for kind, entry in names.items():
+        for kind, entry in configs.items():
             params = {k: v for k, v in entry.items() if k != "name"}
             if "name" not in entry:
                 raise ValueError(f"operator config for {kind} has no 'name'")
             built[kind] = build(kind, entry["name"], **params)
-        return cls(**built, names=names)
+        return cls(**built, configs=configs)
