@@ -1,0 +1,35 @@
+"""The config hash of every job of every experiment (and the default config) at profile quick is
+pinned: refactoring the configs or the code that composes them must not change a record's hash.
+
+Regenerate (only for a deliberate change of what a job computes):
+    python -m tests.test_config_hashes
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dfl_bench.results import plan
+
+FIXTURE = Path(__file__).resolve().parent / "data" / "config_hashes.json"
+
+
+def current_hashes(records_dir: Path) -> dict[str, list[str]]:
+    """{experiment: sorted config hashes of its jobs} at profile quick, one seed."""
+    jobs = plan.plan(plan.experiments(), "quick", 1, records_dir)
+    hashes: dict[str, list[str]] = {name: [] for name in plan.experiments()}
+    for job in jobs:
+        hashes[job.experiment].append(job.path.stem)
+    return {name: sorted(values) for name, values in hashes.items()}
+
+
+def test_every_jobs_config_hash_is_unchanged(tmp_path):
+    assert current_hashes(tmp_path) == json.loads(FIXTURE.read_text())
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        FIXTURE.write_text(json.dumps(current_hashes(Path(tmp)), indent=1, sort_keys=True) + "\n")
