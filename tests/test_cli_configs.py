@@ -16,7 +16,7 @@ from dfl_bench.module import PROBLEMS
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.provenance import SOURCES, job_provenance
 from dfl_bench.records import NOT_HASHED, config_hash
-from dfl_bench.train import resolved_config
+from dfl_bench.train import build_trainer, check_trainer, resolved_config
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
@@ -235,3 +235,11 @@ def test_row_provenance_updates_the_experiment_entries():
 def test_bad_provenance_raises(entries, message):
     with pytest.raises(ValueError, match=message):
         job_provenance(entries, None, None, {"seed": 0})
+
+
+def test_trainer_options_pass_through_and_the_jobs_own_settings_are_refused():
+    cfg = compose_job(["+trainer.gradient_clip_val=0.5", "profile=smoke"])
+    trainer = build_trainer(cfg, None, [])
+    assert (trainer.gradient_clip_val, trainer.max_steps) == (0.5, cfg.profile.max_steps)
+    with pytest.raises(ValueError, match=r"trainer.max_steps is set by the job"):
+        check_trainer(compose_job(["+trainer.max_steps=3"]))
