@@ -56,6 +56,7 @@ NOT_HASHED = (
     "progress_bar",
     "threads",
     "rows",
+    "families",
     "experiment_name",
     "row",
     "provenance",

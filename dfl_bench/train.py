@@ -242,6 +242,7 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
     config = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     assert isinstance(config, dict)
     config.pop("rows", None)
+    config.pop("families", None)
     row_provenance = config.pop("row_provenance", None)
     config["provenance"] = job_provenance(
         config.get("provenance"), row_provenance, config.get("row"), config
