@@ -272,3 +272,10 @@ def test_symmetric_tables_share_their_families():
     }
     assert family["sum9_symmetric"] == family["tnorms"]
     assert set(map(str, family["same_symmetric"])) == set(map(str, family["tnorms"]))
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_every_job_names_its_table_cell(experiment):
+    rows = [config["row"] for config in sweep_configs(experiment)]
+    assert all(isinstance(row, str) and row for row in rows)
+    assert len(set(rows)) == len(rows)
