@@ -28,7 +28,7 @@ from dfl_bench.train import REPO_DIR
 
 SECTIONS = ("iteration", "scaling", "eval", "paper", "sweep")
 PROBLEMS = ("same", "sum9")
-MATERIALIZED_EVERY = 5  # the materialized step is ~50x slower: time it in every 5th round
+MATERIALIZED_EVERY = 5  # the materialized step is far slower: time it in every 5th round
 
 
 def cpu_model() -> str:

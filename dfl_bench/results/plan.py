@@ -16,9 +16,8 @@ from dfl_bench import records, sweep, train
 CONF = Path(train.CONFIG_DIR)
 DEFAULT = "default"  # `python -m dfl_bench` alone: the fixed operators of Section 10.2
 SPREAD = ("baseline", DEFAULT)  # the experiments whose seed spread the reproduction measures
-# Seconds per job end to end when no record of the profile says otherwise, measured on this
-# project's 2-core CPU with one torch thread (smoke: a few steps; quick: README "Training";
-# paper: results/bench, 47 to 65 min).
+# Seconds per job end to end when no record of the profile says otherwise: one torch thread on
+# a CPU, from README "Training" (quick) and results/bench/ (paper).
 JOB_SECONDS = {"smoke": 3.0, "quick": 82.0, "paper": 3300.0}
 # What a job costs beyond its records' wall_time_s (training only): start, data, evaluation setup.
 JOB_OVERHEAD_S = 3.0
