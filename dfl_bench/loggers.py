@@ -90,17 +90,19 @@ def build_logger(
 ) -> Logger | None:
     """The Lightning logger of `cfg` (a conf/logger option): its `_target_` called with the
     option's other keys plus the job context (`name`, `group`, `config`, `save_dir`) that the
-    target accepts and the option leaves unset; an option without `_target_` logs nothing."""
+    target names as parameters and the option leaves unset (null); an option without
+    `_target_` logs nothing."""
     options = {k: v for k, v in cfg.items() if v is not None}
     if "_target_" not in options:
         return None
     target = get_object(options.pop("_target_"))
     context = {"name": name, "group": group, "config": dict(config), "save_dir": str(save_dir)}
-    accepted = inspect.signature(target).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
-    options |= {
-        k: v for k, v in context.items() if k not in options and (takes_any or k in accepted)
+    named = {
+        name
+        for name, p in inspect.signature(target).parameters.items()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     }
+    options |= {k: v for k, v in context.items() if k in named and k not in options}
     if options.get("save_dir") is not None:
         Path(options["save_dir"]).mkdir(parents=True, exist_ok=True)
     return target(**options)
