@@ -122,16 +122,16 @@ def test_each_job_has_its_own_offline_wandb_run_with_metrics(sweep):
 
 
 def test_wandb_summary_carries_the_records_final_fields(sweep):
-    _, _, records, _ = sweep
+    tmp, _, records, _ = sweep
     for record in records.values():
-        summary = wandb_summary(Path(record["log_dir"]))
+        summary = wandb_summary(tmp / record["log_dir"])
         for key in loggers.SUMMARY_KEYS:
             value = record[key]
             if isinstance(value, float):
                 value = pytest.approx(value) if math.isfinite(value) else None
             assert summary[key] == value, key
-    assert wandb_summary(Path(records["poisoned"]["log_dir"]))["status"] == "failed"
-    assert wandb_summary(Path(records["godel"]["log_dir"]))["row"] == "godel"
+    assert wandb_summary(tmp / records["poisoned"]["log_dir"])["status"] == "failed"
+    assert wandb_summary(tmp / records["godel"]["log_dir"])["row"] == "godel"
 
 
 def test_summary_is_printed(sweep):
