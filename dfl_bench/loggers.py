@@ -1,18 +1,25 @@
-"""Experiment loggers (Section 10 metrics go to W&B by default, offline unless logged in)."""
+"""Experiment loggers (Section 10 metrics go to W&B by default, offline unless logged in).
+
+A logger is one option file in conf/logger/: its `_target_` is a Lightning logger class or a
+factory (as `wandb_logger` here); `build_logger` adds the job's name, group, config and output
+folder where the target takes them.
+"""
 
 from __future__ import annotations
 
+import inspect
 import math
 import netrc
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from lightning.pytorch.loggers import CSVLogger, Logger, WandbLogger
+from hydra.utils import get_object
+from lightning.pytorch.loggers import Logger, WandbLogger
 
-LOGGER_KINDS = ("wandb", "csv", "none")
+CONF = Path(__file__).resolve().parent.parent / "conf" / "logger"
 WANDB_MODES = ("auto", "online", "offline", "disabled")
 # Run-record fields put in the W&B run summary: a dashboard grouped by experiment then shows a
 # table's columns (accuracy, cons%, cu_cons%, cu_ant% of Section 9.1) per row and seed.
@@ -55,6 +62,24 @@ def wandb_mode(requested: str = "auto") -> str:
     return "online" if wandb_logged_in() else "offline"
 
 
+def choices() -> list[str]:
+    """The logger options: one yaml file each in conf/logger/."""
+    return sorted(p.stem for p in CONF.glob("*.yaml"))
+
+
+def check(cfg: Mapping[str, Any]) -> None:
+    """A logger option's `_target_` must import (checked before training)."""
+    target = cfg.get("_target_")
+    if target is None:
+        return
+    try:
+        get_object(target)
+    except ImportError:
+        raise ValueError(
+            f"logger._target_={target!r} does not import; logger options: {choices()}"
+        ) from None
+
+
 def build_logger(
     cfg: Mapping[str, Any],
     *,
@@ -63,27 +88,49 @@ def build_logger(
     config: Mapping[str, Any],
     save_dir: str | Path,
 ) -> Logger | None:
-    """The Lightning logger `cfg.kind` asks for; W&B gets group/name/config and its own dir."""
-    kind = cfg.get("kind")
-    if kind not in LOGGER_KINDS:
-        raise ValueError(f"logger kind {kind!r} is not valid; choose one of {list(LOGGER_KINDS)}")
-    if kind == "none":
+    """The Lightning logger of `cfg` (a conf/logger option): its `_target_` called with the
+    option's other keys plus the job context (`name`, `group`, `config`, `save_dir`) that the
+    target names as parameters and the option leaves unset (null); an option without
+    `_target_` logs nothing."""
+    options = {k: v for k, v in cfg.items() if v is not None}
+    if "_target_" not in options:
         return None
-    save_dir = Path(cfg.get("save_dir") or save_dir)
-    save_dir.mkdir(parents=True, exist_ok=True)
-    if kind == "csv":
-        return CSVLogger(save_dir=save_dir, name="", version="csv")
+    target = get_object(options.pop("_target_"))
+    context = {"name": name, "group": group, "config": dict(config), "save_dir": str(save_dir)}
+    named = {
+        name
+        for name, p in inspect.signature(target).parameters.items()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    }
+    options |= {k: v for k, v in context.items() if k in named and k not in options}
+    if options.get("save_dir") is not None:
+        Path(options["save_dir"]).mkdir(parents=True, exist_ok=True)
+    return target(**options)
+
+
+def wandb_logger(
+    *,
+    name: str,
+    group: str,
+    config: Mapping[str, Any],
+    save_dir: str,
+    project: str = "dfl_bench",
+    entity: str | None = None,
+    mode: str = "auto",
+    tags: Sequence[str] = (),
+) -> WandbLogger:
+    """A W&B run per job, grouped by experiment, offline unless logged in (`wandb_mode`)."""
     import wandb
 
     return WandbLogger(
-        project=cfg.get("project", "dfl_bench"),
-        entity=cfg.get("entity"),
+        project=project,
+        entity=entity,
         group=group,
         name=name,
-        tags=list(cfg.get("tags") or []),
+        tags=list(tags),
         config=dict(config),
-        save_dir=str(save_dir),
-        mode=wandb_mode(cfg.get("mode", "auto")),
+        save_dir=save_dir,
+        mode=wandb_mode(mode),
         reinit="finish_previous",
         settings=wandb.Settings(console="off", x_disable_stats=True, silent=True),
     )

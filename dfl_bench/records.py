@@ -1,4 +1,4 @@
-"""Run records (issue 4): one JSON per job at `<records_dir>/<experiment>/<config-hash>.json`.
+"""Run records: one JSON per job at `<records_dir>/<experiment>/<config-hash>.json`.
 
 The top-level fields in RECORD_FIELDS are a contract with the results module; a record is
 written atomically (tmp file + os.replace) so a crashed job never leaves half a record.
@@ -56,6 +56,7 @@ NOT_HASHED = (
     "progress_bar",
     "threads",
     "rows",
+    "families",
     "experiment_name",
     "row",
     "provenance",

@@ -69,12 +69,12 @@ def main(cfg: DictConfig) -> float | None:
     """
     hydra_cfg = HydraConfig.get()
     try:
-        checked(cfg, hydra_cfg.overrides.task)
+        config, module = prepared(cfg, hydra_cfg.overrides.task)
     except ValueError as err:
         print(f"[dfl_bench] invalid configuration: {err}", file=sys.stderr)
         raise SystemExit(EXIT_INVALID) from None
     try:
-        record = run(cfg, hydra_cfg)
+        record = run_prepared(cfg, hydra_cfg, config, module)
     except AlreadyRunning as err:
         fail(f"[dfl_bench] {job_name(hydra_cfg)}: {err}", hydra_cfg)
     if record.get("status") != "ok":
@@ -91,11 +91,22 @@ def fail(message: str, hydra_cfg: DictConfig) -> NoReturn:
     raise SystemExit(EXIT_FAILED)
 
 
-def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
-    """One job: validate, lock, skip if done, train (resuming), record, report (module doc)."""
+def prepared(cfg: DictConfig, overrides: Sequence[str]) -> tuple[dict[str, Any], DFLModule]:
+    """The checked config and its module, built after seeding so its weights follow `seed`."""
     guards.check_seed(cfg.seed)
     L.seed_everything(cfg.seed, workers=True, verbose=False)  # before the weights are drawn
-    config, module = checked(cfg, hydra_cfg.overrides.task)
+    return checked(cfg, overrides)
+
+
+def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
+    """One job, from its composed config: check and build it, then `run_prepared`."""
+    return run_prepared(cfg, hydra_cfg, *prepared(cfg, hydra_cfg.overrides.task))
+
+
+def run_prepared(
+    cfg: DictConfig, hydra_cfg: DictConfig, config: dict[str, Any], module: DFLModule
+) -> dict[str, Any]:
+    """One checked job: lock, skip if done, reuse, else train (resuming), record (module doc)."""
     digest = records.config_hash(config)
     experiment = config["experiment_name"]
     path = records.record_path(to_absolute_path(cfg.records_dir), experiment, digest)
@@ -134,7 +145,7 @@ def fit_and_record(
     torch.set_num_threads(torch_threads(cfg.threads, hydra_cfg))
     data = MnistDataModule(**config["data"], seed=cfg.seed)
     logger = loggers.build_logger(
-        cfg.logger,
+        config["logger"],
         name=job_name(hydra_cfg),
         group=experiment,
         config=config,
@@ -213,6 +224,8 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, A
     guards.check_config(config)
     guards.check_writable(to_absolute_path(cfg.records_dir), "records_dir")
     guards.check_writable(to_absolute_path(cfg.checkpoint_dir), "checkpoint_dir")
+    check_trainer(cfg)
+    loggers.check(config["logger"])
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
     return config, build_module(config, operators)
 
@@ -229,6 +242,7 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
     config = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     assert isinstance(config, dict)
     config.pop("rows", None)
+    config.pop("families", None)
     row_provenance = config.pop("row_provenance", None)
     config["provenance"] = job_provenance(
         config.get("provenance"), row_provenance, config.get("row"), config
@@ -253,24 +267,36 @@ def build_module(config: Mapping[str, Any], operators: OperatorSet) -> DFLModule
     )
 
 
+def trainer_settings(cfg: DictConfig) -> dict[str, Any]:
+    """The Trainer arguments a job fixes: the step budget, logging cadence, our callbacks and
+    checkpoint, no validation loop (the module evaluates on the test set itself)."""
+    return {
+        "max_steps": cfg.profile.max_steps,
+        "max_epochs": -1,
+        "log_every_n_steps": cfg.profile.log_every,
+        "enable_checkpointing": False,
+        "enable_progress_bar": cfg.progress_bar,
+        "enable_model_summary": False,
+        "num_sanity_val_steps": 0,
+        "limit_val_batches": 0,
+    }
+
+
+def check_trainer(cfg: DictConfig) -> None:
+    """conf/trainer passes any Trainer argument except those the job sets itself."""
+    owned = sorted({*trainer_settings(cfg), "logger", "callbacks"} & set(cfg.trainer))
+    if owned:
+        raise ValueError(
+            f"trainer.{owned[0]} is set by the job (profile, progress_bar, logger); conf/trainer "
+            "may set any other lightning.Trainer argument"
+        )
+
+
 def build_trainer(cfg: DictConfig, logger: Logger | None, hooks: list[L.Callback]) -> L.Trainer:
-    """A step-budgeted Trainer: no validation loop (the module evaluates on the test set itself)."""
-    return L.Trainer(
-        accelerator=cfg.trainer.accelerator,
-        devices=cfg.trainer.devices,
-        precision=cfg.trainer.precision,
-        deterministic=cfg.trainer.deterministic,
-        max_steps=cfg.profile.max_steps,
-        max_epochs=-1,
-        logger=logger or False,
-        log_every_n_steps=cfg.profile.log_every,
-        callbacks=hooks,
-        enable_checkpointing=False,
-        enable_progress_bar=cfg.progress_bar,
-        enable_model_summary=False,
-        num_sanity_val_steps=0,
-        limit_val_batches=0,
-    )
+    """A Trainer with conf/trainer's arguments passed through plus the job's own settings."""
+    passed = OmegaConf.to_container(cfg.trainer, resolve=True)
+    assert isinstance(passed, dict)
+    return L.Trainer(**passed, **trainer_settings(cfg), logger=logger or False, callbacks=hooks)
 
 
 def callbacks(cfg: DictConfig, ckpt_dir: Path) -> list[L.Callback]:

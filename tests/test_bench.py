@@ -1,5 +1,5 @@
 """The speed benchmark's harness (no timing assertions): the statistics it reports, and a tiny
-run of `scripts/bench.py`'s sections writing bench.json, README.md and scaling.png."""
+run of `python -m dfl_bench.bench`'s sections writing bench.json, README.md and scaling.png."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dfl_bench.bench import cli, runs, steps
+from dfl_bench.bench import runs, steps
+from dfl_bench.bench.__main__ import main
 from dfl_bench.bench.timing import interleaved, loglog_slope, summary_ms
 
 CPU = torch.device("cpu")
@@ -91,7 +92,7 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
         "--subset-test",
         "256",
     ]
-    cli.main(argv)
+    main(argv)
     result = json.loads((tmp_path / "bench.json").read_text())
     assert {"machine", "iteration", "scaling", "eval"} <= set(result)
     assert {"cpu", "cores", "torch", "command", "load_average_start"} <= set(result["machine"])
@@ -116,3 +117,15 @@ def test_paper_extrapolation_needs_two_increasing_slices(tmp_path):
         with pytest.raises(ValueError, match="n1 < n2"):
             runs.paper_extrapolation("same", slices, tmp_path)
     assert not list(tmp_path.iterdir())
+
+
+def test_time_kb_prints_one_row_per_knowledge_base_and_batch_size(capsys):
+    main(["time-kb", "--kbs", "same", "sum9", "--batch-sizes", "4", "8", "--repeats", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("| kb | b | groundings |") and lines[2] == "|---|---|---|---|---|"
+    assert [line.split(" | ")[:2] for line in lines[3:]] == [
+        ["| same", "4"],
+        ["| same", "8"],
+        ["| sum9", "4"],
+        ["| sum9", "8"],
+    ]

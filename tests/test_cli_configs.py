@@ -16,7 +16,7 @@ from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.problems import problems
 from dfl_bench.provenance import SOURCES, job_provenance
 from dfl_bench.records import NOT_HASHED, config_hash
-from dfl_bench.train import resolved_config
+from dfl_bench.train import build_trainer, check_trainer, resolved_config
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
@@ -235,3 +235,47 @@ def test_row_provenance_updates_the_experiment_entries():
 def test_bad_provenance_raises(entries, message):
     with pytest.raises(ValueError, match=message):
         job_provenance(entries, None, None, {"seed": 0})
+
+
+def test_trainer_options_pass_through_and_the_jobs_own_settings_are_refused():
+    cfg = compose_job(["+trainer.gradient_clip_val=0.5", "profile=smoke"])
+    trainer = build_trainer(cfg, None, [])
+    assert (trainer.gradient_clip_val, trainer.max_steps) == (0.5, cfg.profile.max_steps)
+    with pytest.raises(ValueError, match=r"trainer.max_steps is set by the job"):
+        check_trainer(compose_job(["+trainer.max_steps=3"]))
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_a_named_row_sweep_runs_every_row_once(experiment):
+    cfg = compose_job([f"+experiment={experiment}"], hydra=True)
+    params = cfg.hydra.sweeper.params
+    if cfg.rows:
+        assert str(params.row).split(",") == list(cfg.rows)
+    else:
+        assert "row" not in params  # a value sweep names each cell itself (row = the value)
+
+
+def test_what_the_hash_skips_the_job_name_skips_too():
+    """The job name (override_dirname) leaves out NOT_HASHED's settings, except those that name
+    a job (experiment, row); it leaves out some hashed choices too (how and where a job runs)."""
+    exclude = set(compose_job([], hydra=True).hydra.job.config.override_dirname.exclude_keys)
+    names_a_job = {"experiment_name", "row", "rows", "families"}
+    assert set(NOT_HASHED) - names_a_job <= exclude
+    hashed = {key for key in exclude if key.split(".")[0] not in NOT_HASHED}
+    assert hashed == {"experiment", "trainer", "hydra/launcher", "hydra.launcher.n_jobs"}
+
+
+def test_symmetric_tables_share_their_families():
+    family = {
+        experiment: [c["tnorm"] for c in sweep_configs(experiment)]
+        for experiment in ("same_symmetric", "sum9_symmetric", "tnorms")
+    }
+    assert family["sum9_symmetric"] == family["tnorms"]
+    assert set(map(str, family["same_symmetric"])) == set(map(str, family["tnorms"]))
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_every_job_names_its_table_cell(experiment):
+    rows = [config["row"] for config in sweep_configs(experiment)]
+    assert all(isinstance(row, str) and row for row in rows)
+    assert len(set(rows)) == len(rows)

@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 from lightning.pytorch.loggers import CSVLogger
+from omegaconf import OmegaConf
 
 from dfl_bench import loggers
+
+
+def option(name: str) -> dict:
+    """conf/logger/<name>.yaml as plain data."""
+    return OmegaConf.to_container(OmegaConf.load(loggers.CONF / f"{name}.yaml"))
 
 
 @pytest.fixture
@@ -46,20 +52,31 @@ def test_wandb_mode_environment_wins_then_the_config(no_login, monkeypatch):
     assert loggers.wandb_mode("online") == "offline"
 
 
-def test_unknown_mode_and_kind_name_the_valid_choices(tmp_path):
+def test_unknown_mode_and_target_name_the_valid_choices():
     with pytest.raises(ValueError, match=r"choose one of \['auto', 'online'"):
         loggers.wandb_mode("sometimes")
-    with pytest.raises(ValueError, match=r"choose one of \['wandb', 'csv', 'none'\]"):
-        loggers.build_logger(
-            {"kind": "tensorboard"}, name="n", group="g", config={}, save_dir=tmp_path
-        )
+    with pytest.raises(ValueError, match=r"does not import; logger options: \['csv', 'none'"):
+        loggers.check({"_target_": "lightning.pytorch.loggers.NoSuchLogger"})
 
 
-def test_csv_and_none_loggers(tmp_path):
-    csv = loggers.build_logger({"kind": "csv"}, name="n", group="g", config={}, save_dir=tmp_path)
+def build(cfg, tmp_path):
+    """The logger of option `cfg` for a job named n in group g writing under tmp_path."""
+    return loggers.build_logger(cfg, name="n", group="g", config={}, save_dir=tmp_path)
+
+
+def test_csv_and_none_options(tmp_path):
+    csv = build(option("csv"), tmp_path)
     assert isinstance(csv, CSVLogger) and loggers.log_dir(csv) == str(tmp_path / "csv")
-    none = loggers.build_logger({"kind": "none"}, name="n", group="g", config={}, save_dir=tmp_path)
+    none = build(option("none"), tmp_path)
     assert none is None and loggers.log_dir(none) is None
+
+
+def test_a_new_logger_is_one_option_naming_its_class(tmp_path):
+    cfg = {"_target_": "lightning.pytorch.loggers.CSVLogger", "version": "v"}
+    csv = build(cfg, tmp_path / "out")
+    assert isinstance(csv, CSVLogger) and loggers.log_dir(csv) == str(tmp_path / "out" / "n" / "v")
+    other = build({**cfg, "save_dir": str(tmp_path / "mine"), "name": None}, tmp_path / "out")
+    assert loggers.log_dir(other) == str(tmp_path / "mine" / "n" / "v")
 
 
 def test_summary_holds_the_record_fields_with_nan_as_null(no_login, monkeypatch):
@@ -69,7 +86,7 @@ def test_summary_holds_the_record_fields_with_nan_as_null(no_login, monkeypatch)
     record = {"experiment": "implications", "row": "godel", "seed": 2, "profile": "smoke"}
     record.update(status="ok", reason=None, test_accuracy=0.9, cons_ratio=0.5, cu_ant=math.nan)
     run = loggers.build_logger(
-        {"kind": "wandb"}, name="n", group="implications", config={}, save_dir=no_login
+        option("wandb"), name="n", group="implications", config={}, save_dir=no_login
     )
     loggers.summarize(run, record)
     loggers.finish(run, failed=False)

@@ -13,20 +13,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfl_bench import data
-from dfl_bench.data import (
-    MEAN,
-    STD,
-    MnistDataModule,
-    MnistSourceError,
-    TrainStream,
-    load_hub,
-    load_idx,
-    load_mnist,
-    normalize,
-    read_idx,
-    split_labeled,
-)
+from dfl_bench import mnist_sources
+from dfl_bench.data import MEAN, STD, MnistDataModule, TrainStream, normalize, split_labeled
+from dfl_bench.mnist_sources import MnistSourceError, load_hub, load_idx, load_mnist, read_idx
 
 
 def write_idx(path, array: np.ndarray) -> None:
@@ -86,7 +75,9 @@ def test_hub_arrays_are_the_standard_mnist(hub):
 def test_hub_cache_is_reused_and_equal(hub_cache, monkeypatch):
     cache, hub = hub_cache
     assert len(list(cache.glob("*.npz"))) == 1
-    monkeypatch.setattr(data, "decode_hub_pickle", lambda path: pytest.fail("cache not used"))
+    monkeypatch.setattr(
+        mnist_sources, "decode_hub_pickle", lambda path: pytest.fail("cache not used")
+    )
     assert load_hub(cache).checksum == hub.checksum
 
 
@@ -95,7 +86,7 @@ def test_corrupt_cache_is_rebuilt(hub_cache, tmp_path, monkeypatch):
     (tmp_path / cached.name).write_bytes(b"not an npz")
     decoded = []
     monkeypatch.setattr(
-        data, "decode_hub_pickle", lambda path: decoded.append(path) or hub_cache[1]
+        mnist_sources, "decode_hub_pickle", lambda path: decoded.append(path) or hub_cache[1]
     )
     assert load_hub(tmp_path).checksum == hub_cache[1].checksum and len(decoded) == 1
     assert load_hub(tmp_path).checksum == hub_cache[1].checksum and len(decoded) == 1
@@ -103,9 +94,9 @@ def test_corrupt_cache_is_rebuilt(hub_cache, tmp_path, monkeypatch):
 
 def test_hub_pixels_are_k_over_256():
     k = np.arange(256, dtype=np.uint8).repeat(4).reshape(1, 1024)[:, :784]
-    assert np.array_equal(data._to_bytes(k.astype(np.float32) / 256).ravel(), k.ravel())
+    assert np.array_equal(mnist_sources._to_bytes(k.astype(np.float32) / 256).ravel(), k.ravel())
     with pytest.raises(MnistSourceError, match="k/256"):
-        data._to_bytes(np.full((1, 784), 0.3, dtype=np.float32))
+        mnist_sources._to_bytes(np.full((1, 784), 0.3, dtype=np.float32))
 
 
 def test_normalization_stats(hub):
@@ -140,14 +131,14 @@ def test_read_idx_rejects_bad_files(tmp_path):
 def test_idx_source_equals_hub_source(hub, tmp_path):
     raw = tmp_path / "MNIST" / "raw"
     raw.mkdir(parents=True)
-    for key, stem in data.IDX_FILES.items():
+    for key, stem in mnist_sources.IDX_FILES.items():
         write_idx(raw / (stem + (".gz" if key.endswith("y") else "")), getattr(hub, key))
     arrays = load_mnist("idx", root=tmp_path)
     assert arrays.source == "idx" and arrays.checksum == hub.checksum
 
 
 def test_tiny_idx_set_is_rejected_with_shapes(tmp_path):
-    for key, stem in data.IDX_FILES.items():
+    for key, stem in mnist_sources.IDX_FILES.items():
         shape = (3, 28, 28) if key.endswith("x") else (3,)
         write_idx(tmp_path / stem, np.zeros(shape, np.uint8))
     with pytest.raises(MnistSourceError, match="expected"):
@@ -170,7 +161,7 @@ def test_unreadable_pickle_is_a_clear_error(tmp_path):
     with gzip.open(bad, "wb") as f:
         pickle.dump("nothing", f)
     with pytest.raises(MnistSourceError, match="cannot read"):
-        data.decode_hub_pickle(bad)
+        mnist_sources.decode_hub_pickle(bad)
 
 
 def test_bad_source_names():

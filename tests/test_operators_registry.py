@@ -57,10 +57,26 @@ def test_registered_names_are_the_contract() -> None:
         assert set(choices(kind)) == names
 
 
+def option_text(kind: str, name: str) -> str:
+    """The option file an operator needs: its name and its parameters' defaults."""
+    s = spec(kind, name)
+    params = {} if s.name != name else {k: p.default for k, p in s.params.items()}
+    return OmegaConf.to_yaml({"name": name, **params})
+
+
+def test_a_missing_option_file_is_named_with_its_content() -> None:
+    assert option_text("tnorm", "yager") == "name: yager\np: 2.0\n"
+    assert option_text("forall", "mae") == "name: mae\n"
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_one_option_file_per_operator(kind: str) -> None:
     """conf/<kind>/<name>.yaml exists for every name, holds `name` and the defaults, builds."""
     files = {p.stem for p in (CONF / kind).glob("*.yaml")}
+    missing = {name: option_text(kind, name) for name in sorted(set(choices(kind)) - files)}
+    assert not missing, "add " + "; add ".join(
+        f"conf/{kind}/{n}.yaml:\n{t}" for n, t in missing.items()
+    )
     assert files == set(choices(kind))
     for name in choices(kind):
         cfg = OmegaConf.to_container(OmegaConf.load(CONF / kind / f"{name}.yaml"))

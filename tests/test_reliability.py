@@ -20,7 +20,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict
 
-from dfl_bench import data, records, train
+from dfl_bench import mnist_sources, records, train
 from dfl_bench.lock import AlreadyRunning, job_lock
 
 REPO = Path(__file__).resolve().parent.parent
@@ -184,17 +184,19 @@ def test_a_value_override_beside_a_row_is_honoured(tmp_path):
 # 4. a corrupt or wrong data cache
 @pytest.fixture(scope="module")
 def mnist():
-    return data.load_mnist()
+    return mnist_sources.load_mnist()
 
 
 @pytest.mark.parametrize("damage", ["truncated", "bit_flip", "wrong_content"])
 def test_a_bad_cache_is_named_and_rebuilt(tmp_path, monkeypatch, capsys, mnist, damage):
     decoded = []
-    monkeypatch.setattr(data, "decode_hub_pickle", lambda path: decoded.append(path) or mnist)
-    data.load_hub(tmp_path)  # writes the cache
+    monkeypatch.setattr(
+        mnist_sources, "decode_hub_pickle", lambda path: decoded.append(path) or mnist
+    )
+    mnist_sources.load_hub(tmp_path)  # writes the cache
     (cached,) = tmp_path.glob("*.npz")
     if damage == "wrong_content":
-        arrays = {k: getattr(mnist, k).copy() for k in data.IDX_FILES}
+        arrays = {k: getattr(mnist, k).copy() for k in mnist_sources.IDX_FILES}
         arrays["train_y"][0] = (arrays["train_y"][0] + 1) % 10
         np.savez(cached, **arrays)
     else:
@@ -204,10 +206,13 @@ def test_a_bad_cache_is_named_and_rebuilt(tmp_path, monkeypatch, capsys, mnist, 
         else:
             raw[len(raw) // 3] ^= 0xFF
         cached.write_bytes(bytes(raw))
-    assert data.load_hub(tmp_path).checksum == data.MNIST_CHECKSUM
+    assert mnist_sources.load_hub(tmp_path).checksum == mnist_sources.MNIST_CHECKSUM
     assert len(decoded) == 2
     assert str(cached) in capsys.readouterr().err
-    assert data.load_hub(tmp_path).checksum == data.MNIST_CHECKSUM and len(decoded) == 2
+    assert (
+        mnist_sources.load_hub(tmp_path).checksum == mnist_sources.MNIST_CHECKSUM
+        and len(decoded) == 2
+    )
 
 
 # 5. every invalid job of a sweep, before any job trains

@@ -58,7 +58,7 @@ def test_every_experiment_and_the_default_config_are_selectable():
         (["--spread-seeds=-1"], r"SPREAD_SEEDS must be >= 0 \(got -1\)"),
         (["--jobs=0"], r"JOBS must be >= 1 \(got 0\)"),
         (["--jobs=two"], r"argument --jobs: invalid int value: 'two'"),
-        (["--logger=tensorboard"], r"unknown logger 'tensorboard'; valid: \['wandb', 'csv'"),
+        (["--logger=tensorboard"], r"unknown logger 'tensorboard'; valid: \['csv', 'none'"),
         (["profile.max_steps=10"], r"profile.max_steps=10: set the budget with --profile"),
     ],
 )

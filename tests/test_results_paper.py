@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from dfl_bench.results.paper import COLUMNS, DASH, cell_key, load_paper
+from dfl_bench.sweep import job_config
 
 REPO = Path(__file__).resolve().parent.parent
 TEX = REPO.parent / "shared" / "paper" / "analyzing-dfl-operators.tex"
@@ -25,7 +26,7 @@ def config_keys(name: str, key: str | None) -> set[str]:
     """The rows an experiment runs: its `rows`, or the values its sweep gives `key`."""
     config = experiment_config(name)
     if key == "row":
-        return set(config["rows"])
+        return set(job_config([f"+experiment={name}"]).rows)  # rows may come from conf/families
     params = ((config.get("hydra") or {}).get("sweeper") or {}).get("params") or {}
     if key is None:
         assert not params, f"{name}: a single-row table must not sweep"

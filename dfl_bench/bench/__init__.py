@@ -1,4 +1,7 @@
 """Speed benchmark of the training iteration, evaluation, full runs and sweeps (`make bench`).
 
-Entry point: `python3 scripts/bench.py` (see `dfl_bench.bench.cli`); results in results/bench/.
+`python -m dfl_bench.bench` (`__main__`) runs the timed sections (sections.py on steps.py and
+timing.py; runs.py for whole CLI runs), checks them against targets.py and writes
+results/bench/ (report.py, plots.py); `python -m dfl_bench.bench time-kb` times the knowledge
+bases alone (kb_timing.py).
 """

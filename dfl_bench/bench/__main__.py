@@ -1,5 +1,112 @@
-"""`python3 -m dfl_bench.bench`: the speed benchmark (same as scripts/bench.py)."""
+"""`python -m dfl_bench.bench`: the speed benchmark, written to results/bench/ (bench.json,
+README.md, scaling.png); `python -m dfl_bench.bench time-kb`: each knowledge base's forward and
+backward time against the batch size, printed as a Markdown table.
 
-from dfl_bench.bench.cli import main
+    python -m dfl_bench.bench                                     # every section
+    python -m dfl_bench.bench --sections iteration --threads 2 --repeats 50
+    python -m dfl_bench.bench time-kb --batch-sizes 64 --repeats 200
+"""
 
-main()
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dfl_bench.bench import kb_timing, report, runs, sections, steps
+from dfl_bench.bench.timing import load
+from dfl_bench.train import REPO_DIR
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(prog="python -m dfl_bench.bench", description=__doc__)
+    parser.add_argument("--out", type=Path, default=REPO_DIR / "results" / "bench")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument(
+        "--sections", nargs="+", default=list(sections.SECTIONS), choices=sections.SECTIONS
+    )
+    parser.add_argument("--batch-size", type=int, default=64, help="iteration section's b")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 32, 64, 128, 256])
+    parser.add_argument("--paper-slices", type=int, nargs=2, default=[300, 1300])
+    parser.add_argument(
+        "--paper-threads",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="torch threads of the paper runs (the first also times the eval section)",
+    )
+    parser.add_argument("--sweep-jobs", type=int, default=4)
+    parser.add_argument("--sweep-steps", type=int, default=200)
+    parser.add_argument("--subset-test", type=int, default=None, help="tests: fewer test images")
+    return parser.parse_args(argv)
+
+
+def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run the chosen sections, write bench.json, README.md and scaling.png under --out."""
+    args = parse(argv)
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda needs a CUDA build of torch and a GPU; valid: cpu, cuda")
+    default_threads = torch.get_num_threads()
+    result: dict[str, Any] = {
+        "machine": sections.machine(device),
+        "default_threads": default_threads,
+    }
+    data = steps.load_data(64, device, args.subset_test)
+    if "iteration" in args.sections:
+        result["iteration"] = sections.iteration_section(
+            data, args.batch_size, args.threads, args.repeats, args.warmup, device
+        )
+    torch.set_num_threads(default_threads)
+    if "scaling" in args.sections:
+        result["scaling"] = sections.scaling_section(
+            data, args.batch_sizes, max(3, args.repeats // 3), args.warmup, device
+        )
+    if "eval" in args.sections:
+        result["eval"] = sections.eval_section(
+            data, max(3, args.repeats // 6), args.paper_threads[0], device
+        )
+        torch.set_num_threads(default_threads)
+    extra = ["trainer=gpu"] if device.type == "cuda" else []
+    with tempfile.TemporaryDirectory(prefix="dfl_bench_") as tmp:
+        if "paper" in args.sections:
+            slices = tuple(args.paper_slices)
+            result["paper"] = [
+                runs.paper_extrapolation(
+                    p, slices, Path(tmp) / "paper" / f"{p}_{t}", extra=[*extra, f"threads={t}"]
+                )
+                for t in args.paper_threads
+                for p in sections.PROBLEMS
+            ]
+        if "sweep" in args.sections:
+            result["sweep"] = [
+                runs.sweep_throughput(
+                    n, args.sweep_jobs, args.sweep_steps, Path(tmp) / f"j{n}", extra=extra
+                )
+                for n in (1, 2)
+            ]
+    result["machine"]["load_average_end"] = load()
+    report.write(result, args.out)
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """`time-kb [options]` times the knowledge bases; anything else runs `bench`."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["time-kb"]:
+        kb_timing.main(argv[1:])
+    else:
+        bench(argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -5,7 +5,15 @@ An operator is registered where it is defined, with its parameters and their val
     @register("tnorm", "yager", p=Param(2.0, low=0.0))
     def yager(a, b, p=2.0): ...
 
-so adding an operator takes one function and one yaml file.
+so adding an operator takes one function and one yaml file, `conf/<kind>/<name>.yaml` holding
+`name` and the defaults (tests/test_operators_registry.py fails naming the file to add).
+
+Why the option files stay rather than being registered from this table (Hydra's ConfigStore
+could): each file is where a user picks the operator, with its formula and section beside it;
+some options deliberately differ from the function's defaults (`forall=log_product` averages
+the logs, the scale at which w_DFL was tuned, while `build` gives the paper's sum), and
+conf/recommended/ overlays Section 10.2's parameters file by file; a job's config and its hash
+are the composed files, readable without importing Python. The test keeps them in sync.
 """
 
 from __future__ import annotations

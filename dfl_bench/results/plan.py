@@ -10,17 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-from hydra.core.override_parser.overrides_parser import OverridesParser
 
-from dfl_bench import records, train
+from dfl_bench import records, sweep, train
 
 CONF = Path(train.CONFIG_DIR)
 DEFAULT = "default"  # `python -m dfl_bench` alone: the fixed operators of Section 10.2
 SPREAD = ("baseline", DEFAULT)  # the experiments whose seed spread the reproduction measures
-# Seconds per job end to end when no record of the profile says otherwise, measured on this
-# project's 2-core CPU with one torch thread (smoke: a few steps; quick: README "Training";
-# paper: results/bench, 47 to 65 min).
+# Seconds per job end to end when no record of the profile says otherwise: one torch thread on
+# a CPU, from README "Training" (quick; long scaled by its steps) and
+# results/bench/ (paper).
 JOB_SECONDS = {"smoke": 3.0, "quick": 82.0, "long": 600.0, "paper": 3300.0}
 # What a job costs beyond its records' wall_time_s (training only): start, data, evaluation setup.
 JOB_OVERHEAD_S = 3.0
@@ -69,14 +67,6 @@ def base_overrides(experiment: str) -> list[str]:
     return [] if experiment == DEFAULT else [f"+experiment={experiment}"]
 
 
-def expand(params: dict[str, str], arguments: Sequence[str]) -> list[list[str]]:
-    """Hydra's basic sweep: `params` (an experiment's hydra.sweeper.params) then `arguments`,
-    as one override list per job (the cartesian product, in the order a multirun runs them)."""
-    lines = [f"{k}={v}" for k, v in params.items()] + list(arguments)
-    overrides = OverridesParser.create().parse_overrides(lines)
-    return BasicSweeper.split_arguments(overrides, max_batch_size=None)[0]
-
-
 def plan(
     names: Iterable[str],
     profile: str,
@@ -103,9 +93,9 @@ def plan(
             base = base_overrides(name) + common
             hydra_cfg = compose("config", overrides=base, return_hydra_config=True).hydra
             params = dict(hydra_cfg.sweeper.params or {})
-            for job in expand(params, [f"seed={','.join(map(str, range(n)))}"]):
+            for job in sweep.expand([f"seed={','.join(map(str, range(n)))}"], params):
                 try:
-                    config, _ = train.checked(compose("config", overrides=base + job))
+                    config, _ = train.checked(sweep.job_config(base + job))
                 except ValueError as err:
                     errors.append(f"{name} {' '.join(job)}: {err}")
                     continue

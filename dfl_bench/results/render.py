@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from dfl_bench import markdown as md
 from dfl_bench.results.agreement import Agreement
 from dfl_bench.results.claims import Claim, Verdict
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
@@ -117,7 +118,7 @@ def markdown(
         header += ([f"{group}: row"] if labels and number else []) + [
             f"{group}: {HEADERS[c]}" for c in COLUMNS
         ]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    body = []
     notes, per_row = footnotes(table)
     for index, row in enumerate(table.rows):
         marks = per_row.get(index, [])
@@ -141,13 +142,13 @@ def markdown(
                 cells[0] = ours_label(present[0] if present else None, marks)
             elif kind == "diff":
                 cells[0] = "Δ"
-            lines.append("| " + " | ".join(cells) + " |")
+            body.append(cells)
     out = [
         f"## {paper.experiment}, profile `{table.profile}`",
         "",
         f"Paper: {paper.label or 'text'} ({paper.where}). {paper.caption}",
         "",
-        *lines,
+        *md.table(header, body),
         "",
         LEGEND,
     ]
@@ -191,16 +192,17 @@ def agreement_markdown(agreement: Agreement) -> str:
 
 def claims_markdown(verdicts: list[tuple[Claim, Verdict, Verdict]]) -> str:
     """A table's claims: the paper's sentence, the verdict on the paper's numbers and on ours."""
-    lines = [
-        "| claim | paper's sentence | on the paper's numbers | on ours |",
-        "|---|---|---|---|",
+    rows = [
+        [
+            f"`{item.name}` ({item.where})",
+            item.sentence,
+            f"**{on_paper.status}**: {on_paper.detail}",
+            f"**{on_ours.status}**: {on_ours.detail}",
+        ]
+        for item, on_paper, on_ours in verdicts
     ]
-    for item, on_paper, on_ours in verdicts:
-        lines.append(
-            f"| `{item.name}` ({item.where}) | {item.sentence} | **{on_paper.status}**: "
-            f"{on_paper.detail} | **{on_ours.status}**: {on_ours.detail} |"
-        )
-    return "\n".join(lines)
+    header = ["claim", "paper's sentence", "on the paper's numbers", "on ours"]
+    return "\n".join(md.table(header, rows))
 
 
 def tex_escape(text: str) -> str:

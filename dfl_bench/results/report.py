@@ -10,10 +10,25 @@ from pathlib import Path
 
 import pandas as pd
 
+from dfl_bench import markdown
 from dfl_bench.results import claims, figures, render
 from dfl_bench.results.agreement import Agreement, agreement
 from dfl_bench.results.paper import Paper
 from dfl_bench.results.tables import Table, build_table
+
+INDEX_HEADER = [
+    "table",
+    "records (ok)",
+    "seeds",
+    "commits",
+    "finished",
+    "wall time",
+    "acc within 1 pt",
+    "ratios within 0.05",
+    "rho acc",
+    "claims paper (holds/fails/n.m.)",
+    "claims ours",
+]
 
 
 @dataclass(frozen=True)
@@ -82,13 +97,8 @@ def index(results: Sequence[Rendered], command: str) -> str:
             "",
             f"## Profile `{r.profile}`",
             "",
-            "| table | records (ok) | seeds | commits | finished | wall time | "
-            "acc within 1 pt | ratios within 0.05 | rho acc | claims paper (holds/fails/n.m.) | "
-            "claims ours |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            *markdown.table(INDEX_HEADER, (_index_row(n, t, r) for n, t in r.tables.items())),
         ]
-        for name, table in r.tables.items():
-            lines.append(_index_row(name, table, r))
         lines += ["", "### Claims of the analysis (Section 10.3, fig. analyze_measures)", ""]
         lines.append(
             render.claims_markdown([v for v in r.verdicts if v[0].experiment == "analysis"])
@@ -97,8 +107,8 @@ def index(results: Sequence[Rendered], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _index_row(name: str, table: Table, r: Rendered) -> str:
-    """One line of the index."""
+def _index_row(name: str, table: Table, r: Rendered) -> list[str]:
+    """One row of the index (INDEX_HEADER's cells)."""
     records = table.records
     ok = int((records["status"] == "ok").sum())
     seeds = sorted(records["seed"].dropna().astype(int).unique().tolist())
@@ -111,13 +121,19 @@ def _index_row(name: str, table: Table, r: Rendered) -> str:
     a = r.agreements[name]
     rho = a.spearman["accuracy"]
     mine = [v for v in r.verdicts if v[0].experiment == name]
-    return (
-        f"| [{name}]({name}.md) ([tex]({name}.tex)) | {len(records)} ({ok}) | "
-        f"{', '.join(map(str, seeds)) or '-'} | {commits} | {span} | {wall / 60:.1f} min | "
-        f"{Agreement.share(a.accuracy_within)} | {Agreement.share(a.ratio_within)} | "
-        f"{'-' if rho is None else f'{rho:+.2f}'} | {_counts([p for _, p, _ in mine])} | "
-        f"{_counts([o for _, _, o in mine])} |"
-    )
+    return [
+        f"[{name}]({name}.md) ([tex]({name}.tex))",
+        f"{len(records)} ({ok})",
+        ", ".join(map(str, seeds)) or "-",
+        commits,
+        span,
+        f"{wall / 60:.1f} min",
+        Agreement.share(a.accuracy_within),
+        Agreement.share(a.ratio_within),
+        "-" if rho is None else f"{rho:+.2f}",
+        _counts([p for _, p, _ in mine]),
+        _counts([o for _, _, o in mine]),
+    ]
 
 
 def _counts(verdicts: list[claims.Verdict]) -> str:

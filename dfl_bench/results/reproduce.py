@@ -25,11 +25,9 @@ from typing import IO
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
-from dfl_bench import records
+from dfl_bench import loggers, records
 from dfl_bench.results import plan
 from dfl_bench.results.plan import Job
-
-LOGGERS = ("wandb", "csv", "none")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -53,14 +51,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--jobs", type=int, default=1, help="jobs at once (joblib launcher)")
     parser.add_argument("--records", default="results/records", help="run records folder")
-    parser.add_argument("--logger", default="wandb", help=f"one of {list(LOGGERS)}")
+    parser.add_argument("--logger", default="wandb", help=f"one of {loggers.choices()}")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between progress lines")
     parser.add_argument("overrides", nargs="*", help="extra Hydra overrides for every job")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         raise ValueError(f"JOBS must be >= 1 (got {args.jobs})")
-    if args.logger not in LOGGERS:
-        raise ValueError(f"unknown logger {args.logger!r}; valid: {list(LOGGERS)}")
+    if args.logger not in loggers.choices():
+        raise ValueError(f"unknown logger {args.logger!r}; valid: {loggers.choices()}")
     budget = [o for o in args.overrides if o.lstrip("+~").startswith(("profile.", "profile="))]
     if budget:
         raise ValueError(

@@ -1,4 +1,4 @@
-"""`python -m dfl_bench.theory`: reproduce the analytical results of Sections 5-8 (issue 2)."""
+"""`python -m dfl_bench.theory`: reproduce the analytical results of Sections 5-8."""
 
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from dfl_bench import markdown
+
 Z_FLAG = 4.0
 
 
@@ -31,9 +33,8 @@ def _cell(value: object) -> str:
 
 def markdown_table(df: pd.DataFrame) -> str:
     """A GitHub markdown table of a data frame."""
-    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
+    rows = ([_cell(v) for v in row] for row in df.itertuples(index=False))
+    return "\n".join(markdown.table(list(df.columns), rows))
 
 
 def fraction_summary(fractions: pd.DataFrame) -> pd.DataFrame:

@@ -1,18 +1,17 @@
-"""Forward+backward time of each knowledge base vs batch size (appendix "Implementation":
-cost O(|K| * P * b^d)). Product operators with the log-product aggregator by default.
-
-    python3 scripts/time_kb.py                      # b = 16 .. 256, all KBs
-    python3 scripts/time_kb.py --batch-sizes 64 --repeats 200
-"""
+"""`python -m dfl_bench.bench time-kb`: forward+backward time of each knowledge base vs batch
+size (appendix "Implementation": cost O(|K| * P * b^d)), with the product operators and the
+log-product aggregator, printed as a Markdown table."""
 
 from __future__ import annotations
 
 import argparse
 import statistics
 import time
+from collections.abc import Sequence
 
 import torch
 
+from dfl_bench import markdown
 from dfl_bench.logic import build_kb
 from dfl_bench.operators import OperatorSet
 
@@ -55,18 +54,19 @@ def time_step(kb, ops, interp, labels, repeats: int) -> tuple[float, float]:
     return 1000 * statistics.median(times), 1000 * min(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None) -> None:
+    """Time every chosen knowledge base at every batch size and print the table."""
+    parser = argparse.ArgumentParser(
+        prog="python -m dfl_bench.bench time-kb", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 32, 64, 128, 256])
     parser.add_argument("--kbs", nargs="+", default=["same", "sum9", "both"])
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     ops = OperatorSet.from_config(PRODUCT)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; ops: {PRODUCT}")
-    print("| kb | b | groundings | fwd+bwd ms (median / min) | with metrics ms (median / min) |")
-    print("|---|---|---|---|---|")
+    rows = []
     for name in args.kbs:
         kb = build_kb(name)
         for b in args.batch_sizes:
@@ -74,11 +74,21 @@ def main() -> None:
             plain = time_step(kb, ops, interp, None, args.repeats)
             metrics = time_step(kb, ops, interp, labels, args.repeats)
             n = sum(kb.groundings(b).values())
-            print(
-                f"| {name} | {b} | {n} | {plain[0]:.2f} / {plain[1]:.2f} "
-                f"| {metrics[0]:.2f} / {metrics[1]:.2f} |"
+            rows.append(
+                [
+                    name,
+                    b,
+                    n,
+                    f"{plain[0]:.2f} / {plain[1]:.2f}",
+                    f"{metrics[0]:.2f} / {metrics[1]:.2f}",
+                ]
             )
-
-
-if __name__ == "__main__":
-    main()
+    header = [
+        "kb",
+        "b",
+        "groundings",
+        "fwd+bwd ms (median / min)",
+        "with metrics ms (median / min)",
+    ]
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; ops: {PRODUCT}")
+    print("\n".join(markdown.table(header, rows)))

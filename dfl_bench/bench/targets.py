@@ -1,0 +1,61 @@
+"""The benchmark's targets and the figures derived from its sections (no timing here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from dfl_bench.train import CONFIG_DIR
+
+PAPER_PROFILE = OmegaConf.load(Path(CONFIG_DIR) / "profile" / "paper.yaml")
+TARGETS = {
+    "speedup_vs_materialized": (">=", 25.0),
+    "vs_supervised": ("<=", 1.5),
+    "metrics_overhead_logging_step": ("<=", 0.10),
+    "paper_run_min": ("<=", 15.0),
+    "eval_fraction_of_run": ("<", 0.01),
+}
+
+
+def meets(name: str, value: float) -> bool:
+    """Whether a measured value meets its target (TARGETS) for `name`."""
+    op, bound = TARGETS[name]
+    return {">=": value >= bound, "<=": value <= bound, "<": value < bound}[op]
+
+
+def eval_fraction(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Share of a paper run spent in its test-set evaluations (conf/profile/paper.yaml's
+    eval_every; the last step's coincides with the grid), for runs at the eval's threads."""
+    if "eval" not in result or "paper" not in result:
+        return []
+    evals = PAPER_PROFILE.max_steps // PAPER_PROFILE.eval_every
+    cost = evals * result["eval"]["median_ms"] / 1000
+    return [
+        {
+            "problem": p["problem"],
+            "torch_threads": p["torch_threads"],
+            "evaluations": evals,
+            "eval_s": cost,
+            "fraction": cost / p["extrapolated_run_s"],
+        }
+        for p in result["paper"]
+        if p["torch_threads"] == [result["eval"].get("threads")]
+    ]
+
+
+def mark(name: str, value: float) -> str:
+    """yes, or a bold no, for whether `value` meets the target of `name`."""
+    return "yes" if meets(name, value) else "**no**"
+
+
+def checked(name: str, value: float, fmt: str) -> str:
+    """A value formatted with `fmt` and whether it meets its target."""
+    return f"{fmt.format(value)} ({mark(name, value)})"
+
+
+def bare_steps(result: dict[str, Any]) -> dict[tuple[int, str], float]:
+    """Median ms of the bare non-logging step per (threads, problem), from the iteration section."""
+    rows = result.get("iteration", {}).get("rows", [])
+    return {(r["threads"], r["problem"]): r["median_ms"] for r in rows if r["variant"] == "dfl"}
