@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format bench theory train time-kb tables reproduce-tables
+.PHONY: help install test lint format bench theory train time-kb tables reproduce-tables scope-comparison
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -57,3 +57,15 @@ reproduce-tables: ## run the missing jobs of every paper table, then render (PRO
 		$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results --profile "$(PROFILE)" \
 			$(if $(TABLES),--tables "$(TABLES)") || exit $$?; \
 	fi; exit $$rc
+
+SCOPE_RECORDS ?= results/scope_comparison/records
+scope-comparison: ## same_symmetric with each quantifier scope (family = the authors' code, formula = the text), side by side
+	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric \
+		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records "$(RECORDS)" --logger "$(LOGGER)"
+	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric \
+		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records "$(SCOPE_RECORDS)" --logger "$(LOGGER)" \
+		problem.kb.scope=formula experiment_name=same_symmetric_formula
+	$(PYTHON) -m dfl_bench.results.compare --a "$(RECORDS):same_symmetric" \
+		--b "$(SCOPE_RECORDS):same_symmetric_formula" --labels family,formula --profile "$(PROFILE)" \
+		--title "Quantifier scope on Table mnist_symmetric (profile $(PROFILE))" \
+		--out results/scope_comparison/README.md

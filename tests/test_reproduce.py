@@ -146,7 +146,7 @@ def test_smoke_reproduction_of_every_experiment_then_a_rerun_skips_it(in_tmp, ca
     assert "4 jobs, 4 done, 0 to run" in second and "[dfl_bench]" not in second
     found = [json.loads(p.read_text()) for p in (in_tmp / "records").rglob("*.json")]
     assert len(found) == n and {(r["status"], r["profile"], r["steps"]) for r in found} == {
-        ("ok", "smoke", 2)
+        ("ok", "smoke", 4)
     }
     assert {r["experiment"] for r in found} == set(plan.selected(""))
     if RENDERER:

@@ -269,3 +269,23 @@ def test_cli_tables_selects_files_and_keeps_the_index_whole(tmp_path):
     assert main(["--records", str(tmp_path / "r"), "--out", str(out), "--tables", "tnorms"]) == 0
     assert sorted(p.name for p in (out / "tables").glob("*.md")) == ["README.md", "tnorms.md"]
     assert "[aggregation](aggregation.md)" in (out / "tables" / "README.md").read_text()
+
+
+def test_compare_puts_two_settings_of_one_table_side_by_side(tmp_path, capsys):
+    from dfl_bench.results import compare
+
+    for seed, acc in ((0, 0.90), (1, 0.92)):
+        write(tmp_path / "a", "t", f"g{seed}", row="godel", seed=seed, accuracy=acc, cons=0.2)
+    write(tmp_path / "a", "t", "p", row="product", accuracy=0.95, cu_ant=None)
+    write(tmp_path / "a", "t", "x", row="product", status="failed", accuracy=0.10)
+    write(tmp_path / "b", "t_formula", "g", row="godel", accuracy=0.80, cons=0.5)
+    write(tmp_path / "b", "t_formula", "p", row="product", accuracy=0.955, cu_ant=None)
+    out = tmp_path / "cmp.md"
+    args = [f"--a={tmp_path / 'a'}:t", f"--b={tmp_path / 'b'}:t_formula", "--labels=fam,form"]
+    assert compare.main([*args, f"--out={out}"]) == 0
+    text = out.read_text()
+    assert "| godel | 2/1 | 91.00 | 80.00 | -11.00 | 0.200 | 0.500 | +0.300 |" in text
+    assert "| product | 1/1 | 95.00 | 95.50 | +0.50 |" in text and "undef." in text
+    assert "differs by more than 1 point: ['godel']" in text
+    assert compare.main([*args[:1], f"--b={tmp_path / 'b'}:nope"]) == 2
+    assert "no ok quick record of 'nope'" in capsys.readouterr().err
