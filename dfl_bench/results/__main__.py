@@ -8,9 +8,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from omegaconf import OmegaConf
-
-from dfl_bench.results import report
+from dfl_bench.results import plan, report
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
 
@@ -18,17 +16,12 @@ REPO_DIR = Path(__file__).resolve().parents[2]
 PROFILES = tuple(sorted(p.stem for p in (REPO_DIR / "conf" / "profile").glob("*.yaml")))
 
 
-def default_records_dir() -> str:
-    """Where training writes records: `records_dir` of conf/config.yaml."""
-    return str(OmegaConf.load(REPO_DIR / "conf" / "config.yaml").records_dir)
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options; an unknown table or profile is a one-line error naming the choices."""
     names = list(load_paper().tables)
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.results", description=__doc__)
     parser.add_argument(
-        "--records", type=Path, default=Path(default_records_dir()), help="run records folder"
+        "--records", type=Path, default=Path(plan.RECORDS), help="run records folder"
     )
     parser.add_argument(
         "--out", type=Path, default=Path("results"), help="writes tables/, figures/"

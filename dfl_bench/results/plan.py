@@ -19,6 +19,8 @@ SPREAD = ("baseline", DEFAULT)  # the experiments whose seed spread the reproduc
 # Seconds per job end to end when no record of the profile says otherwise: one torch thread on
 # a CPU, from README "Training" (quick; long scaled by its steps) and
 # results/bench/ (paper).
+# The reproduction's records (committed); ad-hoc runs write to `records_dir` of conf/config.yaml.
+RECORDS = "results/records"
 JOB_SECONDS = {"smoke": 3.0, "quick": 82.0, "long": 600.0, "paper": 3300.0}
 # What a job costs beyond its records' wall_time_s (training only): start, data, evaluation setup.
 JOB_OVERHEAD_S = 3.0

@@ -50,7 +50,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="seeds of the baseline and the default configuration (the seed spread)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="jobs at once (joblib launcher)")
-    parser.add_argument("--records", default="results/records", help="run records folder")
+    parser.add_argument("--records", default=plan.RECORDS, help="run records folder")
     parser.add_argument("--logger", default="wandb", help=f"one of {loggers.choices()}")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between progress lines")
     parser.add_argument("overrides", nargs="*", help="extra Hydra overrides for every job")
