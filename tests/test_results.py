@@ -289,3 +289,17 @@ def test_compare_puts_two_settings_of_one_table_side_by_side(tmp_path, capsys):
     assert "differs by more than 1 point: ['godel']" in text
     assert compare.main([*args[:1], f"--b={tmp_path / 'b'}:nope"]) == 2
     assert "no ok quick record of 'nope'" in capsys.readouterr().err
+
+
+def test_the_index_shows_the_seed_spread_of_the_baseline_and_default(tmp_path):
+    from dfl_bench.results.report import seed_spread
+
+    for seed, acc in enumerate((0.90, 0.92, 0.94)):
+        write(tmp_path, "baseline", f"b{seed}", row="ce_pair", seed=seed, accuracy=acc, cons=None)
+    write(tmp_path, "default", "d", seed=0, accuracy=0.95, cons=0.1)
+    write(tmp_path, "tnorms", "t", row="godel", accuracy=0.5)
+    lines = seed_spread(load_records(tmp_path), "quick")
+    assert "| baseline / ce_pair | 3 | 0, 1, 2 | 92.00 ± 2.00 | undef. |" in "\n".join(lines)
+    assert "| default | 1 | 0 | 95.00 ± 0.00 | 0.100 ± 0.000 |" in "\n".join(lines)
+    assert not any("tnorms" in line for line in lines)
+    assert seed_spread(load_records(tmp_path), "paper") == []

@@ -14,6 +14,7 @@ from dfl_bench import markdown
 from dfl_bench.results import claims, figures, render
 from dfl_bench.results.agreement import Agreement, agreement
 from dfl_bench.results.paper import Paper
+from dfl_bench.results.plan import SPREAD
 from dfl_bench.results.tables import Table, build_table
 
 INDEX_HEADER = [
@@ -75,11 +76,11 @@ def write(results: Sequence[Rendered], frame: pd.DataFrame, out: Path, command: 
     for r in results:
         selected = {name: r.tables[name] for name in r.selected}
         written += figures.all_figures(selected, frame, r.profile, figures_dir)
-    written.append(_write(tables_dir / "README.md", index(results, command)))
+    written.append(_write(tables_dir / "README.md", index(results, command, frame)))
     return written
 
 
-def index(results: Sequence[Rendered], command: str) -> str:
+def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str:
     """tables/README.md: every table with agreement, claim verdicts and provenance."""
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     lines = [
@@ -104,7 +105,46 @@ def index(results: Sequence[Rendered], command: str) -> str:
             render.claims_markdown([v for v in r.verdicts if v[0].experiment == "analysis"])
         )
         lines += ["", f"Figure: `../figures/analyze_measures_{r.profile}.png`."]
+        lines += seed_spread(frame, r.profile)
     return "\n".join(lines) + "\n"
+
+
+SPREAD_METRICS = {"test_accuracy": "accuracy", "cons_ratio": "cons", "cu_cons": "cu_cons",
+                  "cu_ant": "cu_ant"}  # fmt: skip
+
+
+def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
+    """Mean ± sample std over seeds of the seed-spread runs (the baseline and the default
+    configuration), so a table's difference can be told from seed noise."""
+    if frame.empty:
+        return []
+    runs = frame[
+        frame.experiment.isin(SPREAD) & (frame.profile == profile) & (frame.status == "ok")
+    ]
+    if runs.empty:
+        return []
+    body = []
+    for (experiment, row), group in runs.groupby(["experiment", "row"], dropna=False):
+        cells = [f"{experiment}" + ("" if pd.isna(row) else f" / {row}"), str(len(group))]
+        cells.append(", ".join(str(int(s)) for s in sorted(group.seed.dropna())))
+        for column in SPREAD_METRICS:
+            values = group[column].dropna() * (100 if column == "test_accuracy" else 1)
+            digits = 2 if column == "test_accuracy" else 3
+            std = values.std(ddof=1) if len(values) > 1 else 0.0
+            cells.append(
+                "undef." if values.empty else f"{values.mean():.{digits}f} ± {std:.{digits}f}"
+            )
+        body.append(cells)
+    header = ["run", "n", "seeds", *SPREAD_METRICS.values()]
+    return [
+        "",
+        "### Seed spread",
+        "",
+        "Mean ± sample std over seeds (accuracy in %): a difference between two cells of a table "
+        "smaller than about twice these stds is within seed noise.",
+        "",
+        *markdown.table(header, body),
+    ]
 
 
 def _index_row(name: str, table: Table, r: Rendered) -> list[str]:
