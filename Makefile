@@ -36,9 +36,8 @@ format: ## apply ruff formatting and safe fixes
 theory: ## reproduce the paper's analytical results under results/theory/
 	$(PYTHON) -m dfl_bench.theory
 
-tables: ## render the paper's tables and figures from the records present (no training); PROFILE=, TABLES=a,b
-	$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results --profile "$(PROFILE)" \
-		$(if $(TABLES),--tables "$(TABLES)")
+tables: ## render the paper's tables and figures from the records present, every profile (no training); TABLES=a,b
+	$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results $(if $(TABLES),--tables "$(TABLES)")
 
 train: ## train the paper's recommended configuration (quick profile)
 	$(PYTHON) -m dfl_bench
@@ -54,7 +53,7 @@ reproduce-tables: ## run the missing jobs of every paper table, then render (PRO
 		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
 		--records "$(RECORDS)" --logger "$(LOGGER)"; rc=$$?; \
 	if [ $$rc -le 1 ]; then \
-		$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results --profile "$(PROFILE)" \
+		$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results \
 			$(if $(TABLES),--tables "$(TABLES)") || exit $$?; \
 	fi; exit $$rc
 
