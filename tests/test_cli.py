@@ -1,4 +1,4 @@
-"""The Hydra CLI end to end (issue 4): a smoke sweep with W&B offline writes one record and one
+"""The Hydra CLI end to end: a smoke sweep with W&B offline writes one record and one
 W&B run per job, a forced NaN fails only its job, a rerun skips finished jobs, a seed repeats its
 metrics, an interrupted job resumes from its checkpoint, and bad operators fail before training."""
 

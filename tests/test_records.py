@@ -1,4 +1,4 @@
-"""Run records (issue 4): the config hash, the contract fields and atomic writes."""
+"""Run records: the config hash, the contract fields and atomic writes."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def test_git_commit_inside_and_outside_a_checkout(tmp_path):
 
 
 def test_record_fields_are_the_published_contract():
-    """Issue 4 publishes these names to the results module and outside tools: never rename."""
+    """These names are published to the results module and outside tools: never rename."""
     contract = {
         "status", "reason", "config", "seed", "profile", "data_checksum", "git_commit", "steps",
         "wall_time_s", "test_accuracy", "best_test_accuracy", "cons_ratio", "cu_cons", "cu_ant",

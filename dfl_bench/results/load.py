@@ -11,16 +11,9 @@ from typing import Any
 import pandas as pd
 
 from dfl_bench.operators import KINDS
+from dfl_bench.records import METRIC_FIELDS
 
-METRICS = (
-    "test_accuracy",
-    "best_test_accuracy",
-    "cons_ratio",
-    "cu_cons",
-    "cu_ant",
-    "cons_magnitude",
-    "ant_magnitude",
-)
+METRICS = METRIC_FIELDS
 BASE_COLUMNS = (
     "experiment",
     "row",
