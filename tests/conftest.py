@@ -22,3 +22,11 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def keep_torch_threads():
+    """In-process runs set torch's thread count; restore it for the other tests."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)

@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
-from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import OmegaConf, open_dict
+from jobs import composed
+from omegaconf import OmegaConf
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
 
@@ -152,38 +151,6 @@ def test_rerun_skips_finished_jobs(sweep):
     for row in ("product", "godel"):
         assert after[row]["finished"] == before[row]["finished"]
     assert after["poisoned"]["status"] == "failed"
-
-
-@pytest.fixture(autouse=True)
-def keep_torch_threads():
-    """In-process runs set torch's thread count; restore it for the other tests."""
-    threads = torch.get_num_threads()
-    yield
-    torch.set_num_threads(threads)
-
-
-def composed(tmp: Path, *overrides: str):
-    """(job config, hydra config) as @hydra.main would pass them, for in-process runs."""
-    with initialize_config_dir(config_dir=train.CONFIG_DIR, version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[
-                "profile=smoke",
-                "logger=none",
-                "progress_bar=false",
-                "threads=1",
-                f"records_dir={tmp / 'records'}",
-                f"checkpoint_dir={tmp / 'checkpoints'}",
-                *overrides,
-            ],
-            return_hydra_config=True,
-        )
-    hydra_cfg = cfg.hydra
-    hydra_cfg.runtime.output_dir = str(tmp)
-    with open_dict(cfg):
-        del cfg["hydra"]
-    OmegaConf.set_struct(cfg, True)
-    return cfg, hydra_cfg
 
 
 def test_same_seed_gives_the_same_metrics(tmp_path):

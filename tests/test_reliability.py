@@ -14,62 +14,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
-from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import OmegaConf, open_dict
+from jobs import composed
+from omegaconf import OmegaConf
 
 from dfl_bench import mnist_sources, records, train
 from dfl_bench.lock import AlreadyRunning, job_lock
 
 REPO = Path(__file__).resolve().parent.parent
-METRICS = (
-    "test_accuracy",
-    "best_test_accuracy",
-    "pair_accuracy",
-    "cons_ratio",
-    "cu_cons",
-    "cu_ant",
-    "cons_magnitude",
-    "ant_magnitude",
-    "steps",
-)
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
 SHORT = ("profile.max_steps=12", "profile.subset_train=640", "profile.checkpoint_every=4")
-
-
-@pytest.fixture(autouse=True)
-def keep_torch_threads():
-    """In-process runs set torch's thread count; restore it for the other tests."""
-    threads = torch.get_num_threads()
-    yield
-    torch.set_num_threads(threads)
-
-
-def composed(tmp: Path, *overrides: str, mode: RunMode = RunMode.RUN):
-    """(job config, hydra config) as @hydra.main would pass them, for in-process runs."""
-    with initialize_config_dir(config_dir=train.CONFIG_DIR, version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[
-                "profile=smoke",
-                "logger=none",
-                "progress_bar=false",
-                "threads=1",
-                f"records_dir={tmp / 'records'}",
-                f"checkpoint_dir={tmp / 'checkpoints'}",
-                *overrides,
-            ],
-            return_hydra_config=True,
-        )
-    hydra_cfg = cfg.hydra
-    hydra_cfg.runtime.output_dir = str(tmp)
-    hydra_cfg.mode = mode
-    with open_dict(cfg):
-        del cfg["hydra"]
-    OmegaConf.set_struct(cfg, True)
-    return cfg, hydra_cfg
 
 
 def run_main(cfg, hydra_cfg):
@@ -126,7 +81,7 @@ def cli(tmp: Path, *args: str, multirun: bool = False) -> subprocess.CompletedPr
 
 def same_numbers(a: dict, b: dict) -> None:
     """Bit-identical metrics (same thread count, same CPU)."""
-    assert {k: a[k] for k in METRICS} == {k: b[k] for k in METRICS}
+    assert {k: a[k] for k in records.SUMMARY_FIELDS} == {k: b[k] for k in records.SUMMARY_FIELDS}
 
 
 # 1. a job that dies between its last step and its final evaluation
