@@ -1,9 +1,9 @@
-"""Resuming a job: `last.ckpt` taken after a step's evaluation, the global RNG state, SIGTERM.
+"""Resuming a job: `last.ckpt` taken after a step's evaluation, SIGTERM.
 
 A resumed run gives the same numbers as an uninterrupted one (same thread count, device): the
 checkpoint holds the weights, the optimizer, the loop position, the module's summary state, the
-data stream's generator and position (`TrainStream.state_dict`) and torch's global RNG (dropout,
-the undersampled negative pairs of Section 9.3).
+data stream's generator and position (`TrainStream.state_dict`) and the run's own generator
+(`DFLModule.generator`: dropout, the undersampled negative pairs of Section 9.3).
 """
 
 from __future__ import annotations
@@ -12,10 +12,8 @@ import os
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import lightning as L
-import torch
 
 NAME = "last.ckpt"
 
@@ -81,26 +79,3 @@ class LastCheckpoint(L.Callback):
         if terminating and requeued_by_submitit():
             # submitit bypasses SIGTERM and requeues on its own signal: keep training until then
             trainer._signal_connector.received_sigterm = False
-
-
-class RngState(L.Callback):
-    """Torch's global RNG in the checkpoint, restored when training resumes."""
-
-    def __init__(self) -> None:
-        self._loaded: dict[str, Any] | None = None
-
-    def state_dict(self) -> dict[str, Any]:
-        cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else []
-        return {"cpu": torch.get_rng_state(), "cuda": cuda}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self._loaded = state_dict
-
-    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        """Set the saved state last, after everything else was restored and built."""
-        if self._loaded is None:
-            return
-        torch.set_rng_state(self._loaded["cpu"])
-        if self._loaded["cuda"]:
-            torch.cuda.set_rng_state_all(self._loaded["cuda"])
-        self._loaded = None

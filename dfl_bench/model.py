@@ -7,31 +7,48 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 EMBED_DIM = 50
+DROPOUT = 0.5  # both dropout layers (the paper's code: Dropout2d after conv2, dropout after FC-50)
+CONV2_MAPS = 20
+
+
+def dropout_masks(
+    n: int, device: torch.device | str = "cpu", generator: torch.Generator | None = None
+) -> tuple[Tensor, Tensor]:
+    """The dropout masks of n images, scaled by 1/(1-p): per conv2 feature map (n, 20, 1, 1) and
+    per FC-50 unit (n, 50), drawn in that order from `generator` (torch's global RNG if None)."""
+    keep = 1.0 - DROPOUT
+    maps = torch.empty(n, CONV2_MAPS, 1, 1, device=device).bernoulli_(keep, generator=generator)
+    units = torch.empty(n, EMBED_DIM, device=device).bernoulli_(keep, generator=generator)
+    return maps.div_(keep), units.div_(keep)
 
 
 class MnistNet(nn.Module):
     """2 conv layers (10, 20 filters) with max pooling, FC 320 -> 50 -> 10 (Section 9.3).
 
     `forward` returns the 10 class logits and the 50-d embedding (the FC-50 activation before
-    dropout), as in the paper's public code.
+    dropout), as in the paper's public code. In training mode dropout multiplies by `masks`
+    (`dropout_masks`; drawn from torch's global RNG when not given); in eval mode there is none.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
-        self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
-        self.conv2_drop = nn.Dropout2d()
+        self.conv2 = nn.Conv2d(10, CONV2_MAPS, kernel_size=5)
         self.fc1 = nn.Linear(320, EMBED_DIM)
         self.fc2 = nn.Linear(EMBED_DIM, 10)
         self.to(memory_format=torch.channels_last)  # faster small convolutions on CPU
 
-    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, x: Tensor, masks: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, Tensor]:
         """(n, 1, 28, 28) images -> (n, 10) logits, (n, 50) embeddings."""
+        if self.training and masks is None:
+            masks = dropout_masks(len(x), x.device)
         x = x.contiguous(memory_format=torch.channels_last)
-        h = F.relu(F.max_pool2d(self.conv1(x), 2))
-        h = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(h)), 2))
+        h = self.conv2(F.relu(F.max_pool2d(self.conv1(x), 2)))
+        h = F.relu(F.max_pool2d(h * masks[0] if self.training else h, 2))
         embedding = F.relu(self.fc1(h.flatten(1)))
-        logits = self.fc2(F.dropout(embedding, training=self.training))
+        logits = self.fc2(embedding * masks[1] if self.training else embedding)
         return logits, embedding
 
 
@@ -87,9 +104,11 @@ class DFLNet(nn.Module):
         self.net = MnistNet()
         self.heads = nn.ModuleDict({p: NTN(EMBED_DIM, ntn_k) for p in predicates})
 
-    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """Images -> (class logits, embeddings)."""
-        return self.net(x)
+    def forward(
+        self, x: Tensor, masks: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """Images -> (class logits, embeddings); `masks`: MnistNet's dropout masks."""
+        return self.net(x, masks)
 
     def pair_logits(self, embedding: Tensor) -> dict[str, Tensor]:
         """All-pairs logits (..., b, b) of each binary predicate head."""

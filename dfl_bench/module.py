@@ -9,8 +9,8 @@ Loss of one step (labeled batch D_l, unlabeled batch D_u, 64 images each)::
   (`problems.interpretation`). It is skipped entirely when w_dfl = 0.
 * CE is the mean cross-entropy over the labeled batch.
 * The pair loss is the mean BCE over all b*b ordered labeled pairs (the diagonal included) that
-  are positive, plus as many negatives drawn uniformly without replacement (torch's RNG); the
-  negatives are undersampled as Section 9.3 says.
+  are positive, plus as many negatives drawn uniformly without replacement (the run's own RNG,
+  `DFLModule.generator`); the negatives are undersampled as Section 9.3 says.
 * problem="ce_only" has no NTN head: the loss is CE only (conf/problem/ce_only.yaml). The paper's
   purely supervised baseline (95.18%) is problem="same" with w_dfl=0: CE + the pair loss
   (conf/problem/ce_pair.yaml).
@@ -30,19 +30,21 @@ from collections.abc import Mapping
 from typing import Any
 
 import lightning as L
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from dfl_bench.logic import build_kb
 from dfl_bench.logic.metrics import MAGNITUDES, ratios
-from dfl_bench.model import DFLNet
+from dfl_bench.model import DFLNet, dropout_masks
 from dfl_bench.operators import OperatorSet
 from dfl_bench.optim import build_optimizer, optimizer_kwargs
 from dfl_bench.problems import crisp_labels, interpretation, pair_truth, predicates
 
 LOSS_TERMS = ("dfl", "ce", "pair")
 PAIR_BLOCK = 64
+TRAINING_STREAM = 1  # run_seed stream of the dropout masks and the negative pairs
 
 
 class NonFiniteLossError(RuntimeError):
@@ -53,15 +55,24 @@ class NonFiniteLossError(RuntimeError):
         self.step, self.term = step, term
 
 
-def undersampled_bce(logits: Tensor, target: Tensor) -> Tensor:
-    """Mean BCE over the positive pairs and as many random negatives (Section 9.3), no host sync."""
+def undersampled_bce(
+    logits: Tensor, target: Tensor, generator: torch.Generator | None = None
+) -> Tensor:
+    """Mean BCE over the positive pairs and as many random negatives (Section 9.3), no host sync;
+    the negatives are drawn from `generator` (torch's global RNG if None)."""
     z, pos = logits.flatten(), target.flatten()
-    keys = torch.rand(z.shape, device=z.device).masked_fill(pos, 2.0)
+    keys = torch.rand(z.shape, device=z.device, generator=generator).masked_fill(pos, 2.0)
     order = torch.argsort(keys)
     rank = torch.empty_like(order).scatter_(0, order, torch.arange(len(z), device=z.device))
     chosen = (pos | (rank < pos.sum())).to(z.dtype)
     bce = F.binary_cross_entropy_with_logits(z, pos.to(z.dtype), reduction="none")
     return (bce * chosen).sum() / chosen.sum().clamp_min(1.0)
+
+
+def run_seed(seed: int, stream: int) -> int:
+    """A 63-bit seed for one random stream of a run (numpy's SeedSequence of (seed, stream)), so
+    that a run's streams are independent of each other and of the data stream's `seed`."""
+    return int(np.random.SeedSequence([seed, stream]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def _tail_steps(metrics_tail: float, max_steps: int) -> int:
@@ -89,6 +100,7 @@ class DFLModule(L.LightningModule):
         eval_every: int = 1000,
         metrics_tail: float = 0.1,
         max_steps: int | None = None,
+        seed: int = 0,
     ) -> None:
         super().__init__()
         binary = predicates(problem)
@@ -114,6 +126,9 @@ class DFLModule(L.LightningModule):
         self.net = DFLNet(self.predicates, ntn_k)
         self.log_every, self.eval_every = log_every, eval_every
         self.metrics_tail, self.max_steps = metrics_tail, max_steps
+        self.seed = seed
+        self._generator: torch.Generator | None = None
+        self._generator_state: Tensor | None = None  # from a checkpoint, set on first use
         self._tail = torch.zeros(len(MAGNITUDES), dtype=torch.float64)
         self._tail_logs = 0
         # first bad step and term index; a buffer, so it follows the module to its device
@@ -165,20 +180,33 @@ class DFLModule(L.LightningModule):
             return {k: v[0] for k, v in both.items()}, {k: v[1] for k, v in both.items()}
         return self.net.pair_logits(e_l), self.net.pair_logits(e_u)
 
+    def generator(self) -> torch.Generator:
+        """The run's own RNG for dropout and negative pairs (seeded by `run_seed(seed, 1)`, kept
+        in checkpoints): a run's draws do not depend on what else the process runs."""
+        if self._generator is None or self._generator.device != self.device:
+            self._generator = torch.Generator(self.device)
+            self._generator.manual_seed(run_seed(self.seed, TRAINING_STREAM))
+            if self._generator_state is not None:
+                self._generator.set_state(self._generator_state)
+                self._generator_state = None
+        return self._generator
+
     def training_step(self, batch: Mapping[str, tuple[Tensor, Tensor]], batch_idx: int) -> Tensor:
         """Eq. "loss" on one labeled and one unlabeled batch; metrics on logging steps only."""
         step = self.global_step + 1
         logging = step % self.log_every == 0
         (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
         # without a DFL term no loss reads the unlabeled images: forward the labeled ones only
-        logits, emb = self.net(torch.cat([x_l, x_u]) if self.kb is not None else x_l)
+        x = torch.cat([x_l, x_u]) if self.kb is not None else x_l
+        rng = self.generator()
+        logits, emb = self.net(x, dropout_masks(len(x), x.device, rng))
         n_l = len(x_l)
         ce = F.cross_entropy(logits[:n_l], y_l)
         zero = ce.new_zeros(())
         pair, dfl, metrics = zero, zero, None
         if self.predicates:
             pl, pu = self._pair_logits(emb[:n_l], emb[n_l:])
-            pair = sum(undersampled_bce(pl[p], pair_truth(p, y_l)) for p in self.predicates)
+            pair = sum(undersampled_bce(pl[p], pair_truth(p, y_l), rng) for p in self.predicates)
             if self.kb is not None:
                 interp = interpretation(logits[n_l:], pu)
                 labels = crisp_labels(y_u, self.predicates) if logging else None
@@ -304,6 +332,7 @@ class DFLModule(L.LightningModule):
             "best_test_accuracy": self.best_test_accuracy,
             "pair_accuracy": dict(self.pair_accuracy),
             "evaluated_step": self.evaluated_step,
+            "generator": self.generator().get_state(),
         }
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
@@ -317,3 +346,4 @@ class DFLModule(L.LightningModule):
         self.best_test_accuracy = state["best_test_accuracy"]
         self.pair_accuracy = dict(state["pair_accuracy"])
         self.evaluated_step = state.get("evaluated_step", -1)
+        self._generator, self._generator_state = None, state.get("generator")

@@ -264,6 +264,7 @@ def build_module(config: Mapping[str, Any], operators: OperatorSet) -> DFLModule
         eval_every=profile["eval_every"],
         metrics_tail=profile["metrics_tail"],
         max_steps=profile["max_steps"],
+        seed=config["seed"],
     )
 
 
@@ -300,12 +301,9 @@ def build_trainer(cfg: DictConfig, logger: Logger | None, hooks: list[L.Callback
 
 
 def callbacks(cfg: DictConfig, ckpt_dir: Path) -> list[L.Callback]:
-    """The resumable checkpoint and RNG state and, for tests, the debug hooks: `debug.nan_at_step`
+    """The resumable checkpoint and, for tests, the debug hooks: `debug.nan_at_step`
     and `+debug.sigterm_at_step` (not in config.yaml, so it changes no config hash)."""
-    out: list[L.Callback] = [
-        LastCheckpoint(ckpt_dir, cfg.profile.checkpoint_every),
-        checkpoint.RngState(),
-    ]
+    out: list[L.Callback] = [LastCheckpoint(ckpt_dir, cfg.profile.checkpoint_every)]
     if cfg.debug.nan_at_step is not None:
         out.append(PoisonWeights(cfg.debug.nan_at_step))
     if cfg.debug.get("sigterm_at_step") is not None:

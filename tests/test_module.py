@@ -85,6 +85,7 @@ def fit(
         eval_every=eval_every,
         metrics_tail=0.5,
         max_steps=steps,
+        seed=seed,
     )
     recorder = Recorder()
     trainer = L.Trainer(
@@ -199,6 +200,21 @@ def test_same_seed_same_run_other_seed_other_run():
         assert torch.equal(p, q)
     third, _ = fit(steps=5, log_every=1, seed=4)
     assert third.summary()["cons_magnitude"] != first.summary()["cons_magnitude"]
+
+
+class DrawGlobal(L.Callback):
+    """Consume torch's global RNG before every step, as other code in the process might."""
+
+    def on_train_batch_start(self, trainer, pl_module, *args) -> None:
+        torch.rand(7)
+
+
+def test_a_runs_random_draws_are_its_own():
+    alone, log1 = fit(steps=4, log_every=1, seed=2)
+    disturbed, log2 = fit(steps=4, log_every=1, seed=2, callbacks=(DrawGlobal(),))
+    assert log1.rows == log2.rows
+    for p, q in zip(alone.parameters(), disturbed.parameters(), strict=True):
+        assert torch.equal(p, q)
 
 
 def test_checkpoint_keeps_the_summary_state():
