@@ -23,9 +23,9 @@ def dropout_masks(
 
 
 class _TanhContract(torch.autograd.Function):
-    """u^T tanh(z) over z's dim -2 (z: (..., b, k, b)), with a hand-written backward (fewer passes than autograd's
-    over the large z). On the CPU tanh(z) = 2 sigmoid(2z) - 1 (abs. error ~1e-7): torch's
-    sigmoid is vectorized there and its tanh is not."""
+    """u^T tanh(z) over dim -2 of z (..., b, k, b), with a hand-written backward (fewer passes
+    over the large z than autograd's). On the CPU tanh(z) = 2 sigmoid(2z) - 1 (abs. error ~1e-7):
+    torch's sigmoid is vectorized there and its tanh is not."""
 
     generate_vmap_rule = True
 
