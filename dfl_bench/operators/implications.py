@@ -55,7 +55,7 @@ def fodor(a: Tensor, c: Tensor) -> Tensor:
 @register("implication", "yager_s", p=Param(2.0, low=0.0))
 def yager_s(a: Tensor, c: Tensor, p: float = 2.0) -> Tensor:
     """Yager S-implication I_Y(a, c) = min(((1 - a)^p + c^p)^(1/p), 1), p > 0 (Section 8)."""
-    return pnorm2(1.0 - a, c, p).clamp_max(1.0)
+    return pnorm2(1.0 - a, c, p, cap=1.0)
 
 
 @register("implication", "godel")
