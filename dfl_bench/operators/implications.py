@@ -105,15 +105,16 @@ def _log_sigmoid(x: float) -> float:
 
 
 class _SigmoidDifference(torch.autograd.Function):
-    """(sig((i + b0) s) - sig0) / den, floored at 0 in value only, with the derivative
-    sig' s / den (one Function: fewer tensor passes than autograd's)."""
+    """(sig((i + b0) s) - sig0) / den, kept in [0, 1] in value only (float32's sigmoid may land a
+    rounding step beyond the float64 sig0 and sig1), with the derivative sig' s / den (one
+    Function: fewer tensor passes than autograd's)."""
 
     generate_vmap_rule = True
 
     @staticmethod
     def forward(i: Tensor, s: float, b0: float, sig0: float, den: float) -> tuple[Tensor, Tensor]:
         sig = torch.sigmoid((i + b0) * s)
-        return (sig - sig0).clamp_min_(0.0).div_(den), sig
+        return (sig - sig0).div_(den).clamp_(0.0, 1.0), sig
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
@@ -135,8 +136,8 @@ def sigmoidal_rescale(i: Tensor, s: float, b0: float) -> Tensor:
     computed with log sig = -softplus(-x) (no overflow for large s; cheaper on CPU than
     F.logsigmoid) and expm1 (no cancellation for small s). When the denominator is >= 1/4 (e.g.
     s = 9, b0 = -1/2: 0.98) the difference of sigmoids itself is as accurate (error < 1e-6 in
-    float32) and a third of the cost; z = (i + b0) s gives exactly 0 at i = 0 and 1 at i = 1
-    (a rounding-level negative difference is floored at 0 in value, not in gradient).
+    float32) and a third of the cost (a rounding-level excursion out of [0, 1] is clamped in
+    value, not in gradient).
     """
     sig0, sig1 = math.exp(_log_sigmoid(s * b0)), math.exp(_log_sigmoid(s * (1.0 + b0)))
     if sig1 - sig0 >= 0.25:
