@@ -114,7 +114,7 @@ class _SigmoidDifference(torch.autograd.Function):
     @staticmethod
     def forward(i: Tensor, s: float, b0: float, sig0: float, den: float) -> tuple[Tensor, Tensor]:
         sig = torch.sigmoid((i + b0) * s)
-        return (sig - sig0).div_(den).clamp_(0.0, 1.0), sig
+        return ((sig - sig0) / den).clamp(0.0, 1.0), sig
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
