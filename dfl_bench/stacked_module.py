@@ -65,6 +65,7 @@ class StackedModule(L.LightningModule):
         self.failures: list[str | None] = [None] * len(members)
         self.frozen: list[dict[str, Any] | None] = [None] * len(members)
         self.evaluated_step = -1
+        self._pending: list[tuple[Logger, dict[str, float], int]] = []  # this step's run logs
 
     @property
     def alive(self) -> list[int]:
@@ -183,8 +184,9 @@ class StackedModule(L.LightningModule):
         terms: Tensor,
         metrics: Mapping[int, Mapping[str, float] | None],
     ) -> None:
-        """Each live run's losses and metrics to its own logger, at the step and with the keys
-        Lightning gives a single run's `log_dict` (`step - 1`, plus `epoch`)."""
+        """Each live run's losses and metrics for its own logger, with the step and keys
+        Lightning gives a single run's `log_dict` (`step - 1`, plus `epoch`); written after the
+        step's evaluation, as Lightning writes them."""
         values = terms.detach().tolist()
         for r in self.alive:
             member, logger = self.members[r], self.run_loggers[r]
@@ -195,8 +197,7 @@ class StackedModule(L.LightningModule):
                 logged.update({f"metrics/{k}": _as_logged(v) for k, v in metrics[r].items()})
                 member.accumulate_tail(step, metrics[r])
             if logger is not None:
-                logger.log_metrics({**logged, "epoch": self.current_epoch}, step=step - 1)
-                logger.save()
+                self._pending.append((logger, {**logged, "epoch": self.current_epoch}, step - 1))
 
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
         """Retired runs get no update from their (non-finite) gradients."""
@@ -208,8 +209,12 @@ class StackedModule(L.LightningModule):
                 param.grad[dead] = 0.0
 
     def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
-        """Evaluate every `eval_every` steps and at the last step."""
+        """Evaluate every `eval_every` steps and at the last step; then write the step's logs."""
         self.evaluate_if_due()
+        for logger, logged, step in self._pending:
+            logger.log_metrics(logged, step=step)
+            logger.save()
+        self._pending.clear()
 
     def evaluate_if_due(self) -> None:
         """This step's evaluation of every live run, once (LastCheckpoint calls it before saving),
