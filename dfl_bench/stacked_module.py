@@ -5,7 +5,10 @@ TrainStream), dropout masks and negative pairs (drawn from its `DFLModule.genera
 order `DFLModule.training_step` draws them), operators and knowledge base, logger and summary.
 The networks run stacked (`StackedNet`); one optimizer over the stacked parameters is R
 optimizers, since ADAM and SGD update elementwise, so the stack's loss is the sum of the runs'
-Eq. "loss". The logic (Section 9.3's DFL term, the Section 9.1 metrics) runs run by run.
+Eq. "loss". The cross-entropy is batched; the pair losses run run by run (each run's
+generator draws its negatives); the DFL term is one vmapped call when the runs share their
+knowledge base and operators (a seed sweep) on steps without metrics, else run by run (rows of
+a table), and the Section 9.1 metrics are always computed run by run.
 
 A run whose loss turns NaN/inf is retired when a single run would have stopped (its first
 logging step from then, or the last step): its summary is frozen there with the same reason,
@@ -22,24 +25,28 @@ import torch
 import torch.nn.functional as F
 from lightning.pytorch.loggers import Logger
 from torch import Tensor
+from torch.func import vmap
 
 from dfl_bench.model import dropout_masks
 from dfl_bench.module import LOSS_TERMS, DFLModule, NonFiniteLossError, undersampled_bce
 from dfl_bench.optim import build_optimizer
-from dfl_bench.problems import crisp_labels, interpretation, pair_truth
+from dfl_bench.problems import DIGIT, crisp_labels, interpretation, pair_truth
 from dfl_bench.stacked_net import StackedNet
 
 SHARED = ("predicates", "optimizer_cfg", "log_every", "eval_every", "max_steps")
 
 
 class StackedModule(L.LightningModule):
-    """The runs `members` (DFLModules that agree on SHARED and on having a DFL term) as one."""
+    """The runs `members` (DFLModules that agree on SHARED and on having a DFL term) as one;
+    `shared_logic`: the runs have the same knowledge base and operators (w_dfl may differ), so
+    that their DFL losses are one vmapped call on steps without metrics."""
 
     def __init__(
         self,
         members: Sequence[DFLModule],
         loggers: Sequence[Logger | None],
         poison_at: Sequence[int | None] = (),
+        shared_logic: bool = False,
     ) -> None:
         super().__init__()
         first = members[0]
@@ -56,6 +63,8 @@ class StackedModule(L.LightningModule):
         self.poison_at = list(poison_at) or [None] * len(members)
         self.net = StackedNet([m.net for m in members])
         self.predicates, self.unlabeled = first.predicates, first.kb is not None
+        self._vmap_kb = shared_logic and self.unlabeled  # one vmapped KB for all runs
+        self.register_buffer("w_dfl", torch.tensor([m.w_dfl for m in members]), persistent=False)
         self.log_every, self.eval_every = first.log_every, first.eval_every
         self.max_steps = first.max_steps
         # per run: first bad step and term index (as DFLModule._bad), on the training device
@@ -108,15 +117,16 @@ class StackedModule(L.LightningModule):
         drawn = [dropout_masks(x.shape[1], x.device, m.generator()) for m in self.members]
         logits, emb = self.net(x, tuple(torch.stack(m) for m in zip(*drawn, strict=True)))
         n_l = x_l.shape[1]
-        pl, pu = self._pair_logits(emb[:, :n_l], emb[:, n_l:]) if self.predicates else ({}, {})
-        alive = self.alive
-        terms = torch.zeros(len(self.members), 4, device=self.device)  # total, dfl, ce, pair
-        metrics: dict[int, Mapping[str, float] | None] = {}
-        for r in alive:
-            run_pl, run_pu = {p: v[r] for p, v in pl.items()}, {p: v[r] for p, v in pu.items()}
-            terms[r], metrics[r] = self._run_loss(
-                r, logits[r], run_pl, run_pu, y_l[r], y_u[r], logging
-            )
+        ce = F.cross_entropy(logits[:, :n_l].flatten(0, 1), y_l.flatten(), reduction="none")
+        ce = ce.view(len(self.members), n_l).mean(1)
+        pair, dfl, metrics = torch.zeros_like(ce), torch.zeros_like(ce), {}
+        if self.predicates:
+            pl, pu = self._pair_logits(emb[:, :n_l], emb[:, n_l:])
+            pair = self._pair_losses(pl, y_l)
+            if self.unlabeled:
+                dfl, metrics = self._dfl_losses(interpretation(logits[:, n_l:], pu), y_u, logging)
+        total = self.w_dfl * dfl + ce + pair
+        terms = torch.stack([total, dfl, ce, pair], 1)
         self._flag_nonfinite(step, terms[:, 1:])
         if logging:
             self._retire_bad()
@@ -125,7 +135,7 @@ class StackedModule(L.LightningModule):
         if not kept:
             self.trainer.should_stop = True
             return None
-        return terms[kept, 0].sum()
+        return total[kept].sum()
 
     def _pair_logits(self, e_l: Tensor, e_u: Tensor) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
         """All-pairs logits per head (R, b, b) on the labeled and unlabeled batch (as DFLModule)."""
@@ -134,32 +144,33 @@ class StackedModule(L.LightningModule):
             return {k: v[:, 0] for k, v in both.items()}, {k: v[:, 1] for k, v in both.items()}
         return self.net.pair_logits(e_l), self.net.pair_logits(e_u)
 
-    def _run_loss(
-        self,
-        r: int,
-        logits: Tensor,
-        pl: Mapping[str, Tensor],
-        pu: Mapping[str, Tensor],
-        y_l: Tensor,
-        y_u: Tensor,
-        logging: bool,
-    ) -> tuple[Tensor, Mapping[str, float] | None]:
-        """Run r's (total, dfl, ce, pair) and metrics, as DFLModule.training_step computes them."""
-        member = self.members[r]
-        n_l = len(y_l)
-        ce = F.cross_entropy(logits[:n_l], y_l)
-        zero = ce.new_zeros(())
-        pair, dfl, metrics = zero, zero, None
-        if self.predicates:
-            rng = member.generator()
-            pair = sum(undersampled_bce(pl[p], pair_truth(p, y_l), rng) for p in self.predicates)
-            if member.kb is not None:
-                interp = interpretation(logits[n_l:], pu)
-                labels = crisp_labels(y_u, self.predicates) if logging else None
-                result = member.kb(interp, member.ops, labels=labels)
-                dfl, metrics = result.loss, result.metrics
-        total = member.w_dfl * dfl + ce + pair
-        return torch.stack([total, dfl, ce, pair]), metrics
+    def _pair_losses(self, pl: Mapping[str, Tensor], y_l: Tensor) -> Tensor:
+        """Each live run's undersampled pair BCE (R,), its negatives drawn from its generator."""
+        losses = [pl[self.predicates[0]].new_zeros(()) for _ in self.members]
+        for r in self.alive:
+            rng = self.members[r].generator()
+            truths = {p: pair_truth(p, y_l[r]) for p in self.predicates}
+            losses[r] = sum(undersampled_bce(pl[p][r], truths[p], rng) for p in self.predicates)
+        return torch.stack(losses)
+
+    def _dfl_losses(
+        self, interp: Mapping[str, Tensor], y_u: Tensor, logging: bool
+    ) -> tuple[Tensor, dict[int, Mapping[str, float] | None]]:
+        """Each run's DFL loss (R,) on its interpretation, and on logging steps its metrics: one
+        vmapped knowledge base when the runs share it and its operators, else run by run."""
+        if self._vmap_kb and not logging:
+            first = self.members[0]
+            try:
+                return vmap(lambda i: first.kb(i, first.ops).loss)(dict(interp)), {}
+            except RuntimeError:  # an operator functorch cannot map (a custom autograd.Function)
+                self._vmap_kb = False
+        losses, metrics = [interp[DIGIT].new_zeros(()) for _ in self.members], {}
+        for r in self.alive:
+            member = self.members[r]
+            labels = crisp_labels(y_u[r], self.predicates) if logging else None
+            result = member.kb({k: v[r] for k, v in interp.items()}, member.ops, labels=labels)
+            losses[r], metrics[r] = result.loss, result.metrics
+        return torch.stack(losses), metrics
 
     def _flag_nonfinite(self, step: int, terms: Tensor) -> None:
         """Remember each run's first step and term (dfl, ce, pair) that is not finite."""

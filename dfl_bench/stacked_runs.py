@@ -32,6 +32,7 @@ from dfl_bench import checkpoint, loggers, records, train
 from dfl_bench.checkpoint import LastCheckpoint
 from dfl_bench.lock import AlreadyRunning, job_lock
 from dfl_bench.module import DFLModule
+from dfl_bench.operators import KINDS
 from dfl_bench.stacked_data import StackedDataModule
 from dfl_bench.stacked_module import StackedModule
 
@@ -69,6 +70,12 @@ def stack_key(config: Mapping[str, Any]) -> str:
     if any(config["trainer"].get(k) is not None for k in MIXING):
         shared["alone"] = records.config_hash(config)
     return json.dumps(shared, sort_keys=True, default=str)
+
+
+def _logic(config: Mapping[str, Any]) -> str:
+    """A run's knowledge base and operators, as a string (runs equal here share one KB call)."""
+    problem = {k: v for k, v in config["problem"].items() if k != "w_dfl"}
+    return json.dumps([problem, *(config[k] for k in KINDS)], sort_keys=True, default=str)
 
 
 def run_sweep(jobs: Sequence[Job], stack_size: int) -> None:
@@ -153,7 +160,10 @@ def fit_stack(stack: Sequence[Job]) -> list[dict[str, Any]]:
         for j in stack
     ]
     module = StackedModule(
-        [j.module for j in stack], run_loggers, [j.cfg.debug.nan_at_step for j in stack]
+        [j.module for j in stack],
+        run_loggers,
+        [j.cfg.debug.nan_at_step for j in stack],
+        shared_logic=len({_logic(j.config) for j in stack}) == 1,
     )
     ckpt_dir = stack_dir(stack)
     if any(j.cfg.force for j in stack):
