@@ -55,7 +55,7 @@ def fodor(a: Tensor, c: Tensor) -> Tensor:
 @register("implication", "yager_s", p=Param(2.0, low=0.0))
 def yager_s(a: Tensor, c: Tensor, p: float = 2.0) -> Tensor:
     """Yager S-implication I_Y(a, c) = min(((1 - a)^p + c^p)^(1/p), 1), p > 0 (Section 8)."""
-    return pnorm2(1.0 - a, c, p).clamp_max(1.0)
+    return pnorm2(1.0 - a, c, p, cap=1.0)
 
 
 @register("implication", "godel")
@@ -110,8 +110,15 @@ def sigmoidal_rescale(i: Tensor, s: float, b0: float) -> Tensor:
     With z0 = s b0 and z1 = s(1 + b0) the definition equals (sig(z) - sig(z0)) / (sig(z1) -
     sig(z0)); since sig(z) - sig(z0) = sig(z) sig(-z0) (1 - e^(-s i)) this is the form above,
     computed with log sig = -softplus(-x) (no overflow for large s; cheaper on CPU than
-    F.logsigmoid) and expm1 (no cancellation for small s).
+    F.logsigmoid) and expm1 (no cancellation for small s). When the denominator is >= 1/4 (e.g.
+    s = 9, b0 = -1/2: 0.98) the difference of sigmoids itself is as accurate (error < 1e-6 in
+    float32) and a third of the cost; z = (i + b0) s gives exactly 0 at i = 0 and 1 at i = 1
+    (a rounding-level negative difference is floored at 0 in value, not in gradient).
     """
+    sig0, sig1 = math.exp(_log_sigmoid(s * b0)), math.exp(_log_sigmoid(s * (1.0 + b0)))
+    if sig1 - sig0 >= 0.25:
+        diff = torch.sigmoid((i + b0) * s) - sig0
+        return (diff + (diff.clamp_min(0.0) - diff).detach()) / (sig1 - sig0)
     ratio = torch.exp(-F.softplus(-s * (i + b0)) - _log_sigmoid(s * (1.0 + b0)))
     return ratio * torch.expm1(-s * i) / math.expm1(-s)
 

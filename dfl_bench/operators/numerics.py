@@ -92,11 +92,46 @@ def pnorm(x: Tensor, p: float, dim: Dim) -> Tensor:
     return (m * root).squeeze(ds)
 
 
-def pnorm2(u: Tensor, v: Tensor, p: float) -> Tensor:
-    """(u**p + v**p)**(1/p) elementwise for u, v >= 0, max-scaled; see the module docstring."""
-    m = torch.maximum(u, v)
-    pos = m > 0
-    m_safe = torch.where(pos, m, 1.0)
-    tu = torch.where(pos, u / m_safe, 1.0)
-    tv = torch.where(pos, v / m_safe, 1.0)
-    return m * (pow_(tu, p) + pow_(tv, p)).pow(1.0 / p)
+class _PNorm2(torch.autograd.Function):
+    """(u**p + v**p)**(1/p) = m (1 + r**p)**(1/p), m = max(u, v), r = min(u, v) / m, with the
+    derivative (x / N)**(p-1) = ((x + t) / (m + t))**(p-1) / q**(p-1) for x in (u, v),
+    q = (1 + r**p)**(1/p) (t = the dtype's smallest normal: at the origin both inputs count as
+    the maximum, giving the diagonal's 2**(1/p - 1)); the min's ratio is floored at EPS as in
+    `pow_`. With `cap` the value is min(N, cap), whose gradient is 0 where N > cap (as a clamp's).
+    One fused Function instead of autograd through max, where, the scaled powers and the clamp:
+    about 3x faster forward and backward on the CPU."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(u: Tensor, v: Tensor, p: float, cap: float | None) -> tuple[Tensor, Tensor]:
+        m, tiny = torch.maximum(u, v), torch.finfo(u.dtype).tiny
+        q = ((torch.minimum(u, v) + tiny) / (m + tiny)).pow_(p).add_(1.0).pow_(1.0 / p)
+        out = m * q
+        return (out if cap is None else out.clamp_max_(cap)), q
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        u, v, p, cap = inputs
+        ctx.save_for_backward(u, v, output[1])
+        ctx.mark_non_differentiable(output[1])
+        ctx.p, ctx.cap = p, cap
+
+    @staticmethod
+    def backward(ctx, grad: Tensor, _: Tensor) -> tuple[Tensor, Tensor, None, None]:
+        u, v, q = ctx.saved_tensors
+        p, tiny = ctx.p, torch.finfo(u.dtype).tiny
+        m = torch.maximum(u, v)
+        scale = q.pow(1.0 - p).mul_(grad)  # grad / q**(p-1)
+        if ctx.cap is not None:
+            scale.mul_(m * q <= ctx.cap)
+        m.add_(tiny)
+        du = ((u + tiny) / m).clamp_min_(EPS).pow_(p - 1.0).mul_(scale)
+        dv = ((v + tiny) / m).clamp_min_(EPS).pow_(p - 1.0).mul_(scale)
+        return du.sum_to_size(u.shape), dv.sum_to_size(v.shape), None, None
+
+
+def pnorm2(u: Tensor, v: Tensor, p: float, cap: float | None = None) -> Tensor:
+    """(u**p + v**p)**(1/p) elementwise for u, v >= 0, max-scaled (see the module docstring);
+    with `cap`, min(that, cap) (the Yager operators cap at 1)."""
+    return _PNorm2.apply(u, v, p, cap)[0]

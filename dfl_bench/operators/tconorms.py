@@ -42,4 +42,4 @@ def nilpotent_maximum(a: Tensor, b: Tensor) -> Tensor:
 @register("tconorm", "yager", p=Param(2.0, low=0.0))
 def yager(a: Tensor, b: Tensor, p: float = 2.0) -> Tensor:
     """Yager t-conorm S_Y(a, b) = min((a^p + b^p)^(1/p), 1), p > 0 (Eq. "deriv_s_yager")."""
-    return pnorm2(a, b, p).clamp_max(1.0)
+    return pnorm2(a, b, p, cap=1.0)

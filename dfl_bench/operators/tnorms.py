@@ -42,4 +42,4 @@ def nilpotent_minimum(a: Tensor, b: Tensor) -> Tensor:
 @register("tnorm", "yager", p=Param(2.0, low=0.0))
 def yager(a: Tensor, b: Tensor, p: float = 2.0) -> Tensor:
     """Yager t-norm T_Y(a, b) = max(1 - ((1-a)^p + (1-b)^p)^(1/p), 0), p > 0 (Section 7)."""
-    return (1.0 - pnorm2(1.0 - a, 1.0 - b, p)).clamp_min(0.0)
+    return 1.0 - pnorm2(1.0 - a, 1.0 - b, p, cap=1.0)
