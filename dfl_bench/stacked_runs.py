@@ -58,14 +58,16 @@ class Job:
 
 
 def stack_key(config: Mapping[str, Any]) -> str:
-    """What runs of one stack must share, as a string; a job whose Trainer couples runs
-    (gradient clipping: one norm over the stack) gets a key of its own."""
+    """What runs of one stack must share, as a string (SHARED, the problem, data settings but
+    the seeds, the debug SIGTERM hook); a job whose Trainer couples runs (gradient clipping: one
+    norm over the stack) gets a key of its own."""
     data = {k: v for k, v in config["data"].items() if k != "split_seed"}
     problem = config["problem"]
     shared = {
         "problem": [problem["name"], problem["w_dfl"] > 0],
         "data": data,
         **{k: config.get(k) for k in SHARED},
+        "sigterm_at_step": config["debug"].get("sigterm_at_step"),  # a test hook of the process
     }
     if any(config["trainer"].get(k) is not None for k in MIXING):
         shared["alone"] = records.config_hash(config)

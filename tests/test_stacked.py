@@ -240,6 +240,35 @@ def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, mon
     assert not list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))
 
 
+@pytest.mark.slow
+def test_sigterm_checkpoints_the_stack_and_the_rerun_resumes_it(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
+    command = [
+        *(sys.executable, "-m", "dfl_bench", "-m", "hydra/launcher=stacked", "profile=smoke"),
+        *("logger=none", "progress_bar=false", f"hydra.sweep.dir={tmp_path / 'sweep'}"),
+        *(f"records_dir={tmp_path / 'records'}", f"checkpoint_dir={tmp_path / 'checkpoints'}"),
+        *("seed=0,1", "+debug.sigterm_at_step=3,99"),  # the 99 stack is the uninterrupted twin
+    ]
+
+    def cli() -> subprocess.CompletedProcess:
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+
+    first = cli()
+    assert first.returncode == 143, first.stderr[-3000:]
+    assert "SIGTERM at step 3" in first.stderr
+    assert len(list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))) == 1
+    second = cli()
+    assert second.returncode == 0, second.stderr[-3000:]
+    done = [json.loads(p.read_text()) for p in (tmp_path / "records").rglob("*.json")]
+    by = {(r["seed"], r["config"]["debug"]["sigterm_at_step"]): r for r in done}
+    assert len(by) == 4
+    for seed in (0, 1):
+        resumed, whole = by[seed, 3], by[seed, 99]
+        assert resumed["resumed"] and not whole["resumed"]
+        fields = records.SUMMARY_FIELDS
+        assert {k: resumed[k] for k in fields} == {k: whole[k] for k in fields}
+
+
 def test_stack_keys_group_what_one_model_can_share():
     def key(*overrides):
         cfg, _ = composed(Path("/tmp"), *overrides)
@@ -249,6 +278,7 @@ def test_stack_keys_group_what_one_model_can_share():
     assert key("seed=0") != key("optimizer=sgd")
     assert key("seed=0") != key("problem=sum9")
     assert key("seed=0") != key("problem=ce_pair")  # no DFL term: no unlabeled forward
+    assert key("seed=0") != key("+debug.sigterm_at_step=3")
     clipped = ("+trainer.gradient_clip_val=1.0",)
     assert key(*clipped) != key(*clipped, "seed=1")  # one norm over a stack would couple runs
 
