@@ -1,6 +1,8 @@
 """R copies of the Section 9.3 network (CNN + NTN heads) as one module: each parameter stacked on
-a leading run dimension, the CNN as grouped convolutions and batched matrix products, the NTN
-heads vmapped over their own code (`model.NTN`), dropout masks passed in (nothing is drawn here).
+a leading run dimension, dropout masks passed in (nothing is drawn here). On a GPU the CNN runs
+as grouped convolutions and batched matrix products and the NTN heads vmapped over their own
+code (`model.NTN`): one kernel per layer for all runs. On a CPU, where a step is bound by
+arithmetic, not kernel launches, the convolutions and heads run run by run (faster there).
 
 Run r of the stack computes what `model.DFLNet` with run r's parameters computes; grouped and
 batched kernels may round differently from the single-run ones (differences of ~1e-6).
@@ -68,15 +70,12 @@ class StackedNet(nn.Module):
 
     def pair_logits(self, embedding: Tensor) -> dict[str, Tensor]:
         """All-pairs logits (R, ..., b, b) of each head, from (R, ..., b, d) embeddings."""
-        heads = self._heads[0]
+        apply = _vmapped_head if embedding.is_cuda else _looped_head
         out = {}
         for name in self.predicates:
             prefix = f"heads.{name}."
             params = {n[len(prefix) :]: self.param(n) for n in self.names if n.startswith(prefix)}
-            head = heads[name]
-            out[name] = vmap(lambda ps, e, head=head: functional_call(head, ps, (e,)))(
-                params, embedding
-            )
+            out[name] = apply(self._heads[0][name], params, embedding)
         return out
 
     @torch.no_grad()
@@ -90,6 +89,20 @@ class StackedNet(nn.Module):
     def poison(self, run: int) -> None:
         """Debug: fill run `run`'s first weight with NaN (as train.PoisonWeights does alone)."""
         self.param(self.names[0])[run].fill_(float("nan"))
+
+
+def _vmapped_head(head: nn.Module, params: dict[str, Tensor], embedding: Tensor) -> Tensor:
+    """One NTN head's code for R runs at once (vmapped over the runs: GPUs)."""
+    return vmap(lambda ps, e: functional_call(head, ps, (e,)))(params, embedding)
+
+
+def _looped_head(head: nn.Module, params: dict[str, Tensor], embedding: Tensor) -> Tensor:
+    """One NTN head's code run by run (on a CPU, R single heads are faster than the vmapped one)."""
+    runs = zip(*(p.unbind() for p in params.values()), strict=True)
+    per_run = [dict(zip(params, values, strict=True)) for values in runs]
+    return torch.stack(
+        [functional_call(head, ps, (e,)) for ps, e in zip(per_run, embedding, strict=True)]
+    )
 
 
 def _run_layout(stacked: Tensor) -> Tensor:

@@ -27,7 +27,13 @@ from dfl_bench.data import MnistDataModule
 from dfl_bench.operators import KINDS
 from dfl_bench.stacked_data import StackedDataModule
 from dfl_bench.stacked_module import StackedModule
-from dfl_bench.stacked_net import StackedNet, _grouped_features, _looped_features
+from dfl_bench.stacked_net import (
+    StackedNet,
+    _grouped_features,
+    _looped_features,
+    _looped_head,
+    _vmapped_head,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
@@ -177,8 +183,8 @@ def test_runs_whose_kb_functorch_cannot_map_compute_it_run_by_run(tmp_path):
     assert total.item() == pytest.approx(sum(alone).item(), **CLOSE)
 
 
-def test_grouped_convolutions_equal_the_looped_ones():
-    """The GPU path (grouped convolutions) computes the CPU path's features."""
+def test_the_gpu_paths_equal_the_cpu_paths():
+    """Grouped convolutions and vmapped heads (GPU) compute what the run-by-run calls (CPU) do."""
     torch.manual_seed(0)
     net = StackedNet([model.DFLNet(("same",)) for _ in range(3)])
     x = torch.randn(3, 8, 1, 28, 28)
@@ -186,6 +192,10 @@ def test_grouped_convolutions_equal_the_looped_ones():
     torch.testing.assert_close(
         _grouped_features(x, maps, net.param), _looped_features(x, maps, net.param)
     )
+    head = net._heads[0]["same"]
+    params = {n.split(".")[-1]: net.param(n) for n in net.names if n.startswith("heads.same.")}
+    e = torch.randn(3, 2, 8, model.EMBED_DIM)
+    torch.testing.assert_close(_vmapped_head(head, params, e), _looped_head(head, params, e))
 
 
 def sweep_jobs(tmp: Path, *runs: tuple[str, ...]) -> list[stacked_runs.Job]:

@@ -72,7 +72,8 @@ def stack_throughput(
     `timing.summary_ms` of one call (`median_ms`, `q1_ms`, `q3_ms`, `iqr_ms`, `n`): a call is
     one stacked iteration of all R runs, or R single-run iterations one after another; `speedup`
     is the separate median over the stacked median (> 1: stacking is faster), and the runs per
-    second are R training iterations (one per run) per median call.
+    second are R training iterations (one per run) per median call. R=1 measures the stacking
+    overhead only: `hydra/launcher=stacked` trains a stack of one as a plain job.
     """
     dev = torch.device(device)
     data = load_data(batch_size, dev)
