@@ -218,8 +218,11 @@ def test_a_run_that_turns_nan_fails_alone_and_the_others_finish(tmp_path):
     assert got["steps"] == poisoned["steps"] and got["evaluated_step"] == poisoned["evaluated_step"]
     assert got["test_accuracy"] == pytest.approx(poisoned["test_accuracy"], **CLOSE)
     assert "failed" in jobs[1].error
-    for job in (jobs[0], jobs[2]):
+    for job, overrides in ((jobs[0], runs[0]), (jobs[2], runs[2])):
         assert job.error is None and job.record["status"] == "ok" and job.record["steps"] == 12
+        healthy = train.run(*composed(tmp_path / "alone", *SHORT, *overrides))
+        for key in METRICS:  # the NaN run's weights and loss reach no other run
+            assert job.record[key] == pytest.approx(healthy[key], **CLOSE), key
 
 
 def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, monkeypatch):
@@ -261,7 +264,9 @@ def test_sigterm_checkpoints_the_stack_and_the_rerun_resumes_it(tmp_path):
     ]
 
     def cli() -> subprocess.CompletedProcess:
-        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+        return subprocess.run(
+            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        )
 
     first = cli()
     assert first.returncode == 143, first.stderr[-3000:]
@@ -349,6 +354,11 @@ def test_the_stacked_launcher_writes_what_separate_jobs_write(tmp_path):
                 value = want[key]
                 assert record[key] == (value if value is None else pytest.approx(value, **CLOSE))
             check_wandb_run(tmp_path / record["log_dir"], record)
+    again = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert again.returncode == 1, again.stderr[-3000:]  # the ok runs are skipped, not retrained
+    assert again.stdout.count("skipping") == 4 and again.stdout.count("] failed") == 2
 
 
 def check_wandb_run(run_dir: Path, record: dict) -> None:
