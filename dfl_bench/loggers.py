@@ -163,6 +163,8 @@ def _finite(value: Any) -> Any:
 
 
 def finish(logger: Logger | None, failed: bool) -> None:
-    """Close the logger's W&B run cleanly, so the next job of a sweep starts its own run."""
-    if isinstance(logger, WandbLogger):
-        logger.experiment.finish(exit_code=1 if failed else 0)
+    """Close the logger's own W&B run (if it started) cleanly, so the next job of a sweep
+    starts its own run; other runs of the process (stacked runs) stay open."""
+    run = getattr(logger, "_experiment", None) if isinstance(logger, WandbLogger) else None
+    if run is not None:
+        run.finish(exit_code=1 if failed else 0)
