@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format bench theory train time-kb tables reproduce-tables scope-comparison
+.PHONY: help install test lint format bench paper-run theory train time-kb tables reproduce-tables scope-comparison
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -44,6 +44,9 @@ train: ## train the paper's recommended configuration (quick profile)
 
 bench: ## speed benchmark, writes results/bench/
 	$(PYTHON) -m dfl_bench.bench
+
+paper-run: ## the default configuration at the paper's budget (70,000 steps, 2 threads), end to end; record under results/bench/paper_run/
+	$(PYTHON) -m dfl_bench profile=paper threads=2 records_dir=results/bench/paper_run logger=$(LOGGER)
 
 time-kb: ## forward+backward time of each knowledge base vs batch size
 	$(PYTHON) -m dfl_bench.bench time-kb

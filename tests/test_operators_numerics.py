@@ -214,6 +214,15 @@ def test_printed_sigmoid_sign_breaks_the_boundary_conditions() -> None:
     torch.testing.assert_close(sigmoid_definition(ends, 9.0, -0.5), ends)
 
 
+@pytest.mark.parametrize("s", [1.0, 2.5, 5.0, 7.5, 9.0, 12.5, 15.0, 20.0])
+@pytest.mark.parametrize("b0", [-0.5, -0.2, -0.8])
+def test_sigmoidal_stays_in_the_unit_interval_in_float32(s: float, b0: float) -> None:
+    """No rounding step beyond 0 or 1: 1 - value feeds roots (e.g. the generalized mean error)."""
+    i = torch.linspace(0, 1, 20001)
+    out = sigmoidal_rescale(i, s, b0)
+    assert out.min() >= 0 and out.max() <= 1
+
+
 @pytest.mark.parametrize("s", [9.0, 100.0, 1000.0, 1e5])
 @pytest.mark.parametrize("b0", [-0.5, -0.2, -0.9])
 def test_sigmoidal_large_s_float32(s: float, b0: float) -> None:

@@ -44,6 +44,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         default=[1, 2],
         help="torch threads of the paper runs (the first also times the eval section)",
     )
+    parser.add_argument(
+        "--floor-slices", type=int, nargs=2, default=[100, 600], help="floor section's CLI runs"
+    )
+    parser.add_argument(
+        "--paper-runs", type=Path, default=runs.PAPER_RUNS, help="records of `make paper-run`"
+    )
     parser.add_argument("--sweep-jobs", type=int, default=4)
     parser.add_argument("--sweep-steps", type=int, default=200)
     parser.add_argument("--subset-test", type=int, default=None, help="tests: fewer test images")
@@ -62,6 +68,20 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "default_threads": default_threads,
     }
     data = steps.load_data(64, device, args.subset_test)
+    extra = ["trainer=gpu"] if device.type == "cuda" else []
+    result["paper_run"] = runs.paper_run_records(args.paper_runs)
+    if "floor" in args.sections:
+        with tempfile.TemporaryDirectory(prefix="dfl_bench_") as tmp:
+            result["floor"] = sections.floor_section(
+                data,
+                tuple(args.floor_slices),
+                args.repeats,
+                args.warmup,
+                device,
+                Path(tmp),
+                extra,
+            )
+        torch.set_num_threads(default_threads)
     if "iteration" in args.sections:
         result["iteration"] = sections.iteration_section(
             data, args.batch_size, args.threads, args.repeats, args.warmup, device
@@ -76,7 +96,6 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
             data, max(3, args.repeats // 6), args.paper_threads[0], device
         )
         torch.set_num_threads(default_threads)
-    extra = ["trainer=gpu"] if device.type == "cuda" else []
     with tempfile.TemporaryDirectory(prefix="dfl_bench_") as tmp:
         if "paper" in args.sections:
             slices = tuple(args.paper_slices)

@@ -8,7 +8,16 @@ from typing import Any
 
 from dfl_bench import markdown
 from dfl_bench.bench import plots
-from dfl_bench.bench.targets import PAPER_PROFILE, bare_steps, checked, eval_fraction, mark
+from dfl_bench.bench.targets import (
+    PAPER_PROFILE,
+    TARGETS,
+    bare_steps,
+    checked,
+    eval_fraction,
+    floor_target,
+    mark,
+    meets,
+)
 
 GPU_NOTE = (
     "GPU: every timing is bracketed by `torch.cuda.synchronize()`; at these sizes a step is "
@@ -51,6 +60,11 @@ def readme(result: dict[str, Any]) -> str:
         "",
         GPU_NOTE if "gpu" in m else CPU_NOTE,
     ]
+    out += _targets_md(result)
+    if "floor" in result:
+        out += _floor_md(result["floor"])
+    if result.get("paper_run"):
+        out += _paper_run_md(result["paper_run"])
     if "iteration" in result:
         out += _iteration_md(result["iteration"])
     if "scaling" in result:
@@ -80,6 +94,150 @@ def readme(result: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def target_rows(result: dict[str, Any]) -> list[list[str]]:
+    """One row per measured target: what, the measured value, the bound, met or not."""
+    rows = []
+    for r in result.get("floor", {}).get("rows", []):
+        name = floor_target(r["problem"])
+        rows.append(
+            [f"CLI iteration / bare CNN step, {r['problem']} (1 thread)", name, r["vs_cnn"]]
+        )
+    for r in result.get("paper_run", []):
+        what = f"real paper-profile run, {r['name']} ({r['torch_threads']} threads), minutes"
+        rows.append([what, "paper_run_min", r["wall_time_s"] / 60])
+    for r in result.get("iteration", {}).get("ratios", []):
+        key = f"{r['problem']}, {r['threads']} thread(s)"
+        rows.append(
+            [
+                f"factorized vs materialized NTN, {key}",
+                "speedup_vs_materialized",
+                r["speedup_vs_materialized"],
+            ]
+        )
+        rows.append(
+            [
+                f"metrics on a logging step, {key}",
+                "metrics_overhead_logging_step",
+                r["metrics_overhead_logging_step"],
+            ]
+        )
+    for f in eval_fraction(result):
+        rows.append(
+            [
+                f"evaluation share of a paper run, {f['problem']} ({f['torch_threads']} "
+                "thread(s), extrapolated)",
+                "eval_fraction_of_run",
+                f["fraction"],
+            ]
+        )
+    for r in result.get("stacking", {}).get("rows", []):
+        if r.get("target"):
+            rows.append(
+                [
+                    f"{r['runs']} stacked runs vs separate, throughput ({r['device']})",
+                    "stacked_throughput",
+                    r["speedup"],
+                ]
+            )
+    return [
+        [
+            what,
+            f"{value:.3g}",
+            f"{TARGETS[name][0]} {TARGETS[name][1]:g}",
+            "met" if meets(name, value) else "**not met**",
+        ]
+        for what, name, value in rows
+    ]
+
+
+def _targets_md(result: dict[str, Any]) -> list[str]:
+    rows = target_rows(result)
+    if not rows:
+        return []
+    return ["", "## Targets", "", *markdown.table(["what", "measured", "target", ""], rows)]
+
+
+def _floor_md(section: dict[str, Any]) -> list[str]:
+    cnn = section["cnn_step"]
+    rows = [
+        [
+            r["problem"],
+            f"{r['cli_ms_per_iteration']:.2f}",
+            checked(floor_target(r["problem"]), r["vs_cnn"], "{:.2f}x"),
+        ]
+        for r in section["rows"]
+    ]
+    names = sorted(
+        {k for parts in section["parts"].values() for k in parts},
+        key=["cnn", "ntn", "pair_bce", "dfl_loss", "optimizer"].index,
+    )
+    parts = [
+        [p, *(f"{v[k]:.2f}" if k in v else "-" for k in names), f"{sum(v.values()):.2f}"]
+        for p, v in section["parts"].items()
+    ]
+    slices = section["rows"][0]["slices"] if section["rows"] else ["?", "?"]
+    return [
+        "",
+        "## A training iteration against the CNN's own cost (1 thread)",
+        "",
+        f"Floor: a bare PyTorch step of the paper's CNN on the step's 128 images (forward, "
+        f"cross-entropy, backward, `torch.optim.Adam`; channels_last): median "
+        f"{cnn['median_ms']:.2f} ms (IQR {cnn['iqr_ms']:.2f}, n {cnn['n']}, timed before and "
+        f"after each CLI run). CLI iteration: the marginal train time per iteration between "
+        f"`python -m dfl_bench problem=P profile=paper profile.max_steps=N threads=1 "
+        f"logger=none` runs of N = {slices[0]} and {slices[1]} (Trainer, data stream, logging "
+        f"every {PAPER_PROFILE.log_every} included). `ce_pair` is the paper's baseline "
+        "(w_dfl = 0: CE + the labeled pair loss; the CNN sees only the 64 labeled images).",
+        "",
+        *markdown.table(["problem", "CLI ms / iteration", "/ CNN step (target)"], rows),
+        "",
+        "Where a step's time goes: each part's forward + backward timed on its own from fixed "
+        "inputs (`dfl_bench.bench.steps.parts`), medians in ms; the parts' sum is close to a "
+        "step (a step also builds its batch and logs). At k = 50 the two NTN heads' matrix "
+        "products over 2 x 64^2 pairs cost about half of the CNN's, which is what keeps "
+        "`same`/`sum9` above 1.5x.",
+        "",
+        *markdown.table(["problem", *names, "sum"], parts),
+    ]
+
+
+def _paper_run_md(runs: list[dict[str, Any]]) -> list[str]:
+    rows = [
+        [
+            r["name"],
+            r["torch_threads"],
+            r["steps"],
+            checked("paper_run_min", r["wall_time_s"] / 60, "{:.1f}"),
+            f"{100 * r['test_accuracy']:.2f}%",
+            r["git_commit"][:10] if r.get("git_commit") else "n/a",
+            f"`{r['path']}`",
+        ]
+        for r in runs
+    ]
+    return [
+        "",
+        "## Real paper-profile runs (70,000 iterations, end to end)",
+        "",
+        "Records of whole runs of `make paper-run` (`python -m dfl_bench profile=paper "
+        "threads=2 records_dir=results/bench/paper_run`: the default configuration of Section "
+        "10.2, with its evaluations every 2,500 steps, logging, checkpoints). Minutes = the "
+        "record's train wall time (process start-up excluded).",
+        "",
+        *markdown.table(
+            [
+                "run",
+                "threads",
+                "steps",
+                "minutes (target <= 15)",
+                "test accuracy",
+                "commit",
+                "record",
+            ],
+            rows,
+        ),
+    ]
+
+
 def _iteration_md(section: dict[str, Any]) -> list[str]:
     rows = [
         [
@@ -97,7 +255,7 @@ def _iteration_md(section: dict[str, Any]) -> list[str]:
             r["threads"],
             r["problem"],
             checked("speedup_vs_materialized", r["speedup_vs_materialized"], "{:.1f}x"),
-            f"{r['vs_supervised']:.2f}x ({mark('vs_supervised', r['vs_supervised'])})",
+            f"{r['vs_ce_only']:.2f}x",
             f"{100 * r['metrics_overhead_logging_step']:+.1f}% "
             f"({mark('metrics_overhead_logging_step', r['metrics_overhead_logging_step'])})",
             f"{r['load_average'][0][0]} -> {r['load_average'][1][0]}",
@@ -115,20 +273,21 @@ def _iteration_md(section: dict[str, Any]) -> list[str]:
         "`dfl_logging` = a logging step (Section 9.1 metrics computed); `materialized` = the same "
         "step with each NTN head replaced by the materialized-pairs formulation (b*b concatenated "
         "embeddings through a per-pair bilinear layer, `dfl_bench.model.MaterializedNTN`, same "
-        "weights); `supervised` = problem=ce_only (the CNN on 64 + 64 images, CE only).",
+        "weights); `supervised` = problem=ce_only (the CNN on the 64 labeled images, CE only).",
         "",
         *markdown.table(["threads", "problem", "variant", "median ms", "IQR ms", "n"], rows),
         "",
         "Ratios of medians from the same run (targets: >= 25x faster than materialized; "
-        "<= 1.5x the supervised step; metrics <= +10% on logging steps, and by construction "
-        "nothing on other steps: labels are only passed to the KB on logging steps).",
+        "metrics <= +10% on logging steps, and by construction nothing on other steps: labels "
+        "are only passed to the KB on logging steps; the step against the CNN alone is the "
+        "floor section's target).",
         "",
         *markdown.table(
             [
                 "threads",
                 "problem",
                 "speedup vs materialized",
-                "time / supervised",
+                "time / ce_only step",
                 "metrics on a logging step",
                 "load (1 min)",
             ],

@@ -13,6 +13,9 @@ from typing import Any
 
 from dfl_bench.train import REPO_DIR
 
+TAIL = "profile.metrics_tail=100"
+PAPER_RUNS = REPO_DIR / "results" / "bench" / "paper_run"  # `make paper-run` writes here
+
 
 def cli(
     overrides: Sequence[str], workdir: Path, multirun: bool = False
@@ -58,7 +61,8 @@ def paper_extrapolation(
     walls, trains, threads = [], [], set()
     for n in (n1, n2):
         wall, recs = cli(
-            [f"problem={problem}", "profile=paper", f"profile.max_steps={n}", *extra],
+            # the final window holds >= 1 logging step however short the slice
+            [f"problem={problem}", "profile=paper", f"profile.max_steps={n}", TAIL, *extra],
             workdir / f"{n}",
         )
         walls.append(wall)
@@ -116,3 +120,28 @@ def sweep_throughput(
         "iterations_per_s": jobs * steps / wall,
         "job_train_wall_s": [r["wall_time_s"] for r in recs],
     }
+
+
+def paper_run_records(folder: Path) -> list[dict[str, Any]]:
+    """The ok records of whole paper-profile runs under `folder` (`make paper-run`), with their
+    paths relative to the repository."""
+    out = []
+    for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
+        record = json.loads(path.read_text())
+        if record.get("status") != "ok" or record["config"]["profile"]["name"] != "paper":
+            continue
+        where = path.resolve()
+        rel = where.relative_to(REPO_DIR) if where.is_relative_to(REPO_DIR) else where
+        out.append(
+            {
+                "name": record["name"],
+                "experiment": record["experiment"],
+                "torch_threads": record["torch_threads"],
+                "steps": record["steps"],
+                "wall_time_s": record["wall_time_s"],
+                "test_accuracy": record["test_accuracy"],
+                "git_commit": record.get("git_commit"),
+                "path": str(rel),
+            }
+        )
+    return out

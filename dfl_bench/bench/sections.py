@@ -1,5 +1,7 @@
 """The benchmark's timed sections (`python -m dfl_bench.bench --sections ...`, all by default):
 
+floor      CLI iterations (same, sum9, the w_dfl=0 baseline; 1 thread) against a bare PyTorch
+           step of the CNN on the same 128 images, and where a step's time goes (its parts);
 iteration  DFL iteration on same/sum9 (non-logging and logging step) vs the materialized-pairs
            NTN and vs a supervised-only step, interleaved in one process, per thread count;
 scaling    iteration, CNN-only (supervised) step and logic part for b = 16 .. 256;
@@ -22,12 +24,13 @@ import lightning
 import torch
 
 from dfl_bench import records
-from dfl_bench.bench import steps
+from dfl_bench.bench import runs, steps
 from dfl_bench.bench.timing import interleaved, load, loglog_slope, summary_ms
 from dfl_bench.train import REPO_DIR
 
-SECTIONS = ("iteration", "scaling", "eval", "paper", "sweep")
+SECTIONS = ("floor", "iteration", "scaling", "eval", "paper", "sweep")
 PROBLEMS = ("same", "sum9")
+FLOOR_PROBLEMS = ("same", "sum9", "ce_pair")  # ce_pair: the paper's baseline, w_dfl = 0
 MATERIALIZED_EVERY = 5  # the materialized step is far slower: time it in every 5th round
 
 
@@ -91,7 +94,7 @@ def iteration_section(
                     "threads": n,
                     "problem": p,
                     "speedup_vs_materialized": medians[p, "materialized"] / dfl,
-                    "vs_supervised": dfl / sup,
+                    "vs_ce_only": dfl / sup,
                     "metrics_overhead_logging_step": medians[p, "dfl_logging"] / dfl - 1,
                     "load_average": during,
                 }
@@ -133,3 +136,41 @@ def eval_section(data, repeats: int, threads: int, device: torch.device) -> dict
     module = steps.build_module("same", steps.NEVER, device)
     secs = interleaved({"eval": steps.evaluation(module, data)}, repeats, 1, device)["eval"]
     return {"test_images": len(data.test_y), "threads": threads, **summary_ms(secs)}
+
+
+def floor_section(
+    data,
+    slices: tuple[int, int],
+    repeats: int,
+    warmup: int,
+    device: torch.device,
+    workdir: Path,
+    extra: Sequence[str] = (),
+) -> dict[str, Any]:
+    """1 thread: each FLOOR_PROBLEMS run's marginal ms per CLI iteration (two paper-profile slices,
+    `runs.paper_extrapolation`) over the bare CNN step's median, the latter timed before and
+    after every CLI run (so that load drifts hit both); then each problem's step parts."""
+    torch.set_num_threads(1)
+    batch = steps.draw_batches(data, 64, 1)[0]
+    cnn = steps.bare_cnn(batch)
+    samples = interleaved({"cnn": cnn}, repeats, warmup, device)["cnn"]
+    cli = []
+    for p in FLOOR_PROBLEMS:
+        cli.append(runs.paper_extrapolation(p, slices, workdir / p, extra=[*extra, "threads=1"]))
+        samples += interleaved({"cnn": cnn}, repeats, 0, device)["cnn"]
+    floor = summary_ms(samples)
+    rows = [
+        {
+            "problem": r["problem"],
+            "cli_ms_per_iteration": r["marginal_ms_per_iteration"],
+            "vs_cnn": r["marginal_ms_per_iteration"] / floor["median_ms"],
+            "slices": r["slices"],
+        }
+        for r in cli
+    ]
+    parts = {}
+    for p in FLOOR_PROBLEMS:
+        module = steps.build_module(p, steps.NEVER, device)
+        timed = interleaved(steps.parts(module, batch), repeats, warmup, device)
+        parts[p] = {k: summary_ms(v)["median_ms"] for k, v in timed.items()}
+    return {"cnn_step": floor, "rows": rows, "parts": parts, "load_average_end": load()}

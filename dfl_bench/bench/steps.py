@@ -15,12 +15,13 @@ from itertools import cycle
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from hydra import compose, initialize_config_dir
 from torch import Tensor
 
 from dfl_bench import train
 from dfl_bench.data import MnistDataModule
-from dfl_bench.model import MaterializedNTN
+from dfl_bench.model import MaterializedNTN, MnistNet, dropout_masks
 from dfl_bench.module import DFLModule, interpretation, pair_truth, undersampled_bce
 from dfl_bench.operators import KINDS, OperatorSet
 
@@ -126,3 +127,64 @@ def evaluation(module: DFLModule, data: MnistDataModule) -> Callable[[], None]:
     """One evaluation on the test set as the module runs it every `eval_every` steps."""
     batches = data.test_batches(module.device)
     return lambda: module.evaluate(batches)
+
+
+def bare_cnn(batch: Batch) -> Callable[[], None]:
+    """The floor: a plain PyTorch step of the paper's CNN (`MnistNet`, channels_last, dropout)
+    on the labeled + unlabeled images of `batch` (2 x 64 = 128), cross-entropy on all of them,
+    backward, torch.optim.Adam with its defaults (lr 1e-3): no NTN, no logic, no Lightning."""
+    (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
+    x, y = torch.cat([x_l, x_u]), torch.cat([y_l, y_u])
+    net = MnistNet().to(x.device).train()
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+
+    def run() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        F.cross_entropy(net(x)[0], y).backward()
+        optimizer.step()
+
+    return run
+
+
+def parts(module: DFLModule, batch: Batch) -> dict[str, Callable[[], None]]:
+    """Where a training step's time goes: each part forward + backward on its own, from fixed
+    inputs (`cnn`: the CNN on the images the step forwards; `ntn`: every head on all pairs of
+    both batches; `pair_bce`: the undersampled pair loss; `dfl_loss`: the knowledge base's
+    loss; `optimizer`: one optimizer step over all parameters)."""
+    (x_l, y_l), (x_u, _) = batch["labeled"], batch["unlabeled"]
+    x = torch.cat([x_l, x_u]) if module.kb is not None else x_l
+    n = len(x_l)
+    rng = module.generator()
+    with torch.no_grad():
+        logits, emb = module.net(x, dropout_masks(len(x), x.device, rng))
+        pairs = module.net.pair_logits(torch.stack([emb[:n], emb[n:]]) if module.kb else emb)
+    truths = {p: pair_truth(p, y_l) for p in module.predicates}
+    optimizer = module.configure_optimizers()
+    for w in module.parameters():
+        w.grad = torch.zeros_like(w)
+
+    def cnn() -> None:
+        out, e = module.net(x, dropout_masks(len(x), x.device, rng))
+        (out.sum() + e.sum()).backward()
+
+    def ntn() -> None:
+        e = emb.detach().requires_grad_()
+        both = torch.stack([e[:n], e[n:]]) if module.kb is not None else e
+        sum(v.sum() for v in module.net.pair_logits(both).values()).backward()
+
+    def pair_bce() -> None:
+        z = {p: v.detach().requires_grad_() for p, v in pairs.items()}
+        labeled = {p: v[0] if module.kb is not None else v for p, v in z.items()}
+        sum(undersampled_bce(labeled[p], truths[p], rng) for p in module.predicates).backward()
+
+    def dfl_loss() -> None:
+        lg = logits[n:].detach().requires_grad_()
+        pu = {p: v[1].detach().requires_grad_() for p, v in pairs.items()}
+        module.kb(interpretation(lg, pu), module.ops).loss.backward()
+
+    out = {"cnn": cnn, "ntn": ntn, "pair_bce": pair_bce, "dfl_loss": dfl_loss}
+    if not module.predicates:
+        out = {"cnn": cnn}
+    elif module.kb is None:
+        del out["dfl_loss"]
+    return {**out, "optimizer": optimizer.step}

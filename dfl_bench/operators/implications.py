@@ -104,6 +104,30 @@ def _log_sigmoid(x: float) -> float:
     return -math.log1p(math.exp(-x)) if x >= 0 else x - math.log1p(math.exp(x))
 
 
+class _SigmoidDifference(torch.autograd.Function):
+    """(sig((i + b0) s) - sig0) / den, kept in [0, 1] in value only (float32's sigmoid may land a
+    rounding step beyond the float64 sig0 and sig1), with the derivative sig' s / den (one
+    Function: fewer tensor passes than autograd's)."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(i: Tensor, s: float, b0: float, sig0: float, den: float) -> tuple[Tensor, Tensor]:
+        sig = torch.sigmoid((i + b0) * s)
+        return (sig - sig0).div_(den).clamp_(0.0, 1.0), sig
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.save_for_backward(output[1])
+        ctx.mark_non_differentiable(output[1])
+        ctx.scale = inputs[1] / inputs[4]
+
+    @staticmethod
+    def backward(ctx, grad: Tensor, _: Tensor) -> tuple[Tensor | None, ...]:
+        (sig,) = ctx.saved_tensors
+        return torch.ops.aten.sigmoid_backward(grad, sig).mul_(ctx.scale), None, None, None, None
+
+
 def sigmoidal_rescale(i: Tensor, s: float, b0: float) -> Tensor:
     """Definition "sigmoidal" as sig(z) / sig(z1) * (1 - e^(-s i)) / (1 - e^(-s)), z = s(i + b0).
 
@@ -112,13 +136,12 @@ def sigmoidal_rescale(i: Tensor, s: float, b0: float) -> Tensor:
     computed with log sig = -softplus(-x) (no overflow for large s; cheaper on CPU than
     F.logsigmoid) and expm1 (no cancellation for small s). When the denominator is >= 1/4 (e.g.
     s = 9, b0 = -1/2: 0.98) the difference of sigmoids itself is as accurate (error < 1e-6 in
-    float32) and a third of the cost; z = (i + b0) s gives exactly 0 at i = 0 and 1 at i = 1
-    (a rounding-level negative difference is floored at 0 in value, not in gradient).
+    float32) and a third of the cost (a rounding-level excursion out of [0, 1] is clamped in
+    value, not in gradient).
     """
     sig0, sig1 = math.exp(_log_sigmoid(s * b0)), math.exp(_log_sigmoid(s * (1.0 + b0)))
     if sig1 - sig0 >= 0.25:
-        diff = torch.sigmoid((i + b0) * s) - sig0
-        return (diff + (diff.clamp_min(0.0) - diff).detach()) / (sig1 - sig0)
+        return _SigmoidDifference.apply(i, s, b0, sig0, sig1 - sig0)[0]
     ratio = torch.exp(-F.softplus(-s * (i + b0)) - _log_sigmoid(s * (1.0 + b0)))
     return ratio * torch.expm1(-s * i) / math.expm1(-s)
 

@@ -56,9 +56,29 @@ def floor_(x: Tensor) -> Tensor:
     return x + (x.clamp_min(EPS) - x).detach()
 
 
+class _FlooredLog(torch.autograd.Function):
+    """log(max(x, EPS)) with the derivative 1 / max(x, EPS) everywhere (`floor_` then log, as
+    one Function: two tensor passes each way instead of six)."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x: Tensor) -> Tensor:
+        return x.clamp_min(EPS).log_()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
+        return grad / x.clamp_min(EPS)
+
+
 def log_(x: Tensor) -> Tensor:
     """log(max(x, EPS)) with derivative 1/max(x, EPS) (finite log-product at truth value 0)."""
-    return torch.log(floor_(x))
+    return _FlooredLog.apply(x)
 
 
 def dims(x: Tensor, dim: Dim) -> tuple[int, ...]:
