@@ -63,7 +63,9 @@ class StackedModule(L.LightningModule):
         self.poison_at = list(poison_at) or [None] * len(members)
         self.net = StackedNet([m.net for m in members])
         self.predicates, self.unlabeled = first.predicates, first.kb is not None
-        self._vmap_kb = shared_logic and self.unlabeled  # one vmapped KB for all runs
+        # one vmapped KB call for all runs (on a CPU as fast as R calls from R=4 on, measured;
+        # slower for one run)
+        self._vmap_kb = shared_logic and self.unlabeled and len(members) > 1
         self.register_buffer("w_dfl", torch.tensor([m.w_dfl for m in members]), persistent=False)
         self.log_every, self.eval_every = first.log_every, first.eval_every
         self.max_steps = first.max_steps
