@@ -1,7 +1,7 @@
 """`hydra/launcher=stacked`: a dfl_bench sweep's runs trained as stacks in this process (issue 11).
 
-    python -m dfl_bench +experiment=same_symmetric seed=0,1,2,3 -m hydra/launcher=stacked
-    python -m dfl_bench seed=0,1,2,3 -m hydra/launcher=stacked hydra.launcher.stack_size=4
+    python -m dfl_bench -m +experiment=same_symmetric seed=0,1,2,3 hydra/launcher=stacked
+    python -m dfl_bench -m seed=0,1,2,3 hydra/launcher=stacked hydra.launcher.stack_size=4
 
 Each job is set up as Hydra's basic launcher sets it up (its config composed, its output folder
 and `.hydra/` files, its overrides and name); the jobs then train through
