@@ -10,7 +10,7 @@ import torch
 
 from dfl_bench.operators import build, choices, spec
 from dfl_bench.operators.implications import sigmoidal_rescale
-from dfl_bench.operators.numerics import EPS
+from dfl_bench.operators.numerics import EPS, log_, pnorm2
 
 CORNERS = [0.0, 1e-30, 1e-7, 0.5, 1 - 1e-7, 1.0]
 P_VALUES = [0.5, 1.0, 2.0, 20.0, 200.0]
@@ -250,3 +250,28 @@ def test_operators_need_no_host_sync(kind: str, name: str, kw: dict) -> None:
         out = op(torch.empty(4, 1, device="meta"), torch.empty(1, 6, device="meta"))
         assert out.shape == (4, 6)
     assert out.dtype == torch.float32
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0, 1.5, 2.0, 20.0])
+@pytest.mark.parametrize("cap", [None, 1.0])
+def test_fused_pnorm2_equals_autograd_of_the_formula(p: float, cap: float | None) -> None:
+    """The pnorm2 Function (value and hand-written gradient) against autograd of
+    min((u^p + v^p)^(1/p), cap) in float64, away from the origin and the cap's kink."""
+    g = torch.Generator().manual_seed(3)
+    u, v = (0.05 + 0.9 * torch.rand(2, 500, generator=g, dtype=torch.float64)).unbind()
+    v = torch.cat([v[:-3], u[-3:]])  # ties u = v
+    keep = ((u**p + v**p) ** (1 / p) - (cap or 9.0)).abs() > 1e-6
+    a, b = u.clone().requires_grad_(), v.clone().requires_grad_()
+    ref = (a**p + b**p) ** (1 / p)
+    ref = (ref if cap is None else ref.clamp_max(cap))[keep]
+    x, y = u.clone().requires_grad_(), v.clone().requires_grad_()
+    got = pnorm2(x, y, p, cap)[keep]
+    torch.testing.assert_close(got, ref)
+    torch.testing.assert_close(grads(got, x, y), grads(ref, a, b))
+
+
+def test_floored_log_equals_log_of_the_floor_with_a_straight_through_gradient() -> None:
+    x = torch.tensor([0.0, 1e-9, EPS, 0.3, 1.0], dtype=torch.float64, requires_grad=True)
+    out = log_(x)
+    torch.testing.assert_close(out, torch.log(x.detach().clamp_min(EPS)))
+    torch.testing.assert_close(grads(out, x)[0], 1 / x.detach().clamp_min(EPS))

@@ -19,6 +19,12 @@ from dfl_bench.bench.targets import (
     meets,
 )
 
+STACK_TARGET_RUNS = 16  # the issue's target: 16 stacked runs at >= 8x 16 separate ones, on a GPU
+GPU_TARGETS = (
+    "GPU targets are measured by `--device cuda` only: a single run's step with its kernel "
+    "launches captured, against the uncaptured step on the same card, and 16 stacked runs at "
+    ">= 8x the throughput of 16 separate ones."
+)
 GPU_NOTE = (
     "GPU: every timing is bracketed by `torch.cuda.synchronize()`; at these sizes a step is "
     "bound by kernel launches, so the CPU-oriented ratio targets do not transfer."
@@ -130,31 +136,37 @@ def target_rows(result: dict[str, Any]) -> list[list[str]]:
                 f["fraction"],
             ]
         )
-    for r in result.get("stacking", {}).get("rows", []):
-        if r.get("target"):
-            rows.append(
-                [
-                    f"{r['runs']} stacked runs vs separate, throughput ({r['device']})",
-                    "stacked_throughput",
-                    r["speedup"],
-                ]
-            )
+    stacking = result.get("stacking", {})
+    for r in stacking.get("rows", []):
+        if r["runs"] == STACK_TARGET_RUNS:
+            what = f"{r['runs']} stacked runs vs separate, throughput ({stacking['device']})"
+            rows.append([what, "stacked_throughput", r["speedup"]])
     return [
         [
             what,
             f"{value:.3g}",
             f"{TARGETS[name][0]} {TARGETS[name][1]:g}",
-            "met" if meets(name, value) else "**not met**",
+            status(name, value, result),
         ]
         for what, name, value in rows
     ]
+
+
+def status(name: str, value: float, result: dict[str, Any]) -> str:
+    """met / **not met**; the stacking target is a GPU one, only informative on a CPU."""
+    if name == "stacked_throughput" and result.get("stacking", {}).get("device") != "cuda":
+        return "GPU target (CPU: measured only)"
+    return "met" if meets(name, value) else "**not met**"
 
 
 def _targets_md(result: dict[str, Any]) -> list[str]:
     rows = target_rows(result)
     if not rows:
         return []
-    return ["", "## Targets", "", *markdown.table(["what", "measured", "target", ""], rows)]
+    out = ["", "## Targets", "", *markdown.table(["what", "measured", "target", ""], rows)]
+    if result["machine"]["device"] == "cpu":
+        out += ["", GPU_TARGETS]
+    return out
 
 
 def _floor_md(section: dict[str, Any]) -> list[str]:
