@@ -26,12 +26,12 @@ test: lint ## lint (ruff), then the test suite (tiny budgets, W&B offline)
 	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q
 
 lint: ## ruff lint + format check
-	$(PYTHON) -m ruff check dfl_bench tests
-	$(PYTHON) -m ruff format --check dfl_bench tests
+	$(PYTHON) -m ruff check dfl_bench tests hydra_plugins
+	$(PYTHON) -m ruff format --check dfl_bench tests hydra_plugins
 
 format: ## apply ruff formatting and safe fixes
-	$(PYTHON) -m ruff check --fix dfl_bench tests
-	$(PYTHON) -m ruff format dfl_bench tests
+	$(PYTHON) -m ruff check --fix dfl_bench tests hydra_plugins
+	$(PYTHON) -m ruff format dfl_bench tests hydra_plugins
 
 theory: ## reproduce the paper's analytical results under results/theory/
 	$(PYTHON) -m dfl_bench.theory

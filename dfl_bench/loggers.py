@@ -87,9 +87,11 @@ def build_logger(
     group: str,
     config: Mapping[str, Any],
     save_dir: str | Path,
+    concurrent: bool = False,
 ) -> Logger | None:
     """The Lightning logger of `cfg` (a conf/logger option): its `_target_` called with the
-    option's other keys plus the job context (`name`, `group`, `config`, `save_dir`) that the
+    option's other keys plus the job context (`name`, `group`, `config`, `save_dir`; with
+    `concurrent`, `reinit="create_new"`, so that runs of one process log at once) that the
     target names as parameters and the option leaves unset (null); an option without
     `_target_` logs nothing."""
     options = {k: v for k, v in cfg.items() if v is not None}
@@ -97,6 +99,8 @@ def build_logger(
         return None
     target = get_object(options.pop("_target_"))
     context = {"name": name, "group": group, "config": dict(config), "save_dir": str(save_dir)}
+    if concurrent:
+        context["reinit"] = "create_new"
     named = {
         name
         for name, p in inspect.signature(target).parameters.items()
@@ -118,8 +122,10 @@ def wandb_logger(
     entity: str | None = None,
     mode: str = "auto",
     tags: Sequence[str] = (),
+    reinit: str = "finish_previous",
 ) -> WandbLogger:
-    """A W&B run per job, grouped by experiment, offline unless logged in (`wandb_mode`)."""
+    """A W&B run per job, grouped by experiment, offline unless logged in (`wandb_mode`);
+    `reinit="create_new"` keeps the process's other runs open (stacked runs)."""
     import wandb
 
     return WandbLogger(
@@ -131,7 +137,7 @@ def wandb_logger(
         config=dict(config),
         save_dir=save_dir,
         mode=wandb_mode(mode),
-        reinit="finish_previous",
+        reinit=reinit,
         settings=wandb.Settings(console="off", x_disable_stats=True, silent=True),
     )
 
@@ -157,9 +163,8 @@ def _finite(value: Any) -> Any:
 
 
 def finish(logger: Logger | None, failed: bool) -> None:
-    """Close the W&B run cleanly (wandb.finish) so the next job of a sweep starts its own run."""
-    if isinstance(logger, WandbLogger):
-        import wandb
-
-        if wandb.run is not None:
-            wandb.finish(exit_code=1 if failed else 0)
+    """Close the logger's own W&B run (if it started) cleanly, so the next job of a sweep
+    starts its own run; other runs of the process (stacked runs) stay open."""
+    run = getattr(logger, "_experiment", None) if isinstance(logger, WandbLogger) else None
+    if run is not None:
+        run.finish(exit_code=1 if failed else 0)

@@ -247,6 +247,10 @@ class DFLModule(L.LightningModule):
         if metrics is None:
             return
         self.log_dict({f"metrics/{k}": float(v) for k, v in metrics.items()}, batch_size=batch_size)
+        self.accumulate_tail(step, metrics)
+
+    def accumulate_tail(self, step: int, metrics: Mapping[str, float]) -> None:
+        """Add a logging step's magnitudes to the final `metrics_tail` window (Section 9.1)."""
         if step > self.max_steps - _tail_steps(self.metrics_tail, self.max_steps):
             self._tail += torch.tensor([metrics[k] for k in MAGNITUDES], dtype=torch.float64)
             self._tail_logs += 1

@@ -107,29 +107,55 @@ def run_prepared(
     cfg: DictConfig, hydra_cfg: DictConfig, config: dict[str, Any], module: DFLModule
 ) -> dict[str, Any]:
     """One checked job: lock, skip if done, reuse, else train (resuming), record (module doc)."""
+    path, ckpt_dir = job_paths(cfg, config)
+    with job_lock(lock_path(ckpt_dir)):
+        settled = settled_record(cfg, hydra_cfg, config, path, ckpt_dir)
+        if settled is not None:
+            return settled
+        return fit_and_record(cfg, hydra_cfg, config, module, path, ckpt_dir)
+
+
+def job_paths(cfg: DictConfig, config: Mapping[str, Any]) -> tuple[Path, Path]:
+    """The job's record path and checkpoint folder (both named by its config hash)."""
     digest = records.config_hash(config)
     experiment = config["experiment_name"]
     path = records.record_path(to_absolute_path(cfg.records_dir), experiment, digest)
-    ckpt_dir = Path(to_absolute_path(cfg.checkpoint_dir)) / experiment / digest
-    with job_lock(ckpt_dir.with_name(f"{digest}.lock")):
-        if cfg.force:
-            shutil.rmtree(ckpt_dir, ignore_errors=True)
-        elif records.is_done(path):
-            name = job_name(hydra_cfg)
-            print(f"[dfl_bench] skipping {name}: {path} says ok (force=true reruns it)")
-            return records.read_record(path) or {}
-        elif reused := records.reuse_done(
-            to_absolute_path(cfg.records_dir),
-            path,
-            experiment=experiment,
-            name=job_name(hydra_cfg),
-            row=config.get("row"),
-            config=config,
-            overrides=list(hydra_cfg.overrides.task),
-        ):
-            print(summary_text(reused, path))
-            return reused
-        return fit_and_record(cfg, hydra_cfg, config, module, path, ckpt_dir)
+    return path, Path(to_absolute_path(cfg.checkpoint_dir)) / experiment / digest
+
+
+def lock_path(ckpt_dir: Path) -> Path:
+    """The job's lock file, beside its checkpoint folder."""
+    return ckpt_dir.with_name(f"{ckpt_dir.name}.lock")
+
+
+def settled_record(
+    cfg: DictConfig,
+    hydra_cfg: DictConfig,
+    config: dict[str, Any],
+    path: Path,
+    ckpt_dir: Path,
+) -> dict[str, Any] | None:
+    """The record of a (locked) job that need not train: ok already (skipped), or trained by
+    another experiment (reused); None when it must train (force=true drops its checkpoint)."""
+    experiment = config["experiment_name"]
+    if cfg.force:
+        shutil.rmtree(ckpt_dir, ignore_errors=True)
+    elif records.is_done(path):
+        name = job_name(hydra_cfg)
+        print(f"[dfl_bench] skipping {name}: {path} says ok (force=true reruns it)")
+        return records.read_record(path) or {}
+    elif reused := records.reuse_done(
+        to_absolute_path(cfg.records_dir),
+        path,
+        experiment=experiment,
+        name=job_name(hydra_cfg),
+        row=config.get("row"),
+        config=config,
+        overrides=list(hydra_cfg.overrides.task),
+    ):
+        print(summary_text(reused, path))
+        return reused
+    return None
 
 
 def fit_and_record(

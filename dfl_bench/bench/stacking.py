@@ -1,0 +1,136 @@
+"""Stacked runs against separate runs (issue 11): R training iterations as one stacked model
+(`StackedModule`) against R single-run iterations (`DFLModule`), on the same batches, timed
+interleaved in the same process so that their ratio is measured under the same load.
+
+    python -m dfl_bench.bench.stacking --device cpu --runs 1 4 16
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from collections.abc import Callable, Sequence
+from itertools import cycle
+from typing import Any
+
+import lightning as L
+import torch
+
+from dfl_bench.bench.steps import NEVER, Batch, build_module, draw_batches, iteration, load_data
+from dfl_bench.bench.timing import interleaved, load, summary_ms
+from dfl_bench.stacked_module import StackedModule
+
+
+def stacked_iteration(
+    stack: StackedModule, batches: Sequence[Sequence[Batch]]
+) -> Callable[[], None]:
+    """One stacked iteration per call (every run's step): zero_grad, training_step, backward,
+    optimizer step; `batches[r]` are run r's batches, cycled."""
+    optimizer = stack.configure_optimizers()
+    source = cycle([list(step) for step in zip(*batches, strict=True)])
+
+    def run() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        loss = stack.training_step(next(source), 0)
+        loss.backward()
+        optimizer.step()
+
+    return run
+
+
+def separate_iterations(
+    modules: Sequence[Any], batches: Sequence[Sequence[Batch]]
+) -> Callable[[], None]:
+    """R single-run iterations per call, one per run (`bench.steps.iteration`), on the same
+    batches as `stacked_iteration`."""
+    steps = [iteration(m, b) for m, b in zip(modules, batches, strict=True)]
+
+    def run() -> None:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*self.log.*")
+            for step in steps:
+                step()
+
+    return run
+
+
+def stack_throughput(
+    runs: Sequence[int] = (1, 4, 16),
+    device: str = "cpu",
+    problem: str = "same",
+    batch_size: int = 64,
+    repeats: int = 10,
+    warmup: int = 2,
+    n_batches: int = 4,
+) -> dict[str, Any]:
+    """Throughput of R stacked runs against R separate runs, for each R in `runs`.
+
+    Returns ``{"device", "threads", "problem", "batch_size", "repeats", "warmup", "load"
+    (1/5/15 min load averages), "rows": [{"runs": R, "stacked": summary, "separate": summary,
+    "speedup", "stacked_runs_per_s", "separate_runs_per_s"}, ...]}``, where each summary is
+    `timing.summary_ms` of one call (`median_ms`, `q1_ms`, `q3_ms`, `iqr_ms`, `n`): a call is
+    one stacked iteration of all R runs, or R single-run iterations one after another; `speedup`
+    is the separate median over the stacked median (> 1: stacking is faster), and the runs per
+    second are R training iterations (one per run) per median call. R=1 measures the stacking
+    overhead only: `hydra/launcher=stacked` trains a stack of one as a plain job.
+    """
+    dev = torch.device(device)
+    data = load_data(batch_size, dev)
+    rows = []
+    for r in runs:
+        modules, batches = [], []
+        for seed in range(r):
+            L.seed_everything(seed, verbose=False)  # each run its own initialisation
+            modules.append(build_module(problem, NEVER, dev, [f"seed={seed}"]))
+            data.seed = seed  # and its own data order
+            batches.append(draw_batches(data, batch_size, n_batches))
+        stack = StackedModule(modules, [None] * r, shared_logic=True).to(dev).train()
+        samples = interleaved(
+            {
+                "stacked": stacked_iteration(stack, batches),
+                "separate": separate_iterations(modules, batches),
+            },
+            repeats,
+            warmup,
+            dev,
+        )
+        stacked, separate = summary_ms(samples["stacked"]), summary_ms(samples["separate"])
+        rows.append(
+            {
+                "runs": r,
+                "stacked": stacked,
+                "separate": separate,
+                "speedup": separate["median_ms"] / stacked["median_ms"],
+                "stacked_runs_per_s": 1000.0 * r / stacked["median_ms"],
+                "separate_runs_per_s": 1000.0 * r / separate["median_ms"],
+            }
+        )
+    return {
+        "device": str(dev),
+        "threads": torch.get_num_threads(),
+        "problem": problem,
+        "batch_size": batch_size,
+        "repeats": repeats,
+        "warmup": warmup,
+        "load": load(),
+        "rows": rows,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Print `stack_throughput` as JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--runs", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--problem", default="same")
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    result = stack_throughput(args.runs, args.device, args.problem, repeats=args.repeats)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

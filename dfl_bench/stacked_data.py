@@ -1,0 +1,88 @@
+"""The data of a stack of runs: MNIST loaded once, each run its own 1% split and its own resumable
+TrainStream (its seed), advanced in lockstep, so each run sees the batches it would see alone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import lightning as L
+import torch
+from torch import Tensor
+
+from dfl_bench.data import MnistDataModule, TrainStream, split_labeled
+
+Batch = dict[str, tuple[Tensor, Tensor]]
+
+
+class StackedStream:
+    """The runs' TrainStreams zipped: each item is the list of the runs' batches of one step.
+
+    Every run has the same pool sizes (shared data settings), so the streams' epochs coincide;
+    `state_dict` holds every run's stream state (Lightning saves it in the checkpoint)."""
+
+    def __init__(self, streams: Sequence[TrainStream]) -> None:
+        lengths = {len(s) for s in streams}
+        if len(lengths) != 1:
+            raise ValueError(f"stacked streams must have equal passes, got lengths {lengths}")
+        self.streams = list(streams)
+
+    def __len__(self) -> int:
+        return len(self.streams[0])
+
+    def __iter__(self) -> Iterator[list[Batch]]:
+        yield from (list(step) for step in zip(*self.streams, strict=True))
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every run's stream state."""
+        return {"runs": [s.state_dict() for s in self.streams]}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue every run's stream where `state_dict` was taken."""
+        for stream, run in zip(self.streams, state["runs"], strict=True):
+            stream.load_state_dict(run)
+
+
+class StackedDataModule(L.LightningDataModule):
+    """One MnistDataModule's images for R runs that differ only in `seed` and `split_seed`."""
+
+    def __init__(self, data: Mapping[str, Any], seeds: Sequence[int], split_seeds: Sequence[int]):
+        super().__init__()
+        if len(seeds) != len(split_seeds) or not seeds:
+            raise ValueError("a stack needs one seed and one split seed per run")
+        settings = {k: v for k, v in data.items() if k != "split_seed"}
+        self.shared = MnistDataModule(**settings, seed=seeds[0], split_seed=split_seeds[0])
+        self.seeds, self.split_seeds = list(seeds), list(split_seeds)
+
+    def setup(self, stage: str | None = None) -> None:
+        """Load MNIST once; draw each run's labeled split from its split seed."""
+        self.shared.setup(stage)
+        n_train, fraction = len(self.shared.train_x), self.shared.labeled_fraction
+        self.splits = [split_labeled(n_train, fraction, s) for s in self.split_seeds]
+
+    @property
+    def arrays(self) -> Any:
+        """The loaded MNIST arrays (None before setup)."""
+        return self.shared.arrays
+
+    @property
+    def checksum(self) -> str:
+        """Checksum of the MNIST arrays loaded (the same for every run)."""
+        return self.shared.checksum
+
+    def train_dataloader(self) -> StackedStream:
+        """Each run's stream over its own split, ordered by its own seed, on the training device."""
+        trainer = getattr(self, "trainer", None)
+        device = trainer.strategy.root_device if trainer is not None else torch.device("cpu")
+        x, y = self.shared.train_x.to(device), self.shared.train_y.to(device)
+        batch = self.shared.batch_size
+        return StackedStream(
+            [
+                TrainStream(x, y, labeled, unlabeled, batch, seed)
+                for (labeled, unlabeled), seed in zip(self.splits, self.seeds, strict=True)
+            ]
+        )
+
+    def test_batches(self, device: torch.device | str = "cpu") -> list[tuple[Tensor, Tensor]]:
+        """The test set (the same for every run), as MnistDataModule.test_batches."""
+        return self.shared.test_batches(device)

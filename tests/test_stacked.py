@@ -1,0 +1,389 @@
+"""Many runs per process (issue 11): a run trained in a stack is the same run trained alone (its
+batches, dropout masks and negative pairs identical; its weights and logged losses equal up to
+the rounding of grouped kernels), `hydra/launcher=stacked` writes the records and W&B runs that
+separate jobs write, a run whose loss turns NaN fails alone while the others finish, and an
+interrupted stack resumes to the uninterrupted records."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import lightning as L
+import pytest
+import torch
+from jobs import composed
+from lightning.pytorch.loggers import Logger
+from wandb_offline import history as wandb_history
+from wandb_offline import summary as wandb_summary
+
+from dfl_bench import data, loggers, model, module, records, stacked_module, stacked_runs, train
+from dfl_bench.data import MnistDataModule
+from dfl_bench.operators import KINDS
+from dfl_bench.stacked_data import StackedDataModule
+from dfl_bench.stacked_module import StackedModule
+from dfl_bench.stacked_net import (
+    StackedNet,
+    _grouped_features,
+    _looped_features,
+    _looped_head,
+    _vmapped_head,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+# 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
+# log_every=3: steps without metrics too, where runs sharing their logic take one vmapped KB call
+SHORT = (
+    "profile.max_steps=12",
+    "profile.subset_train=640",
+    "profile.checkpoint_every=4",
+    "profile.log_every=3",
+)
+ROWS = ("product_S", "godel_R", "lukasiewicz")  # three operator families of one table
+# grouped and batched kernels round differently from the single-run ones
+CLOSE = {"rel": 1e-4, "abs": 1e-5}
+METRICS = ("test_accuracy", "best_test_accuracy", "cons_ratio", "cu_cons", "cu_ant")
+
+
+class Recorder(Logger):
+    """A Lightning logger that keeps every `log_metrics` call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[int, dict]] = []
+
+    @property
+    def name(self) -> str:
+        return "recorder"
+
+    @property
+    def version(self) -> str:
+        return "0"
+
+    def log_metrics(self, metrics, step=None) -> None:
+        self.rows.append((step, dict(metrics)))
+
+    def log_hyperparams(self, params, *args, **kwargs) -> None:
+        pass
+
+
+@pytest.fixture
+def draws(monkeypatch):
+    """Every batch and dropout mask drawn, keyed by the seed of the generator that drew it."""
+    seen = defaultdict(list)
+    stream_iter, masks = data.TrainStream.__iter__, model.dropout_masks
+
+    def batches(self):
+        for batch in stream_iter(self):
+            seen["batch", self._generator.initial_seed()].append(batch["labeled"][1].tolist())
+            yield batch
+
+    def drawn(n, device="cpu", generator=None):
+        out = masks(n, device, generator)
+        seen["mask", generator.initial_seed()].append(out[1].sum().item())
+        return out
+
+    monkeypatch.setattr(data.TrainStream, "__iter__", batches)
+    monkeypatch.setattr(module, "dropout_masks", drawn)
+    monkeypatch.setattr(stacked_module, "dropout_masks", drawn)
+    return seen
+
+
+def alone(tmp: Path, *overrides: str) -> tuple[module.DFLModule, Recorder]:
+    """One run trained as `train` trains it (no records), with a recording logger."""
+    cfg, _ = composed(tmp, *SHORT, *overrides)
+    config, run = train.prepared(cfg, overrides)
+    logger = Recorder()
+    trainer = train.build_trainer(cfg, logger, [])
+    trainer.fit(run, datamodule=MnistDataModule(**config["data"], seed=cfg.seed))
+    return run, logger
+
+
+def stacked(tmp: Path, *runs: tuple[str, ...]) -> tuple[StackedModule, list[Recorder]]:
+    """The runs (each a tuple of overrides) trained as one stack, each with a recording logger."""
+    cfgs = [composed(tmp, *SHORT, *overrides)[0] for overrides in runs]
+    built = [train.prepared(cfg, overrides) for cfg, overrides in zip(cfgs, runs, strict=True)]
+    recorders = [Recorder() for _ in runs]
+    logic = {
+        json.dumps([c[k] for c in (config,) for k in (*KINDS, "problem")]) for config, _ in built
+    }
+    stack = StackedModule([run for _, run in built], recorders, shared_logic=len(logic) == 1)
+    seeds = [cfg.seed for cfg in cfgs]
+    trainer = train.build_trainer(cfgs[0], None, [])
+    trainer.fit(stack, datamodule=StackedDataModule(built[0][0]["data"], seeds, seeds))
+    return stack, recorders
+
+
+def assert_same_run(
+    stack: StackedModule, r: int, recorder: Recorder, run, logger, close: dict
+) -> None:
+    """Run r of the stack logged and learned what the run alone did (up to `close`)."""
+    assert [s for s, _ in recorder.rows] == [s for s, _ in logger.rows]
+    for (_, got), (_, want) in zip(recorder.rows, logger.rows, strict=True):
+        assert set(got) == set(want)
+        for key, value in want.items():
+            assert got[key] == pytest.approx(value, nan_ok=True, **close), key
+    weights = stack.net.copy_to(r, model.DFLNet(run.predicates))
+    for (name, got), want in zip(weights.named_parameters(), run.net.parameters(), strict=True):
+        torch.testing.assert_close(got, want, rtol=close["rel"], atol=close["abs"], msg=name)
+    summary, single = stack.summary(r), run.summary()
+    assert summary["steps"] == single["steps"] == 12
+    for key in METRICS:
+        assert summary[key] == pytest.approx(single[key], nan_ok=True, **close), key
+
+
+@pytest.mark.parametrize(
+    ("runs", "vmapped", "close"),
+    [
+        ([("seed=0",), ("seed=1",), ("seed=2",)], True, CLOSE),
+        (
+            [
+                ("+experiment=same_symmetric", f"row={row}", f"seed={3 + i}")
+                for i, row in enumerate(ROWS)
+            ],
+            False,
+            CLOSE,
+        ),
+    ],
+    ids=["seeds", "table-rows"],
+)
+def test_a_stacked_run_is_the_run_alone(tmp_path, draws, runs, vmapped, close):
+    stack, recorders = stacked(tmp_path / "stack", *runs)
+    assert stack._vmap_kb == vmapped
+    stacked_draws = dict(draws)
+    draws.clear()
+    for r, overrides in enumerate(runs):
+        run, logger = alone(tmp_path / str(r), *overrides)
+        assert_same_run(stack, r, recorders[r], run, logger, close)
+    assert dict(draws).keys() == stacked_draws.keys()
+    for key, seen in draws.items():
+        assert stacked_draws[key] == seen, key  # the same batches and masks, bit for bit
+
+
+def test_runs_whose_kb_functorch_cannot_map_compute_it_run_by_run(tmp_path):
+    # yager_r is a custom autograd.Function; its training amplifies rounding so much (the run
+    # alone on 2 threads soon differs from 1 thread) that one step is compared, not a run
+    runs = [("implication=yager_r", f"seed={seed}", *SHORT) for seed in (0, 1)]
+
+    def members():
+        return [train.prepared(composed(tmp_path, *o)[0], o)[1] for o in runs]
+
+    stack = StackedModule(members(), [None, None], shared_logic=True)
+    data = StackedDataModule(composed(tmp_path, *runs[0])[0].data, [0, 1], [0, 1])
+    data.setup()
+    batch = next(iter(data.train_dataloader()))
+    total = stack.training_step(batch, 0)  # step 1, no metrics: a vmapped KB is tried first
+    assert not stack._vmap_kb
+    alone = [m.training_step(b, 0) for m, b in zip(members(), batch, strict=True)]
+    assert total.item() == pytest.approx(sum(alone).item(), **CLOSE)
+
+
+def test_the_gpu_paths_equal_the_cpu_paths():
+    """Grouped convolutions and vmapped heads (GPU) compute what the run-by-run calls (CPU) do."""
+    torch.manual_seed(0)
+    net = StackedNet([model.DFLNet(("same",)) for _ in range(3)])
+    x = torch.randn(3, 8, 1, 28, 28)
+    maps = torch.rand(3, 8, model.CONV2_MAPS, 1, 1)
+    torch.testing.assert_close(
+        _grouped_features(x, maps, net.param), _looped_features(x, maps, net.param)
+    )
+    head = net._heads[0]["same"]
+    params = {n.split(".")[-1]: net.param(n) for n in net.names if n.startswith("heads.same.")}
+    e = torch.randn(3, 2, 8, model.EMBED_DIM)
+    torch.testing.assert_close(_vmapped_head(head, params, e), _looped_head(head, params, e))
+
+
+def sweep_jobs(tmp: Path, *runs: tuple[str, ...]) -> list[stacked_runs.Job]:
+    """Jobs as the stacked launcher hands them to `run_sweep`."""
+    return [stacked_runs.Job(*composed(tmp, *SHORT, *overrides)) for overrides in runs]
+
+
+def test_a_run_that_turns_nan_fails_alone_and_the_others_finish(tmp_path):
+    runs = [("seed=0",), ("seed=1", "debug.nan_at_step=5"), ("seed=2",)]
+    jobs = sweep_jobs(tmp_path, *runs)
+    stacked_runs.run_sweep(jobs, stack_size=16)
+    poisoned = train.run(*composed(tmp_path / "alone", *SHORT, *runs[1]))
+    got = jobs[1].record
+    assert got["status"] == poisoned["status"] == "failed"
+    assert (
+        got["reason"]
+        == poisoned["reason"]
+        == "non-finite loss: loss term 'dfl' is not finite at step 6"
+    )
+    assert got["steps"] == poisoned["steps"] and got["evaluated_step"] == poisoned["evaluated_step"]
+    assert got["test_accuracy"] == pytest.approx(poisoned["test_accuracy"], **CLOSE)
+    assert "failed" in jobs[1].error
+    for job, overrides in ((jobs[0], runs[0]), (jobs[2], runs[2])):
+        assert job.error is None and job.record["status"] == "ok" and job.record["steps"] == 12
+        healthy = train.run(*composed(tmp_path / "alone", *SHORT, *overrides))
+        for key in METRICS:  # the NaN run's weights and loss reach no other run
+            assert job.record[key] == pytest.approx(healthy[key], **CLOSE), key
+
+
+def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, monkeypatch):
+    runs = [("seed=0",), ("seed=1",)]
+    whole = sweep_jobs(tmp_path / "whole", *runs)
+    stacked_runs.run_sweep(whole, stack_size=2)
+
+    class Crash(L.Callback):
+        def on_train_batch_end(self, trainer, *args):
+            if trainer.global_step == 10:
+                raise RuntimeError("killed")
+
+    build = train.build_trainer
+    monkeypatch.setattr(
+        train, "build_trainer", lambda cfg, lg, hooks: build(cfg, lg, [*hooks, Crash()])
+    )
+    crashed = sweep_jobs(tmp_path, *runs)
+    stacked_runs.run_sweep(crashed, stack_size=2)
+    assert all("RuntimeError: killed" in job.error for job in crashed)
+    assert list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))
+    monkeypatch.undo()
+    resumed = sweep_jobs(tmp_path, *runs)
+    stacked_runs.run_sweep(resumed, stack_size=2)
+    for job, ref in zip(resumed, whole, strict=True):
+        assert job.record["resumed"] and job.record["status"] == "ok"
+        fields = records.SUMMARY_FIELDS
+        assert {k: job.record[k] for k in fields} == {k: ref.record[k] for k in fields}
+    assert not list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))
+
+
+@pytest.mark.slow
+def test_sigterm_checkpoints_the_stack_and_the_rerun_resumes_it(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
+    command = [
+        *(sys.executable, "-m", "dfl_bench", "-m", "hydra/launcher=stacked", "profile=smoke"),
+        *("logger=none", "progress_bar=false", f"hydra.sweep.dir={tmp_path / 'sweep'}"),
+        *(f"records_dir={tmp_path / 'records'}", f"checkpoint_dir={tmp_path / 'checkpoints'}"),
+        *("seed=0,1", "+debug.sigterm_at_step=3,99"),  # the 99 stack is the uninterrupted twin
+    ]
+
+    def cli() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        )
+
+    first = cli()
+    assert first.returncode == 143, first.stderr[-3000:]
+    assert "SIGTERM at step 3" in first.stderr
+    assert len(list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))) == 1
+    second = cli()
+    assert second.returncode == 0, second.stderr[-3000:]
+    done = [json.loads(p.read_text()) for p in (tmp_path / "records").rglob("*.json")]
+    by = {(r["seed"], r["config"]["debug"]["sigterm_at_step"]): r for r in done}
+    assert len(by) == 4
+    for seed in (0, 1):
+        resumed, whole = by[seed, 3], by[seed, 99]
+        assert resumed["resumed"] and not whole["resumed"]
+        fields = records.SUMMARY_FIELDS
+        assert {k: resumed[k] for k in fields} == {k: whole[k] for k in fields}
+
+
+def test_stack_keys_group_what_one_model_can_share():
+    def key(*overrides):
+        cfg, _ = composed(Path("/tmp"), *overrides)
+        return stacked_runs.stack_key(train.resolved_config(cfg))
+
+    assert key("seed=0") == key("seed=1") == key("tnorm=product", "seed=4")
+    assert key("seed=0") != key("optimizer=sgd")
+    assert key("seed=0") != key("problem=sum9")
+    assert key("seed=0") != key("problem=ce_pair")  # no DFL term: no unlabeled forward
+    assert key("seed=0") != key("+debug.sigterm_at_step=3")
+    clipped = ("+trainer.gradient_clip_val=1.0",)
+    assert key(*clipped) != key(*clipped, "seed=1")  # one norm over a stack would couple runs
+
+
+EXPERIMENT = """\
+# @package _global_
+experiment_name: stack_test
+tnorm: ${rows[${row}].tnorm}
+implication: ${rows[${row}].implication}
+debug:
+  nan_at_step: ${rows[${row}].nan_at_step}
+row: product
+rows:
+  product: {tnorm: {name: product}, implication: {name: reichenbach}, nan_at_step: null}
+  godel: {tnorm: {name: godel}, implication: {name: kleene_dienes}, nan_at_step: null}
+  poisoned: {tnorm: {name: product}, implication: {name: reichenbach}, nan_at_step: 2}
+hydra:
+  sweeper:
+    params:
+      row: product,godel,poisoned
+"""
+
+
+@pytest.mark.slow
+def test_the_stacked_launcher_writes_what_separate_jobs_write(tmp_path):
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)
+    (tmp_path / "conf" / "experiment" / "stack_test.yaml").write_text(EXPERIMENT)
+    search = f"hydra.searchpath=[file://{tmp_path / 'conf'}]"
+    env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO), "WANDB_SILENT": "true"}
+    command = [
+        *(sys.executable, "-m", "dfl_bench", "-m", "profile=smoke", "progress_bar=false"),
+        *(f"records_dir={tmp_path / 'records'}", f"checkpoint_dir={tmp_path / 'checkpoints'}"),
+        *(search, "+experiment=stack_test", "seed=0,1", "hydra/launcher=stacked"),
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 1, done.stderr[-3000:]  # the poisoned runs failed, as separate jobs
+    assert "row=poisoned" in done.stderr and "failed: non-finite loss" in done.stderr
+    got = {
+        p.relative_to(tmp_path / "records"): json.loads(p.read_text())
+        for p in (tmp_path / "records").rglob("*.json")
+    }
+    assert len(got) == 6
+    for row in ("product", "godel", "poisoned"):
+        for seed in (0, 1):
+            overrides = (search, "+experiment=stack_test", f"row={row}", f"seed={seed}")
+            separate = train.run(*composed(tmp_path / "separate", "profile=smoke", *overrides))
+            want = records.strict(separate)  # as written: NaN is null
+            path = Path("stack_test") / f"{want['config_hash']}.json"
+            record = got[path]
+            assert set(record) == set(want)
+            assert records.hashed_config(record["config"]) == records.hashed_config(want["config"])
+            for key in ("status", "reason", "row", "seed", "profile", "steps", "data_checksum"):
+                assert record[key] == want[key], key
+            for key in METRICS:
+                value = want[key]
+                assert record[key] == (value if value is None else pytest.approx(value, **CLOSE))
+            check_wandb_run(tmp_path / record["log_dir"], record)
+    again = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert again.returncode == 1, again.stderr[-3000:]  # the ok runs are skipped, not retrained
+    assert again.stdout.count("skipping") == 4 and again.stdout.count("] failed") == 2
+
+
+def check_wandb_run(run_dir: Path, record: dict) -> None:
+    """The run's own offline W&B run, with its metrics, test accuracy and the record's summary."""
+    assert run_dir.name.startswith("offline-run-")
+    summary = wandb_summary(run_dir)
+    for key in loggers.SUMMARY_KEYS:
+        value = record[key]
+        if isinstance(value, float):
+            value = pytest.approx(value) if math.isfinite(value) else None
+        assert summary[key] == value, key
+    if record["status"] == "ok":
+        history = wandb_history(run_dir)
+        accuracy = [h["test/accuracy"] for h in history if "test/accuracy" in h]
+        assert accuracy[-1] == pytest.approx(record["test_accuracy"])
+        assert any("loss/total" in h and "metrics/cons_ratio" in h for h in history)
+
+
+def test_stack_throughput_reports_both_timings_per_stack_size():
+    from dfl_bench.bench.stacking import stack_throughput
+
+    result = stack_throughput(runs=(1, 2), repeats=1, warmup=0, n_batches=1)
+    assert result["device"] == "cpu" and [row["runs"] for row in result["rows"]] == [1, 2]
+    for row in result["rows"]:
+        assert row["stacked"]["median_ms"] > 0 and row["separate"]["median_ms"] > 0
+        assert row["speedup"] == pytest.approx(
+            row["separate"]["median_ms"] / row["stacked"]["median_ms"]
+        )
