@@ -76,8 +76,11 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
         str(tmp_path),
         "--sections",
         "iteration",
+        "stacking",
         "scaling",
         "eval",
+        "--stack-runs",
+        "2",
         "--batch-size",
         "8",
         "--threads",
@@ -94,7 +97,8 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
     ]
     main(argv)
     result = json.loads((tmp_path / "bench.json").read_text())
-    assert {"machine", "iteration", "scaling", "eval"} <= set(result)
+    assert {"machine", "iteration", "stacking", "scaling", "eval"} <= set(result)
+    assert [r["runs"] for r in result["stacking"]["rows"]] == [2]
     assert {"cpu", "cores", "torch", "command", "load_average_start"} <= set(result["machine"])
     variants = {(r["problem"], r["variant"]) for r in result["iteration"]["rows"]}
     assert {
@@ -110,6 +114,7 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
     readme = (tmp_path / "README.md").read_text()
     assert "speedup vs materialized" in readme and "| CPU |" in readme
     assert "## Targets" in readme and "metrics on a logging step, same, 1 thread(s)" in readme
+    assert "## Many runs per process" in readme
     assert (tmp_path / "scaling.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from dfl_bench.bench import kb_timing, report, runs, sections, steps
+from dfl_bench.bench import kb_timing, report, runs, sections, stacking, steps
 from dfl_bench.bench.timing import load
 from dfl_bench.train import REPO_DIR
 
@@ -49,6 +49,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--paper-runs", type=Path, default=runs.PAPER_RUNS, help="records of `make paper-run`"
+    )
+    parser.add_argument(
+        "--stack-runs", type=int, nargs="+", default=[1, 4, 16], help="stacking section's R"
     )
     parser.add_argument("--sweep-jobs", type=int, default=4)
     parser.add_argument("--sweep-steps", type=int, default=200)
@@ -87,6 +90,12 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
             data, args.batch_size, args.threads, args.repeats, args.warmup, device
         )
     torch.set_num_threads(default_threads)
+    if "stacking" in args.sections:
+        torch.set_num_threads(1)
+        result["stacking"] = stacking.stack_throughput(
+            args.stack_runs, args.device, repeats=max(3, args.repeats // 3), warmup=args.warmup
+        )
+        torch.set_num_threads(default_threads)
     if "scaling" in args.sections:
         result["scaling"] = sections.scaling_section(
             data, args.batch_sizes, max(3, args.repeats // 3), args.warmup, device

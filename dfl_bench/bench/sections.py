@@ -4,6 +4,8 @@ floor      CLI iterations (same, sum9, the w_dfl=0 baseline; 1 thread) against a
            step of the CNN on the same 128 images, and where a step's time goes (its parts);
 iteration  DFL iteration on same/sum9 (non-logging and logging step) vs the materialized-pairs
            NTN and vs a supervised-only step, interleaved in one process, per thread count;
+stacking   R runs as one stacked model (hydra/launcher=stacked) vs R separate iterations, 1 thread
+           on the CPU (`stacking.stack_throughput`);
 scaling    iteration, CNN-only (supervised) step and logic part for b = 16 .. 256;
 eval       one evaluation on the 10k test set;
 paper      two paper-profile CLI runs per problem, extrapolated to 70,000 iterations;
@@ -28,7 +30,7 @@ from dfl_bench.bench import runs, steps
 from dfl_bench.bench.timing import interleaved, load, loglog_slope, summary_ms
 from dfl_bench.train import REPO_DIR
 
-SECTIONS = ("floor", "iteration", "scaling", "eval", "paper", "sweep")
+SECTIONS = ("floor", "iteration", "stacking", "scaling", "eval", "paper", "sweep")
 PROBLEMS = ("same", "sum9")
 FLOOR_PROBLEMS = ("same", "sum9", "ce_pair")  # ce_pair: the paper's baseline, w_dfl = 0
 MATERIALIZED_EVERY = 5  # the materialized step is far slower: time it in every 5th round
