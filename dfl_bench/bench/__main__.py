@@ -45,8 +45,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="torch threads of the paper runs (the first also times the eval section)",
     )
     parser.add_argument(
-        "--floor-slices", type=int, nargs=2, default=[100, 600], help="floor section's CLI runs"
+        "--floor-slices", type=int, nargs=2, default=[100, 1100], help="floor section's CLI runs"
     )
+    parser.add_argument("--floor-reps", type=int, default=2, help="floor section's CLI repeats")
     parser.add_argument(
         "--paper-runs", type=Path, default=runs.PAPER_RUNS, help="records of `make paper-run`"
     )
@@ -83,6 +84,7 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 device,
                 Path(tmp),
                 extra,
+                args.floor_reps,
             )
         torch.set_num_threads(default_threads)
     if "iteration" in args.sections:

@@ -177,6 +177,7 @@ def _floor_md(section: dict[str, Any]) -> list[str]:
         [
             r["problem"],
             f"{r['cli_ms_per_iteration']:.2f}",
+            " / ".join(f"{ms:.2f}" for ms in r.get("cli_ms_per_iteration_reps", [])),
             checked(floor_target(r["problem"]), r["vs_cnn"], "{:.2f}x"),
         ]
         for r in section["rows"]
@@ -200,10 +201,13 @@ def _floor_md(section: dict[str, Any]) -> list[str]:
         f"after each CLI run). CLI iteration: the marginal train time per iteration between "
         f"`python -m dfl_bench problem=P profile=paper profile.max_steps=N threads=1 "
         f"logger=none` runs of N = {slices[0]} and {slices[1]} (Trainer, data stream, logging "
-        f"every {PAPER_PROFILE.log_every} included). `ce_pair` is the paper's baseline "
+        f"every {PAPER_PROFILE.log_every} included), repeated round-robin over the problems "
+        "(the median counts). `ce_pair` is the paper's baseline "
         "(w_dfl = 0: CE + the labeled pair loss; the CNN sees only the 64 labeled images).",
         "",
-        *markdown.table(["problem", "CLI ms / iteration", "/ CNN step (target)"], rows),
+        *markdown.table(
+            ["problem", "CLI ms / iteration (median)", "each repeat", "/ CNN step (target)"], rows
+        ),
         "",
         "Where a step's time goes: each part's forward + backward timed on its own from fixed "
         "inputs (`dfl_bench.bench.steps.parts`), medians in ms; the parts' sum is close to a "

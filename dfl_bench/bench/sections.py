@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import platform
 import shlex
+import statistics
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -148,27 +149,34 @@ def floor_section(
     device: torch.device,
     workdir: Path,
     extra: Sequence[str] = (),
+    reps: int = 2,
 ) -> dict[str, Any]:
     """1 thread: each FLOOR_PROBLEMS run's marginal ms per CLI iteration (two paper-profile slices,
-    `runs.paper_extrapolation`) over the bare CNN step's median, the latter timed before and
-    after every CLI run (so that load drifts hit both); then each problem's step parts."""
+    `runs.paper_extrapolation`, `reps` times round-robin over the problems; the median) over the
+    bare CNN step's median, the latter timed before and after every CLI pair (so that load
+    drifts hit both); then each problem's step parts."""
     torch.set_num_threads(1)
     batch = steps.draw_batches(data, 64, 1)[0]
     cnn = steps.bare_cnn(batch)
     samples = interleaved({"cnn": cnn}, repeats, warmup, device)["cnn"]
-    cli = []
-    for p in FLOOR_PROBLEMS:
-        cli.append(runs.paper_extrapolation(p, slices, workdir / p, extra=[*extra, "threads=1"]))
-        samples += interleaved({"cnn": cnn}, repeats, 0, device)["cnn"]
+    marginal: dict[str, list[float]] = {p: [] for p in FLOOR_PROBLEMS}
+    for rep in range(reps):
+        for p in FLOOR_PROBLEMS:
+            run = runs.paper_extrapolation(
+                p, slices, workdir / f"{p}_{rep}", extra=[*extra, "threads=1"]
+            )
+            marginal[p].append(run["marginal_ms_per_iteration"])
+            samples += interleaved({"cnn": cnn}, repeats, 0, device)["cnn"]
     floor = summary_ms(samples)
     rows = [
         {
-            "problem": r["problem"],
-            "cli_ms_per_iteration": r["marginal_ms_per_iteration"],
-            "vs_cnn": r["marginal_ms_per_iteration"] / floor["median_ms"],
-            "slices": r["slices"],
+            "problem": p,
+            "cli_ms_per_iteration": statistics.median(ms),
+            "cli_ms_per_iteration_reps": ms,
+            "vs_cnn": statistics.median(ms) / floor["median_ms"],
+            "slices": list(slices),
         }
-        for r in cli
+        for p, ms in marginal.items()
     ]
     parts = {}
     for p in FLOOR_PROBLEMS:
