@@ -75,6 +75,12 @@ def run_seed(seed: int, stream: int) -> int:
     return int(np.random.SeedSequence([seed, stream]).generate_state(1, np.uint64)[0] >> 1)
 
 
+def evaluation_step(step: int, max_steps: int, eval_every: int) -> bool:
+    """Whether the test set is evaluated after `step`: every `eval_every` steps (0: never) and at
+    the last step."""
+    return step >= max_steps or (eval_every > 0 and step % eval_every == 0)
+
+
 def _tail_steps(metrics_tail: float, max_steps: int) -> int:
     """Steps in the metrics window: a fraction of max_steps if < 1, else a number of steps."""
     if metrics_tail <= 0:
@@ -265,10 +271,9 @@ class DFLModule(L.LightningModule):
         step = self.global_step
         if step == self.evaluated_step:
             return
-        last = step >= self.max_steps
-        if last:
+        if step >= self.max_steps:
             self._raise_if_bad()
-        if last or (self.eval_every > 0 and step % self.eval_every == 0):
+        if evaluation_step(step, self.max_steps, self.eval_every):
             results = self.evaluate(self.trainer.datamodule.test_batches(self.device))
             for logger in self.loggers:
                 logger.log_metrics({f"test/{k}": v for k, v in results.items()}, step=step)

@@ -1,4 +1,4 @@
-"""R runs of `DFLModule` trained as one LightningModule (issue 11, "many runs per process").
+"""R runs of `DFLModule` trained as one LightningModule.
 
 Each run keeps its own initialisation (its DFLModule, built after its seed), data order (its
 TrainStream), dropout masks and negative pairs (drawn from its `DFLModule.generator()` in the
@@ -28,7 +28,13 @@ from torch import Tensor
 from torch.func import vmap
 
 from dfl_bench.model import dropout_masks
-from dfl_bench.module import LOSS_TERMS, DFLModule, NonFiniteLossError, undersampled_bce
+from dfl_bench.module import (
+    LOSS_TERMS,
+    DFLModule,
+    NonFiniteLossError,
+    evaluation_step,
+    undersampled_bce,
+)
 from dfl_bench.optim import build_optimizer
 from dfl_bench.problems import DIGIT, crisp_labels, interpretation, pair_truth
 from dfl_bench.stacked_net import StackedNet
@@ -236,10 +242,9 @@ class StackedModule(L.LightningModule):
         step = self.global_step
         if step == self.evaluated_step:
             return
-        last = step >= self.max_steps
-        if last:
+        if step >= self.max_steps:
             self._retire_bad()
-        if last or (self.eval_every > 0 and step % self.eval_every == 0):
+        if evaluation_step(step, self.max_steps, self.eval_every):
             batches = self.trainer.datamodule.test_batches(self.device)
             for r in self.alive:
                 member = self.members[r]

@@ -10,6 +10,46 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from dfl_bench import train
 
+ROWS_EXPERIMENT = """\
+# @package _global_
+experiment_name: {name}
+tnorm: ${{rows[${{row}}].tnorm}}
+implication: ${{rows[${{row}}].implication}}
+debug:
+  nan_at_step: ${{rows[${{row}}].nan_at_step}}
+row: product
+rows:
+  product: {{tnorm: {{name: product}}, implication: {{name: reichenbach}}, nan_at_step: null}}
+  godel: {{tnorm: {{name: godel}}, implication: {{name: kleene_dienes}}, nan_at_step: null}}
+  poisoned: {{tnorm: {{name: product}}, implication: {{name: reichenbach}}, nan_at_step: 2}}
+hydra:
+  sweeper:
+    params:
+      row: product,godel,poisoned
+"""
+
+
+def rows_experiment(tmp: Path, name: str) -> str:
+    """Write a three-row test experiment `name` (product, godel and a row poisoned with NaN at
+    step 2) under `tmp/conf/experiment/`; returns the override that puts it on Hydra's path."""
+    folder = tmp / "conf" / "experiment"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.yaml").write_text(ROWS_EXPERIMENT.format(name=name))
+    return f"hydra.searchpath=[file://{tmp / 'conf'}]"
+
+
+def smoke_overrides(tmp: Path) -> list[str]:
+    """A smoke job's overrides: tiny budget, no logger or progress bar, one thread, its records
+    and checkpoints under `tmp`."""
+    return [
+        "profile=smoke",
+        "logger=none",
+        "progress_bar=false",
+        "threads=1",
+        f"records_dir={tmp / 'records'}",
+        f"checkpoint_dir={tmp / 'checkpoints'}",
+    ]
+
 
 def composed(
     tmp: Path, *overrides: str, mode: RunMode = RunMode.RUN
@@ -18,15 +58,7 @@ def composed(
     with initialize_config_dir(config_dir=train.CONFIG_DIR, version_base="1.3"):
         cfg = compose(
             "config",
-            overrides=[
-                "profile=smoke",
-                "logger=none",
-                "progress_bar=false",
-                "threads=1",
-                f"records_dir={tmp / 'records'}",
-                f"checkpoint_dir={tmp / 'checkpoints'}",
-                *overrides,
-            ],
+            overrides=[*smoke_overrides(tmp), *overrides],
             return_hydra_config=True,
         )
     hydra_cfg = cfg.hydra

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from hydra.core.hydra_config import HydraConfig
-from jobs import composed
+from jobs import composed, rows_experiment
 from omegaconf import OmegaConf
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
@@ -25,23 +25,6 @@ from dfl_bench.records import RECORD_FIELDS
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
-TEST_EXPERIMENT = """\
-# @package _global_
-experiment_name: cli_test
-tnorm: ${rows[${row}].tnorm}
-implication: ${rows[${row}].implication}
-debug:
-  nan_at_step: ${rows[${row}].nan_at_step}
-row: product
-rows:
-  product: {tnorm: {name: product}, implication: {name: reichenbach}, nan_at_step: null}
-  godel: {tnorm: {name: godel}, implication: {name: kleene_dienes}, nan_at_step: null}
-  poisoned: {tnorm: {name: product}, implication: {name: reichenbach}, nan_at_step: 2}
-hydra:
-  sweeper:
-    params:
-      row: product,godel,poisoned
-"""
 METRICS = ("test_accuracy", "best_test_accuracy", "cons_ratio", "cu_cons", "cu_ant")
 
 
@@ -72,9 +55,7 @@ def load_records(tmp: Path) -> dict[str, dict]:
 def sweep(tmp_path_factory):
     """The test sweep run twice: (tmp, first run, records after it, second run)."""
     tmp = tmp_path_factory.mktemp("cli")
-    (tmp / "conf" / "experiment").mkdir(parents=True)
-    (tmp / "conf" / "experiment" / "cli_test.yaml").write_text(TEST_EXPERIMENT)
-    args = (f"hydra.searchpath=[file://{tmp / 'conf'}]", "+experiment=cli_test", "-m")
+    args = (rows_experiment(tmp, "cli_test"), "+experiment=cli_test", "-m")
     first = cli(tmp, *args)
     assert first.returncode == 1, first.stderr[-3000:]  # the poisoned job failed
     records = load_records(tmp)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from jobs import composed
+from jobs import composed, smoke_overrides
 from omegaconf import OmegaConf
 
 from dfl_bench import mnist_sources, records, train
@@ -66,12 +66,7 @@ def cli(tmp: Path, *args: str, multirun: bool = False) -> subprocess.CompletedPr
         "-m",
         "dfl_bench",
         *(["-m"] if multirun else []),
-        "profile=smoke",
-        "logger=none",
-        "progress_bar=false",
-        "threads=1",
-        f"records_dir={tmp / 'records'}",
-        f"checkpoint_dir={tmp / 'checkpoints'}",
+        *smoke_overrides(tmp),
         f"hydra.run.dir={tmp / 'out'}",
         f"hydra.sweep.dir={tmp / 'sweep'}",
         *args,

@@ -1,4 +1,4 @@
-"""Many runs per process (issue 11): a run trained in a stack is the same run trained alone (its
+"""Many runs per process: a run trained in a stack is the same run trained alone (its
 batches, dropout masks and negative pairs identical; its weights and logged losses equal up to
 the rounding of grouped kernels), `hydra/launcher=stacked` writes the records and W&B runs that
 separate jobs write, a run whose loss turns NaN fails alone while the others finish, and an
@@ -17,7 +17,7 @@ from pathlib import Path
 import lightning as L
 import pytest
 import torch
-from jobs import composed
+from jobs import composed, rows_experiment
 from lightning.pytorch.loggers import Logger
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
@@ -298,30 +298,9 @@ def test_stack_keys_group_what_one_model_can_share():
     assert key(*clipped) != key(*clipped, "seed=1")  # one norm over a stack would couple runs
 
 
-EXPERIMENT = """\
-# @package _global_
-experiment_name: stack_test
-tnorm: ${rows[${row}].tnorm}
-implication: ${rows[${row}].implication}
-debug:
-  nan_at_step: ${rows[${row}].nan_at_step}
-row: product
-rows:
-  product: {tnorm: {name: product}, implication: {name: reichenbach}, nan_at_step: null}
-  godel: {tnorm: {name: godel}, implication: {name: kleene_dienes}, nan_at_step: null}
-  poisoned: {tnorm: {name: product}, implication: {name: reichenbach}, nan_at_step: 2}
-hydra:
-  sweeper:
-    params:
-      row: product,godel,poisoned
-"""
-
-
 @pytest.mark.slow
 def test_the_stacked_launcher_writes_what_separate_jobs_write(tmp_path):
-    (tmp_path / "conf" / "experiment").mkdir(parents=True)
-    (tmp_path / "conf" / "experiment" / "stack_test.yaml").write_text(EXPERIMENT)
-    search = f"hydra.searchpath=[file://{tmp_path / 'conf'}]"
+    search = rows_experiment(tmp_path, "stack_test")
     env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO), "WANDB_SILENT": "true"}
     command = [
         *(sys.executable, "-m", "dfl_bench", "-m", "profile=smoke", "progress_bar=false"),

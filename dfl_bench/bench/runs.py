@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dfl_bench import records
 from dfl_bench.train import REPO_DIR
 
 TAIL = "profile.metrics_tail=100"
@@ -127,8 +128,10 @@ def paper_run_records(folder: Path) -> list[dict[str, Any]]:
     paths relative to the repository."""
     out = []
     for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
-        record = json.loads(path.read_text())
-        if record.get("status") != "ok" or record["config"]["profile"]["name"] != "paper":
+        record = records.read_record(path)
+        if not record or record.get("status") != "ok":
+            continue
+        if record["config"]["profile"]["name"] != "paper":
             continue
         where = path.resolve()
         rel = where.relative_to(REPO_DIR) if where.is_relative_to(REPO_DIR) else where
