@@ -19,7 +19,7 @@ from dfl_bench.bench.targets import (
     meets,
 )
 
-STACK_TARGET_RUNS = 16  # the target: 16 stacked runs at >= 8x 16 separate ones, on a GPU
+STACK_TARGET_RUNS = 16  # the target: 16 stacked runs at >= 8x 16 separate ones, on a GPU
 GPU_TARGETS = (
     "GPU targets are measured by `--device cuda` only: a single run's step with its kernel "
     "launches captured, against the uncaptured step on the same card, and 16 stacked runs at "

@@ -1,4 +1,4 @@
-"""Stacked runs against separate runs (issue 11): R training iterations as one stacked model
+"""Stacked runs against separate runs: R training iterations as one stacked model
 (`StackedModule`) against R single-run iterations (`DFLModule`), on the same batches, timed
 interleaved in the same process so that their ratio is measured under the same load.
 

@@ -1,4 +1,4 @@
-"""`hydra/launcher=stacked`: a dfl_bench sweep's runs trained as stacks in this process (issue 11).
+"""`hydra/launcher=stacked`: a dfl_bench sweep's runs trained as stacks in this process.
 
     python -m dfl_bench -m +experiment=same_symmetric seed=0,1,2,3 hydra/launcher=stacked
     python -m dfl_bench -m seed=0,1,2,3 hydra/launcher=stacked hydra.launcher.stack_size=4
