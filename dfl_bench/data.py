@@ -95,9 +95,13 @@ class TrainStream:
         return self._unlabeled.per_pass
 
     def __iter__(self) -> Iterator[dict[str, tuple[Tensor, Tensor]]]:
-        for _ in range(self._unlabeled.left_in_pass):
-            li, ui = next(self._labeled), next(self._unlabeled)
+        for li, ui in self.indices():
             yield {"labeled": (self.x[li], self.y[li]), "unlabeled": (self.x[ui], self.y[ui])}
+
+    def indices(self) -> Iterator[tuple[Tensor, Tensor]]:
+        """The rest of this epoch's (labeled, unlabeled) index batches into `x`."""
+        for _ in range(self._unlabeled.left_in_pass):
+            yield next(self._labeled), next(self._unlabeled)
 
     def state_dict(self) -> dict[str, Any]:
         """Everything that decides the next batches (Lightning saves it in the checkpoint)."""

@@ -81,6 +81,18 @@ def evaluation_step(step: int, max_steps: int, eval_every: int) -> bool:
     return step >= max_steps or (eval_every > 0 and step % eval_every == 0)
 
 
+def flag_nonfinite(bad: Tensor, step: int | Tensor, terms: Tensor) -> None:
+    """Keep in `bad` (..., 2) the first step and term index (LOSS_TERMS) whose loss term in
+    `terms` (..., 3) is not finite; in place and without a host sync (graph-capturable)."""
+    nonfinite = ~torch.isfinite(terms.detach())
+    first = torch.stack(
+        [torch.zeros_like(nonfinite[..., 0], dtype=torch.long) + step, nonfinite.long().argmax(-1)],
+        -1,
+    )
+    new = (bad[..., 0] < 0) & nonfinite.any(-1)
+    bad.copy_(torch.where(new.unsqueeze(-1), first, bad))
+
+
 def _tail_steps(metrics_tail: float, max_steps: int) -> int:
     """Steps in the metrics window: a fraction of max_steps if < 1, else a number of steps."""
     if metrics_tail <= 0:
@@ -201,34 +213,54 @@ class DFLModule(L.LightningModule):
         """Eq. "loss" on one labeled and one unlabeled batch; metrics on logging steps only."""
         step = self.global_step + 1
         logging = step % self.log_every == 0
+        total, terms, metrics = self.step_loss(batch, logging)
+        flag_nonfinite(self._bad, step, terms)
+        if logging:
+            self._log_step(step, total, *terms.unbind(), metrics, len(batch["unlabeled"][0]))
+        return total
+
+    def step_loss(
+        self, batch: Mapping[str, tuple[Tensor, Tensor]], logging: bool
+    ) -> tuple[Tensor, Tensor, Mapping[str, float] | None]:
+        """This run's Eq. "loss" with its own network on its batch (`loss`); without a DFL term no
+        loss reads the unlabeled images, so only the labeled ones are forwarded."""
         (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
-        # without a DFL term no loss reads the unlabeled images: forward the labeled ones only
         x = torch.cat([x_l, x_u]) if self.kb is not None else x_l
         rng = self.generator()
         logits, emb = self.net(x, dropout_masks(len(x), x.device, rng))
         n_l = len(x_l)
+        pl, pu = self._pair_logits(emb[:n_l], emb[n_l:]) if self.predicates else ({}, {})
+        return self.loss(logits, pl, pu, y_l, y_u, rng, logging)
+
+    def loss(
+        self,
+        logits: Tensor,
+        pair_l: Mapping[str, Tensor],
+        pair_u: Mapping[str, Tensor],
+        y_l: Tensor,
+        y_u: Tensor,
+        rng: torch.Generator,
+        logging: bool,
+    ) -> tuple[Tensor, Tensor, Mapping[str, float] | None]:
+        """Eq. "loss" from the network's outputs (logits of the labeled then the unlabeled images,
+        each head's all-pairs logits on both batches): the total, the terms [dfl, ce, pair] and,
+        on logging steps, the Section 9.1 metrics. The one step definition of single and stacked
+        runs; the negatives are drawn from `rng`."""
+        n_l = len(y_l)
         ce = F.cross_entropy(logits[:n_l], y_l)
         zero = ce.new_zeros(())
         pair, dfl, metrics = zero, zero, None
         if self.predicates:
-            pl, pu = self._pair_logits(emb[:n_l], emb[n_l:])
-            pair = sum(undersampled_bce(pl[p], pair_truth(p, y_l), rng) for p in self.predicates)
+            pair = sum(
+                undersampled_bce(pair_l[p], pair_truth(p, y_l), rng) for p in self.predicates
+            )
             if self.kb is not None:
-                interp = interpretation(logits[n_l:], pu)
+                interp = interpretation(logits[n_l:], pair_u)
                 labels = crisp_labels(y_u, self.predicates) if logging else None
                 result = self.kb(interp, self.ops, labels=labels)
                 dfl, metrics = result.loss, result.metrics
         total = self.w_dfl * dfl + ce + pair
-        self._flag_nonfinite(step, torch.stack([dfl, ce, pair]))
-        if logging:
-            self._log_step(step, total, dfl, ce, pair, metrics, len(x_u))
-        return total
-
-    def _flag_nonfinite(self, step: int, terms: Tensor) -> None:
-        """Remember the first step and term whose loss is not finite (checked on logging steps)."""
-        bad = ~torch.isfinite(terms.detach())
-        first = torch.stack([bad.new_full((), step, dtype=torch.long), bad.long().argmax()])
-        self._bad = torch.where((self._bad[0] < 0) & bad.any(), first, self._bad)
+        return total, torch.stack([dfl, ce, pair]), metrics
 
     def _raise_if_bad(self) -> None:
         """Raise NonFiniteLossError if any loss term was flagged (one host sync)."""

@@ -58,6 +58,7 @@ NOT_HASHED = (
     "checkpoint_dir",
     "force",
     "progress_bar",
+    "cuda_graph",
     "threads",
     "rows",
     "families",

@@ -16,7 +16,8 @@ Batch = dict[str, tuple[Tensor, Tensor]]
 
 
 class StackedStream:
-    """The runs' TrainStreams zipped: each item is the list of the runs' batches of one step.
+    """The runs' TrainStreams in lockstep: each item is one step's batches of all runs, (R, n, ...)
+    (run r's are what its TrainStream yields alone), gathered at once from the shared images.
 
     Every run has the same pool sizes (shared data settings), so the streams' epochs coincide;
     `state_dict` holds every run's stream state (Lightning saves it in the checkpoint)."""
@@ -30,8 +31,11 @@ class StackedStream:
     def __len__(self) -> int:
         return len(self.streams[0])
 
-    def __iter__(self) -> Iterator[list[Batch]]:
-        yield from (list(step) for step in zip(*self.streams, strict=True))
+    def __iter__(self) -> Iterator[Batch]:
+        x, y = self.streams[0].x, self.streams[0].y
+        for step in zip(*(s.indices() for s in self.streams), strict=True):
+            li, ui = (torch.stack(idx) for idx in zip(*step, strict=True))
+            yield {"labeled": (x[li], y[li]), "unlabeled": (x[ui], y[ui])}
 
     def state_dict(self) -> dict[str, Any]:
         """Every run's stream state."""

@@ -1,14 +1,21 @@
-"""R runs of `DFLModule` trained as one LightningModule.
+"""R runs of `DFLModule` trained as one LightningModule (R >= 1).
 
 Each run keeps its own initialisation (its DFLModule, built after its seed), data order (its
 TrainStream), dropout masks and negative pairs (drawn from its `DFLModule.generator()` in the
-order `DFLModule.training_step` draws them), operators and knowledge base, logger and summary.
-The networks run stacked (`StackedNet`); one optimizer over the stacked parameters is R
-optimizers, since ADAM and SGD update elementwise, so the stack's loss is the sum of the runs'
-Eq. "loss". The cross-entropy is batched; the pair losses run run by run (each run's
-generator draws its negatives); the DFL term is one vmapped call when the runs share their
-knowledge base and operators (a seed sweep) on steps without metrics, else run by run (rows of
-a table), and the Section 9.1 metrics are always computed run by run.
+order `DFLModule.step_loss` draws them), operators and knowledge base, logger and summary; its
+loss is its `DFLModule.loss` (the one step definition). One optimizer over all the runs'
+parameters is R optimizers, since ADAM and SGD update elementwise, and the stack's loss is the
+sum of the runs' Eq. "loss" (each run's gradient is its own).
+
+Two layouts of the networks, by device:
+
+* own networks (CPU): each run's `DFLModule.step_loss` on its own `DFLNet`, one after another:
+  a run's arithmetic is the run alone's, bit for bit;
+* stacked (`StackedNet`, CUDA): the CNN as grouped convolutions and the heads vmapped, one
+  kernel per layer for all runs, then each run's `DFLModule.loss`. Grouped kernels may round
+  differently from a run alone's (differences of ~1e-6 per step; the record names its stack).
+  Steps without metrics are captured once as a CUDA graph (forward, backward, NaN flags) and
+  replayed (`cuda_graph`); logging steps, evaluation and the optimizer update run eagerly.
 
 A run whose loss turns NaN/inf is retired when a single run would have stopped (its first
 logging step from then, or the last step): its summary is frozen there with the same reason,
@@ -22,10 +29,8 @@ from typing import Any
 
 import lightning as L
 import torch
-import torch.nn.functional as F
 from lightning.pytorch.loggers import Logger
-from torch import Tensor
-from torch.func import vmap
+from torch import Tensor, nn
 
 from dfl_bench.model import dropout_masks
 from dfl_bench.module import (
@@ -33,28 +38,35 @@ from dfl_bench.module import (
     DFLModule,
     NonFiniteLossError,
     evaluation_step,
-    undersampled_bce,
+    flag_nonfinite,
 )
 from dfl_bench.optim import build_optimizer
-from dfl_bench.problems import DIGIT, crisp_labels, interpretation, pair_truth
 from dfl_bench.stacked_net import StackedNet
 
 SHARED = ("predicates", "optimizer_cfg", "log_every", "eval_every", "max_steps")
+Batch = Mapping[str, tuple[Tensor, Tensor]]
+
+
+def run_batch(batch: Batch, r: int) -> dict[str, tuple[Tensor, Tensor]]:
+    """Run r's batch out of the stack's (R, n, ...) batch."""
+    return {k: (x[r], y[r]) for k, (x, y) in batch.items()}
 
 
 class StackedModule(L.LightningModule):
     """The runs `members` (DFLModules that agree on SHARED and on having a DFL term) as one;
-    `shared_logic`: the runs have the same knowledge base and operators (w_dfl may differ), so
-    that their DFL losses are one vmapped call on steps without metrics."""
+    `stacked`: the StackedNet layout (CUDA), else each run's own network (CPU);
+    `cuda_graph`: replay steps without metrics as a CUDA graph (stacked layout on CUDA only)."""
 
     def __init__(
         self,
         members: Sequence[DFLModule],
         loggers: Sequence[Logger | None],
         poison_at: Sequence[int | None] = (),
-        shared_logic: bool = False,
+        stacked: bool = False,
+        cuda_graph: bool = False,
     ) -> None:
         super().__init__()
+        self.automatic_optimization = False  # the step owns its update (a graph replays it)
         first = members[0]
         for key in SHARED:
             values = [getattr(m, key) for m in members]
@@ -64,25 +76,27 @@ class StackedModule(L.LightningModule):
             raise ValueError("stacked runs must all have a DFL term (w_dfl > 0) or all none")
         if len(loggers) != len(members):
             raise ValueError(f"need one logger per run: {len(loggers)} for {len(members)} runs")
-        self.members = list(members)  # a plain list: their own weights are not trained
+        self.members = list(members)  # a plain list: their Lightning state is not ours
         self.run_loggers = list(loggers)
         self.poison_at = list(poison_at) or [None] * len(members)
-        self.net = StackedNet([m.net for m in members])
+        self.stacked, self.cuda_graph = stacked, cuda_graph and stacked
+        if stacked:
+            self.net = StackedNet([m.net for m in members])  # members' nets: evaluation copies
+        else:
+            self.nets = nn.ModuleList([m.net for m in members])  # trained in place
         self.predicates, self.unlabeled = first.predicates, first.kb is not None
-        # one vmapped KB call for all runs (on a CPU as fast as R calls from R=4 on, measured;
-        # slower for one run)
-        self._vmap_kb = shared_logic and self.unlabeled and len(members) > 1
-        self.register_buffer("w_dfl", torch.tensor([m.w_dfl for m in members]), persistent=False)
         self.log_every, self.eval_every = first.log_every, first.eval_every
         self.max_steps = first.max_steps
         # per run: first bad step and term index (as DFLModule._bad), on the training device
         self.register_buffer(
             "_bad", torch.full((len(members), 2), -1, dtype=torch.long), persistent=False
         )
+        self.register_buffer("_step", torch.zeros((), dtype=torch.long), persistent=False)
         self.failures: list[str | None] = [None] * len(members)
         self.frozen: list[dict[str, Any] | None] = [None] * len(members)
         self.evaluated_step = -1
         self._pending: list[tuple[Logger, dict[str, float], int]] = []  # this step's run logs
+        self._graph: _StepGraph | None = None
 
     @property
     def alive(self) -> list[int]:
@@ -90,8 +104,8 @@ class StackedModule(L.LightningModule):
         return [r for r, why in enumerate(self.failures) if why is None]
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
-        """The runs' optimizer (ADAM or SGD, Section 9.3) over the stacked parameters."""
-        return build_optimizer(self.net.parameters(), self.members[0].optimizer_cfg)
+        """The runs' optimizer (ADAM or SGD, Section 9.3) over all their parameters."""
+        return build_optimizer(self.parameters(), self.members[0].optimizer_cfg)
 
     def on_fit_start(self) -> None:
         """Move the runs' modules (their generators, evaluation nets) to the training device."""
@@ -103,9 +117,8 @@ class StackedModule(L.LightningModule):
             member.to(self.device)
 
     def transfer_batch_to_device(self, batch: Any, device: torch.device, idx: int) -> Any:
-        """Skip the collection walk when the runs' batches are already on `device`."""
-        tensors = [t for run in batch for pair in run.values() for t in pair]
-        if all(t.device == device for t in tensors):
+        """Skip the collection walk when the stack's batch is already on `device`."""
+        if all(t.device == device for pair in batch.values() for t in pair):
             return batch
         return super().transfer_batch_to_device(batch, device, idx)
 
@@ -113,80 +126,108 @@ class StackedModule(L.LightningModule):
         """Debug (`debug.nan_at_step` of a run): NaN weights for that run only, as alone."""
         for r, step in enumerate(self.poison_at):
             if step is not None and step == self.global_step:
-                self.net.poison(r)
+                with torch.no_grad():
+                    if self.stacked:
+                        self.net.poison(r)
+                    else:
+                        next(self.nets[r].parameters()).fill_(float("nan"))
 
-    def training_step(self, batch: Sequence[Mapping[str, tuple[Tensor, Tensor]]], idx: int):
-        """Eq. "loss" of every run on its own batches, summed; per-run logging on logging steps."""
-        step = self.global_step + 1
+    def training_step(self, batch: Batch, idx: int) -> None:
+        """One iteration of every live run (`iterate`) with Lightning's optimizer."""
+        self.iterate(self.optimizers(), batch, self.global_step + 1)
+
+    def iterate(self, optimizer: Any, batch: Batch, step: int) -> None:
+        """Iteration `step` of every live run: Eq. "loss" summed, backward, the optimizer's
+        update (replayed as a CUDA graph where captured); per-run logs on logging steps."""
         logging = step % self.log_every == 0
-        x_l, y_l = (torch.stack(t) for t in zip(*(run["labeled"] for run in batch), strict=True))
-        x_u, y_u = (torch.stack(t) for t in zip(*(run["unlabeled"] for run in batch), strict=True))
+        graph = self._graph_for(batch, step) if self.cuda_graph and not logging else None
+        if graph is not None:
+            optimizer.step(closure=lambda: graph.replay(batch, step))
+            return
+        total, terms, metrics = self.step_loss(batch, step, logging)
+        if logging:
+            self._log_runs(step, terms, metrics)
+        if total is None:  # every run retired
+            self.trainer.should_stop = True
+            return
+        backward = self.manual_backward if self._trainer is not None else Tensor.backward
+
+        def closure() -> Tensor:
+            backward(total)
+            return total
+
+        optimizer.zero_grad(set_to_none=not self.stacked)
+        optimizer.step(closure=closure)
+
+    def step_loss(
+        self, batch: Batch, step: int | Tensor, logging: bool
+    ) -> tuple[Tensor | None, Tensor, dict[int, Mapping[str, float] | None]]:
+        """The live runs' summed loss (None when none is left), every run's [total, dfl, ce,
+        pair] (R, 4) (zeros for a retired run) and each run's metrics on logging steps. Non-finite
+        terms are flagged; on logging steps flagged runs retire before the sum, as a single run
+        raises there before its update."""
+        kept = self.alive
+        if self.stacked:
+            outs = self._stacked_losses(batch, kept, logging)
+        else:
+            outs = {r: self.members[r].step_loss(run_batch(batch, r), logging) for r in kept}
+        zero = outs[kept[0]][1].new_zeros(4)
+        terms = torch.stack(
+            [
+                torch.cat([outs[r][0][None], outs[r][1]]) if r in outs else zero
+                for r in range(len(self.members))
+            ]
+        )
+        flag_nonfinite(self._bad, step, terms[:, 1:])
+        if logging:
+            self._retire_bad()
+        live = [outs[r][0] for r in self.alive]
+        return (sum(live) if live else None), terms, {r: outs[r][2] for r in kept}
+
+    def _stacked_losses(
+        self, batch: Batch, kept: Sequence[int], logging: bool
+    ) -> dict[int, tuple[Tensor, Tensor, Mapping[str, float] | None]]:
+        """Each live run's `DFLModule.loss` from the stacked network's outputs."""
+        (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
         x = torch.cat([x_l, x_u], dim=1) if self.unlabeled else x_l
         drawn = [dropout_masks(x.shape[1], x.device, m.generator()) for m in self.members]
         logits, emb = self.net(x, tuple(torch.stack(m) for m in zip(*drawn, strict=True)))
         n_l = x_l.shape[1]
-        ce = F.cross_entropy(logits[:, :n_l].flatten(0, 1), y_l.flatten(), reduction="none")
-        ce = ce.view(len(self.members), n_l).mean(1)
-        pair, dfl, metrics = torch.zeros_like(ce), torch.zeros_like(ce), {}
+        pl, pu = {}, {}
         if self.predicates:
-            pl, pu = self._pair_logits(emb[:, :n_l], emb[:, n_l:])
-            pair = self._pair_losses(pl, y_l)
-            if self.unlabeled:
-                dfl, metrics = self._dfl_losses(interpretation(logits[:, n_l:], pu), y_u, logging)
-        total = self.w_dfl * dfl + ce + pair
-        terms = torch.stack([total, dfl, ce, pair], 1)
-        self._flag_nonfinite(step, terms[:, 1:])
-        if logging:
-            self._retire_bad()
-            self._log_runs(step, terms, metrics)
-        kept = self.alive
-        if not kept:
-            self.trainer.should_stop = True
-            return None
-        return total[kept].sum()
-
-    def _pair_logits(self, e_l: Tensor, e_u: Tensor) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
-        """All-pairs logits per head (R, b, b) on the labeled and unlabeled batch (as DFLModule)."""
-        if e_l.shape == e_u.shape:
-            both = self.net.pair_logits(torch.stack([e_l, e_u], dim=1))
-            return {k: v[:, 0] for k, v in both.items()}, {k: v[:, 1] for k, v in both.items()}
-        return self.net.pair_logits(e_l), self.net.pair_logits(e_u)
-
-    def _pair_losses(self, pl: Mapping[str, Tensor], y_l: Tensor) -> Tensor:
-        """Each live run's undersampled pair BCE (R,), its negatives drawn from its generator."""
-        losses = [pl[self.predicates[0]].new_zeros(()) for _ in self.members]
-        for r in self.alive:
-            rng = self.members[r].generator()
-            truths = {p: pair_truth(p, y_l[r]) for p in self.predicates}
-            losses[r] = sum(undersampled_bce(pl[p][r], truths[p], rng) for p in self.predicates)
-        return torch.stack(losses)
-
-    def _dfl_losses(
-        self, interp: Mapping[str, Tensor], y_u: Tensor, logging: bool
-    ) -> tuple[Tensor, dict[int, Mapping[str, float] | None]]:
-        """Each run's DFL loss (R,) on its interpretation, and on logging steps its metrics: one
-        vmapped knowledge base when the runs share it and its operators, else run by run."""
-        if self._vmap_kb and not logging:
-            first = self.members[0]
-            try:
-                return vmap(lambda i: first.kb(i, first.ops).loss)(dict(interp)), {}
-            except RuntimeError:  # an operator functorch cannot map (a custom autograd.Function)
-                self._vmap_kb = False
-        losses, metrics = [interp[DIGIT].new_zeros(()) for _ in self.members], {}
-        for r in self.alive:
+            e_l, e_u = emb[:, :n_l], emb[:, n_l:]
+            if e_l.shape == e_u.shape:
+                both = self.net.pair_logits(torch.stack([e_l, e_u], dim=1))
+                pl, pu = (
+                    {k: v[:, 0] for k, v in both.items()},
+                    {k: v[:, 1] for k, v in both.items()},
+                )
+            else:
+                pl, pu = self.net.pair_logits(e_l), self.net.pair_logits(e_u)
+        out = {}
+        for r in kept:
             member = self.members[r]
-            labels = crisp_labels(y_u[r], self.predicates) if logging else None
-            result = member.kb({k: v[r] for k, v in interp.items()}, member.ops, labels=labels)
-            losses[r], metrics[r] = result.loss, result.metrics
-        return torch.stack(losses), metrics
+            out[r] = member.loss(
+                logits[r],
+                {k: v[r] for k, v in pl.items()},
+                {k: v[r] for k, v in pu.items()},
+                y_l[r],
+                y_u[r],
+                member.generator(),
+                logging,
+            )
+        return out
 
-    def _flag_nonfinite(self, step: int, terms: Tensor) -> None:
-        """Remember each run's first step and term (dfl, ce, pair) that is not finite."""
-        bad = ~torch.isfinite(terms.detach())
-        first = torch.stack(
-            [torch.full_like(bad[:, 0], step, dtype=torch.long), bad.long().argmax(1)], 1
-        )
-        self._bad = torch.where(((self._bad[:, 0] < 0) & bad.any(1))[:, None], first, self._bad)
+    def _graph_for(self, batch: Batch, step: int) -> _StepGraph | None:
+        """The captured step for the live runs (captured after an eager step warmed up the
+        kernels; captured again when a run retires)."""
+        kept = tuple(self.alive)
+        if self._graph is not None and self._graph.kept == kept:
+            return self._graph
+        if step <= 1 or not any(p.grad is not None for p in self.parameters()):
+            return None
+        self._graph = _StepGraph(self, batch, kept)
+        return self._graph
 
     def _retire_bad(self) -> None:
         """Retire every run flagged non-finite (one host sync): its summary frozen now, with the
@@ -221,7 +262,7 @@ class StackedModule(L.LightningModule):
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
         """Retired runs get no update from their (non-finite) gradients."""
         dead = [r for r, why in enumerate(self.failures) if why is not None]
-        if not dead:
+        if not dead or not self.stacked:  # own networks: a retired run has no gradients
             return
         for param in self.net.parameters():
             if param.grad is not None:
@@ -248,7 +289,8 @@ class StackedModule(L.LightningModule):
             batches = self.trainer.datamodule.test_batches(self.device)
             for r in self.alive:
                 member = self.members[r]
-                self.net.copy_to(r, member.net)
+                if self.stacked:
+                    self.net.copy_to(r, member.net)
                 results = member.evaluate(batches)
                 if self.run_loggers[r] is not None:
                     self.run_loggers[r].log_metrics(
@@ -263,18 +305,9 @@ class StackedModule(L.LightningModule):
             return dict(self.frozen[r])
         return {**self.members[r].summary(), "steps": self.global_step}
 
-    def status(self, r: int) -> tuple[str, str | None]:
-        """Run r's record status: failed with its reason, else ok only after the final evaluation
-        at max_steps (as `train.final_status`)."""
-        if self.failures[r] is not None:
-            return "failed", self.failures[r]
-        evaluated = self.members[r].evaluated_step
-        if self.global_step != self.max_steps or evaluated != self.max_steps:
-            return "failed", (
-                f"no final evaluation: training ended at step {self.global_step}, last evaluated "
-                f"at step {evaluated}, budget {self.max_steps}"
-            )
-        return "ok", None
+    def failure(self, r: int) -> str | None:
+        """Why run r was retired (its NaN reason), or None."""
+        return self.failures[r]
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         """Every run's summary state and generator (as DFLModule saves them) and the failures."""
@@ -296,9 +329,44 @@ class StackedModule(L.LightningModule):
         state = checkpoint["dfl_stack_state"]
         for member, run in zip(self.members, state["runs"], strict=True):
             member.on_load_checkpoint({"dfl_summary_state": run})
-        self._bad = torch.tensor(state["bad"], dtype=torch.long, device=self._bad.device)
+        self._bad.copy_(torch.tensor(state["bad"], dtype=torch.long))
         self.failures, self.frozen = list(state["failures"]), list(state["frozen"])
         self.evaluated_step = state["evaluated_step"]
+        self._graph = None
+
+
+class _StepGraph:
+    """A stack's step without metrics (forward, backward into the gradients, NaN flags) captured
+    as one CUDA graph over static copies of the batch; each run's generator is registered, so a
+    replay draws what the eager step would draw (torch's graph-safe Philox offsets)."""
+
+    def __init__(self, module: StackedModule, batch: Batch, kept: tuple[int, ...]) -> None:
+        self.kept = kept
+        self.static = {k: (x.clone(), y.clone()) for k, (x, y) in batch.items()}
+        self.params = [p for p in module.parameters() if p.requires_grad]
+        for p in self.params:  # gradients live outside the graph: zeroed and accumulated in it
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        self.graph = torch.cuda.CUDAGraph()
+        for member in module.members:
+            self.graph.register_generator_state(member.generator())
+        self.module = module
+        torch.cuda.synchronize()
+        with torch.cuda.graph(self.graph):
+            for p in self.params:
+                p.grad.zero_()
+            total, _, _ = module.step_loss(self.static, module._step, logging=False)
+            total.backward()
+        self.total = total.detach()
+
+    def replay(self, batch: Batch, step: int) -> Tensor:
+        """Step `step` on `batch`: copy it in, replay; the gradients are then in `param.grad`."""
+        for k, (x, y) in batch.items():
+            self.static[k][0].copy_(x, non_blocking=True)
+            self.static[k][1].copy_(y, non_blocking=True)
+        self.module._step.fill_(step)
+        self.graph.replay()
+        return self.total
 
 
 def _as_logged(value: float) -> float:

@@ -1,8 +1,8 @@
-"""R copies of the Section 9.3 network (CNN + NTN heads) as one module: each parameter stacked on
-a leading run dimension, dropout masks passed in (nothing is drawn here). On a GPU the CNN runs
+"""R copies of the Section 9.3 network (CNN + NTN heads) as one module for a GPU: each parameter
+stacked on a leading run dimension, dropout masks passed in (nothing is drawn here). The CNN runs
 as grouped convolutions and batched matrix products and the NTN heads vmapped over their own
-code (`model.NTN`): one kernel per layer for all runs. On a CPU, where a step is bound by
-arithmetic, not kernel launches, the convolutions and heads run run by run (faster there).
+code (`model.NTN`): one kernel per layer for all runs. (On a CPU, where a step is bound by
+arithmetic, a stack trains each run's own `DFLNet` instead: `stacked_module`.)
 
 Run r of the stack computes what `model.DFLNet` with run r's parameters computes; grouped and
 batched kernels may round differently from the single-run ones (differences of ~1e-6).
@@ -39,7 +39,7 @@ class StackedNet(nn.Module):
         params, _ = stack_module_state(list(nets))
         self.names = list(params)
         self.stacked = nn.ParameterDict(
-            {_key(n): nn.Parameter(_run_layout(p.detach())) for n, p in params.items()}
+            {_key(n): nn.Parameter(p.detach().contiguous()) for n, p in params.items()}
         )
         self.predicates = tuple(nets[0].heads)
         # the heads' code without their storage: vmapped with each run's parameters
@@ -62,20 +62,18 @@ class StackedNet(nn.Module):
         if self.training and masks is None:
             raise ValueError("StackedNet draws no dropout masks: pass each run's masks")
         p = self.param
-        convolve = _grouped_features if x.is_cuda else _looped_features
-        h = convolve(x, masks[0] if self.training else None, p)  # (R, n, 320)
+        h = _grouped_features(x, masks[0] if self.training else None, p)  # (R, n, 320)
         embedding = F.relu(_linear(h, p("net.fc1.weight"), p("net.fc1.bias")))
         hidden = embedding * masks[1] if self.training else embedding
         return _linear(hidden, p("net.fc2.weight"), p("net.fc2.bias")), embedding
 
     def pair_logits(self, embedding: Tensor) -> dict[str, Tensor]:
         """All-pairs logits (R, ..., b, b) of each head, from (R, ..., b, d) embeddings."""
-        apply = _vmapped_head if embedding.is_cuda else _looped_head
         out = {}
         for name in self.predicates:
             prefix = f"heads.{name}."
             params = {n[len(prefix) :]: self.param(n) for n in self.names if n.startswith(prefix)}
-            out[name] = apply(self._heads[0][name], params, embedding)
+            out[name] = _vmapped_head(self._heads[0][name], params, embedding)
         return out
 
     @torch.no_grad()
@@ -92,31 +90,12 @@ class StackedNet(nn.Module):
 
 
 def _vmapped_head(head: nn.Module, params: dict[str, Tensor], embedding: Tensor) -> Tensor:
-    """One NTN head's code for R runs at once (vmapped over the runs: GPUs)."""
+    """One NTN head's code for R runs at once (vmapped over the runs)."""
     return vmap(lambda ps, e: functional_call(head, ps, (e,)))(params, embedding)
 
 
-def _looped_head(head: nn.Module, params: dict[str, Tensor], embedding: Tensor) -> Tensor:
-    """One NTN head's code run by run (on a CPU, R single heads are faster than the vmapped one)."""
-    runs = zip(*(p.unbind() for p in params.values()), strict=True)
-    per_run = [dict(zip(params, values, strict=True)) for values in runs]
-    return torch.stack(
-        [functional_call(head, ps, (e,)) for ps, e in zip(per_run, embedding, strict=True)]
-    )
-
-
-def _run_layout(stacked: Tensor) -> Tensor:
-    """Stacked conv weights (R, out, in, k, k) stored so that each run's slice is channels-last
-    (as MnistNet keeps its weights); other parameters as they are."""
-    if stacked.dim() != 5:
-        return stacked
-    last = stacked.permute(0, 1, 3, 4, 2)
-    # a fresh buffer: .contiguous() would keep the strides of size-1 dims (conv1 has in=1)
-    return torch.empty(last.shape, dtype=last.dtype).copy_(last).permute(0, 1, 4, 2, 3)
-
-
 def _grouped_features(x: Tensor, maps: Tensor | None, p: Callable[[str], Tensor]) -> Tensor:
-    """The CNN up to FC-50 for R runs as grouped convolutions (one kernel per layer: GPUs)."""
+    """The CNN up to FC-50 for R runs as grouped convolutions (one kernel per layer)."""
     r, n = x.shape[:2]
     h = x.transpose(0, 1).reshape(n, r * x.shape[2], *x.shape[3:])  # runs as channel groups
     h = F.conv2d(h, p("net.conv1.weight").flatten(0, 1), p("net.conv1.bias").flatten(), groups=r)
@@ -126,23 +105,6 @@ def _grouped_features(x: Tensor, maps: Tensor | None, p: Callable[[str], Tensor]
         h = h * maps.transpose(0, 1).reshape(n, r * CONV2_MAPS, 1, 1)
     h = F.relu(F.max_pool2d(h, 2))
     return h.reshape(n, r, -1).transpose(0, 1)  # each run's flatten order
-
-
-def _looped_features(x: Tensor, maps: Tensor | None, p: Callable[[str], Tensor]) -> Tensor:
-    """The CNN up to FC-50 run by run, channels-last as MnistNet (on a CPU, grouped convolutions
-    are slower than R single ones)."""
-    last = torch.channels_last
-    w1, b1 = p("net.conv1.weight"), p("net.conv1.bias")
-    w2, b2 = p("net.conv2.weight"), p("net.conv2.bias")
-    out = []
-    for r in range(len(x)):
-        h = F.conv2d(
-            x[r].contiguous(memory_format=last), w1[r].contiguous(memory_format=last), b1[r]
-        )
-        h = F.conv2d(F.relu(F.max_pool2d(h, 2)), w2[r].contiguous(memory_format=last), b2[r])
-        h = F.relu(F.max_pool2d(h * maps[r] if maps is not None else h, 2))
-        out.append(h.flatten(1))
-    return torch.stack(out)
 
 
 def _linear(h: Tensor, weight: Tensor, bias: Tensor) -> Tensor:

@@ -8,7 +8,7 @@ from hydra import compose, initialize_config_dir
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from dfl_bench import train
+from dfl_bench.paths import CONFIG_DIR
 
 ROWS_EXPERIMENT = """\
 # @package _global_
@@ -55,7 +55,7 @@ def composed(
     tmp: Path, *overrides: str, mode: RunMode = RunMode.RUN
 ) -> tuple[DictConfig, DictConfig]:
     """(job config, hydra config) of a smoke job writing under `tmp`, for `train.run`."""
-    with initialize_config_dir(config_dir=train.CONFIG_DIR, version_base="1.3"):
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose(
             "config",
             overrides=[*smoke_overrides(tmp), *overrides],

@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
 
-from dfl_bench import loggers, train
+from dfl_bench import job, loggers, train, trainer
 from dfl_bench.records import RECORD_FIELDS
 
 pytestmark = pytest.mark.slow
@@ -151,13 +151,13 @@ class Crash(train.L.Callback):
 
 
 def test_interrupted_job_resumes_from_its_checkpoint(tmp_path, monkeypatch):
-    build = train.callbacks
-    monkeypatch.setattr(train, "callbacks", lambda cfg, d: [*build(cfg, d), Crash()])
+    build = job.callbacks
+    monkeypatch.setattr(job, "callbacks", lambda cfg, d: [*build(cfg, d), Crash()])
     with pytest.raises(RuntimeError, match="killed"):
         train.run(*composed(tmp_path))
     assert len(list((tmp_path / "checkpoints").rglob("last.ckpt"))) == 1
     assert not list((tmp_path / "records").rglob("*.json"))
-    monkeypatch.setattr(train, "callbacks", build)
+    monkeypatch.setattr(job, "callbacks", build)
     record = train.run(*composed(tmp_path))
     assert (record["status"], record["resumed"], record["steps"]) == ("ok", True, 4)
     assert not list((tmp_path / "checkpoints").rglob("last.ckpt"))
@@ -183,19 +183,19 @@ def test_bad_parameter_fails_before_training(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize(("requested", "n_jobs", "expected"), [(3, 2, 3), (None, None, 1)])
 def test_torch_threads_explicit_or_one(requested, n_jobs, expected):
     launcher = OmegaConf.create({} if n_jobs is None else {"n_jobs": n_jobs})
-    assert train.torch_threads(requested, OmegaConf.create({"launcher": launcher})) == expected
+    assert trainer.torch_threads(requested, OmegaConf.create({"launcher": launcher})) == expected
 
 
 def test_torch_threads_split_the_cores_between_joblib_jobs():
     cores = os.cpu_count() or 1
     hydra_cfg = OmegaConf.create({"launcher": {"n_jobs": 2}})
-    assert train.torch_threads(None, hydra_cfg) == max(1, cores // 2)
-    assert train.torch_threads(None, OmegaConf.create({"launcher": {"n_jobs": -1}})) == 1
+    assert trainer.torch_threads(None, hydra_cfg) == max(1, cores // 2)
+    assert trainer.torch_threads(None, OmegaConf.create({"launcher": {"n_jobs": -1}})) == 1
 
 
 def test_torch_threads_follow_the_slurm_cpus_per_task():
     hydra_cfg = OmegaConf.create({"launcher": {"cpus_per_task": 4, "nodes": 1}})
-    assert train.torch_threads(None, hydra_cfg) == 4
+    assert trainer.torch_threads(None, hydra_cfg) == 4
 
 
 def test_a_configuration_of_two_tables_trains_once(tmp_path, monkeypatch, capsys):

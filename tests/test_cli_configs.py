@@ -16,7 +16,8 @@ from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.problems import problems
 from dfl_bench.provenance import SOURCES, job_provenance
 from dfl_bench.records import NOT_HASHED, config_hash
-from dfl_bench.train import build_trainer, check_trainer, resolved_config
+from dfl_bench.train import resolved_config
+from dfl_bench.trainer import build_trainer, check_trainer
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))

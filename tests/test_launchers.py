@@ -14,7 +14,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from dfl_bench import train
+from dfl_bench import trainer
+from dfl_bench.paths import CONFIG_DIR
 
 REPO = Path(__file__).resolve().parent.parent
 SUBMITIT = "hydra_plugins.hydra_submitit_launcher.submitit_launcher"
@@ -22,7 +23,7 @@ SUBMITIT = "hydra_plugins.hydra_submitit_launcher.submitit_launcher"
 
 def launcher(name: str):
     """The composed `hydra.launcher` node of `hydra/launcher=<name>`."""
-    with initialize_config_dir(config_dir=train.CONFIG_DIR, version_base="1.3"):
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose("config", overrides=[f"hydra/launcher={name}"], return_hydra_config=True)
     return cfg.hydra.launcher
 
@@ -47,7 +48,7 @@ def test_parallel_preset_is_joblib_with_threads_split():
     node = launcher("parallel")
     assert node._target_.endswith("JoblibLauncher")
     cores = os.cpu_count() or 1
-    threads = train.torch_threads(None, OmegaConf.create({"launcher": node}))
+    threads = trainer.torch_threads(None, OmegaConf.create({"launcher": node}))
     assert threads == max(1, cores // node.n_jobs)
     assert threads * min(node.n_jobs, cores) <= cores
 

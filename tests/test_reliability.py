@@ -19,7 +19,7 @@ from hydra.types import RunMode
 from jobs import composed, smoke_overrides
 from omegaconf import OmegaConf
 
-from dfl_bench import mnist_sources, records, train
+from dfl_bench import job, mnist_sources, records, train
 from dfl_bench.lock import AlreadyRunning, job_lock
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,8 +44,8 @@ def crash_at(monkeypatch, hook: str, step: int) -> None:
             raise RuntimeError("killed")
 
     setattr(Crash, hook, die)
-    build = train.callbacks
-    monkeypatch.setattr(train, "callbacks", lambda cfg, d: [*build(cfg, d), Crash()])
+    build = job.callbacks
+    monkeypatch.setattr(job, "callbacks", lambda cfg, d: [*build(cfg, d), Crash()])
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def no_data(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("data loaded before the configuration was checked")
 
-    monkeypatch.setattr(train, "MnistDataModule", refuse)
+    monkeypatch.setattr(job, "MnistDataModule", refuse)
 
 
 def cli(tmp: Path, *args: str, multirun: bool = False) -> subprocess.CompletedProcess:

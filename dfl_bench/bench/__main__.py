@@ -20,7 +20,7 @@ import torch
 
 from dfl_bench.bench import kb_timing, report, runs, sections, stacking, steps
 from dfl_bench.bench.timing import load
-from dfl_bench.train import REPO_DIR
+from dfl_bench.paths import REPO_DIR
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dfl_bench import records
-from dfl_bench.train import REPO_DIR
+from dfl_bench.paths import REPO_DIR
 
 TAIL = "profile.metrics_tail=100"
 PAPER_RUNS = REPO_DIR / "results" / "bench" / "paper_run"  # `make paper-run` writes here

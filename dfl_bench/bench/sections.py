@@ -29,7 +29,7 @@ import torch
 from dfl_bench import records
 from dfl_bench.bench import runs, steps
 from dfl_bench.bench.timing import interleaved, load, loglog_slope, summary_ms
-from dfl_bench.train import REPO_DIR
+from dfl_bench.paths import REPO_DIR
 
 SECTIONS = ("floor", "iteration", "stacking", "scaling", "eval", "paper", "sweep")
 PROBLEMS = ("same", "sum9")

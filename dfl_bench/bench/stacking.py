@@ -25,18 +25,23 @@ from dfl_bench.stacked_module import StackedModule
 def stacked_iteration(
     stack: StackedModule, batches: Sequence[Sequence[Batch]]
 ) -> Callable[[], None]:
-    """One stacked iteration per call (every run's step): zero_grad, training_step, backward,
-    optimizer step; `batches[r]` are run r's batches, cycled."""
+    """One stacked iteration per call (every run's step: `StackedModule.iterate`, the update
+    included); `batches[r]` are run r's batches, cycled."""
     optimizer = stack.configure_optimizers()
-    source = cycle([list(step) for step in zip(*batches, strict=True)])
+    source = cycle([stacked_batch(step) for step in zip(*batches, strict=True)])
+    step = 0
 
     def run() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        loss = stack.training_step(next(source), 0)
-        loss.backward()
-        optimizer.step()
+        nonlocal step
+        step += 1
+        stack.iterate(optimizer, next(source), step)
 
     return run
+
+
+def stacked_batch(runs: Sequence[Batch]) -> Batch:
+    """The runs' batches of one step as the stack's (R, n, ...) batch."""
+    return {k: tuple(torch.stack([run[k][i] for run in runs]) for i in range(2)) for k in runs[0]}
 
 
 def separate_iterations(
@@ -63,6 +68,7 @@ def stack_throughput(
     repeats: int = 10,
     warmup: int = 2,
     n_batches: int = 4,
+    graph: bool = True,
 ) -> dict[str, Any]:
     """Throughput of R stacked runs against R separate runs, for each R in `runs`.
 
@@ -73,7 +79,8 @@ def stack_throughput(
     one stacked iteration of all R runs, or R single-run iterations one after another; `speedup`
     is the separate median over the stacked median (> 1: stacking is faster), and the runs per
     second are R training iterations (one per run) per median call. R=1 measures the stacking
-    overhead only: `hydra/launcher=stacked` trains a stack of one as a plain job.
+    overhead only (on a CPU one run trains as a plain DFLModule). On CUDA the stack uses the
+    StackedNet layout and, with `graph`, replays its steps as a CUDA graph.
     """
     dev = torch.device(device)
     data = load_data(batch_size, dev)
@@ -85,7 +92,9 @@ def stack_throughput(
             modules.append(build_module(problem, NEVER, dev, [f"seed={seed}"]))
             data.seed = seed  # and its own data order
             batches.append(draw_batches(data, batch_size, n_batches))
-        stack = StackedModule(modules, [None] * r, shared_logic=True).to(dev).train()
+        cuda = dev.type == "cuda"
+        stack = StackedModule(modules, [None] * r, stacked=cuda, cuda_graph=cuda and graph)
+        stack = stack.to(dev).train()
         samples = interleaved(
             {
                 "stacked": stacked_iteration(stack, batches),

@@ -24,6 +24,7 @@ from dfl_bench.data import MnistDataModule
 from dfl_bench.model import MaterializedNTN, MnistNet, dropout_masks
 from dfl_bench.module import DFLModule, interpretation, pair_truth, undersampled_bce
 from dfl_bench.operators import KINDS, OperatorSet
+from dfl_bench.paths import CONFIG_DIR
 
 Batch = dict[str, tuple[Tensor, Tensor]]
 NEVER = 10**9
@@ -31,7 +32,7 @@ NEVER = 10**9
 
 def compose_config(overrides: Sequence[str]) -> dict[str, Any]:
     """The resolved job config `python -m dfl_bench <overrides>` would run."""
-    with initialize_config_dir(config_dir=train.CONFIG_DIR, version_base="1.3"):
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose("config", overrides=list(overrides))
     return train.resolved_config(cfg)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from dfl_bench.train import CONFIG_DIR
+from dfl_bench.paths import CONFIG_DIR
 
 PAPER_PROFILE = OmegaConf.load(Path(CONFIG_DIR) / "profile" / "paper.yaml")
 TARGETS = {

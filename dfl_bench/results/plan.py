@@ -12,8 +12,9 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 
 from dfl_bench import records, sweep, train
+from dfl_bench.paths import CONFIG_DIR
 
-CONF = Path(train.CONFIG_DIR)
+CONF = Path(CONFIG_DIR)
 DEFAULT = "default"  # `python -m dfl_bench` alone: the fixed operators of Section 10.2
 SPREAD = ("baseline", DEFAULT)  # the experiments whose seed spread the reproduction measures
 # Seconds per job end to end when no record of the profile says otherwise: one torch thread on

@@ -1,0 +1,292 @@
+"""A job's lifecycle, the same for one run and for a stack of R runs (`fit_runs`):
+
+  1. its record path and checkpoint folder are named by its config hash (`job_paths`); it is
+     locked and skipped when its record says ok, or reused from another experiment's record of
+     the same hash (`settled_record`);
+  2. it trains for `profile.max_steps` steps, resuming from a whole `last.ckpt`, so an
+     interrupted job ends at the uninterrupted numbers (checkpoint.py);
+  3. each run's record is written (ok only after the final evaluation at max_steps; failed with
+     the reason when its loss turned NaN/inf, which ends that run but not the sweep), its logger
+     finished, and its summary printed; SIGTERM saves a checkpoint and exits 143.
+
+One run trains as `DFLModule` alone on a CPU; a stack, or any run on a GPU, trains as a
+`StackedModule` (its own networks on a CPU: each run's arithmetic the run alone's; the
+StackedNet layout and CUDA graphs on a GPU).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NoReturn
+
+import lightning as L
+import torch
+from hydra.utils import to_absolute_path
+from lightning.pytorch.utilities.exceptions import SIGTERMException
+from omegaconf import DictConfig
+
+from dfl_bench import checkpoint, loggers, records
+from dfl_bench.data import MnistDataModule
+from dfl_bench.module import DFLModule, NonFiniteLossError
+from dfl_bench.paths import REPO_DIR
+from dfl_bench.stacked_data import StackedDataModule
+from dfl_bench.stacked_module import StackedModule
+from dfl_bench.trainer import build_trainer, callbacks, torch_threads, uses_cuda
+
+EXIT_TERMINATED = 143
+MEMBERS = "members.json"  # a stack checkpoint folder's list of its runs
+
+
+@dataclass
+class Job:
+    """One job: its composed config and Hydra node, then what running it gave."""
+
+    cfg: DictConfig
+    hydra_cfg: DictConfig
+    config: dict[str, Any] = field(default_factory=dict)
+    module: DFLModule | None = None
+    record: dict[str, Any] | None = None
+    error: str | None = None  # why it has no ok record (for Hydra's JobFailed)
+
+    @property
+    def name(self) -> str:
+        """The job's name (its overrides)."""
+        return job_name(self.hydra_cfg)
+
+    @property
+    def paths(self) -> tuple[Path, Path]:
+        """Its record path and checkpoint folder."""
+        return job_paths(self.cfg, self.config)
+
+    @property
+    def key(self) -> str:
+        """`<experiment>/<config hash>`: what names its record and its place in a stack."""
+        return f"{self.config['experiment_name']}/{self.paths[0].stem}"
+
+
+def job_name(hydra_cfg: DictConfig) -> str:
+    """The job's overrides (Hydra's override_dirname), or 'default' when there are none."""
+    return hydra_cfg.job.override_dirname or "default"
+
+
+def job_paths(cfg: DictConfig, config: Mapping[str, Any]) -> tuple[Path, Path]:
+    """The job's record path and checkpoint folder (both named by its config hash)."""
+    digest = records.config_hash(config)
+    experiment = config["experiment_name"]
+    path = records.record_path(to_absolute_path(cfg.records_dir), experiment, digest)
+    return path, Path(to_absolute_path(cfg.checkpoint_dir)) / experiment / digest
+
+
+def lock_path(ckpt_dir: Path) -> Path:
+    """The job's lock file, beside its checkpoint folder."""
+    return ckpt_dir.with_name(f"{ckpt_dir.name}.lock")
+
+
+def settled_record(job: Job) -> dict[str, Any] | None:
+    """The record of a (locked) job that need not train: ok already (skipped), or trained by
+    another experiment (reused); None when it must train (force=true drops its checkpoint)."""
+    cfg, config = job.cfg, job.config
+    path, ckpt_dir = job.paths
+    if cfg.force:
+        shutil.rmtree(ckpt_dir, ignore_errors=True)
+    elif records.is_done(path):
+        print(f"[dfl_bench] skipping {job.name}: {path} says ok (force=true reruns it)")
+        return records.read_record(path) or {}
+    elif reused := records.reuse_done(
+        to_absolute_path(cfg.records_dir),
+        path,
+        experiment=config["experiment_name"],
+        name=job.name,
+        row=config.get("row"),
+        config=config,
+        overrides=list(job.hydra_cfg.overrides.task),
+    ):
+        print(summary_text(reused, path))
+        return reused
+    return None
+
+
+def trains_alone(jobs: Sequence[Job]) -> bool:
+    """One job on a CPU trains as its DFLModule itself (the plain Lightning loop)."""
+    return len(jobs) == 1 and not uses_cuda(jobs[0].cfg)
+
+
+def fit_runs(
+    jobs: Sequence[Job], ckpt_dir: Path, keep: Sequence[bool] | None = None
+) -> list[dict[str, Any]]:
+    """Train the jobs together (one job: alone on a CPU), resuming from `ckpt_dir/last.ckpt`;
+    then write each job's record (except where `keep` says its ok record stands), close its
+    logger and print its summary. A job's record is what its separate run writes."""
+    cfg, hydra_cfg = jobs[0].cfg, jobs[0].hydra_cfg
+    keep = list(keep or [False] * len(jobs))
+    torch.set_num_threads(torch_threads(cfg.threads, hydra_cfg))
+    alone = trains_alone(jobs)
+    run_loggers = [
+        loggers.build_logger(
+            j.config["logger"],
+            name=j.name,
+            group=j.config["experiment_name"],
+            config=j.config,
+            save_dir=j.hydra_cfg.runtime.output_dir,
+            concurrent=not alone,
+        )
+        for j in jobs
+    ]
+    data, module = _built(jobs, run_loggers, alone)
+    trainer = build_trainer(cfg, run_loggers[0] if alone else None, callbacks(cfg, ckpt_dir))
+    if not alone:
+        ckpt_dir.mkdir(parents=True, exist_ok=True)
+        (ckpt_dir / MEMBERS).write_text(json.dumps([j.key for j in jobs], indent=1))
+    last = checkpoint.resumable(ckpt_dir)
+    names = ", ".join(j.name for j in jobs)
+    started = now()
+    tic = time.perf_counter()
+    failure = None
+    try:
+        trainer.fit(module, datamodule=data, ckpt_path=str(last) if last else None)
+    except NonFiniteLossError as err:  # a run alone stops at its first non-finite loss
+        failure = f"non-finite loss: {err}"
+    except SIGTERMException:
+        _close(run_loggers, [True] * len(jobs), finalize=not alone)
+        terminated(names, trainer.global_step, ckpt_dir / checkpoint.NAME)
+    except BaseException:
+        _close(run_loggers, [True] * len(jobs), finalize=not alone)
+        raise
+    wall = round(time.perf_counter() - tic, 3)
+    stack = None if alone or not module.stacked else [j.key for j in jobs]
+    out = []
+    for r, job in enumerate(jobs):
+        path = job.paths[0]
+        if keep[r]:
+            out.append((records.read_record(path) or {}, path))
+            continue
+        if alone:
+            summary, evaluated = module.summary(), module.evaluated_step
+        else:
+            summary, evaluated = module.summary(r), module.members[r].evaluated_step
+            failure = module.failure(r)
+        status, reason = final_status(failure, module.global_step, evaluated, cfg.profile.max_steps)
+        record = records.make_record(
+            status=status,
+            reason=reason,
+            config=job.config,
+            summary=summary,
+            experiment=job.config["experiment_name"],
+            name=job.name,
+            row=job.config.get("row"),
+            config_hash=path.stem,
+            overrides=list(job.hydra_cfg.overrides.task),
+            data_checksum=data.checksum if data.arrays is not None else None,
+            git_commit=records.git_commit(REPO_DIR),
+            wall_time_s=wall,
+            resumed=last is not None,
+            started=started,
+            finished=now(),
+            log_dir=loggers.log_dir(run_loggers[r]),
+            torch_threads=torch.get_num_threads(),
+            **({"stack": stack} if stack else {}),
+        )
+        records.write_record(path, records.portable(record, (Path.cwd(), REPO_DIR)))
+        loggers.summarize(run_loggers[r], record)
+        out.append((record, path))
+    shutil.rmtree(ckpt_dir, ignore_errors=True)
+    _close(run_loggers, [record.get("status") != "ok" for record, _ in out], finalize=not alone)
+    for (record, path), kept in zip(out, keep, strict=True):
+        if not kept:
+            print(summary_text(record, path))
+    if trainer.received_sigterm:
+        terminated(names, trainer.global_step, None)
+    return [record for record, _ in out]
+
+
+def _built(
+    jobs: Sequence[Job], run_loggers: Sequence[Any], alone: bool
+) -> tuple[MnistDataModule | StackedDataModule, L.LightningModule]:
+    """The data and the module the jobs train: a DFLModule alone, or a StackedModule."""
+    cfg = jobs[0].cfg
+    if alone:
+        return MnistDataModule(**jobs[0].config["data"], seed=cfg.seed), jobs[0].module
+    data = StackedDataModule(
+        jobs[0].config["data"],
+        seeds=[j.cfg.seed for j in jobs],
+        split_seeds=[
+            j.cfg.seed if j.cfg.data.split_seed is None else j.cfg.data.split_seed for j in jobs
+        ],
+    )
+    cuda = uses_cuda(cfg)
+    module = StackedModule(
+        [j.module for j in jobs],
+        run_loggers,
+        [j.cfg.debug.nan_at_step for j in jobs],
+        stacked=cuda,
+        cuda_graph=cuda and bool(cfg.get("cuda_graph", True)),
+    )
+    return data, module
+
+
+def final_status(
+    failure: str | None, step: int, evaluated: int, max_steps: int
+) -> tuple[str, str | None]:
+    """failed with `failure` when the loss turned non-finite; else ok only when the run reached
+    max_steps and evaluated there (never a stale accuracy)."""
+    if failure is not None:
+        return "failed", failure
+    if step != max_steps or evaluated != max_steps:
+        return "failed", (
+            f"no final evaluation: training ended at step {step}, last evaluated "
+            f"at step {evaluated}, budget {max_steps}"
+        )
+    return "ok", None
+
+
+def _close(run_loggers: Sequence[Any], failed: Sequence[bool], finalize: bool) -> None:
+    """Close each run's logger (finalized first where no Trainer owns it: a stack's runs)."""
+    for logger, bad in zip(run_loggers, failed, strict=True):
+        if finalize and logger is not None:
+            logger.finalize("failed" if bad else "success")
+        loggers.finish(logger, failed=bad)
+
+
+def terminated(name: str, step: int, saved: Path | None) -> NoReturn:
+    """Report SIGTERM and exit 143; the sweep's remaining jobs are not run."""
+    where = f"checkpoint {saved}" if saved is not None and saved.is_file() else "its record"
+    print(
+        f"[dfl_bench] {name}: SIGTERM at step {step}; saved {where}. The remaining jobs of this "
+        "sweep were not run: rerun the same command to resume (finished jobs are skipped).",
+        file=sys.stderr,
+    )
+    raise SystemExit(EXIT_TERMINATED)
+
+
+def now() -> str:
+    """The current UTC time in ISO 8601."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def summary_text(record: Mapping[str, Any], path: Path) -> str:
+    """The closing lines of a run: accuracy and the gradient ratios of Section 9.1, as percent."""
+
+    def pct(key: str) -> str:
+        value = record.get(key)
+        return "n/a" if value is None else f"{100 * value:.1f}%"
+
+    status = record["status"] + (f" ({record['reason']})" if record["reason"] else "")
+    if record.get("reused_from"):
+        status += f" (reused from {record['reused_from']}, not retrained)"
+    lines = [
+        f"[dfl_bench] {record['experiment']} [{record['name']}] {status}",
+        f"  test accuracy {pct('test_accuracy')} (best {pct('best_test_accuracy')})  "
+        f"cons {pct('cons_ratio')}  cu_cons {pct('cu_cons')}  cu_ant {pct('cu_ant')}  "
+        f"steps {record['steps']}  wall {record['wall_time_s']:.0f}s",
+        f"  record: {path}",
+    ]
+    if record.get("log_dir"):
+        lines.append(f"  logs: {record['log_dir']}")
+    return "\n".join(lines)

@@ -1,0 +1,105 @@
+"""The Lightning Trainer of a job: conf/trainer's arguments passed through, the settings a job
+fixes itself (budget, logging cadence, no validation loop), its callbacks and torch threads."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+from lightning.pytorch.loggers import Logger
+from omegaconf import DictConfig, OmegaConf
+
+from dfl_bench.checkpoint import LastCheckpoint
+
+
+def trainer_settings(cfg: DictConfig) -> dict[str, Any]:
+    """The Trainer arguments a job fixes: the step budget, logging cadence, our callbacks and
+    checkpoint, no validation loop (the module evaluates on the test set itself)."""
+    return {
+        "max_steps": cfg.profile.max_steps,
+        "max_epochs": -1,
+        "log_every_n_steps": cfg.profile.log_every,
+        "enable_checkpointing": False,
+        "enable_progress_bar": cfg.progress_bar,
+        "enable_model_summary": False,
+        "num_sanity_val_steps": 0,
+        "limit_val_batches": 0,
+    }
+
+
+def check_trainer(cfg: DictConfig) -> None:
+    """conf/trainer passes any Trainer argument except those the job sets itself."""
+    owned = sorted({*trainer_settings(cfg), "logger", "callbacks"} & set(cfg.trainer))
+    if owned:
+        raise ValueError(
+            f"trainer.{owned[0]} is set by the job (profile, progress_bar, logger); conf/trainer "
+            "may set any other lightning.Trainer argument"
+        )
+
+
+def build_trainer(cfg: DictConfig, logger: Logger | None, hooks: list[L.Callback]) -> L.Trainer:
+    """A Trainer with conf/trainer's arguments passed through plus the job's own settings."""
+    passed = OmegaConf.to_container(cfg.trainer, resolve=True)
+    assert isinstance(passed, dict)
+    return L.Trainer(**passed, **trainer_settings(cfg), logger=logger or False, callbacks=hooks)
+
+
+def callbacks(cfg: DictConfig, ckpt_dir: Path) -> list[L.Callback]:
+    """The resumable checkpoint and, for tests, the debug hooks: `debug.nan_at_step`
+    and `+debug.sigterm_at_step` (not in config.yaml, so it changes no config hash)."""
+    out: list[L.Callback] = [LastCheckpoint(ckpt_dir, cfg.profile.checkpoint_every)]
+    if cfg.debug.nan_at_step is not None:
+        out.append(PoisonWeights(cfg.debug.nan_at_step))
+    if cfg.debug.get("sigterm_at_step") is not None:
+        out.append(SigtermAt(cfg.debug.sigterm_at_step))
+    return out
+
+
+class PoisonWeights(L.Callback):
+    """Debug: fill the first weight with NaN before step `step`, so that step's loss is NaN."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_train_batch_start(self, trainer: L.Trainer, pl_module: L.LightningModule, *args) -> None:
+        if trainer.global_step == self.step:
+            with torch.no_grad():
+                next(pl_module.parameters()).fill_(float("nan"))
+
+
+class SigtermAt(L.Callback):
+    """Debug: send this process SIGTERM during step `step`, as `timeout` or SLURM would."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_train_batch_start(self, trainer: L.Trainer, *args) -> None:
+        if trainer.global_step + 1 == self.step:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+def torch_threads(requested: int | None, hydra_cfg: DictConfig) -> int:
+    """Torch threads per job: `requested`, else the launcher's share of the cores (joblib:
+    cores // n_jobs; submitit: cpus_per_task), else 1: the small net gains little from more,
+    and on a busy CPU several threads per process run many times slower."""
+    if requested is not None:
+        return int(requested)
+    launcher = hydra_cfg.launcher
+    if launcher.get("cpus_per_task") is not None:
+        return int(launcher.cpus_per_task)
+    n_jobs = launcher.get("n_jobs")
+    if n_jobs is None:
+        return 1
+    cores = os.cpu_count() or 1
+    n_jobs = cores if n_jobs < 0 else n_jobs
+    return max(1, cores // n_jobs)
+
+
+def uses_cuda(cfg: DictConfig) -> bool:
+    """Whether the job's Trainer trains on a CUDA device (conf/trainer's accelerator)."""
+    accelerator = str(cfg.trainer.get("accelerator", "auto"))
+    return accelerator in ("gpu", "cuda") or (accelerator == "auto" and torch.cuda.is_available())
