@@ -255,6 +255,40 @@ def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, mon
     assert not list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))
 
 
+def test_a_stack_killed_between_its_records_resumes_the_rest(tmp_path, monkeypatch):
+    runs = [("seed=0",), ("seed=1",)]
+    whole = sweep_jobs(tmp_path / "whole", *runs)
+    stacked_runs.run_sweep(whole, stack_size=2)
+    write, written = records.write_record, []
+
+    def killed_after_one(path, record):
+        if written:
+            raise RuntimeError("killed")
+        written.append(path)
+        write(path, record)
+
+    monkeypatch.setattr(records, "write_record", killed_after_one)
+    stacked_runs.run_sweep(sweep_jobs(tmp_path, *runs), stack_size=2)
+    monkeypatch.undo()
+    assert len(list((tmp_path / "records").rglob("*.json"))) == 1
+    resumed = sweep_jobs(tmp_path, *runs)
+    stacked_runs.run_sweep(resumed, stack_size=1)  # the stack is re-formed from its checkpoint
+    assert resumed[1].record["resumed"] and resumed[1].record["status"] == "ok"
+    fields = records.SUMMARY_FIELDS
+    for job, ref in zip(resumed, whole, strict=True):
+        assert {k: job.record[k] for k in fields} == {k: ref.record[k] for k in fields}
+    assert json.loads(written[0].read_text()) == records.read_record(written[0])  # not rewritten
+    assert not list((tmp_path / "checkpoints" / "_stacks").iterdir())
+
+
+def test_two_jobs_of_one_configuration_in_a_stacked_sweep_train_once(tmp_path):
+    jobs = sweep_jobs(tmp_path, ("problem.w_dfl=10",), ("problem.w_dfl=10.0",))
+    stacked_runs.run_sweep(jobs, stack_size=4)
+    assert [job.error for job in jobs] == [None, None]
+    assert jobs[0].record is jobs[1].record and jobs[0].record["status"] == "ok"
+    assert len(list((tmp_path / "records").rglob("*.json"))) == 1
+
+
 @pytest.mark.slow
 def test_sigterm_checkpoints_the_stack_and_the_rerun_resumes_it(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
