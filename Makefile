@@ -2,15 +2,17 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format bench paper-run theory train time-kb tables reproduce-tables scope-comparison
+.PHONY: help install test lint format bench paper-run theory train time-kb tables reproduce-tables scope-comparison gpu-session
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
 PROFILE ?= quick
+PROFILE_GPU ?= long
 TABLES ?=
 SEEDS ?= 1
 SPREAD_SEEDS ?= 5
 JOBS ?= 1
+DEVICE ?= cpu
 RECORDS ?= results/records
 LOGGER ?= wandb
 
@@ -51,10 +53,10 @@ paper-run: ## the default configuration at the paper's budget (70,000 steps, 2 t
 time-kb: ## forward+backward time of each knowledge base vs batch size
 	$(PYTHON) -m dfl_bench.bench time-kb
 
-reproduce-tables: ## run the missing jobs of every paper table, then render (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS)
+reproduce-tables: ## run the missing jobs of every paper table, then render (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS DEVICE=cpu|gpu)
 	@$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
 		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
-		--records "$(RECORDS)" --logger "$(LOGGER)"; rc=$$?; \
+		--device "$(DEVICE)" --records "$(RECORDS)" --logger "$(LOGGER)"; rc=$$?; \
 	if [ $$rc -le 1 ]; then \
 		$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results \
 			$(if $(TABLES),--tables "$(TABLES)") || exit $$?; \
@@ -71,3 +73,7 @@ scope-comparison: ## same_symmetric with each quantifier scope (family = the aut
 		--b "$(SCOPE_RECORDS):same_symmetric_formula" --labels family,formula --profile "$(PROFILE)" \
 		--title "Quantifier scope on Table mnist_symmetric (profile $(PROFILE))" \
 		--out results/scope_comparison/README.md
+
+OUT ?= results/bench/cuda/session
+gpu-session: ## on a GPU machine: the GPU figures, then the long reproduction until BUDGET seconds end (OUT)
+	$(PYTHON) -m dfl_bench.bench.cuda_session --out "$(OUT)" --budget "$(or $(BUDGET),540)" --profile "$(PROFILE_GPU)"

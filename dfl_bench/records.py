@@ -206,12 +206,13 @@ def _relative(path: str, bases: Sequence[str | Path]) -> str:
 
 
 def git_commit(repo: str | Path) -> str | None:
-    """HEAD of the checkout at `repo` ('-dirty' if tracked files changed); None outside git."""
+    """HEAD of the checkout at `repo` ('-dirty' if tracked files changed); outside git (a copy
+    of the tree sent to a GPU machine) `$DFL_BENCH_GIT_COMMIT`, else None."""
     try:
         head = _git(repo, "rev-parse", "HEAD")
         dirty = _git(repo, "status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.CalledProcessError):
-        return None
+        return os.environ.get("DFL_BENCH_GIT_COMMIT")
     return head + ("-dirty" if dirty else "")
 
 

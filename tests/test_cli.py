@@ -167,7 +167,7 @@ def test_bad_parameter_fails_before_training(tmp_path, monkeypatch, capsys):
     def no_data(*args, **kwargs):
         raise AssertionError("data loaded before the operators were checked")
 
-    monkeypatch.setattr(train, "MnistDataModule", no_data)
+    monkeypatch.setattr(job, "MnistDataModule", no_data)
     with pytest.raises(ValueError, match=r"p=-1.*must be a number in \(0, inf\)"):
         train.run(*composed(tmp_path, "tnorm.p=-1"))
     with pytest.raises(ValueError, match=r"valid rows: \['godel_S'"):
@@ -206,7 +206,7 @@ def test_a_configuration_of_two_tables_trains_once(tmp_path, monkeypatch, capsys
     def no_data(*args, **kwargs):
         raise AssertionError("a reused configuration must not train")
 
-    monkeypatch.setattr(train, "MnistDataModule", no_data)
+    monkeypatch.setattr(job, "MnistDataModule", no_data)
     second = train.run(*composed(tmp_path, "+experiment=sigmoidal_b0", "implication.b0=-0.5"))
     assert second["reused_from"] == f"sigmoidal_s/{first['config_hash']}.json"
     assert (second["experiment"], second["row"]) == ("sigmoidal_b0", "b0=-0.5")

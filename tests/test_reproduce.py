@@ -124,6 +124,25 @@ def test_multirun_command_selects_the_experiment_seeds_and_launcher(tmp_path):
     assert not any(a.startswith(("+experiment", "hydra/launcher")) for a in one)
 
 
+def test_the_gpu_path_trains_stacks_and_estimates_a_stacks_share(tmp_path):
+    args = reproduce.parse_args(["--device=gpu", "--jobs=3", f"--records={tmp_path}"])
+    command = reproduce.multirun_command("tnorms", args, 1, tmp_path / "logs")
+    assert {"hydra/launcher=stacked", "trainer=gpu", "hydra.launcher.stack_size=64"} <= set(command)
+    assert plan.job_seconds("long", tmp_path, "gpu") == 10000 * plan.GPU_ITERATION_S
+    config = {"profile": {"name": "long"}, "seed": 0}
+    for name, wall, stack in (("s", 40.0, ["a", "b"]), ("a", 600.0, None)):
+        extra = {"stack": stack} if stack else {}
+        record = records.make_record(
+            status="ok", reason=None, config=config, summary={}, wall_time_s=wall, **extra
+        )
+        records.write_record(tmp_path / "x" / f"{name}.json", record)
+    assert plan.job_seconds("long", tmp_path, "gpu") == 20.0  # the run's share of its stack
+    assert plan.job_seconds("long", tmp_path, "cpu") == 600.0 + plan.JOB_OVERHEAD_S
+    assert plan.estimate(10, 20.0, 3, "gpu") == 200.0
+    with pytest.raises(ValueError, match="--stack-size"):
+        reproduce.parse_args(["--device=gpu", "--stack-size=0"])
+
+
 @pytest.mark.slow
 def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp, capsys):
     args = reproduce_args(in_tmp, "--tables=best,default", "--spread-seeds=1")

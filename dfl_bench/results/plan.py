@@ -25,6 +25,9 @@ RECORDS = "results/records"
 JOB_SECONDS = {"smoke": 3.0, "quick": 82.0, "long": 600.0, "paper": 3300.0}
 # What a job costs beyond its records' wall_time_s (training only): start, data, evaluation setup.
 JOB_OVERHEAD_S = 3.0
+# Seconds per run-iteration in a GPU stack when no GPU record says better (results/bench/cuda/).
+GPU_ITERATION_S = 0.5e-3
+STEPS = {"smoke": 4, "quick": 1000, "long": 10000, "paper": 70000}
 
 
 @dataclass(frozen=True)
@@ -110,20 +113,27 @@ def plan(
     return jobs
 
 
-def job_seconds(profile: str, records_dir: str | Path) -> float:
+def job_seconds(profile: str, records_dir: str | Path, device: str = "cpu") -> float:
     """Seconds per job at `profile`: the median wall time of the ok records of that profile
-    under `records_dir` plus JOB_OVERHEAD_S, else JOB_SECONDS[profile]."""
+    under `records_dir` plus JOB_OVERHEAD_S, else JOB_SECONDS[profile]; on a GPU a stacked
+    run's share of its stack's wall time, else GPU_ITERATION_S per step."""
     times = []
     for path in Path(records_dir).rglob("*.json"):
         record = records.read_record(path)
         if record and record.get("status") == "ok" and record.get("profile") == profile:
-            if isinstance(record.get("wall_time_s"), int | float):
-                times.append(float(record["wall_time_s"]))
+            wall, stack = record.get("wall_time_s"), record.get("stack")
+            if isinstance(wall, int | float) and (device == "gpu") == bool(stack):
+                times.append(float(wall) / len(stack) if stack else float(wall) + JOB_OVERHEAD_S)
     if times:
-        return statistics.median(times) + JOB_OVERHEAD_S
+        return statistics.median(times)
+    if device == "gpu":
+        return STEPS.get(profile, STEPS["quick"]) * GPU_ITERATION_S
     return JOB_SECONDS.get(profile, JOB_SECONDS["quick"])
 
 
-def estimate(missing: int, seconds_per_job: float, n_jobs: int) -> float:
-    """Seconds for `missing` jobs run `n_jobs` at a time (at most one per core)."""
+def estimate(missing: int, seconds_per_job: float, n_jobs: int, device: str = "cpu") -> float:
+    """Seconds for `missing` jobs run `n_jobs` at a time (at most one per core; on a GPU the
+    per-job time is already a stack's share)."""
+    if device == "gpu":
+        return missing * seconds_per_job
     return missing * seconds_per_job / max(1, min(n_jobs, os.cpu_count() or 1))

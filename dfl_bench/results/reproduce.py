@@ -5,7 +5,9 @@
 Plans every job first (plan.py: each experiment's sweep times the seeds, the record path train.py
 will write), prints how many will run and an estimated time, then runs each experiment with
 missing jobs as one Hydra multirun (`python -m dfl_bench +experiment=X -m ...`; joblib when
---jobs > 1), polling the records folder for overall progress. Jobs whose record is ok are
+--jobs > 1), polling the records folder for overall progress. With --device gpu every
+experiment trains as stacks of runs on the GPU (`hydra/launcher=stacked trainer=gpu`), --jobs
+experiments at once. Jobs whose record is ok are
 skipped, so an interrupted reproduction resumes. A failed job is reported and the rest go on.
 Exit status: 0 every planned job ok, 1 some job failed, 2 invalid input.
 """
@@ -18,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import IO
@@ -49,14 +52,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=5,
         help="seeds of the baseline and the default configuration (the seed spread)",
     )
-    parser.add_argument("--jobs", type=int, default=1, help="jobs at once (joblib launcher)")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="jobs at once (joblib); with --device gpu: experiments"
+    )
+    parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"], help="where jobs train")
+    parser.add_argument("--stack-size", type=int, default=64, help="runs per stack on a GPU")
     parser.add_argument("--records", default=plan.RECORDS, help="run records folder")
     parser.add_argument("--logger", default="wandb", help=f"one of {loggers.choices()}")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between progress lines")
     parser.add_argument("overrides", nargs="*", help="extra Hydra overrides for every job")
     args = parser.parse_args(argv)
-    if args.jobs < 1:
-        raise ValueError(f"JOBS must be >= 1 (got {args.jobs})")
+    if args.jobs < 1 or args.stack_size < 1:
+        raise ValueError(f"JOBS and --stack-size must be >= 1 (got {args.jobs}, {args.stack_size})")
     if args.logger not in loggers.choices():
         raise ValueError(f"unknown logger {args.logger!r}; valid: {loggers.choices()}")
     budget = [o for o in args.overrides if o.lstrip("+~").startswith(("profile.", "profile="))]
@@ -72,9 +79,13 @@ def multirun_command(
     experiment: str, args: argparse.Namespace, n_seeds: int, log_dir: Path
 ) -> list[str]:
     """The Hydra multirun of one experiment: its own sweep times seeds 0..n_seeds-1."""
-    launcher = (
-        ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"] if args.jobs > 1 else []
-    )
+    if args.device == "gpu":
+        launcher = ["hydra/launcher=stacked", "trainer=gpu"]
+        launcher.append(f"hydra.launcher.stack_size={args.stack_size}")
+    elif args.jobs > 1:
+        launcher = ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"]
+    else:
+        launcher = []
     return [
         sys.executable,
         "-m",
@@ -103,8 +114,10 @@ def duration(seconds: float) -> str:
 class Progress:
     """Overall progress from the records folder: jobs ok / total, elapsed, remaining estimate."""
 
-    def __init__(self, jobs: Sequence[Job], seconds_per_job: float, n_jobs: int) -> None:
-        self.jobs, self.n_jobs = jobs, n_jobs
+    def __init__(
+        self, jobs: Sequence[Job], seconds_per_job: float, n_jobs: int, device: str = "cpu"
+    ) -> None:
+        self.jobs, self.n_jobs, self.device = jobs, n_jobs, device
         self.todo = [j for j in jobs if not j.done()]
         self.seconds_per_job = seconds_per_job
         self.start = time.time()
@@ -122,7 +135,7 @@ class Progress:
         if ran:
             remaining = elapsed / ran * left
         else:
-            remaining = plan.estimate(left, self.seconds_per_job, self.n_jobs)
+            remaining = plan.estimate(left, self.seconds_per_job, self.n_jobs, self.device)
         return (
             f"[reproduce] {ok}/{len(self.jobs)} jobs ok ({ran} new), "
             f"elapsed {duration(elapsed)}, ~{duration(remaining)} left"
@@ -175,22 +188,23 @@ def reproduce(args: argparse.Namespace) -> int:
     jobs = plan.plan(
         names, args.profile, args.seeds, args.records, args.spread_seeds, args.overrides
     )
-    seconds = plan.job_seconds(args.profile, args.records)
-    progress = Progress(jobs, seconds, args.jobs)
+    seconds = plan.job_seconds(args.profile, args.records, args.device)
+    progress = Progress(jobs, seconds, args.jobs, args.device)
     todo = progress.todo
     print(
         f"[reproduce] profile {args.profile}: {len(names)} experiment(s), {len(jobs)} jobs, "
         f"{len(jobs) - len(todo)} done, {len(todo)} to run ({args.jobs} at a time); "
-        f"estimated {duration(plan.estimate(len(todo), seconds, args.jobs))} "
+        f"estimated {duration(plan.estimate(len(todo), seconds, args.jobs, args.device))} "
         f"({seconds:.0f} s per job)",
         flush=True,
     )
     log_dir = Path("multirun") / "reproduce" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     logs = {name: log_dir / f"{name}.log" for name in names}
-    for name in names:
+
+    def run(name: str) -> None:
         missing = [j for j in todo if j.experiment == name]
         if not missing:
-            continue
+            return
         n_seeds = plan.n_seeds(name, args.seeds, args.spread_seeds)
         print(f"[reproduce] {name}: {len(missing)} job(s); log {logs[name]}", flush=True)
         code = run_experiment(
@@ -198,6 +212,10 @@ def reproduce(args: argparse.Namespace) -> int:
         )
         if code != 0:
             print(f"[reproduce] {name}: the multirun exited with status {code}", flush=True)
+
+    at_once = args.jobs if args.device == "gpu" else 1  # a GPU takes several stacks at once
+    with ThreadPoolExecutor(at_once) as pool:
+        list(pool.map(run, names))
     failed = [j for j in todo if not j.done()]
     print(progress.line(), flush=True)
     if failed:

@@ -1,0 +1,273 @@
+"""One GPU session, prepared on a CPU: the GPU figures the README and `results/bench/cuda/`
+state, then as much of a reproduction as the time left allows, its records packed to bring back.
+
+    python -m dfl_bench.bench.cuda_session --out $OUT --budget 540 --profile long
+
+Stages, each logged to `<out>/session.log` and summarised in `<out>/session.json` (a stage that
+fails is recorded with its error and the session goes on):
+
+1. `graph_vs_eager`: one stacked sweep (4 seeds, `--check-steps` steps, metrics every 25) with
+   CUDA graphs and without: the records' numbers side by side, and both wall times;
+2. `stacking`: `bench.stacking` on CUDA (R separate DFLModule steps against R stacked steps,
+   captured), per stacked iteration and per run-iteration;
+3. `single`: `python -m dfl_bench trainer=gpu` at the quick profile (1,000 iterations), with
+   and without CUDA graphs: milliseconds per iteration from the record's wall time;
+4. `table`: `+experiment=same_symmetric` (12 rows) at quick as one GPU stack;
+5. `reproduce`: `results.reproduce --device gpu` of every table at `--profile` until the budget
+   ends (then SIGTERM: running stacks stop; finished records stay), its records packed as
+   `<out>/records.tar.gz` (paths relative to the repository).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dfl_bench import records
+from dfl_bench.paths import REPO_DIR
+
+QUICK_STEPS = 1000
+NO_LOGS = ("logger=none", "progress_bar=false")
+
+
+class Session:
+    """The session's log, results and deadline."""
+
+    def __init__(self, out: Path, scratch: Path, budget_s: float, device: str) -> None:
+        self.out, self.scratch, self.deadline = out, scratch, time.monotonic() + budget_s
+        self.trainer = f"trainer={device}"
+        self.device = device
+        self.results: dict[str, Any] = {"machine": machine()}
+        out.mkdir(parents=True, exist_ok=True)
+        self.log = open(out / "session.log", "a")
+
+    def left(self) -> float:
+        """Seconds left of the budget."""
+        return self.deadline - time.monotonic()
+
+    def say(self, line: str) -> None:
+        """One line to the log and stdout."""
+        print(line, flush=True)
+        self.log.write(line + "\n")
+        self.log.flush()
+
+    def stage(self, name: str, run: Callable[[], Any]) -> None:
+        """Run one stage; its result (or error) goes into session.json at once."""
+        self.say(f"== {name} ({self.left():.0f} s left)")
+        tic = time.perf_counter()
+        try:
+            self.results[name] = run()
+        except Exception as err:  # a failed stage is a result; the others still run
+            self.results[name] = {"error": f"{type(err).__name__}: {err}"}
+        self.results[name + "_wall_s"] = round(time.perf_counter() - tic, 1)
+        self.say(json.dumps(self.results[name])[:2000])
+        (self.out / "session.json").write_text(json.dumps(self.results, indent=1))
+
+    def cli(self, args: Sequence[str], name: str, timeout: float) -> subprocess.CompletedProcess:
+        """`python -m dfl_bench ...` with its output in `<out>/<name>.log`."""
+        with open(self.out / f"{name}.log", "w") as log:
+            return subprocess.run(
+                [sys.executable, "-m", "dfl_bench", *args],
+                cwd=REPO_DIR,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+            )
+
+
+def machine() -> dict[str, Any]:
+    """The device and software the figures were measured on."""
+    cuda = torch.cuda.is_available()
+    return {
+        "device": torch.cuda.get_device_name() if cuda else "cpu",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "git_commit": records.git_commit(REPO_DIR),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def read_records(folder: Path) -> list[dict[str, Any]]:
+    """Every record under `folder`."""
+    return [r for p in sorted(folder.rglob("*.json")) if (r := records.read_record(p))]
+
+
+def graph_vs_eager(session: Session, steps: int) -> dict[str, Any]:
+    """The same stacked sweep with and without CUDA graphs: records and wall times."""
+    out: dict[str, Any] = {"steps": steps}
+    for graph in (True, False):
+        folder = session.scratch / f"check_{graph}"
+        tic = time.perf_counter()
+        done = session.cli(
+            [
+                *("-m", "seed=0,1,2,3", "hydra/launcher=stacked", session.trainer, *NO_LOGS),
+                *(f"profile.max_steps={steps}", "profile.log_every=25", "profile.eval_every=100"),
+                *(f"cuda_graph={str(graph).lower()}", f"records_dir={folder}/records"),
+                *(f"checkpoint_dir={folder}/ckpt", f"hydra.sweep.dir={folder}/sweep"),
+            ],
+            f"check_graph_{graph}",
+            timeout=300,
+        )
+        got = read_records(folder / "records")
+        out["graph" if graph else "eager"] = {
+            "exit": done.returncode,
+            "wall_s": round(time.perf_counter() - tic, 1),
+            "stack_wall_s": got[0]["wall_time_s"] if got else None,
+            "runs": [
+                {k: r.get(k) for k in ("seed", "status", "test_accuracy", "cons_ratio", "cu_ant")}
+                for r in got
+            ],
+        }
+    pairs = zip(out["graph"]["runs"], out["eager"]["runs"], strict=False)
+    out["max_accuracy_gap"] = max(
+        (abs(a["test_accuracy"] - b["test_accuracy"]) for a, b in pairs if a["test_accuracy"]),
+        default=None,
+    )
+    return out
+
+
+def stacking(runs: Sequence[int], device: str) -> dict[str, Any]:
+    """`bench.stacking` on the device, captured and eager."""
+    from dfl_bench.bench.stacking import stack_throughput
+
+    dev = "cuda" if device == "gpu" else "cpu"
+    captured = stack_throughput(runs, dev, repeats=20, warmup=3)
+    eager = stack_throughput((max(runs),), dev, repeats=10, warmup=2, graph=False)
+    return {"captured": captured, "eager": eager}
+
+
+def single(session: Session) -> dict[str, Any]:
+    """One run at quick on the GPU, captured and eager: ms per iteration from its record."""
+    out = {}
+    for graph in (True, False):
+        folder = session.scratch / f"single_{graph}"
+        done = session.cli(
+            [
+                *(session.trainer, *NO_LOGS, f"cuda_graph={str(graph).lower()}"),
+                *(f"records_dir={folder}/records", f"checkpoint_dir={folder}/ckpt"),
+                f"hydra.run.dir={folder}/run",
+            ],
+            f"single_{graph}",
+            timeout=300,
+        )
+        got = read_records(folder / "records")
+        wall = got[0]["wall_time_s"] if got else None
+        out["graph" if graph else "eager"] = {
+            "exit": done.returncode,
+            "wall_s": wall,
+            "ms_per_iteration": None if wall is None else 1000 * wall / QUICK_STEPS,
+            "test_accuracy": got[0]["test_accuracy"] if got else None,
+        }
+    return out
+
+
+def table(session: Session) -> dict[str, Any]:
+    """same_symmetric (12 rows) at quick as one GPU stack: wall time per run-iteration."""
+    folder = session.scratch / "table"
+    tic = time.perf_counter()
+    done = session.cli(
+        [
+            *("-m", "+experiment=same_symmetric", "hydra/launcher=stacked", session.trainer),
+            *(*NO_LOGS, f"records_dir={folder}/records", f"checkpoint_dir={folder}/ckpt"),
+            f"hydra.sweep.dir={folder}/sweep",
+        ],
+        "table",
+        timeout=300,
+    )
+    got = read_records(folder / "records")
+    stack_wall = max((r["wall_time_s"] for r in got), default=None)
+    return {
+        "exit": done.returncode,
+        "runs": len(got),
+        "command_wall_s": round(time.perf_counter() - tic, 1),
+        "stack_wall_s": stack_wall,
+        "ms_per_run_iteration": (None if not got else 1000 * stack_wall / (len(got) * QUICK_STEPS)),
+    }
+
+
+def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
+    """The reproduction until the budget ends; then SIGTERM to its process group."""
+    started = time.time()
+    command = [
+        *(sys.executable, "-m", "dfl_bench.results.reproduce", "--device", session.device),
+        *("--profile", args.profile, "--jobs", str(args.jobs), "--logger", args.logger),
+        *("--tables", args.tables, "--records", args.records, "--poll", "30"),
+    ]
+    tic = time.perf_counter()
+    with open(session.out / "reproduce.log", "w") as log:
+        proc = subprocess.Popen(
+            command, cwd=REPO_DIR, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            code = proc.wait(timeout=max(10.0, session.left() - args.reserve))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                code = proc.wait(timeout=args.reserve / 2)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                code = proc.wait()
+    wall = time.perf_counter() - tic
+    new = [
+        p for p in sorted((REPO_DIR / args.records).rglob("*.json")) if p.stat().st_mtime >= started
+    ]
+    with tarfile.open(session.out / "records.tar.gz", "w:gz") as tar:
+        for path in new:
+            tar.add(path, arcname=str(path.relative_to(REPO_DIR)))
+    done = [r for p in new if (r := records.read_record(p))]
+    trained = [r for r in done if r.get("status") == "ok" and not r.get("reused_from")]
+    iterations = sum(r.get("steps") or 0 for r in trained)
+    return {
+        "exit": code,
+        "wall_s": round(wall, 1),
+        "records": len(done),
+        "ok": sum(r.get("status") == "ok" for r in done),
+        "trained_run_iterations": iterations,
+        "ms_per_run_iteration": 1000 * wall / iterations if iterations else None,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the stages (module doc) within `--budget` seconds."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder for what comes back")
+    parser.add_argument("--budget", type=float, default=540.0, help="seconds for everything")
+    parser.add_argument("--profile", default="long", help="the reproduction's profile")
+    parser.add_argument("--tables", default="", help="the reproduction's tables (empty: all)")
+    parser.add_argument("--records", default="results/records", help="relative to the repo")
+    parser.add_argument("--jobs", type=int, default=3, help="experiments at once on the GPU")
+    parser.add_argument("--logger", default="csv")
+    parser.add_argument("--check-steps", type=int, default=200)
+    parser.add_argument("--reserve", type=float, default=40.0, help="seconds kept for packing")
+    parser.add_argument("--skip", nargs="*", default=[], help="stages to leave out")
+    parser.add_argument("--runs", type=int, nargs="+", default=[1, 16, 32], help="stack sizes")
+    parser.add_argument("--device", default="gpu", choices=["gpu", "cpu"], help="cpu: a dry run")
+    parser.add_argument("--scratch", type=Path, default=Path("/tmp/dfl_session"))
+    args = parser.parse_args(argv)
+    session = Session(args.out, args.scratch, args.budget, args.device)
+    stages: dict[str, Callable[[], Any]] = {
+        "graph_vs_eager": lambda: graph_vs_eager(session, args.check_steps),
+        "stacking": lambda: stacking(args.runs, args.device),
+        "single": lambda: single(session),
+        "table": lambda: table(session),
+        "reproduce": lambda: reproduce(session, args),
+    }
+    for name, run in stages.items():
+        if name not in args.skip:
+            session.stage(name, run)
+    session.say(f"== done ({session.left():.0f} s left)")
+
+
+if __name__ == "__main__":
+    main()
