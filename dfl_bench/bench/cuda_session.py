@@ -219,12 +219,12 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
                 os.killpg(proc.pid, signal.SIGKILL)
                 code = proc.wait()
     wall = time.perf_counter() - tic
-    new = [
-        p for p in sorted((REPO_DIR / args.records).rglob("*.json")) if p.stat().st_mtime >= started
-    ]
+    folder = (REPO_DIR / args.records).resolve()
+    base = REPO_DIR if folder.is_relative_to(REPO_DIR) else folder.parent
+    new = [p for p in sorted(folder.rglob("*.json")) if p.stat().st_mtime >= started]
     with tarfile.open(session.out / "records.tar.gz", "w:gz") as tar:
-        for path in new:
-            tar.add(path, arcname=str(path.relative_to(REPO_DIR)))
+        for path in new:  # paths relative to the repository (or the records' parent)
+            tar.add(path, arcname=str(path.relative_to(base)))
     done = [r for p in new if (r := records.read_record(p))]
     trained = [r for r in done if r.get("status") == "ok" and not r.get("reused_from")]
     iterations = sum(r.get("steps") or 0 for r in trained)
