@@ -15,6 +15,7 @@ from dfl_bench.results.report import build, default_run
 from tests.test_results import PAPER, REPO, write
 
 SWAPPED = PAPER.tables["symmetric_aggregators"]
+NOISE = Noise(0.4, "test")  # one run's seed std: two single runs differ beyond 1.13 points
 
 
 def paper_verdicts(tmp_path) -> dict[str, claims.Verdict]:
@@ -24,7 +25,7 @@ def paper_verdicts(tmp_path) -> dict[str, claims.Verdict]:
     return {item.name: on_paper for item, on_paper, _ in result.verdicts}
 
 
-def view(values: dict, noise: Noise | None = Noise(0.4, "test"), **kwargs) -> claims.View:
+def view(values: dict, noise: Noise | None = NOISE, **kwargs) -> claims.View:
     """A view over `{(experiment, row): accuracy}` with the baseline at ("baseline", "ce_pair")."""
     flat = {(e, r, "accuracy"): x for (e, r), x in values.items()}
     base = values.get(claims.BASE)
