@@ -171,3 +171,27 @@ def test_a_well_performing_symmetric_row_other_than_product_fails_the_only_claim
     values[("sum9_symmetric", "yager_p20")] = 97.0
     verdict = check("only_symmetric_product_reichenbach", view(values))
     assert verdict.status == "fails" and "sum9_symmetric/yager_p20 +2.00" in verdict.detail
+
+
+def test_verdicts_show_long_beside_quick_once_its_records_land(tmp_path):
+    from dfl_bench.results.__main__ import main
+
+    records, out = tmp_path / "records", tmp_path / "out"
+    for seed, best in enumerate((0.94, 0.95)):
+        write(records, "baseline", f"b{seed}", row="ce_pair", seed=seed, best=best)
+    write(records, "tnorms", "g", row="godel", accuracy=0.5, best=0.97)
+    assert main(["--records", str(records), "--out", str(out)]) == 0
+    text = (out / "tables" / "verdicts.md").read_text()
+    assert "|  | quick | long |" in text
+    assert "| records (ok) | 1 (1) | no records yet |" in text
+    assert "| above the baseline beyond the noise | godel +2.50 | no records yet |" in text
+    write(records, "tnorms", "gl", row="godel", profile="long", accuracy=0.5, best=0.80)
+    assert main(["--records", str(records), "--out", str(out)]) == 0
+    text = (out / "tables" / "verdicts.md").read_text()
+    assert (
+        "| accuracy range (best) | 97.00 (godel) .. 97.00 (godel) | 80.00 (godel) .. 80.00" in text
+    )
+    assert (
+        "| `vanishing_tnorms_best` (10.2.2; paper: holds) | **not measurable**: tnorms/product "
+        "accuracy missing | **not measurable**: tnorms/product accuracy missing |"
+    ) in text

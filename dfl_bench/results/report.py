@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from dfl_bench import markdown
-from dfl_bench.results import claims, figures, render
+from dfl_bench.results import claims, figures, render, writeup
 from dfl_bench.results.agreement import Agreement, agreement
 from dfl_bench.results.noise import Noise, measured_noise, paper_noise
 from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, Paper
@@ -110,6 +110,7 @@ def write(results: Sequence[Rendered], frame: pd.DataFrame, out: Path, command: 
         selected = {name: r.tables[name] for name in r.selected}
         written += figures.all_figures(selected, frame, r.profile, figures_dir)
     written.append(_write(tables_dir / "README.md", index(results, command, frame)))
+    written.append(_write(tables_dir / "verdicts.md", writeup.markdown_text(results, command)))
     return written
 
 
