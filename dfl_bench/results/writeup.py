@@ -68,7 +68,7 @@ def facts(name: str, by_profile: dict[str, Rendered], profiles: list[str]) -> li
         "accuracy range (best)",
         "above the baseline beyond the noise",
         "below the baseline beyond the noise",
-        "ratios undefined (vanished): ours / paper",
+        "ratios undefined (cons): ours / paper (printed blank or '-')",
         "agreement: rho accuracy; acc within 1; ratios within 0.05",
     ]
     rows = [[label] for label in labels]
@@ -111,7 +111,8 @@ def _table_facts(table: Table, r: Rendered) -> list[str]:
     paper_gone = sorted(
         cell.key
         for cell, _ in table.pairs().values()
-        if cell.number("accuracy") is not None and cell.number("cons") is None
+        if cell.source == "table" and cell.number("accuracy") is not None
+        if cell.number("cons") is None
     )
     a = r.agreements[table.paper.experiment]
     rho = a.spearman["accuracy"]
