@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -12,13 +12,15 @@ import yaml
 
 DATA_FILE = Path(__file__).with_name("paper_numbers.yaml")
 COLUMNS = ("accuracy", "cons", "cu_cons", "cu_ant")
-RECORD_FIELDS = {
-    "accuracy": "test_accuracy",
+RECORD_FIELDS = {  # accuracy: the best over the evaluations, as the authors report (Section 10)
+    "accuracy": "best_test_accuracy",
     "cons": "cons_ratio",
     "cu_cons": "cu_cons",
     "cu_ant": "cu_ant",
 }
+FINAL_ACCURACY = "test_accuracy"  # the accuracy at the last step, shown beside the best
 DASH = "-"  # the paper's printed "-": an undefined ratio
+ORDERS = ("header", "swapped")  # a two-half table's halves as printed, or exchanged
 
 
 def cell_key(value: Any) -> str | None:
@@ -64,6 +66,8 @@ class PaperTable:
     shared: dict[str, str] = field(default_factory=dict)
     notes: tuple[dict[str, Any], ...] = ()
     not_printed: str | None = None
+    order: str = "header"  # the order its halves are compared in: ORDERS
+    order_reason: str | None = None
 
     def cells(self) -> list[PaperCell]:
         """Every cell that names a config row, left to right, top to bottom."""
@@ -72,6 +76,25 @@ class PaperTable:
     def keys(self) -> list[str]:
         """The distinct config rows of the table, in the paper's order."""
         return list(dict.fromkeys(cell.key for cell in self.cells() if cell.key is not None))
+
+    def in_order(self, order: str) -> PaperTable:
+        """The table with its two halves' printed values in `order` (App. aggregators: "swapped"
+        gives each row's left config the right half's numbers and vice versa)."""
+        if order not in ORDERS:
+            raise ValueError(f"table {self.experiment}: order must be one of {ORDERS}: {order!r}")
+        if order == "header":
+            return replace(self, order="header")
+        if len(self.groups) != 2:
+            raise ValueError(f"table {self.experiment}: only a two-half table can be swapped")
+        rows = tuple(
+            (label, (_numbers_of(left, right), _numbers_of(right, left)))
+            for label, (left, right) in self.rows
+        )
+        return replace(self, rows=rows, order="swapped")
+
+    def compared(self) -> PaperTable:
+        """The table in the order the evidence supports (`order` of the data file)."""
+        return self.in_order(self.order)
 
 
 @dataclass(frozen=True)
@@ -119,6 +142,9 @@ def _table(name: str, spec: dict[str, Any]) -> PaperTable:
                 )
             )
         rows.append((row["tex"], tuple(cells)))
+    compare = spec.get("compare") or {}
+    if compare.get("order", "header") not in ORDERS:
+        raise ValueError(f"table {name}: compare.order must be one of {ORDERS}")
     return PaperTable(
         experiment=name,
         label=spec.get("label"),
@@ -131,7 +157,14 @@ def _table(name: str, spec: dict[str, Any]) -> PaperTable:
         shared=dict(spec.get("shared") or {}),
         notes=tuple(spec.get("notes") or ()),
         not_printed=spec.get("not_printed"),
+        order=compare.get("order", "header"),
+        order_reason=" ".join((compare.get("reason") or "").split()) or None,
     )
+
+
+def _numbers_of(cell: PaperCell, other: PaperCell) -> PaperCell:
+    """`cell`'s config row carrying `other`'s printed numbers (values, bold, std)."""
+    return replace(cell, values=dict(other.values), bold=other.bold, std=other.std)
 
 
 def _is_number(value: Any) -> bool:

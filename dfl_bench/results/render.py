@@ -20,7 +20,10 @@ TEX_HEADERS = {
 MISSING, FAILED, UNDEFINED, NOT_PRINTED = "missing", "FAILED", "undef.", "n.p."
 LEGEND = (
     f"Each row: the paper's value, ours (mean ± sample std over the seeds, n = ok runs) and the "
-    f"difference ours - paper. Accuracy in %, ratios in [0, 1]. `{MISSING}`: no run yet; "
+    f"difference ours - paper. Accuracy in %, ratios in [0, 1]. Accuracy is the best test "
+    f"accuracy over the run's evaluations, as the paper reports it (the authors' code keeps the "
+    f"best of its evaluations every 1,000 iterations); ours is followed by the final accuracy "
+    f"(last step) in parentheses, and Δ uses the best. `{MISSING}`: no run yet; "
     f"`{FAILED}`: every run failed (reason below); `{UNDEFINED}`: the ratio is undefined (the "
     f"paper's '-'; e.g. no antecedent derivative); `{NOT_PRINTED}`: the paper prints nothing there."
 )
@@ -58,12 +61,17 @@ def ours_value(ours: Ours | None, column: str) -> str:
     if ours.undefined(column):
         return UNDEFINED
     digits = 2 if column == "accuracy" else 3
-    text = f"{ours.mean[column]:.{digits}f}"
-    if ours.std[column] is not None:
-        text += f" ± {ours.std[column]:.{digits}f}"
+    text = _mean_std(ours.mean[column], ours.std[column], digits)
     if ours.n[column] < ours.n_ok:
         text += f" ({ours.n[column]} defined)"
+    if column == "accuracy" and ours.final[0] is not None:
+        text += f" (final {_mean_std(*ours.final, digits)})"
     return text
+
+
+def _mean_std(mean: float, std: float | None, digits: int) -> str:
+    """`mean ± std` (std left out when there is none)."""
+    return f"{mean:.{digits}f}" + ("" if std is None else f" ± {std:.{digits}f}")
 
 
 def difference(cell: PaperCell | None, ours: Ours | None, column: str) -> str:
@@ -108,7 +116,10 @@ def footnotes(table: Table) -> tuple[dict[str, int], dict[int, list[int]]]:
 
 
 def markdown(
-    table: Table, agreement: Agreement, verdicts: list[tuple[Claim, Verdict, Verdict]]
+    table: Table,
+    agreement: Agreement,
+    verdicts: list[tuple[Claim, Verdict, Verdict]],
+    orders: dict[str, Agreement] | None = None,
 ) -> str:
     """The table (paper / ours / difference sub-rows), notes, agreement and claims as Markdown."""
     paper = table.paper
@@ -172,6 +183,8 @@ def markdown(
     if table.mixed_commits:
         out.append(f"WARNING: {len(table.mixed_commits)} cell(s) mix commits (see the notes).")
     out += ["", agreement_markdown(agreement)]
+    if orders:
+        out += ["", *orders_markdown(table, orders)]
     if verdicts:
         out += ["", claims_markdown(verdicts)]
     return "\n".join(out) + "\n"
@@ -180,14 +193,41 @@ def markdown(
 def agreement_markdown(agreement: Agreement) -> str:
     """Spearman per column and the shares within tolerance."""
     rho = ", ".join(
-        f"{c} {'-' if r is None else f'{r:+.2f}'} (n={agreement.n_pairs[c]})"
-        for c, r in agreement.spearman.items()
+        f"{c} {signed(r)} (n={agreement.n_pairs[c]})" for c, r in agreement.spearman.items()
     )
     return (
         f"Agreement: Spearman rho paper vs ours: {rho}. Accuracy cells within 1 point: "
         f"{Agreement.share(agreement.accuracy_within)}; ratio cells within 0.05: "
         f"{Agreement.share(agreement.ratio_within)}."
     )
+
+
+def orders_markdown(table: Table, orders: dict[str, Agreement]) -> list[str]:
+    """Both orders of a two-half table, the compared one marked, and why it is compared so."""
+    paper = table.paper
+    body = [
+        [
+            order + (" (compared)" if order == paper.order else ""),
+            *(signed(a.spearman[c]) for c in COLUMNS),
+            Agreement.share(a.accuracy_within),
+            Agreement.share(a.ratio_within),
+        ]
+        for order, a in orders.items()
+    ]
+    header = ["paper's halves", *(f"rho {HEADERS[c]}" for c in COLUMNS)]
+    header += ["accuracy within 1 pt", "ratios within 0.05"]
+    why = f" Why: {paper.order_reason}" if paper.order_reason else ""
+    return [
+        f"Order of the halves: the paper's values are compared (and shown above) in the "
+        f"`{paper.order}` order; `header` is the printed table's order.{why}",
+        "",
+        *md.table(header, body),
+    ]
+
+
+def signed(value: float | None) -> str:
+    """A correlation as printed, `-` when undefined."""
+    return "-" if value is None else f"{value:+.2f}"
 
 
 def claims_markdown(verdicts: list[tuple[Claim, Verdict, Verdict]]) -> str:
@@ -263,6 +303,7 @@ def latex(table: Table) -> str:
     caption = tex_escape(
         f"{paper.experiment} (profile {table.profile}): the paper's {paper.label or 'text'} "
         f"({paper.where}) beside this reproduction. {paper.caption}"
+        + (f" The paper's halves are compared {paper.order}." if paper.order != "header" else "")
     )
     foot = [rf"\par\footnotesize {n}. {tex_escape(text)}" for text, n in notes.items()]
     return "\n".join(
