@@ -34,10 +34,14 @@ from typing import Any
 
 import torch
 
-from dfl_bench import records
+from dfl_bench import markdown, records
 from dfl_bench.paths import REPO_DIR
 
 QUICK_STEPS = 1000
+GRAPH_TOLERANCE = 0.01  # test accuracy, graph against eager after the check's steps
+# The GPU targets: every table at long (1.18M run-iterations) in 10 minutes; one run; stacking.
+TABLES_LONG_RUN_ITERATIONS = 1_180_000
+TARGETS = {"run_iteration_ms": 0.4, "single_ms": 1.5, "stack16_speedup": 15.0}
 NO_LOGS = ("logger=none", "progress_bar=false")
 
 
@@ -137,6 +141,14 @@ def graph_vs_eager(session: Session, steps: int) -> dict[str, Any]:
     return out
 
 
+def graph_ok(check: dict[str, Any] | None) -> bool:
+    """Whether the graph-vs-eager check ran and agreed (else the reproduction runs eagerly)."""
+    if not check or "error" in check or check["graph"]["exit"] != 0:
+        return False
+    gap = check.get("max_accuracy_gap")
+    return gap is not None and gap <= GRAPH_TOLERANCE
+
+
 def stacking(runs: Sequence[int], device: str) -> dict[str, Any]:
     """`bench.stacking` on the device, captured and eager."""
     from dfl_bench.bench.stacking import stack_throughput
@@ -203,6 +215,7 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
         *(sys.executable, "-m", "dfl_bench.results.reproduce", "--device", session.device),
         *("--profile", args.profile, "--jobs", str(args.jobs), "--logger", args.logger),
         *("--tables", args.tables, "--records", args.records, "--poll", "30"),
+        *([] if graph_ok(session.results.get("graph_vs_eager")) else ["cuda_graph=false"]),
     ]
     tic = time.perf_counter()
     with open(session.out / "reproduce.log", "w") as log:
@@ -238,6 +251,133 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def report(results: dict[str, Any]) -> str:
+    """The session's figures and targets (met / not met) as Markdown."""
+
+    def fmt(value: Any, digits: int = 3) -> str:
+        return "n/a" if value is None else f"{value:.{digits}g}"
+
+    def met(ok: bool | None) -> str:
+        return "n/a" if ok is None else ("met" if ok else "**not met**")
+
+    m = results["machine"]
+    lines = [
+        "# GPU session",
+        "",
+        f"{m['device']}, torch {m['torch']} (CUDA {m['cuda']}), {m['cpu_count']} CPU cores, "
+        f"git commit {m['git_commit']}; `python -m dfl_bench.bench.cuda_session` "
+        "(`make gpu-session`), all figures from this one session.",
+        "",
+    ]
+    rep, one, tab = (
+        results.get("reproduce", {}),
+        results.get("single", {}),
+        results.get("table", {}),
+    )
+    per_it = rep.get("ms_per_run_iteration")
+    whole = None if per_it is None else per_it * TABLES_LONG_RUN_ITERATIONS / 60000
+    graph_ms = (one.get("graph") or {}).get("ms_per_iteration")
+    rows16 = [r for r in (results.get("stacking", {}).get("captured") or {}).get("rows", [])]
+    speedup16 = next((r["speedup"] for r in rows16 if r["runs"] == 16), None)
+    targets = [
+        (
+            "every table at long, per run-iteration (ms)",
+            "<= 0.4",
+            fmt(per_it),
+            met(None if per_it is None else per_it <= TARGETS["run_iteration_ms"]),
+        ),
+        (
+            "every table at long, minutes (from the rate)",
+            "<= 10",
+            fmt(whole),
+            met(None if whole is None else whole <= 10),
+        ),
+        (
+            "one run, ms per iteration (quick, CUDA graph)",
+            "<= 1.5",
+            fmt(graph_ms),
+            met(None if graph_ms is None else graph_ms <= TARGETS["single_ms"]),
+        ),
+        (
+            "16 stacked runs / 16 separate runs, throughput",
+            ">= 15x",
+            fmt(speedup16),
+            met(None if speedup16 is None else speedup16 >= TARGETS["stack16_speedup"]),
+        ),
+    ]
+    lines += markdown.table(["target", "wanted", "measured", ""], targets)
+    check = results.get("graph_vs_eager", {})
+    lines += ["", "## Graph against eager (the same stacked sweep, 4 seeds)", ""]
+    if "graph" in check:
+        runs = zip(check["graph"]["runs"], check["eager"]["runs"], strict=False)
+        lines += markdown.table(
+            ["seed", "accuracy, graph", "accuracy, eager", "cu_ant, graph", "cu_ant, eager"],
+            [
+                (
+                    g["seed"],
+                    fmt(g["test_accuracy"], 5),
+                    fmt(e["test_accuracy"], 5),
+                    fmt(g["cu_ant"], 5),
+                    fmt(e["cu_ant"], 5),
+                )
+                for g, e in runs
+            ],
+        )
+        lines += [
+            "",
+            f"{check['steps']} steps; stack wall time {fmt(check['graph']['stack_wall_s'])} s "
+            f"with the graph, {fmt(check['eager']['stack_wall_s'])} s eager.",
+        ]
+    else:
+        lines.append(f"not run: {check.get('error')}")
+    lines += ["", "## Stacked against separate runs (`bench.stacking`, one stacked iteration)", ""]
+    stack_rows = []
+    for label, key in (("graph", "captured"), ("eager", "eager")):
+        for r in (results.get("stacking", {}).get(key) or {}).get("rows", []):
+            stack_rows.append(
+                (
+                    label,
+                    r["runs"],
+                    fmt(r["stacked"]["median_ms"]),
+                    fmt(r["stacked"]["median_ms"] / r["runs"]),
+                    fmt(r["separate"]["median_ms"]),
+                    fmt(r["speedup"]),
+                )
+            )
+    lines += markdown.table(
+        ["stack", "R", "stacked ms", "ms per run-iteration", "R separate ms", "speed-up"],
+        stack_rows,
+    )
+    lines += ["", "## Commands", ""]
+    lines += markdown.table(
+        ["what", "wall", "ms per run-iteration"],
+        [
+            (
+                "`python -m dfl_bench trainer=gpu` (quick), CUDA graph",
+                fmt((one.get("graph") or {}).get("wall_s")),
+                fmt(graph_ms),
+            ),
+            (
+                "the same, `cuda_graph=false`",
+                fmt((one.get("eager") or {}).get("wall_s")),
+                fmt((one.get("eager") or {}).get("ms_per_iteration")),
+            ),
+            (
+                "`+experiment=same_symmetric` (12 rows, quick), one stack",
+                fmt(tab.get("stack_wall_s")),
+                fmt(tab.get("ms_per_run_iteration")),
+            ),
+            (
+                f"`reproduce --device gpu --profile long`: {rep.get('ok')} records ok, "
+                f"{rep.get('trained_run_iterations')} run-iterations trained",
+                fmt(rep.get("wall_s")),
+                fmt(per_it),
+            ),
+        ],
+    )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the stages (module doc) within `--budget` seconds."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -254,7 +394,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, nargs="+", default=[1, 16, 32], help="stack sizes")
     parser.add_argument("--device", default="gpu", choices=["gpu", "cpu"], help="cpu: a dry run")
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/dfl_session"))
+    parser.add_argument("--render", action="store_true", help="only write <out>/README.md")
     args = parser.parse_args(argv)
+    if args.render:
+        results = json.loads((args.out / "session.json").read_text())
+        (args.out / "README.md").write_text(report(results))
+        return
     session = Session(args.out, args.scratch, args.budget, args.device)
     stages: dict[str, Callable[[], Any]] = {
         "graph_vs_eager": lambda: graph_vs_eager(session, args.check_steps),
@@ -266,6 +411,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, run in stages.items():
         if name not in args.skip:
             session.stage(name, run)
+    (args.out / "README.md").write_text(report(session.results))
     session.say(f"== done ({session.left():.0f} s left)")
 
 
