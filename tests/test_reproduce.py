@@ -102,7 +102,7 @@ def test_plan_names_every_invalid_job_before_running_any(tmp_path):
 
 def test_time_estimate_from_records_of_the_profile_else_the_default(tmp_path):
     assert plan.job_seconds("quick", tmp_path) == plan.JOB_SECONDS["quick"]
-    base = {k: None for k in records.RECORD_FIELDS}
+    base = {k: None for k in records.RECORD_FIELDS} | {"config": {}, "test_accuracy": 0.5}
     for i, (status, profile, wall) in enumerate(
         [("ok", "quick", 10.0), ("ok", "quick", 30.0), ("ok", "quick", 20.0),
          ("failed", "quick", 1.0), ("ok", "paper", 999.0)]
@@ -157,3 +157,22 @@ def test_smoke_reproduction_of_every_experiment_then_a_rerun_skips_it(in_tmp, ca
         tables = {p.stem for p in (in_tmp / "results" / "tables").glob("*.md")}
         assert set(plan.selected("")) - {plan.DEFAULT} <= tables
         assert any((in_tmp / "results" / "figures").glob("*.png"))
+
+
+@pytest.mark.slow
+def test_only_whole_records_count_as_done_and_the_others_are_named_once(in_tmp, capsys):
+    args = reproduce_args(in_tmp, "--tables=best")
+    stub, other = (job.path for job in plan.plan(["best"], "smoke", 1, in_tmp / "records"))
+    stub.parent.mkdir(parents=True)
+    stub.write_text('{"status": "ok"}')
+    other.write_text("[]")
+    (stub.parent / "bad.json").write_text("{")
+    assert reproduce.main(args) == 0
+    out = capsys.readouterr()
+    assert "2 jobs, 0 done, 2 to run" in out.out and "all 2 jobs ok" in out.out
+    assert out.out.count(f"{stub}: not a run record (lacks the fields") == 1
+    assert out.out.count(f"{other}: not a run record (a JSON list") == 1
+    assert out.out.count("bad.json: not a run record (not JSON") == 1
+    assert "rerunning" not in out.out + out.err
+    assert stub.with_name(stub.name + ".invalid").read_text() == '{"status": "ok"}'
+    assert records.is_done(stub) and records.is_done(other)

@@ -109,6 +109,20 @@ def plan(
     return jobs
 
 
+def unusable(jobs: Sequence[Job], records_dir: str | Path) -> list[str]:
+    """One line per file under the jobs' experiment folders that is no whole, valid run record:
+    at a job's path it is rerun (the file kept as `<name>.invalid`), elsewhere ignored."""
+    paths = {job.path for job in jobs}
+    folders = sorted({job.path.parent for job in jobs})
+    lines = []
+    for path in sorted(p for folder in folders for p in folder.glob("*.json")):
+        why = records.problem(path)
+        if why is not None:
+            fate = "its job reruns, keeping it as .invalid" if path in paths else "ignored"
+            lines.append(f"{path}: not a run record ({why}); {fate}")
+    return lines
+
+
 def job_seconds(profile: str, records_dir: str | Path) -> float:
     """Seconds per job at `profile`: the median wall time of the ok records of that profile
     under `records_dir` plus JOB_OVERHEAD_S, else JOB_SECONDS[profile]."""

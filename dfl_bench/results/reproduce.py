@@ -185,6 +185,8 @@ def reproduce(args: argparse.Namespace) -> int:
         f"({seconds:.0f} s per job)",
         flush=True,
     )
+    for line in plan.unusable(jobs, args.records):
+        print(f"[reproduce] {line}", flush=True)
     log_dir = Path("multirun") / "reproduce" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     logs = {name: log_dir / f"{name}.log" for name in names}
     for name in names:
