@@ -199,7 +199,7 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
     if why is not None:
         aside = path.with_name(path.name + ".invalid")
         os.replace(path, aside)
-        print(f"[dfl_bench] {path} was not a run record ({why}); kept it as {aside}", file=sys.stderr)
+        print(f"[dfl_bench] {path} was not a run record ({why}); kept as {aside}", file=sys.stderr)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(strict(record), f, indent=2, sort_keys=True, allow_nan=False)
