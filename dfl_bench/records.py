@@ -93,6 +93,13 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+def cell_hash(config: Mapping[str, Any]) -> str:
+    """The config hash with the seeds aside (`seed`, `data.split_seed`): the runs of one table
+    cell share it."""
+    data = {k: v for k, v in (config.get("data") or {}).items() if k != "split_seed"}
+    return config_hash({**{k: v for k, v in config.items() if k != "seed"}, "data": data})
+
+
 def record_path(records_dir: str | Path, experiment: str, digest: str) -> Path:
     """`<records_dir>/<experiment>/<digest>.json`."""
     return Path(records_dir) / experiment / f"{digest}.json"

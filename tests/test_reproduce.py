@@ -60,6 +60,16 @@ def test_every_experiment_and_the_default_config_are_selectable():
         (["--jobs=two"], r"argument --jobs: invalid int value: 'two'"),
         (["--logger=tensorboard"], r"unknown logger 'tensorboard'; valid: \['csv', 'none'"),
         (["profile.max_steps=10"], r"profile.max_steps=10: set the budget with --profile"),
+        (["--tables=,"], r"TABLES=',' names no experiment \(leave it empty for all\)$"),
+        (
+            ["logger=none", "problem.kb.scope=formula"],
+            r"problem.kb.scope=formula changes what a table cell means: name a separate "
+            r"experiment \(experiment_name=<new name>, as make scope-comparison does\)$",
+        ),
+        (
+            ["+trainer.gradient_clip_val=1", "experiment_name=tnorms"],
+            r"experiment_name=tnorms is a table's: name a separate experiment for a changed",
+        ),
     ],
 )
 def test_bad_input_is_one_line_naming_the_valid_choices(args, message, tmp_path, capsys):
@@ -115,7 +125,9 @@ def test_time_estimate_from_records_of_the_profile_else_the_default(tmp_path):
 
 
 def test_multirun_command_selects_the_experiment_seeds_and_launcher(tmp_path):
-    args = reproduce.parse_args(["--jobs=2", f"--records={tmp_path}", "model.ntn_k=8"])
+    args = reproduce.parse_args(
+        ["--jobs=2", f"--records={tmp_path}", "experiment_name=k8", "model.ntn_k=8"]
+    )
     command = reproduce.multirun_command("tnorms", args, 3, tmp_path / "logs")
     assert command[1:5] == ["-m", "dfl_bench", "-m", "+experiment=tnorms"]
     assert "seed=0,1,2" in command and "hydra.launcher.n_jobs=2" in command
@@ -127,7 +139,7 @@ def test_multirun_command_selects_the_experiment_seeds_and_launcher(tmp_path):
 @pytest.mark.slow
 def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp, capsys):
     args = reproduce_args(in_tmp, "--tables=best,default", "--spread-seeds=1")
-    assert reproduce.main([*args, "debug.nan_at_step=1"]) == 1
+    assert reproduce.main([*args, "experiment_name=poisoned", "debug.nan_at_step=1"]) == 1
     out = capsys.readouterr().out
     assert "3 job(s) failed:" in out and "0/3 jobs ok" in out
     for job in ("best problem=sum9 seed=0", "best problem=both seed=0", "default seed=0"):

@@ -13,6 +13,7 @@ Exit status: 0 every planned job ok, 1 some job failed, 2 invalid input.
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import threading
@@ -28,6 +29,8 @@ from omegaconf.errors import OmegaConfBaseException
 from dfl_bench import loggers, records
 from dfl_bench.results import plan
 from dfl_bench.results.plan import Job
+
+UNHASHED = (*records.NOT_HASHED, "hydra")  # overrides that leave every job's config hash alone
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -65,7 +68,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             f"{budget[0]}: set the budget with --profile (PROFILE=), so one profile name means "
             "one budget in the tables"
         )
+    check_cell_meaning(args.overrides)
     return args
+
+
+def check_cell_meaning(overrides: Sequence[str]) -> None:
+    """Overrides that change a job's config hash change what a table cell means: they need an
+    `experiment_name` of their own (not a table's), so their runs never join the table's."""
+    keys = {o.lstrip("+~").split("=", 1)[0]: o for o in overrides}
+    named = keys.get("experiment_name")
+    if named is not None and named.split("=", 1)[1] in plan.experiments():
+        raise ValueError(
+            f"{named} is a table's: name a separate experiment for a changed configuration"
+        )
+    changing = [o for key, o in keys.items() if re.split(r"[./]", key)[0] not in UNHASHED]
+    if changing and named is None:
+        raise ValueError(
+            f"{changing[0]} changes what a table cell means: name a separate experiment "
+            "(experiment_name=<new name>, as make scope-comparison does)"
+        )
 
 
 def multirun_command(
