@@ -12,6 +12,7 @@ SEEDS ?= 1
 SPREAD_SEEDS ?= 5
 JOBS ?= 1
 RECORDS ?= results/records
+OUT ?=
 LOGGER ?= wandb
 
 help: ## list the targets
@@ -36,8 +37,8 @@ format: ## apply ruff formatting and safe fixes
 theory: ## reproduce the paper's analytical results under results/theory/
 	$(PYTHON) -m dfl_bench.theory
 
-tables: ## render the paper's tables and figures from the records present, every profile (no training); TABLES=a,b
-	$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results $(if $(TABLES),--tables "$(TABLES)")
+tables: ## render the paper's tables and figures from RECORDS, every profile (no training), beside RECORDS or into OUT; TABLES=a,b
+	$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
 
 train: ## train the paper's recommended configuration (quick profile)
 	$(PYTHON) -m dfl_bench
@@ -51,12 +52,12 @@ paper-run: ## the default configuration at the paper's budget (70,000 steps, 2 t
 time-kb: ## forward+backward time of each knowledge base vs batch size
 	$(PYTHON) -m dfl_bench.bench time-kb
 
-reproduce-tables: ## run the missing jobs of every paper table, then render (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS)
+reproduce-tables: ## run the missing jobs of every paper table, then render beside RECORDS (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS RECORDS OUT)
 	@$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
 		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
 		--records "$(RECORDS)" --logger "$(LOGGER)"; rc=$$?; \
 	if [ $$rc -le 1 ]; then \
-		$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results \
+		$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" $(if $(OUT),--out "$(OUT)") \
 			$(if $(TABLES),--tables "$(TABLES)") || exit $$?; \
 	fi; exit $$rc
 

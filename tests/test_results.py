@@ -251,6 +251,7 @@ def test_cli_renders_every_table_and_figure(tmp_path, capsys):
     ("args", "message"),
     [
         (["--tables", "tnorms,nope"], "unknown experiment(s) ['nope']"),
+        (["--tables", ","], "--tables ',' names no experiment; leave it out for all"),
         (
             ["--profile", "huge"],
             "unknown profile 'huge'; valid choices: ['long', 'paper', 'quick', 'smoke']",
@@ -353,3 +354,64 @@ def test_a_cell_averages_one_configuration_and_labels_each_other(tmp_path):
     assert "| **godel, problem.w_dfl=0.001 (not in the paper)** paper |" in text
     assert ". another configuration than row `godel` (problem.w_dfl=0.001): not averaged" in text
     assert not any("w_dfl`: authors' code" in n for n in extra["godel, problem.w_dfl=0.001"].notes)
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("no/such", "records folder {r} does not exist"),
+        ("file", "records folder {r} is a file, not a folder"),
+        ("empty", "{r} holds no run record"),
+        ("stub", "{r} holds no run record (1 file(s) skipped above)"),
+    ],
+)
+def test_records_that_are_not_there_are_an_error_and_nothing_is_written(
+    tmp_path, capsys, where, message
+):
+    records = tmp_path / where
+    if where == "file":
+        records.write_text("{}")
+    elif where == "empty":
+        records.mkdir()
+    elif where == "stub":
+        write(records, "tnorms", "g", text='{"status": "ok"}')
+    assert main(["--records", str(records), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == "[dfl_bench.results] error: " + message.format(r=records)
+    assert not (tmp_path / "out").exists()
+
+
+def test_other_records_render_beside_them_never_over_the_committed_results(
+    tmp_path, capsys, monkeypatch
+):
+    import dfl_bench.results.__main__ as cli
+
+    committed = REPO / "results" / "tables" / "README.md"
+    before = committed.read_text()
+    write(tmp_path / "mine" / "records", "tnorms", "g", row="godel")
+    assert main(["--records", str(tmp_path / "mine" / "records"), "--tables", "tnorms"]) == 0
+    assert (tmp_path / "mine" / "tables" / "tnorms.md").is_file()
+    assert f"under {tmp_path / 'mine'}/" in capsys.readouterr().out
+    assert committed.read_text() == before
+    monkeypatch.setattr(cli, "REPO_DIR", tmp_path)
+    write(tmp_path / "results" / "other", "tnorms", "g", row="godel")
+    assert main(["--records", str(tmp_path / "results" / "other")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"[dfl_bench.results] error: rendering {tmp_path / 'results' / 'other'} beside it would "
+        f"overwrite the committed tables in {tmp_path / 'results'}; name an --out folder"
+    )
+    unwritable = tmp_path / "a-file"
+    unwritable.write_text("")
+    assert main(["--records", str(tmp_path / "mine" / "records"), "--out", str(unwritable)]) == 2
+    assert capsys.readouterr().err.startswith(f"[dfl_bench.results] error: --out={unwritable} ")
+
+
+def test_the_make_targets_render_beside_the_records_they_name():
+    import subprocess
+
+    for target in ("tables", "reproduce-tables"):
+        command = ["make", "-n", target, "RECORDS=else/records"]
+        text = subprocess.run(command, cwd=REPO, capture_output=True, text=True).stdout
+        assert '--records "else/records"' in text and "--out" not in text
+        text = subprocess.run([*command, "OUT=o"], cwd=REPO, capture_output=True, text=True).stdout
+        assert '--out "o"' in text
