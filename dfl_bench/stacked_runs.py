@@ -94,17 +94,31 @@ def run_sweep(jobs: Sequence[Job], stack_size: int) -> None:
         groups.setdefault(stack_key(job.config), []).append(job)
     for group in groups.values():
         with ExitStack() as held:
-            pending = [job for job in group if _lock_and_settle(job, held)]
+            firsts: dict[Path, Job] = {}  # a later job of one config hash waits for the first
+            pending = [job for job in group if _lock_and_settle(job, held, firsts)]
             for start in range(0, len(pending), stack_size):
                 _train(pending[start : start + stack_size])
+            for job in group:
+                path, ckpt_dir = train.job_paths(job.cfg, job.config)
+                first = firsts.get(path, job)
+                if first is not job:  # as the plain launcher: skipped when the first is ok
+                    job.record = train.settled_record(
+                        job.cfg, job.hydra_cfg, job.config, path, ckpt_dir
+                    )
+                    if job.record is None:
+                        job.error = f"[dfl_bench] {job.name}: one config hash with {first.name}"
+                        job.error += ", which did not finish ok"
     for job in jobs:
         if job.error is None and (job.record or {}).get("status") != "ok":
             job.error = f"[dfl_bench] {job.name} failed: {(job.record or {}).get('reason')}"
 
 
-def _lock_and_settle(job: Job, held: ExitStack) -> bool:
-    """Lock the job (held until its group ends); True when it must train."""
+def _lock_and_settle(job: Job, held: ExitStack, firsts: dict[Path, Job]) -> bool:
+    """Lock the job (held until its group ends); True when it must train. A job whose record
+    path an earlier job of the group holds (`firsts`) is settled after it trains."""
     path, ckpt_dir = train.job_paths(job.cfg, job.config)
+    if firsts.setdefault(path, job) is not job:
+        return False
     try:
         held.enter_context(job_lock(train.lock_path(ckpt_dir)))
     except AlreadyRunning as err:
