@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +189,41 @@ def test_only_whole_records_count_as_done_and_the_others_are_named_once(in_tmp, 
     assert "rerunning" not in out.out + out.err
     assert stub.with_name(stub.name + ".invalid").read_text() == '{"status": "ok"}'
     assert records.is_done(stub) and records.is_done(other)
+
+
+def test_reproductions_started_in_one_second_get_folders_of_their_own(tmp_path):
+    now = reproduce.datetime(2026, 1, 2, 3, 4, 5)
+    first, second = (reproduce.log_folder(tmp_path, now) for _ in range(2))
+    assert first != second and first.is_dir() and second.is_dir()
+    assert second.name == "2026-01-02_03-04-05-2"
+
+
+def processes_naming(text: str) -> list[int]:
+    """Pids of the processes whose command line contains `text`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and text in (proc / "cmdline").read_text():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_whole_reproduction_and_says_how_to_resume(in_tmp, signum, code):
+    args = reproduce_args(in_tmp, "--tables=tnorms")
+    command = [sys.executable, "-m", "dfl_bench.results.reproduce", *args]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("[dfl_bench] tnorms"):  # the first job is done, the next one runs
+            break
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == code and "Traceback" not in err, err
+    assert err.count("\n") == 1 and "resume with the same command" in err
+    assert "python -m dfl_bench.results.reproduce --profile=smoke" in err
+    assert processes_naming(str(in_tmp / "records")) == []  # no orphaned multirun
+    log = next((in_tmp / "multirun" / "reproduce").glob("*/tnorms.log")).read_text()
+    assert "SIGTERM at step" in log or "Traceback" not in log
