@@ -37,7 +37,7 @@ format: ## apply ruff formatting and safe fixes
 theory: ## reproduce the paper's analytical results under results/theory/
 	$(PYTHON) -m dfl_bench.theory
 
-tables: ## render the paper's tables and figures from RECORDS, every profile (no training), beside RECORDS or into OUT; TABLES=a,b
+tables: ## render the paper's tables and figures from RECORDS, every profile (no training), into results/ for results/records, else RECORDS, or OUT; TABLES=a,b
 	$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
 
 train: ## train the paper's recommended configuration (quick profile)
@@ -52,7 +52,7 @@ paper-run: ## the default configuration at the paper's budget (70,000 steps, 2 t
 time-kb: ## forward+backward time of each knowledge base vs batch size
 	$(PYTHON) -m dfl_bench.bench time-kb
 
-reproduce-tables: ## run the missing jobs of every paper table, then render beside RECORDS (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS RECORDS OUT)
+reproduce-tables: ## run the missing jobs of every paper table, then render as make tables (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS RECORDS OUT)
 	@$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
 		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
 		--records "$(RECORDS)" --logger "$(LOGGER)"; rc=$$?; \

@@ -381,28 +381,20 @@ def test_records_that_are_not_there_are_an_error_and_nothing_is_written(
     assert not (tmp_path / "out").exists()
 
 
-def test_other_records_render_beside_them_never_over_the_committed_results(
-    tmp_path, capsys, monkeypatch
-):
-    import dfl_bench.results.__main__ as cli
-
+def test_other_records_render_beside_them_never_over_the_committed_results(tmp_path, capsys):
     committed = REPO / "results" / "tables" / "README.md"
     before = committed.read_text()
-    write(tmp_path / "mine" / "records", "tnorms", "g", row="godel")
-    assert main(["--records", str(tmp_path / "mine" / "records"), "--tables", "tnorms"]) == 0
-    assert (tmp_path / "mine" / "tables" / "tnorms.md").is_file()
-    assert f"under {tmp_path / 'mine'}/" in capsys.readouterr().out
+    records = tmp_path / "mine"
+    write(records, "tnorms", "g", row="godel")
+    assert main(["--records", str(records), "--tables", "tnorms"]) == 0
+    assert (records / "tables" / "tnorms.md").is_file() and (records / "figures").is_dir()
+    assert f"under {records}/" in capsys.readouterr().out
+    assert main(["--records", str(records), "--tables", "tnorms"]) == 0  # renders aren't records
+    assert "1 records from" in capsys.readouterr().out
     assert committed.read_text() == before
-    monkeypatch.setattr(cli, "REPO_DIR", tmp_path)
-    write(tmp_path / "results" / "other", "tnorms", "g", row="godel")
-    assert main(["--records", str(tmp_path / "results" / "other")]) == 2
-    assert capsys.readouterr().err.strip() == (
-        f"[dfl_bench.results] error: rendering {tmp_path / 'results' / 'other'} beside it would "
-        f"overwrite the committed tables in {tmp_path / 'results'}; name an --out folder"
-    )
     unwritable = tmp_path / "a-file"
     unwritable.write_text("")
-    assert main(["--records", str(tmp_path / "mine" / "records"), "--out", str(unwritable)]) == 2
+    assert main(["--records", str(records), "--out", str(unwritable)]) == 2
     assert capsys.readouterr().err.startswith(f"[dfl_bench.results] error: --out={unwritable} ")
 
 

@@ -1,8 +1,9 @@
 """`python -m dfl_bench.results` (= make tables): the paper's tables from existing records.
 
-Writes `tables/` and `figures/` under `--out`; by default beside the records folder (its parent:
-results/ for the committed results/records), never over results/ from other records unless
-`--out` names it. Exit status: 0 rendered, 2 bad input (no records there, an unwritable --out).
+Writes `tables/` and `figures/` under `--out`: by default results/ for the committed
+results/records and, for any other records folder, that folder (beside its experiments), never
+results/ unless `--out` names it. Exit status: 0 rendered, 2 bad input (no records there, an
+unwritable --out).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--records", type=Path, default=Path(plan.RECORDS), help="run records folder"
     )
     parser.add_argument(
-        "--out", type=Path, help="writes tables/, figures/ (default: beside --records)"
+        "--out", type=Path, help="writes tables/, figures/ (default: results/ or --records)"
     )
     parser.add_argument("--profile", help=f"one of {list(PROFILES)}; default: every one present")
     parser.add_argument("--tables", help=f"comma-separated experiments; default: all of {names}")
@@ -48,17 +49,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def out_folder(records: Path, out: Path | None) -> Path:
-    """Where to render: `out` when named, else beside `records` (its parent), but never the
-    committed results/ from records other than results/records (ValueError)."""
+    """Where to render: `out` when named, results/ for the committed results/records, else the
+    records folder itself (tables/ and figures/ beside its experiments), never results/."""
     if out is not None:
         return out
     committed = REPO_DIR / plan.RECORDS
-    if records.resolve() != committed.resolve() and records.resolve().parent == committed.parent:
-        raise ValueError(
-            f"rendering {records} beside it would overwrite the committed tables in "
-            f"{committed.parent}; name an --out folder"
-        )
-    return records.parent
+    return committed.parent if records.resolve() == committed.resolve() else records
 
 
 def main(argv: list[str] | None = None) -> int:
