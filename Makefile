@@ -14,6 +14,7 @@ SPREAD_SEEDS ?= 5
 JOBS ?= 1
 DEVICE ?= cpu
 RECORDS ?= results/records
+OUT ?=
 LOGGER ?= wandb
 
 help: ## list the targets
@@ -38,8 +39,8 @@ format: ## apply ruff formatting and safe fixes
 theory: ## reproduce the paper's analytical results under results/theory/
 	$(PYTHON) -m dfl_bench.theory
 
-tables: ## render the paper's tables and figures from the records present, every profile (no training); TABLES=a,b
-	$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results $(if $(TABLES),--tables "$(TABLES)")
+tables: ## render the paper's tables and figures from RECORDS, every profile (no training), into results/ for results/records, else RECORDS, or OUT; TABLES=a,b
+	$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
 
 train: ## train the paper's recommended configuration (quick profile)
 	$(PYTHON) -m dfl_bench
@@ -53,12 +54,12 @@ paper-run: ## the default configuration at the paper's budget (70,000 steps, 2 t
 time-kb: ## forward+backward time of each knowledge base vs batch size
 	$(PYTHON) -m dfl_bench.bench time-kb
 
-reproduce-tables: ## run the missing jobs of every paper table, then render (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS DEVICE=cpu|gpu)
+reproduce-tables: ## run the missing jobs of every paper table, then render as make tables (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS DEVICE=cpu|gpu RECORDS OUT)
 	@$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
 		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
 		--device "$(DEVICE)" --records "$(RECORDS)" --logger "$(LOGGER)"; rc=$$?; \
 	if [ $$rc -le 1 ]; then \
-		$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" --out results \
+		$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" $(if $(OUT),--out "$(OUT)") \
 			$(if $(TABLES),--tables "$(TABLES)") || exit $$?; \
 	fi; exit $$rc
 
@@ -74,6 +75,6 @@ scope-comparison: ## same_symmetric with each quantifier scope (family = the aut
 		--title "Quantifier scope on Table mnist_symmetric (profile $(PROFILE))" \
 		--out results/scope_comparison/README.md
 
-OUT ?= results/bench/cuda/session
-gpu-session: ## on a GPU machine: the GPU figures, then the long reproduction until BUDGET seconds end (OUT)
-	$(PYTHON) -m dfl_bench.bench.cuda_session --out "$(OUT)" --budget "$(or $(BUDGET),540)" --profile "$(PROFILE_GPU)"
+GPU_OUT ?= results/bench/cuda/session
+gpu-session: ## on a GPU machine: the GPU figures, then the long reproduction until BUDGET seconds end (GPU_OUT)
+	$(PYTHON) -m dfl_bench.bench.cuda_session --out "$(GPU_OUT)" --budget "$(or $(BUDGET),540)" --profile "$(PROFILE_GPU)"

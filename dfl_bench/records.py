@@ -94,47 +94,91 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+def cell_hash(config: Mapping[str, Any]) -> str:
+    """The config hash with the seeds aside (`seed`, `data.split_seed`): the runs of one table
+    cell share it."""
+    data = {k: v for k, v in (config.get("data") or {}).items() if k != "split_seed"}
+    return config_hash({**{k: v for k, v in config.items() if k != "seed"}, "data": data})
+
+
 def record_path(records_dir: str | Path, experiment: str, digest: str) -> Path:
     """`<records_dir>/<experiment>/<digest>.json`."""
     return Path(records_dir) / experiment / f"{digest}.json"
 
 
-def read_record(path: str | Path) -> dict[str, Any] | None:
-    """The record at `path`, or None when there is none; an unreadable one is reported by path
-    (and so rerun)."""
+def problem(path: str | Path) -> str | None:
+    """Why the file at `path` is not a whole, valid run record; None when it is one or there is
+    no file (asking prints nothing: the writer names what it replaces)."""
     try:
         with open(path, encoding="utf-8") as f:
             record = json.load(f)
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        return "a folder, not a run record"
     except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        print(
-            f"[dfl_bench] ignoring the unreadable record {path} ({err}); rerunning", file=sys.stderr
-        )
+        return f"not JSON ({err})"
+    return invalid(record, Path(path))
+
+
+def invalid(record: Any, path: Path | None = None) -> str | None:
+    """Why `record` is not a whole run record (every RECORD_FIELDS, a known status, a config, a
+    test accuracy when ok; at `path`: its config hash and a `reused_from` not naming itself)."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not a run record"
+    missing = [k for k in RECORD_FIELDS if k not in record]
+    if missing:
+        return f"lacks the fields {missing}"
+    if record["status"] not in STATUSES:
+        return f"status {record['status']!r} is not one of {list(STATUSES)}"
+    if not isinstance(record["config"], dict):
+        return "its config is not a mapping"
+    accuracy = record["test_accuracy"]
+    if record["status"] == "ok" and not (
+        isinstance(accuracy, int | float) and math.isfinite(accuracy)
+    ):
+        return "status ok without a test accuracy"
+    if path is not None:
+        if record.get("config_hash", path.stem) != path.stem:
+            return f"says config hash {record['config_hash']}, not its file name {path.name}"
+        if record.get("reused_from") == f"{path.parent.name}/{path.name}":
+            return "reused_from names itself, so no record says it was trained"
+    return None
+
+
+def read_record(path: str | Path) -> dict[str, Any] | None:
+    """The whole, valid record at `path`, or None when there is none (`problem` says why)."""
+    if problem(path) is not None:
         return None
-    return record if isinstance(record, dict) else None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
 
 
 def is_done(path: str | Path) -> bool:
-    """Whether the record at `path` says the job finished ok (a rerun may skip it)."""
+    """Whether the record at `path` is a whole, valid record of an ok job (a rerun skips it)."""
     record = read_record(path)
     return record is not None and record.get("status") == "ok"
 
 
 def find_done(records_dir: str | Path, path: str | Path) -> Path | None:
-    """An ok record with the file name (config hash) of `path` in another experiment's folder."""
+    """An ok record that really trained (no `reused_from`) with the file name (config hash) of
+    `path` in another experiment's folder."""
     path = Path(path)
     for other in sorted(Path(records_dir).glob(f"*/{path.name}")):
-        if other.parent != path.parent and is_done(other):
+        record = read_record(other) if other.parent != path.parent else None
+        if record and record["status"] == "ok" and not record.get("reused_from"):
             return other
     return None
 
 
 def reused_record(source: Mapping[str, Any], reused_from: str, **job: Any) -> dict[str, Any]:
-    """A copy of the ok record `source` for another job of the same configuration: its results,
-    the job's identity (`job`: experiment, name, row, config, overrides) and `reused_from` (the
-    trained record's path under records_dir)."""
-    return {**source, **job, "reused_from": source.get("reused_from") or reused_from}
+    """A copy of the trained ok record `source` for another job of the same configuration: its
+    results, the job's identity (`job`: experiment, name, row, config, overrides) and
+    `reused_from` (the trained record's path under records_dir)."""
+    return {**source, **job, "reused_from": reused_from}
 
 
 def reuse_done(records_dir: str | Path, path: str | Path, **job: Any) -> dict[str, Any] | None:
@@ -150,7 +194,8 @@ def reuse_done(records_dir: str | Path, path: str | Path, **job: Any) -> dict[st
 
 
 def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
-    """Write `record` as JSON atomically (tmp file in the same folder, then os.replace)."""
+    """Write `record` as JSON atomically (tmp file in the same folder, then os.replace); a file
+    at `path` that is no valid record is kept beside it as `<name>.invalid`, and named."""
     missing = [k for k in RECORD_FIELDS if k not in record]
     if missing:
         raise ValueError(f"run record lacks the contract fields {missing}")
@@ -158,6 +203,11 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
         raise ValueError(f"record status {record['status']!r} is not one of {list(STATUSES)}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    why = problem(path)
+    if why is not None:
+        aside = path.with_name(path.name + ".invalid")
+        os.replace(path, aside)
+        print(f"[dfl_bench] {path} was not a run record ({why}); kept as {aside}", file=sys.stderr)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(strict(record), f, indent=2, sort_keys=True, allow_nan=False)

@@ -74,8 +74,8 @@ def run_sweep(jobs: Sequence[Job], stack_size: int) -> None:
                 _train(stack)
     for first, *others in twins.values():
         for job in others:
-            job.record = first.record
-            if first.record is not None and first.error is None:
+            job.record = records.read_record(first.paths[0]) if first.record else None
+            if job.record is not None and first.error is None:
                 print(f"[dfl_bench] skipping {job.name}: the same configuration as {first.name}")
     for job in jobs:
         if job.error is None and (job.record or {}).get("status") != "ok":

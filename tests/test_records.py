@@ -175,3 +175,50 @@ def test_an_old_record_without_provenance_still_loads(tmp_path):
     assert records.read_record(path) == old and records.is_done(path)
     copy = records.reuse_done(tmp_path, tmp_path / "new" / path.name, experiment="new")
     assert copy["reused_from"] == "exp/0123456789abcdef.json"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"status": "ok"}', "lacks the fields ['reason', 'config'"),
+        ("[1, 2]", "a JSON list, not a run record"),
+        ('{"status": "ok"', "not JSON"),
+    ],
+)
+def test_only_a_whole_valid_record_is_done_and_nothing_else_is_overwritten_silently(
+    tmp_path, capsys, text, why
+):
+    path = records.record_path(tmp_path, "exp", "0123456789abcdef")
+    path.parent.mkdir()
+    path.write_text(text)
+    assert not records.is_done(path) and records.read_record(path) is None
+    assert why in records.problem(path)
+    assert capsys.readouterr().err == ""  # asking is silent: the writer names it, once
+    records.write_record(path, full_record())
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and why in err
+    assert records.is_done(path)
+    assert path.with_name(path.name + ".invalid").read_text() == text
+
+
+def test_an_ok_record_without_a_test_accuracy_or_of_another_hash_is_not_done(tmp_path):
+    path = records.record_path(tmp_path, "exp", "0123456789abcdef")
+    records.write_record(path, {**full_record(), "test_accuracy": None})
+    assert not records.is_done(path) and "status ok without a test accuracy" in records.problem(
+        path
+    )
+    records.write_record(path, {**full_record(), "config_hash": "fedcba9876543210"})
+    assert not records.is_done(path) and "config hash fedcba9876543210" in records.problem(path)
+
+
+def test_reuse_follows_to_a_record_that_trained_never_to_itself(tmp_path):
+    trained = records.record_path(tmp_path, "a", "0123456789abcdef")
+    records.write_record(trained, full_record())
+    copy = records.record_path(tmp_path, "b", trained.stem)
+    assert records.reuse_done(tmp_path, copy, experiment="b")["reused_from"] == "a/" + trained.name
+    trained.unlink()
+    assert records.reuse_done(tmp_path, trained, experiment="a") is None  # so job a trains
+    assert not trained.exists()
+    itself = {**full_record(), "reused_from": "b/" + copy.name}
+    records.write_record(copy, itself)
+    assert not records.is_done(copy) and "reused_from names itself" in records.problem(copy)

@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +61,16 @@ def test_every_experiment_and_the_default_config_are_selectable():
         (["--jobs=two"], r"argument --jobs: invalid int value: 'two'"),
         (["--logger=tensorboard"], r"unknown logger 'tensorboard'; valid: \['csv', 'none'"),
         (["profile.max_steps=10"], r"profile.max_steps=10: set the budget with --profile"),
+        (["--tables=,"], r"TABLES=',' names no experiment \(leave it empty for all\)$"),
+        (
+            ["logger=none", "problem.kb.scope=formula"],
+            r"problem.kb.scope=formula changes what a table cell means: name a separate "
+            r"experiment \(experiment_name=<new name>, as make scope-comparison does\)$",
+        ),
+        (
+            ["+trainer.gradient_clip_val=1", "experiment_name=tnorms"],
+            r"experiment_name=tnorms is a table's: name a separate experiment for a changed",
+        ),
     ],
 )
 def test_bad_input_is_one_line_naming_the_valid_choices(args, message, tmp_path, capsys):
@@ -102,7 +113,7 @@ def test_plan_names_every_invalid_job_before_running_any(tmp_path):
 
 def test_time_estimate_from_records_of_the_profile_else_the_default(tmp_path):
     assert plan.job_seconds("quick", tmp_path) == plan.JOB_SECONDS["quick"]
-    base = {k: None for k in records.RECORD_FIELDS}
+    base = {k: None for k in records.RECORD_FIELDS} | {"config": {}, "test_accuracy": 0.5}
     for i, (status, profile, wall) in enumerate(
         [("ok", "quick", 10.0), ("ok", "quick", 30.0), ("ok", "quick", 20.0),
          ("failed", "quick", 1.0), ("ok", "paper", 999.0)]
@@ -115,7 +126,9 @@ def test_time_estimate_from_records_of_the_profile_else_the_default(tmp_path):
 
 
 def test_multirun_command_selects_the_experiment_seeds_and_launcher(tmp_path):
-    args = reproduce.parse_args(["--jobs=2", f"--records={tmp_path}", "model.ntn_k=8"])
+    args = reproduce.parse_args(
+        ["--jobs=2", f"--records={tmp_path}", "experiment_name=k8", "model.ntn_k=8"]
+    )
     command = reproduce.multirun_command("tnorms", args, 3, tmp_path / "logs")
     assert command[1:5] == ["-m", "dfl_bench", "-m", "+experiment=tnorms"]
     assert "seed=0,1,2" in command and "hydra.launcher.n_jobs=2" in command
@@ -146,7 +159,7 @@ def test_the_gpu_path_trains_stacks_and_estimates_a_stacks_share(tmp_path):
 @pytest.mark.slow
 def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp, capsys):
     args = reproduce_args(in_tmp, "--tables=best,default", "--spread-seeds=1")
-    assert reproduce.main([*args, "debug.nan_at_step=1"]) == 1
+    assert reproduce.main([*args, "experiment_name=poisoned", "debug.nan_at_step=1"]) == 1
     out = capsys.readouterr().out
     assert "3 job(s) failed:" in out and "0/3 jobs ok" in out
     for job in ("best problem=sum9 seed=0", "best problem=both seed=0", "default seed=0"):
@@ -176,3 +189,60 @@ def test_smoke_reproduction_of_every_experiment_then_a_rerun_skips_it(in_tmp, ca
         tables = {p.stem for p in (in_tmp / "results" / "tables").glob("*.md")}
         assert set(plan.selected("")) - {plan.DEFAULT} <= tables
         assert any((in_tmp / "results" / "figures").glob("*.png"))
+
+
+@pytest.mark.slow
+def test_only_whole_records_count_as_done_and_the_others_are_named_once(in_tmp, capsys):
+    args = reproduce_args(in_tmp, "--tables=best")
+    stub, other = (job.path for job in plan.plan(["best"], "smoke", 1, in_tmp / "records"))
+    stub.parent.mkdir(parents=True)
+    stub.write_text('{"status": "ok"}')
+    other.write_text("[]")
+    (stub.parent / "bad.json").write_text("{")
+    assert reproduce.main(args) == 0
+    out = capsys.readouterr()
+    assert "2 jobs, 0 done, 2 to run" in out.out and "all 2 jobs ok" in out.out
+    assert out.out.count(f"{stub}: not a run record (lacks the fields") == 1
+    assert out.out.count(f"{other}: not a run record (a JSON list") == 1
+    assert out.out.count("bad.json: not a run record (not JSON") == 1
+    assert "rerunning" not in out.out + out.err
+    assert stub.with_name(stub.name + ".invalid").read_text() == '{"status": "ok"}'
+    assert records.is_done(stub) and records.is_done(other)
+
+
+def test_reproductions_started_in_one_second_get_folders_of_their_own(tmp_path):
+    now = reproduce.datetime(2026, 1, 2, 3, 4, 5)
+    first, second = (reproduce.log_folder(tmp_path, now) for _ in range(2))
+    assert first != second and first.is_dir() and second.is_dir()
+    assert second.name == "2026-01-02_03-04-05-2"
+
+
+def processes_naming(text: str) -> list[int]:
+    """Pids of the processes whose command line contains `text`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and text in (proc / "cmdline").read_text():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_whole_reproduction_and_says_how_to_resume(in_tmp, signum, code):
+    args = reproduce_args(in_tmp, "--tables=tnorms")
+    command = [sys.executable, "-m", "dfl_bench.results.reproduce", *args]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("[dfl_bench] tnorms"):  # the first job is done, the next one runs
+            break
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == code and "Traceback" not in err, err
+    assert err.count("\n") == 1 and "resume with the same command" in err
+    assert "python -m dfl_bench.results.reproduce --profile=smoke" in err
+    assert processes_naming(str(in_tmp / "records")) == []  # no orphaned multirun
+    log = next((in_tmp / "multirun" / "reproduce").glob("*/tnorms.log")).read_text()
+    assert "SIGTERM at step" in log or "Traceback" not in log

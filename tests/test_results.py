@@ -59,6 +59,7 @@ def write(
         "seed": seed,
         "profile": profile,
         "git_commit": commit,
+        "data_checksum": "abc",
         "steps": 1000,
         "wall_time_s": 60.0,
         "test_accuracy": accuracy if status == "ok" else None,
@@ -66,6 +67,8 @@ def write(
         "cons_ratio": cons,
         "cu_cons": cu_cons,
         "cu_ant": cu_ant,
+        "cons_magnitude": None,
+        "ant_magnitude": None,
         "experiment": experiment,
         "finished": "2026-01-01T00:00:00+00:00",
     }
@@ -124,6 +127,18 @@ def test_corrupt_file_warns_names_it_and_is_kept(tmp_path):
     with pytest.warns(RecordWarning, match=str(bad)):
         frame = load_records(tmp_path)
     assert len(frame) == 1 and bad.is_file()
+
+
+def test_a_stub_or_a_list_is_named_once_and_never_counted(tmp_path):
+    write(tmp_path, "tnorms", "good", row="godel")
+    write(tmp_path, "tnorms", "stub", text='{"status": "ok", "config": {}}')
+    write(tmp_path, "tnorms", "list", text="[]")
+    with pytest.warns(RecordWarning) as caught:
+        frame = load_records(tmp_path)
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2 and len(frame) == 1
+    assert "list.json: not a run record (a JSON list" in messages[0]
+    assert "stub.json: not a run record (lacks the fields ['reason'" in messages[1]
 
 
 def test_sweep_rows_come_from_the_swept_value(tmp_path):
@@ -240,6 +255,7 @@ def test_cli_renders_every_table_and_figure(tmp_path, capsys):
     ("args", "message"),
     [
         (["--tables", "tnorms,nope"], "unknown experiment(s) ['nope']"),
+        (["--tables", ","], "--tables ',' names no experiment; leave it out for all"),
         (
             ["--profile", "huge"],
             "unknown profile 'huge'; valid choices: ['long', 'paper', 'quick', 'smoke']",
@@ -308,3 +324,91 @@ def test_the_index_shows_the_seed_spread_of_the_baseline_and_default(tmp_path):
     assert "| default | 1 | 0 | 95.00 ± 0.00 | 0.100 ± 0.000 |" in "\n".join(lines)
     assert not any("tnorms" in line for line in lines)
     assert seed_spread(load_records(tmp_path), "paper") == []
+    write(tmp_path, "default", "d2", seed=1, accuracy=0.5, extra_config={"model": {"ntn_k": 8}})
+    lines = "\n".join(seed_spread(load_records(tmp_path), "quick"))
+    assert "| default (config " in lines and "| 1 | 1 | 50.00 ± 0.00 |" in lines
+
+
+def real_record(root: Path, overrides: list[str], accuracy: float, seed: int = 0) -> dict:
+    """A whole record of the config `python -m dfl_bench <overrides> seed=<seed>` trains."""
+    from dfl_bench import records, sweep, train
+
+    config = train.resolved_config(sweep.job_config([*overrides, f"seed={seed}"]))
+    summary = {"test_accuracy": accuracy, "steps": config["profile"]["max_steps"]}
+    record = records.make_record(
+        status="ok", reason=None, config=config, summary=summary, experiment="tnorms"
+    )
+    records.write_record(records.record_path(root, "tnorms", records.config_hash(config)), record)
+    return config
+
+
+def test_a_cell_averages_one_configuration_and_labels_each_other(tmp_path):
+    godel = ["+experiment=tnorms", "row=godel", "profile=smoke"]
+    real_record(tmp_path, godel, 0.10)
+    real_record(tmp_path, godel, 0.20, seed=1)
+    real_record(tmp_path, [*godel, "problem.w_dfl=0.001"], 0.50)
+    real_record(tmp_path, [*godel, "profile.max_steps=40"], 0.90)
+    table = tnorms_table(tmp_path, "smoke")
+    cell = table.pairs()["godel"][1]
+    assert (cell.n_ok, cell.number("accuracy")) == (2, pytest.approx(15.0))
+    extra = {row.label: row.cells[0][1] for row in table.rows if row.extra}
+    assert extra.keys() == {"godel, problem.w_dfl=0.001", "godel, profile.max_steps=40"}
+    assert extra["godel, problem.w_dfl=0.001"].number("accuracy") == pytest.approx(50.0)
+    assert extra["godel, profile.max_steps=40"].n_ok == 1
+    text = render.markdown(table, agreement(table), [])
+    assert "| **godel, problem.w_dfl=0.001 (not in the paper)** paper |" in text
+    assert ". another configuration than row `godel` (problem.w_dfl=0.001): not averaged" in text
+    assert not any("w_dfl`: authors' code" in n for n in extra["godel, problem.w_dfl=0.001"].notes)
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("no/such", "records folder {r} does not exist"),
+        ("file", "records folder {r} is a file, not a folder"),
+        ("empty", "{r} holds no run record"),
+        ("stub", "{r} holds no run record (1 file(s) skipped above)"),
+    ],
+)
+def test_records_that_are_not_there_are_an_error_and_nothing_is_written(
+    tmp_path, capsys, where, message
+):
+    records = tmp_path / where
+    if where == "file":
+        records.write_text("{}")
+    elif where == "empty":
+        records.mkdir()
+    elif where == "stub":
+        write(records, "tnorms", "g", text='{"status": "ok"}')
+    assert main(["--records", str(records), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == "[dfl_bench.results] error: " + message.format(r=records)
+    assert not (tmp_path / "out").exists()
+
+
+def test_other_records_render_beside_them_never_over_the_committed_results(tmp_path, capsys):
+    committed = REPO / "results" / "tables" / "README.md"
+    before = committed.read_text()
+    records = tmp_path / "mine"
+    write(records, "tnorms", "g", row="godel")
+    assert main(["--records", str(records), "--tables", "tnorms"]) == 0
+    assert (records / "tables" / "tnorms.md").is_file() and (records / "figures").is_dir()
+    assert f"under {records}/" in capsys.readouterr().out
+    assert main(["--records", str(records), "--tables", "tnorms"]) == 0  # renders aren't records
+    assert "1 records from" in capsys.readouterr().out
+    assert committed.read_text() == before
+    unwritable = tmp_path / "a-file"
+    unwritable.write_text("")
+    assert main(["--records", str(records), "--out", str(unwritable)]) == 2
+    assert capsys.readouterr().err.startswith(f"[dfl_bench.results] error: --out={unwritable} ")
+
+
+def test_the_make_targets_render_beside_the_records_they_name():
+    import subprocess
+
+    for target in ("tables", "reproduce-tables"):
+        command = ["make", "-n", target, "RECORDS=else/records"]
+        text = subprocess.run(command, cwd=REPO, capture_output=True, text=True).stdout
+        assert '--records "else/records"' in text and "--out" not in text
+        text = subprocess.run([*command, "OUT=o"], cwd=REPO, capture_output=True, text=True).stdout
+        assert '--out "o"' in text

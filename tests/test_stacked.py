@@ -281,14 +281,6 @@ def test_a_stack_killed_between_its_records_resumes_the_rest(tmp_path, monkeypat
     assert not list((tmp_path / "checkpoints" / "_stacks").iterdir())
 
 
-def test_two_jobs_of_one_configuration_in_a_stacked_sweep_train_once(tmp_path):
-    jobs = sweep_jobs(tmp_path, ("problem.w_dfl=10",), ("problem.w_dfl=10.0",))
-    stacked_runs.run_sweep(jobs, stack_size=4)
-    assert [job.error for job in jobs] == [None, None]
-    assert jobs[0].record is jobs[1].record and jobs[0].record["status"] == "ok"
-    assert len(list((tmp_path / "records").rglob("*.json"))) == 1
-
-
 @pytest.mark.slow
 def test_sigterm_checkpoints_the_stack_and_the_rerun_resumes_it(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
@@ -402,3 +394,26 @@ def test_stack_throughput_reports_both_timings_per_stack_size():
         assert row["speedup"] == pytest.approx(
             row["separate"]["median_ms"] / row["stacked"]["median_ms"]
         )
+
+
+def test_two_jobs_of_one_config_hash_train_once_and_the_second_is_skipped(tmp_path, capsys):
+    jobs = sweep_jobs(tmp_path, ("problem.w_dfl=10",), ("problem.w_dfl=10.0",), ("seed=1",))
+    stacked_runs.run_sweep(jobs, stack_size=16)
+    assert [job.error for job in jobs] == [None, None, None]
+    assert jobs[1].record == records.read_record(jobs[0].paths[0])
+    out = capsys.readouterr().out
+    assert f"skipping {jobs[1].name}: " in out and out.count("[dfl_bench] ") == 3
+
+
+@pytest.mark.slow
+def test_a_stack_size_below_one_is_invalid_input(tmp_path):
+    command = [
+        *(sys.executable, "-m", "dfl_bench", "-m", "seed=0", "hydra/launcher=stacked"),
+        *("hydra.launcher.stack_size=0", f"records_dir={tmp_path}", f"hydra.sweep.dir={tmp_path}"),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "[dfl_bench] invalid configuration: hydra.launcher.stack_size must be >= 1, got 0"
+    )

@@ -1,4 +1,10 @@
-"""`python -m dfl_bench.results` (= make tables): the paper's tables from existing records."""
+"""`python -m dfl_bench.results` (= make tables): the paper's tables from existing records.
+
+Writes `tables/` and `figures/` under `--out`: by default results/ for the committed
+results/records and, for any other records folder, that folder (beside its experiments), never
+results/ unless `--out` names it. Exit status: 0 rendered, 2 bad input (no records there, an
+unwritable --out).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from dfl_bench import guards
 from dfl_bench.results import plan, report
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
@@ -24,13 +31,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--records", type=Path, default=Path(plan.RECORDS), help="run records folder"
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("results"), help="writes tables/, figures/"
+        "--out", type=Path, help="writes tables/, figures/ (default: results/ or --records)"
     )
     parser.add_argument("--profile", help=f"one of {list(PROFILES)}; default: every one present")
     parser.add_argument("--tables", help=f"comma-separated experiments; default: all of {names}")
     parser.add_argument("--wandb", action="store_true", help="also log each table to W&B")
     args = parser.parse_args(argv)
     args.names = [n for n in (args.tables or ",".join(names)).split(",") if n]
+    if not args.names:
+        parser.error(f"--tables {args.tables!r} names no experiment; leave it out for all")
     unknown = [n for n in args.names if n not in names]
     if unknown:
         parser.error(f"unknown experiment(s) {unknown} in --tables; valid choices: {names}")
@@ -39,15 +48,43 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def out_folder(records: Path, out: Path | None) -> Path:
+    """Where to render: `out` when named, results/ for the committed results/records, else the
+    records folder itself (tables/ and figures/ beside its experiments), never results/."""
+    if out is not None:
+        return out
+    committed = REPO_DIR / plan.RECORDS
+    return committed.parent if records.resolve() == committed.resolve() else records
+
+
 def main(argv: list[str] | None = None) -> int:
     """Load the records, render every selected table per profile, print what was written."""
     args = parse_args(argv)
+    try:
+        return render(args, argv)
+    except ValueError as err:
+        print(f"[dfl_bench.results] error: {err}", file=sys.stderr)
+        return 2
+
+
+def render(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """`main` on checked arguments: bad input raises ValueError before anything is written."""
     command = "python -m dfl_bench.results " + shlex.join(sys.argv[1:] if argv is None else argv)
+    if not args.records.exists():
+        raise ValueError(f"records folder {args.records} does not exist")
+    if not args.records.is_dir():
+        raise ValueError(f"records folder {args.records} is a file, not a folder")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RecordWarning)
         frame = load_records(args.records)
     for warning in caught:
         print(f"[dfl_bench.results] warning: {warning.message}", file=sys.stderr)
+    if frame.empty:
+        skipped = f" ({len(caught)} file(s) skipped above)" if caught else ""
+        raise ValueError(f"{args.records} holds no run record{skipped}")
+    args.out = out_folder(args.records, args.out)
+    for folder in (args.out, args.out / "tables", args.out / "figures"):
+        guards.check_writable(folder, "--out")
     present = sorted(frame["profile"].dropna().unique())
     profiles = [args.profile] if args.profile else present or ["quick"]
     paper = load_paper()

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from dfl_bench.operators import KINDS
-from dfl_bench.records import METRIC_FIELDS
+from dfl_bench.records import METRIC_FIELDS, cell_hash, invalid
 
 METRICS = METRIC_FIELDS
 BASE_COLUMNS = (
@@ -34,6 +34,8 @@ BASE_COLUMNS = (
     "finished",
     "reused_from",
     "provenance",
+    "configuration",
+    "config",
     "path",
 )
 
@@ -43,16 +45,18 @@ class RecordWarning(UserWarning):
 
 
 def load_records(records_dir: str | Path) -> pd.DataFrame:
-    """Every `*.json` record under `records_dir` (recursive) as one flat row; a corrupt file
-    is skipped with a RecordWarning naming it. Old records with NaN metrics load as NaN."""
+    """Every `*.json` record under `records_dir` (recursive) as one flat row; a file that is no
+    whole, valid record (records.invalid) is skipped with a RecordWarning naming it. Old records
+    with NaN metrics load as NaN."""
     rows = []
     for path in sorted(Path(records_dir).rglob("*.json")):
         if path.name.startswith("."):
             continue
         try:
             record = json.loads(path.read_text())
-            if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
-                raise ValueError("not a run record (no config)")
+            why = invalid(record)
+            if why is not None:
+                raise ValueError(f"not a run record ({why})")
             rows.append(flatten(record, path))
         except (OSError, UnicodeDecodeError, ValueError, TypeError, AttributeError) as err:
             warnings.warn(f"skipping unreadable record {path}: {err}", RecordWarning, stacklevel=2)
@@ -87,6 +91,8 @@ def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "finished": record.get("finished"),
         "reused_from": _text(record.get("reused_from")),
         "provenance": config.get("provenance") or record.get("provenance"),
+        "configuration": cell_hash(config),
+        "config": config,
         "path": str(path),
     }
     row.update({metric: record.get(metric) for metric in METRICS})

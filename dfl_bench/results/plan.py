@@ -7,9 +7,13 @@ import os
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from hydra import compose, initialize_config_dir
+from hydra.errors import HydraException
+from omegaconf.errors import OmegaConfBaseException
 
 from dfl_bench import records, sweep, train
 from dfl_bench.paths import CONFIG_DIR
@@ -54,9 +58,13 @@ def profiles() -> list[str]:
 
 
 def selected(tables: str | None) -> list[str]:
-    """The experiments named in a comma-separated `tables` (all when empty), in that order."""
+    """The experiments named in a comma-separated `tables` (all when empty; one naming none,
+    `,`, is refused), in that order."""
     valid = experiments()
-    names = [t.strip() for t in (tables or "").split(",") if t.strip()] or valid
+    names = [t.strip() for t in (tables or "").split(",") if t.strip()]
+    if (tables or "").strip() and not names:
+        raise ValueError(f"TABLES={tables!r} names no experiment (leave it empty for all)")
+    names = names or valid
     unknown = [n for n in names if n not in valid]
     if unknown:
         raise ValueError(f"unknown experiment {unknown[0]!r} in TABLES; valid: {valid}")
@@ -111,6 +119,35 @@ def plan(
     if errors:
         raise ValueError(f"{len(errors)} invalid job(s): " + "; ".join(errors))
     return jobs
+
+
+def unusable(jobs: Sequence[Job], records_dir: str | Path) -> list[str]:
+    """One line per file under the jobs' experiment folders that is no whole, valid run record:
+    at a job's path it is rerun (the file kept as `<name>.invalid`), elsewhere ignored."""
+    paths = {job.path for job in jobs}
+    folders = sorted({job.path.parent for job in jobs})
+    lines = []
+    for path in sorted(p for folder in folders for p in folder.glob("*.json")):
+        why = records.problem(path)
+        if why is not None:
+            fate = "its job reruns, keeping it as .invalid" if path in paths else "ignored"
+            lines.append(f"{path}: not a run record ({why}); {fate}")
+    return lines
+
+
+@cache
+def cell_config(
+    experiment: str, profile: str, key: str | None, value: str
+) -> dict[str, Any] | None:
+    """The resolved config (seed 0) of `experiment`'s cell `key=value` at `profile` as its jobs
+    train it today; None when that does not compose (no such experiment, profile or row)."""
+    overrides = [*base_overrides(experiment), f"profile={profile}", "seed=0"]
+    if key is not None:
+        overrides.append(f"{'problem' if key == 'problem.name' else key}={value}")
+    try:
+        return train.resolved_config(sweep.job_config(overrides))
+    except (ValueError, OSError, HydraException, OmegaConfBaseException):
+        return None
 
 
 def job_seconds(profile: str, records_dir: str | Path, device: str = "cpu") -> float:

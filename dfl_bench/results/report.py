@@ -180,7 +180,8 @@ SPREAD_METRICS = {"test_accuracy": "accuracy", "cons_ratio": "cons", "cu_cons": 
 
 def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
     """Mean ± sample std over seeds of the seed-spread runs (the baseline and the default
-    configuration), so a table's difference can be told from seed noise."""
+    configuration; one line per configuration), so a table's difference can be told from seed
+    noise."""
     if frame.empty:
         return []
     runs = frame[
@@ -189,8 +190,13 @@ def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
     if runs.empty:
         return []
     body = []
-    for (experiment, row), group in runs.groupby(["experiment", "row"], dropna=False):
-        cells = [f"{experiment}" + ("" if pd.isna(row) else f" / {row}"), str(len(group))]
+    per_row = runs.groupby(["experiment", "row"], dropna=False)["configuration"]
+    per_row = per_row.transform("nunique")
+    keys = ["experiment", "row", "configuration"]
+    for (experiment, row, digest), group in runs.groupby(keys, dropna=False):
+        name = f"{experiment}" + ("" if pd.isna(row) else f" / {row}")
+        name += f" (config {digest})" if per_row[group.index[0]] > 1 else ""
+        cells = [name, str(len(group))]
         cells.append(", ".join(str(int(s)) for s in sorted(group.seed.dropna())))
         for column in SPREAD_METRICS:
             values = group[column].dropna() * (100 if column == "test_accuracy" else 1)

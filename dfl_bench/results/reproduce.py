@@ -15,6 +15,10 @@ Exit status: 0 every planned job ok, 1 some job failed, 2 invalid input.
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -31,6 +35,8 @@ from omegaconf.errors import OmegaConfBaseException
 from dfl_bench import loggers, records
 from dfl_bench.results import plan
 from dfl_bench.results.plan import Job
+
+UNHASHED = (*records.NOT_HASHED, "hydra")  # overrides that leave every job's config hash alone
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -72,7 +78,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             f"{budget[0]}: set the budget with --profile (PROFILE=), so one profile name means "
             "one budget in the tables"
         )
+    check_cell_meaning(args.overrides)
     return args
+
+
+def check_cell_meaning(overrides: Sequence[str]) -> None:
+    """Overrides that change a job's config hash change what a table cell means: they need an
+    `experiment_name` of their own (not a table's), so their runs never join the table's."""
+    keys = {o.lstrip("+~").split("=", 1)[0]: o for o in overrides}
+    named = keys.get("experiment_name")
+    if named is not None and named.split("=", 1)[1] in plan.experiments():
+        raise ValueError(
+            f"{named} is a table's: name a separate experiment for a changed configuration"
+        )
+    changing = [o for key, o in keys.items() if re.split(r"[./]", key)[0] not in UNHASHED]
+    if changing and named is None:
+        raise ValueError(
+            f"{changing[0]} changes what a table cell means: name a separate experiment "
+            "(experiment_name=<new name>, as make scope-comparison does)"
+        )
 
 
 def multirun_command(
@@ -142,34 +166,64 @@ class Progress:
         )
 
 
-def echo(stream: IO[str], log: IO[str]) -> None:
-    """Copy a multirun's output to its log; echo each job's summary line (`[dfl_bench] ...`)."""
+def echo(stream: IO[str], log: IO[str], quiet: threading.Event) -> None:
+    """Copy a multirun's output to its log; echo each job's summary line (`[dfl_bench] ...`)
+    until `quiet` is set."""
     for line in stream:
         log.write(line)
         log.flush()
-        if line.startswith("[dfl_bench] "):
+        if line.startswith("[dfl_bench] ") and not quiet.is_set():
             print(line.rstrip(), flush=True)
 
 
+class Interrupted(Exception):
+    """SIGTERM or SIGINT (Ctrl-C) reached the reproduction."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def interrupt(signum: int, frame: object) -> None:
+    """Signal handler: stop the reproduction where it is (`Interrupted`)."""
+    raise Interrupted(signum)
+
+
 def run_experiment(command: list[str], log_path: Path, progress: Progress, poll: float) -> int:
-    """Run one multirun, printing the progress line whenever a job finishes (and every minute)."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    """Run one multirun in its own process group, printing the progress line whenever a job
+    finishes (and every minute); on `Interrupted` the whole group gets SIGTERM (each job saves
+    its checkpoint) and is waited for, its last words going to the log only."""
     with open(log_path, "w") as log:
         log.write(" ".join(command) + "\n")
         proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            start_new_session=True,  # a terminal's Ctrl-C reaches this process only
         )
         assert proc.stdout is not None
-        reader = threading.Thread(target=echo, args=(proc.stdout, log), daemon=True)
+        quiet = threading.Event()
+        reader = threading.Thread(target=echo, args=(proc.stdout, log, quiet), daemon=True)
         reader.start()
-        shown, last = -1, 0.0
-        while proc.poll() is None:
-            time.sleep(poll)
-            ran = len(progress.finished())
-            if ran != shown or time.time() - last >= 60:
-                print(progress.line(), flush=True)
-                shown, last = ran, time.time()
-        reader.join()
+        try:
+            shown, last = -1, 0.0
+            while proc.poll() is None:
+                time.sleep(poll)
+                ran = len(progress.finished())
+                if ran != shown or time.time() - last >= 60:
+                    print(progress.line(), flush=True)
+                    shown, last = ran, time.time()
+        except Interrupted:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(signum, signal.SIG_IGN)
+            quiet.set()
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait()
+            raise
+        finally:
+            reader.join()
     return proc.returncode
 
 
@@ -180,6 +234,19 @@ def report_failures(failed: Sequence[Job], logs: dict[str, Path]) -> None:
         record = records.read_record(job.path)
         why = (record or {}).get("reason") or f"no ok record; see {logs[job.experiment]}"
         print(f"  {job.experiment} {' '.join(job.overrides)}: {why}", flush=True)
+
+
+def log_folder(parent: Path, now: datetime) -> Path:
+    """A new folder `<parent>/<date_time>` for one reproduction's logs and sweeps (`-2`, `-3`,
+    ... when another one started in the same second)."""
+    stamp, n = now.strftime("%Y-%m-%d_%H-%M-%S"), 1
+    while True:
+        folder = parent / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            folder.mkdir(parents=True)
+            return folder
+        except FileExistsError:
+            n += 1
 
 
 def reproduce(args: argparse.Namespace) -> int:
@@ -198,7 +265,9 @@ def reproduce(args: argparse.Namespace) -> int:
         f"({seconds:.0f} s per job)",
         flush=True,
     )
-    log_dir = Path("multirun") / "reproduce" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    for line in plan.unusable(jobs, args.records):
+        print(f"[reproduce] {line}", flush=True)
+    log_dir = log_folder(Path("multirun") / "reproduce", datetime.now()) if todo else Path()
     logs = {name: log_dir / f"{name}.log" for name in names}
 
     def run(name: str) -> None:
@@ -226,12 +295,27 @@ def reproduce(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: exit status 0 all ok, 1 some job failed, 2 invalid input (one line)."""
+    """Entry point: exit status 0 all ok, 1 some job failed, 2 invalid input (one line), 128 +
+    the signal on SIGTERM or Ctrl-C (the running jobs checkpoint; one line says how to resume)."""
+    handlers = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         return reproduce(parse_args(argv))
     except (ValueError, HydraException, OmegaConfBaseException) as err:
         print(f"[reproduce] error: {str(err).strip().splitlines()[0]}", file=sys.stderr)
         return 2
+    except Interrupted as stop:
+        given = sys.argv[1:] if argv is None else list(argv)
+        again = shlex.join(["python", "-m", "dfl_bench.results.reproduce", *given])
+        print(
+            f"[reproduce] stopped by {stop}: the running jobs saved checkpoints; resume with "
+            f"the same command (finished jobs are skipped): {again}",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 128 + stop.signum
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

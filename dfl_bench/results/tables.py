@@ -6,9 +6,11 @@ import math
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from dfl_bench.records import cell_hash, hashed_config
 from dfl_bench.results.paper import (
     COLUMNS,
     FINAL_ACCURACY,
@@ -17,8 +19,10 @@ from dfl_bench.results.paper import (
     PaperTable,
     cell_key,
 )
+from dfl_bench.results.plan import cell_config
 
 KEY_COLUMNS = {"problem.name": "problem"}
+SEEDS = ("seed", "data.split_seed")  # a cell's runs differ in these only
 TRAINING_CODE = ("dfl_bench", "conf", ":(exclude)dfl_bench/results")
 
 
@@ -44,6 +48,16 @@ class Ours:
     def undefined(self, column: str) -> bool:
         """Whether every ok run left `column` undefined (e.g. cu_ant under I_G)."""
         return self.n_ok > 0 and self.n[column] == 0
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Runs of a row in another configuration than the cell's: their records, the note saying
+    how they differ, the settings that differ."""
+
+    records: pd.DataFrame
+    note: str
+    differs: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -100,18 +114,30 @@ def record_keys(records: pd.DataFrame, paper: PaperTable) -> pd.Series:
 
 
 def build_table(paper: PaperTable, frame: pd.DataFrame, profile: str, repo: Path) -> Table:
-    """The experiment's records at `profile` (no other profile) grouped into the paper's cells."""
+    """The experiment's records at `profile` (no other profile) grouped into the paper's cells,
+    one configuration per cell (`configurations`)."""
     records = frame[(frame["experiment"] == paper.experiment) & (frame["profile"] == profile)]
     keys = record_keys(records, paper)
-    groups = {key: records[keys == key] for key in keys.dropna().unique()}
+    groups: dict[str, pd.DataFrame] = {}
+    variants: dict[str, Variant] = {}
+    for key in sorted(keys.dropna().unique(), key=_sort_key):
+        main, others = configurations(paper, profile, key, records[keys == key])
+        if not main.empty:
+            groups[key] = main
+        groups.update({label: variant.records for label, variant in others.items()})
+        variants.update(others)
     cells_of = {key: summarize(group) for key, group in groups.items()}
+    cells_of.update(
+        {label: summarize(v.records, (v.note,), v.differs) for label, v in variants.items()}
+    )
     rows = [
         Row(label, tuple((cell, cells_of.get(cell.key)) for cell in cells))
         for label, cells in paper.rows
     ]
     known = set(paper.keys())
-    for key in sorted(set(groups) - known, key=_sort_key):
+    for key in sorted(set(groups) - known - set(variants), key=_sort_key):
         rows.append(Row(key, ((None, cells_of[key]),), extra=True))
+    rows += [Row(label, ((None, cells_of[label]),), extra=True) for label in variants]
     mixed = {
         key: ours.commits
         for key, ours in cells_of.items()
@@ -120,9 +146,52 @@ def build_table(paper: PaperTable, frame: pd.DataFrame, profile: str, repo: Path
     return Table(paper=paper, profile=profile, rows=rows, records=records, mixed_commits=mixed)
 
 
-def summarize(records: pd.DataFrame) -> Ours:
+def configurations(
+    paper: PaperTable, profile: str, key: str, records: pd.DataFrame
+) -> tuple[pd.DataFrame, dict[str, Variant]]:
+    """One row's records split by configuration (the config hash, seeds aside): the cell's own
+    (the experiment's configuration at `profile` today, or the only one), and each other one
+    by its label (`row, key=value`: how it differs); never averaged together."""
+    if records["configuration"].nunique() <= 1:
+        return records, {}
+    expected = cell_config(paper.experiment, profile, paper.key, key)
+    own = None if expected is None else cell_hash(expected)
+    others: dict[str, Variant] = {}
+    for digest, group in records[records["configuration"] != own].groupby("configuration"):
+        diff = {} if expected is None else differences(expected, group["config"].iloc[0])
+        shown = [f"{k}={v}" for k, v in list(diff.items())[:3]]
+        shown += [f"+{len(diff) - 3} more"] if len(diff) > 3 else []
+        text = ", ".join(shown) or f"config {digest}"
+        note = f"another configuration than row `{key}` ({text}): not averaged with row `{key}`"
+        others[f"{key}, {text}"] = Variant(group, note, tuple(diff))
+    return records[records["configuration"] == own], others
+
+
+def differences(expected: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """Each hashed setting (dotted key, seeds aside) where `config` differs from `expected`,
+    with its value in `config`."""
+    want, have = _flat(hashed_config(expected)), _flat(hashed_config(config))
+    keys = [k for k in sorted(want.keys() | have.keys()) if k not in SEEDS]
+    return {k: have.get(k) for k in keys if want.get(k) != have.get(k)}
+
+
+def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested config as dotted keys."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def summarize(
+    records: pd.DataFrame, notes: tuple[str, ...] = (), overridden: tuple[str, ...] = ()
+) -> Ours:
     """Mean, sample std and n of each column over the ok records (accuracy in %: the best of the
-    evaluations), and the final accuracy's mean and std."""
+    evaluations), the final accuracy's mean and std, with `notes` before the provenance notes
+    (but those of the `overridden` settings)."""
     ok = records[records["status"] == "ok"]
     mean: dict[str, float | None] = {}
     std: dict[str, float | None] = {}
@@ -142,7 +211,7 @@ def summarize(records: pd.DataFrame) -> Ours:
         final=_mean_std(final),
         commits=tuple(sorted(records["git_commit"].dropna().astype(str).unique())),
         reasons=tuple(sorted(records["reason"].dropna().astype(str).unique())),
-        notes=tuple(provenance_notes(records)),
+        notes=(*notes, *provenance_notes(records, overridden)),
     )
 
 
@@ -152,8 +221,9 @@ def _mean_std(values: pd.Series) -> tuple[float | None, float | None]:
     return mean, float(values.std(ddof=1)) if len(values) > 1 else None
 
 
-def provenance_notes(records: pd.DataFrame) -> list[str]:
-    """Footnotes of a cell: settings not from the paper (config.provenance) and reused runs."""
+def provenance_notes(records: pd.DataFrame, overridden: tuple[str, ...] = ()) -> list[str]:
+    """Footnotes of a cell: settings not from the paper (config.provenance, but the
+    `overridden` ones) and reused runs."""
     notes: dict[str, None] = {}
     for provenance in records["provenance"].dropna():
         if not isinstance(provenance, dict):
@@ -161,7 +231,7 @@ def provenance_notes(records: pd.DataFrame) -> list[str]:
         for key, entry in sorted(provenance.items()):
             entry = entry if isinstance(entry, dict) else {"source": str(entry)}
             source = entry.get("source", "?")
-            if source != "paper":
+            if source != "paper" and key not in overridden:
                 note = entry.get("note") or ""
                 notes[f"`{key}`: {source}" + (f" ({note})" if note else "")] = None
     for reused in records["reused_from"].dropna():

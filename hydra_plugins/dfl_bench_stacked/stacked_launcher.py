@@ -13,6 +13,7 @@ would (Hydra then exits 1 after the sweep). It runs dfl_bench's task only.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,8 +34,13 @@ class StackedLauncher(Launcher):
 
     def __init__(self, stack_size: int = 16) -> None:
         super().__init__()
-        if int(stack_size) < 1:
-            raise ValueError(f"hydra.launcher.stack_size must be >= 1, got {stack_size}")
+        if int(stack_size) < 1:  # invalid input: exit 2 before any job, as dfl_bench's task
+            print(
+                "[dfl_bench] invalid configuration: hydra.launcher.stack_size must be >= 1, "
+                f"got {stack_size}",
+                file=sys.stderr,
+            )
+            raise SystemExit(2)
         self.stack_size = int(stack_size)
         self.config: DictConfig | None = None
         self.hydra_context: HydraContext | None = None
