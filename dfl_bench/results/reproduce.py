@@ -68,8 +68,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between progress lines")
     parser.add_argument("overrides", nargs="*", help="extra Hydra overrides for every job")
     args = parser.parse_args(argv)
-    if args.jobs < 1 or args.stack_size < 1:
-        raise ValueError(f"JOBS and --stack-size must be >= 1 (got {args.jobs}, {args.stack_size})")
+    if args.jobs < 1:
+        raise ValueError(f"JOBS must be >= 1 (got {args.jobs})")
+    if args.stack_size < 1:
+        raise ValueError(f"--stack-size must be >= 1 (got {args.stack_size})")
     if args.logger not in loggers.choices():
         raise ValueError(f"unknown logger {args.logger!r}; valid: {loggers.choices()}")
     budget = [o for o in args.overrides if o.lstrip("+~").startswith(("profile.", "profile="))]
