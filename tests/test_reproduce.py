@@ -142,12 +142,9 @@ def test_the_gpu_path_trains_stacks_and_estimates_a_stacks_share(tmp_path):
     command = reproduce.multirun_command("tnorms", args, 1, tmp_path / "logs")
     assert {"hydra/launcher=stacked", "trainer=gpu", "hydra.launcher.stack_size=64"} <= set(command)
     assert plan.job_seconds("long", tmp_path, "gpu") == 10000 * plan.GPU_ITERATION_S
-    config = {"profile": {"name": "long"}, "seed": 0}
+    base = {k: None for k in records.RECORD_FIELDS} | {"config": {}, "test_accuracy": 0.5}
     for name, wall, stack in (("s", 40.0, ["a", "b"]), ("a", 600.0, None)):
-        extra = {"stack": stack} if stack else {}
-        record = records.make_record(
-            status="ok", reason=None, config=config, summary={}, wall_time_s=wall, **extra
-        )
+        record = {**base, "status": "ok", "profile": "long", "wall_time_s": wall, "stack": stack}
         records.write_record(tmp_path / "x" / f"{name}.json", record)
     assert plan.job_seconds("long", tmp_path, "gpu") == 20.0  # the run's share of its stack
     assert plan.job_seconds("long", tmp_path, "cpu") == 600.0 + plan.JOB_OVERHEAD_S
