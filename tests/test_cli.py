@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
 
-from dfl_bench import job, loggers, train, trainer
+from dfl_bench import console, job, loggers, train, trainer
 from dfl_bench.records import RECORD_FIELDS
 
 pytestmark = pytest.mark.slow
@@ -123,6 +123,15 @@ def test_summary_is_printed(sweep):
     assert accuracy in first.stdout
     assert "cons " in first.stdout and "cu_cons " in first.stdout and "cu_ant " in first.stdout
     assert str(Path("records") / "cli_test") in first.stdout
+
+
+def test_a_run_shows_one_bar_over_its_steps_and_no_known_warnings(tmp_path):
+    run = cli(tmp_path, "progress_bar=true", "logger=none", "profile.max_steps=60")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "Training: 100%" in run.stdout and "60/60" in run.stdout
+    assert "Epoch" not in run.stdout  # 60 steps are two passes over the smoke subset
+    shown = run.stdout + run.stderr
+    assert not any(re.search(pattern, shown) for pattern, _ in console.KNOWN_WARNINGS)
 
 
 def test_rerun_skips_finished_jobs(sweep):

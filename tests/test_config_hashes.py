@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from dfl_bench.results import plan
+
+pytestmark = pytest.mark.slow  # composes every job of every experiment (half a minute)
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "config_hashes.json"
 

@@ -124,6 +124,7 @@ def test_undersampled_bce_balances_negatives(target, pos_logit, neg_logit, seed)
     assert int((logits.grad[~t] != 0).sum()) == n_chosen
 
 
+@pytest.mark.slow
 def test_training_reduces_the_loss_and_learns_digits():
     module, log = fit(steps=40, log_every=5, eval_every=0)
     totals = [m["loss/total"] for _, m in log.rows if "loss/total" in m]

@@ -80,6 +80,7 @@ def same_numbers(a: dict, b: dict) -> None:
 
 
 # 1. a job that dies between its last step and its final evaluation
+@pytest.mark.slow
 def test_a_job_killed_before_its_final_evaluation_reruns_it(tmp_path, monkeypatch):
     whole = train.run(*composed(tmp_path / "whole"))
     crash_at(monkeypatch, "on_train_batch_end", 4)  # after the checkpoint hook, before evaluation
@@ -91,6 +92,7 @@ def test_a_job_killed_before_its_final_evaluation_reruns_it(tmp_path, monkeypatc
     assert rerun["status"] == "ok" and rerun["evaluated_step"] == 4
 
 
+@pytest.mark.slow
 def test_no_ok_record_without_a_final_evaluation(tmp_path, monkeypatch):
     monkeypatch.setattr(train.DFLModule, "evaluate_if_due", lambda self: None)
     record = train.run(*composed(tmp_path))
@@ -98,6 +100,7 @@ def test_no_ok_record_without_a_final_evaluation(tmp_path, monkeypatch):
 
 
 # 2. a resumed run is the same run
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("hook", "step"), [("on_train_batch_start", 10), ("on_train_batch_end", 8)]
 )
@@ -166,6 +169,7 @@ def test_a_bad_cache_is_named_and_rebuilt(tmp_path, monkeypatch, capsys, mnist, 
 
 
 # 5. every invalid job of a sweep, before any job trains
+@pytest.mark.slow
 def test_a_sweep_with_invalid_jobs_reports_them_all_and_trains_none(tmp_path):
     done = cli(tmp_path, "tnorm.p=0,1.7,-1", multirun=True)
     assert done.returncode == 2, done.stderr[-3000:]
@@ -193,12 +197,14 @@ def test_sigterm_checkpoints_exits_143_and_the_rerun_resumes(tmp_path):
 
 
 # 7. failures are visible in the exit code
+@pytest.mark.slow
 def test_a_failed_single_run_exits_1(tmp_path):
     with pytest.raises(SystemExit) as exit_:
         run_main(*composed(tmp_path, "debug.nan_at_step=2"))
     assert exit_.value.code == train.EXIT_FAILED
 
 
+@pytest.mark.slow
 def test_a_failed_sweep_job_is_reported_to_hydra_after_its_record(tmp_path):
     with pytest.raises(train.JobFailed, match="non-finite loss"):
         run_main(*composed(tmp_path, "debug.nan_at_step=2", mode=RunMode.MULTIRUN))
@@ -244,6 +250,7 @@ def test_an_unwritable_records_folder_fails_before_training(tmp_path, no_data):
 
 
 # 9. two identical jobs at once
+@pytest.mark.slow
 def test_a_second_identical_job_is_refused_while_the_first_runs(tmp_path):
     cfg, hydra_cfg = composed(tmp_path)
     config, _ = train.checked(cfg)
@@ -255,6 +262,7 @@ def test_a_second_identical_job_is_refused_while_the_first_runs(tmp_path):
 
 
 # 10. a truncated checkpoint
+@pytest.mark.slow
 def test_a_truncated_checkpoint_is_reported_and_the_job_starts_afresh(
     tmp_path, monkeypatch, capsys
 ):

@@ -81,6 +81,7 @@ def test_bad_input_is_one_line_naming_the_valid_choices(args, message, tmp_path,
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_plan_expands_each_sweep_times_the_seeds(tmp_path):
     jobs = plan.plan(["same_symmetric", "sigmoidal_s", "best"], "smoke", 2, tmp_path)
     rows = [j.overrides for j in jobs if j.experiment == "same_symmetric"]
@@ -94,6 +95,7 @@ def test_plan_expands_each_sweep_times_the_seeds(tmp_path):
     assert all(j.path.parent == tmp_path / j.experiment and not j.done() for j in jobs)
 
 
+@pytest.mark.slow
 def test_spread_seeds_apply_to_the_baseline_and_default_config_only(tmp_path):
     jobs = plan.plan(["tnorms", "baseline", "default"], "smoke", 1, tmp_path, spread_seeds=3)
     seeds = {

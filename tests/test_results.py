@@ -228,6 +228,7 @@ def test_every_claim_names_a_table_or_the_analysis():
     assert {c.experiment for c in claims.CLAIMS} <= set(PAPER.tables) | set(claims.SECTIONS)
 
 
+@pytest.mark.slow
 def test_cli_renders_every_table_and_figure(tmp_path, capsys):
     records = tmp_path / "records"
     write(records, "tnorms", "g", row="godel")

@@ -205,6 +205,7 @@ def sweep_jobs(tmp: Path, *runs: tuple[str, ...]) -> list[lifecycle.Job]:
     return [lifecycle.Job(*composed(tmp, *SHORT, *overrides)) for overrides in runs]
 
 
+@pytest.mark.slow
 def test_a_run_that_turns_nan_fails_alone_and_the_others_finish(tmp_path):
     runs = [("seed=0",), ("seed=1", "debug.nan_at_step=5"), ("seed=2",)]
     jobs = sweep_jobs(tmp_path, *runs)
@@ -227,6 +228,7 @@ def test_a_run_that_turns_nan_fails_alone_and_the_others_finish(tmp_path):
             assert job.record[key] == pytest.approx(healthy[key], **CLOSE), key
 
 
+@pytest.mark.slow
 def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, monkeypatch):
     runs = [("seed=0",), ("seed=1",)]
     whole = sweep_jobs(tmp_path / "whole", *runs)
@@ -384,6 +386,7 @@ def check_wandb_run(run_dir: Path, record: dict) -> None:
         assert any("loss/total" in h and "metrics/cons_ratio" in h for h in history)
 
 
+@pytest.mark.slow
 def test_stack_throughput_reports_both_timings_per_stack_size():
     from dfl_bench.bench.stacking import stack_throughput
 

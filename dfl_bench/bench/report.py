@@ -452,7 +452,7 @@ def _sweep_md(sweep: list[dict[str, Any]]) -> list[str]:
         "",
         "`python -m dfl_bench -m hydra/launcher=parallel hydra.launcher.n_jobs=J seed=0,1,.. "
         "problem=same profile=quick profile.max_steps=S logger=none`; torch threads per job = "
-        "cores // n_jobs (train.torch_threads). Wall time includes process start-up.",
+        "cores // n_jobs (trainer.torch_threads). Wall time includes process start-up.",
         "",
         *markdown.table(
             [

@@ -1,0 +1,65 @@
+"""What a run prints: one progress bar over its steps, without Lightning's known noise.
+
+The training stream repeats the unlabeled pool, so Lightning's epochs are passes over it and
+its default bar restarts at every pass ("Epoch 0: 928", then "Epoch 1: 72" for 1,000 steps);
+`StepProgressBar` counts the run's optimizer steps against `max_steps` instead.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import lightning as L
+from lightning.pytorch.callbacks import TQDMProgressBar
+
+# (message regex, category) of the warnings every run would print, both harmless here:
+# the module's `transfer_batch_to_device` skips batches already on the device (it is meant to
+# win over the DataModule's), and Lightning 2.6 instantiates torch's deprecated `LeafSpec`.
+KNOWN_WARNINGS: tuple[tuple[str, type[Warning]], ...] = (
+    (r"You have overridden `transfer_batch_to_device` in `LightningModule`", UserWarning),
+    (r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning),
+)
+
+
+def quiet_known_warnings() -> None:
+    """Ignore `KNOWN_WARNINGS`, unless the user chose warning filters (`python -W default`,
+    `PYTHONWARNINGS`): then they are shown as those filters say."""
+    if sys.warnoptions:
+        return
+    for message, category in KNOWN_WARNINGS:
+        warnings.filterwarnings("ignore", message=message, category=category)
+
+
+class StepProgressBar(TQDMProgressBar):
+    """One bar for the whole run: step / `max_steps` with the last logged loss and test accuracy
+    (resumed runs start at their checkpoint's step), not one bar per pass over the data."""
+
+    def on_train_start(self, trainer: L.Trainer, *_: Any) -> None:
+        super().on_train_start()
+        bar = self.train_progress_bar
+        bar.reset(total=trainer.max_steps)
+        bar.initial = bar.n = trainer.global_step
+        bar.set_description("Training")
+
+    def on_train_epoch_start(self, trainer: L.Trainer, *_: Any) -> None:
+        """Keep the one bar across passes over the data."""
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *_: Any) -> None:
+        bar = self.train_progress_bar
+        if not bar.disable and self._should_update(trainer.global_step, bar.total):
+            bar.n = trainer.global_step
+            bar.set_postfix(self.get_metrics(trainer, pl_module))  # refreshes the bar
+
+    def get_metrics(self, trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, Any]:
+        """Lightning's bar metrics plus `loss/total` (as logged) and the module's last
+        `test_accuracy`, where there are such."""
+        shown = dict(super().get_metrics(trainer, pl_module))
+        loss = trainer.callback_metrics.get("loss/total")
+        if loss is not None:
+            shown["loss"] = f"{float(loss):.3f}"
+        accuracy = getattr(pl_module, "test_accuracy", None)
+        if accuracy is not None:
+            shown["test_acc"] = f"{accuracy:.1%}"
+        return shown

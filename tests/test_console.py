@@ -1,0 +1,114 @@
+"""What a run prints: one progress bar over max_steps across passes over the data, and
+Lightning's two known warnings silenced unless the user chose warning filters."""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+from typing import Any
+
+import lightning as L
+import pytest
+import torch
+import torch.utils._pytree as pytree
+from jobs import composed
+from lightning.fabric.utilities.rank_zero import WarningCache
+from lightning.pytorch.trainer.connectors import data_connector
+from torch.utils.data import DataLoader, TensorDataset
+
+from dfl_bench import console, trainer
+
+
+class Tiny(L.LightningModule):
+    """A linear model that, like DFLModule, overrides `transfer_batch_to_device`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = torch.nn.Linear(2, 1)
+        self.test_accuracy = 0.5
+
+    def training_step(self, batch: list[torch.Tensor], batch_idx: int) -> torch.Tensor:
+        loss = self.layer(batch[0]).pow(2).mean()
+        self.log("loss/total", loss)
+        return loss
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    def transfer_batch_to_device(
+        self, batch: Any, device: torch.device, dataloader_idx: int
+    ) -> Any:
+        return batch
+
+
+class ThreeBatches(L.LightningDataModule):
+    """Three batches per pass: a 7-step run makes three passes (epochs)."""
+
+    def train_dataloader(self) -> DataLoader:
+        return DataLoader(TensorDataset(torch.randn(6, 2)), batch_size=2)
+
+
+def fit(steps: int, *callbacks: L.Callback) -> L.Trainer:
+    """Fit `Tiny` for `steps` steps with the given callbacks (progress bar on when one is)."""
+    trainer = L.Trainer(
+        max_steps=steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        enable_progress_bar=bool(callbacks),
+        callbacks=list(callbacks),
+    )
+    trainer.fit(Tiny(), datamodule=ThreeBatches())
+    return trainer
+
+
+def test_one_bar_counts_steps_across_passes(capsys):
+    bar = console.StepProgressBar()
+    trainer = fit(7, bar)
+    assert trainer.current_epoch == 3  # the run crossed passes over the data
+    assert (bar.train_progress_bar.total, bar.train_progress_bar.n) == (7, 7)
+    shown = capsys.readouterr().out
+    assert "7/7" in shown and "Epoch" not in shown
+    assert "test_acc=50.0%" in shown and "loss=" in shown
+
+
+def test_build_trainer_adds_the_bar_only_when_asked(tmp_path):
+    on, _ = composed(tmp_path, "progress_bar=true")
+    off, _ = composed(tmp_path, "progress_bar=false")
+    assert isinstance(
+        trainer.build_trainer(on, None, []).progress_bar_callback, console.StepProgressBar
+    )
+    assert trainer.build_trainer(off, None, []).progress_bar_callback is None
+
+
+def emitted(monkeypatch, quiet: bool) -> list[str]:
+    """The messages of a fit with a DataModule and of torch's LeafSpec, with or without
+    `quiet_known_warnings` (Lightning warns once per process: its cache is emptied first)."""
+    monkeypatch.setattr(data_connector, "warning_cache", WarningCache())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if quiet:
+            console.quiet_known_warnings()
+        fit(1)
+        pytree.LeafSpec()
+    return [str(w.message) for w in caught]
+
+
+def known(messages: list[str]) -> set[str]:
+    """The patterns of `console.KNOWN_WARNINGS` that some of `messages` match."""
+    return {p for p, _ in console.KNOWN_WARNINGS if any(re.search(p, m) for m in messages)}
+
+
+ALL = {p for p, _ in console.KNOWN_WARNINGS}
+
+
+def test_known_warnings_are_quiet(monkeypatch):
+    assert known(emitted(monkeypatch, quiet=False)) == ALL
+    assert known(emitted(monkeypatch, quiet=True)) == set()
+
+
+@pytest.mark.parametrize("option", ["default", "always"])
+def test_warning_options_show_them(monkeypatch, option):
+    monkeypatch.setattr(sys, "warnoptions", [option])
+    assert known(emitted(monkeypatch, quiet=True)) == ALL
