@@ -11,6 +11,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dfl_bench import records
 from dfl_bench.bench import report, runs, steps
 from dfl_bench.bench.__main__ import main
 from dfl_bench.bench.timing import interleaved, loglog_slope, summary_ms
@@ -192,9 +193,10 @@ def test_paper_run_records_are_read_with_relative_paths(tmp_path):
         "test_accuracy": 0.96,
         "git_commit": "abc",
     }
+    record = {**{k: None for k in records.RECORD_FIELDS}, **record, "config_hash": "h"}
     (tmp_path / "default").mkdir()
     (tmp_path / "default" / "h.json").write_text(json.dumps(record))
-    other = {**record, "config": {"profile": {"name": "quick"}}}
+    other = {**record, "config": {"profile": {"name": "quick"}}, "config_hash": "q"}
     (tmp_path / "default" / "q.json").write_text(json.dumps(other))
     (found,) = runs.paper_run_records(tmp_path)
     assert found["wall_time_s"] == 800.0 and found["path"].endswith("h.json")

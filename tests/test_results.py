@@ -335,7 +335,8 @@ def real_record(root: Path, overrides: list[str], accuracy: float, seed: int = 0
     from dfl_bench import records, sweep, train
 
     config = train.resolved_config(sweep.job_config([*overrides, f"seed={seed}"]))
-    summary = {"test_accuracy": accuracy, "steps": config["profile"]["max_steps"]}
+    summary = {"test_accuracy": accuracy, "best_test_accuracy": accuracy}
+    summary["steps"] = config["profile"]["max_steps"]
     record = records.make_record(
         status="ok", reason=None, config=config, summary=summary, experiment="tnorms"
     )
