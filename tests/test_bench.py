@@ -200,3 +200,32 @@ def test_paper_run_records_are_read_with_relative_paths(tmp_path):
     (tmp_path / "default" / "q.json").write_text(json.dumps(other))
     (found,) = runs.paper_run_records(tmp_path)
     assert found["wall_time_s"] == 800.0 and found["path"].endswith("h.json")
+
+
+def test_the_gpu_session_covers_every_table_and_reports_its_targets():
+    from dfl_bench.bench import cuda_session
+    from dfl_bench.results import plan
+
+    assert sorted(cuda_session.ORDER.split(",")) == sorted(plan.experiments())
+    runs = [{"seed": 0, "status": "ok", "test_accuracy": 0.9, "cons_ratio": 0.1, "cu_ant": 0.9}]
+    check = {k: {"exit": 0, "runs": runs, "stack_wall_s": 1.0} for k in ("graph", "eager", "alone")}
+    check |= {"steps": 200, "max_accuracy_gap_eager": 0.0, "max_accuracy_gap_alone": 0.002}
+    assert cuda_session.graph_ok(check)
+    assert not cuda_session.graph_ok({**check, "max_accuracy_gap_eager": 0.05})
+    assert not cuda_session.graph_ok({"error": "RuntimeError: capture failed"})
+    results = {
+        "machine": {
+            "device": "H100",
+            "torch": "2",
+            "cuda": "13",
+            "cpu_count": 16,
+            "git_commit": "a",
+        },
+        "graph_vs_eager": check,
+        "single": {"graph": {"ms_per_iteration": 1.2, "wall_s": 1.2}},
+        "reproduce": {"ms_per_run_iteration": 0.5, "ok": 3, "trained_run_iterations": 30000},
+    }
+    text = cuda_session.report(results)
+    assert "| one run, ms per iteration (quick, CUDA graph) | <= 1.5 | 1.2 | met |" in text
+    assert "| every table at long, per run-iteration (ms) | <= 0.4 | 0.5 | **not met** |" in text
+    assert "| every table at long, minutes (from the rate) | <= 10 | 9.83 | met |" in text

@@ -16,6 +16,9 @@ fails is recorded with its error and the session goes on):
 5. `reproduce`: `results.reproduce --device gpu` of every table at `--profile` until the budget
    ends (then SIGTERM: running stacks stop; finished records stay), its records packed as
    `<out>/records.tar.gz` (paths relative to the repository).
+
+`<out>` ends with five files: session.log, session.json, README.md (`report`), records.tar.gz
+and logs.tar.gz (every command's output and the reproduction's multirun logs).
 """
 
 from __future__ import annotations
@@ -38,6 +41,11 @@ from dfl_bench import markdown, records
 from dfl_bench.paths import REPO_DIR
 
 QUICK_STEPS = 1000
+# the reproduction's order when time may not suffice: the seed spread and the main-text tables
+ORDER = (
+    "default,baseline,aggregation,implications,tnorms,same_symmetric,sum9_symmetric,"
+    "symmetric_aggregators,sigmoidal_s,sigmoidal_b0,sgd_implications,formulas,best"
+)
 GRAPH_TOLERANCE = 0.01  # test accuracy, graph against eager after the check's steps
 # The GPU targets: every table at long (1.18M run-iterations) in 10 minutes; one run; stacking.
 TABLES_LONG_RUN_ITERATIONS = 1_180_000
@@ -79,8 +87,9 @@ class Session:
         (self.out / "session.json").write_text(json.dumps(self.results, indent=1))
 
     def cli(self, args: Sequence[str], name: str, timeout: float) -> subprocess.CompletedProcess:
-        """`python -m dfl_bench ...` with its output in `<out>/<name>.log`."""
-        with open(self.out / f"{name}.log", "w") as log:
+        """`python -m dfl_bench ...` with its output in `<scratch>/<name>.log`."""
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        with open(self.scratch / f"{name}.log", "w") as log:
             return subprocess.run(
                 [sys.executable, "-m", "dfl_bench", *args],
                 cwd=REPO_DIR,
@@ -225,7 +234,7 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
         *([] if graph_ok(session.results.get("graph_vs_eager")) else ["cuda_graph=false"]),
     ]
     tic = time.perf_counter()
-    with open(session.out / "reproduce.log", "w") as log:
+    with open(session.scratch / "reproduce.log", "w") as log:
         proc = subprocess.Popen(
             command, cwd=REPO_DIR, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -394,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for what comes back")
     parser.add_argument("--budget", type=float, default=540.0, help="seconds for everything")
     parser.add_argument("--profile", default="long", help="the reproduction's profile")
-    parser.add_argument("--tables", default="", help="the reproduction's tables (empty: all)")
+    parser.add_argument("--tables", default=ORDER, help="the reproduction's tables, in order")
     parser.add_argument("--records", default="results/records", help="relative to the repo")
     parser.add_argument("--jobs", type=int, default=3, help="experiments at once on the GPU")
     parser.add_argument("--logger", default="csv")
@@ -422,6 +431,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         if name not in args.skip:
             session.stage(name, run)
     (args.out / "README.md").write_text(report(session.results))
+    with tarfile.open(args.out / "logs.tar.gz", "w:gz") as tar:  # at most a few files come back
+        for log in sorted(args.scratch.glob("*.log")):
+            tar.add(log, arcname=log.name)
+        if (REPO_DIR / "multirun" / "reproduce").is_dir():
+            tar.add(REPO_DIR / "multirun" / "reproduce", arcname="reproduce")
     session.say(f"== done ({session.left():.0f} s left)")
 
 
