@@ -137,6 +137,24 @@ def test_time_kb_prints_one_row_per_knowledge_base_and_batch_size(capsys):
     ]
 
 
+def test_time_ntn_prints_both_heads_and_their_ratio(capsys):
+    main(["time-ntn", "--repeats", "1", "--warmup", "0", "--subset-test", "100"])
+    lines = capsys.readouterr().out.splitlines()
+    assert "| head | iteration ms | cnn ms | ntn ms |" in lines
+    rows = [line.split(" | ")[0] for line in lines if line.startswith(("| k=", "| ratio"))]
+    assert rows == ["| k=50 (text)", "| k=10 + bias (code)", "| ratio k=50 / k=10"]
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_materialize_keeps_the_heads_size_and_bias(bias):
+    module = steps.build_module(
+        "same", steps.NEVER, torch.device("cpu"), ["model.ntn_k=10", f"model.ntn_bias={bias}"]
+    )
+    e = torch.randn(2, 5, 50)
+    expected = module.net.pair_logits(e)["same"]
+    assert torch.allclose(steps.materialize(module).net.pair_logits(e)["same"], expected, atol=1e-5)
+
+
 def test_bare_cnn_and_step_parts_train_what_they_name():
     data = steps.load_data(64, CPU, subset_test=64)
     batch = steps.draw_batches(data, 8, 1)[0]
