@@ -200,7 +200,7 @@ def test_targets_table_marks_each_measured_value(tmp_path):
 def test_paper_run_records_are_read_with_relative_paths(tmp_path):
     record = {
         "status": "ok",
-        "config": {"profile": {"name": "paper"}},
+        "config": {"profile": {"name": "paper", "eval_every": 1000}},
         "name": "default",
         "experiment": "default",
         "torch_threads": 2,
@@ -215,3 +215,4 @@ def test_paper_run_records_are_read_with_relative_paths(tmp_path):
     (tmp_path / "default" / "q.json").write_text(json.dumps(other))
     (found,) = runs.paper_run_records(tmp_path)
     assert found["wall_time_s"] == 800.0 and found["path"].endswith("h.json")
+    assert found["eval_every"] == 1000
