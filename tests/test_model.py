@@ -127,3 +127,16 @@ def test_dfl_net_has_one_head_per_binary_predicate():
     assert len(DFLNet(()).heads) == 0
     code = DFLNet(("same", "sum9"), ntn_k=10, ntn_bias=True)
     assert all(h.W.shape == (50, 10, 50) and h.c is not None for h in code.heads.values())
+
+
+def test_stacked_heads_with_the_codes_bias_equal_each_runs_own():
+    from dfl_bench.stacked_net import StackedNet
+
+    torch.manual_seed(0)
+    nets = [DFLNet(("same", "sum9"), ntn_k=10, ntn_bias=True) for _ in range(2)]
+    stacked = StackedNet(nets).eval()
+    e = torch.randn(2, 5, 50)
+    out = stacked.pair_logits(e)
+    for r, net in enumerate(nets):
+        for name, logits in net.pair_logits(e[r]).items():
+            assert torch.allclose(out[name][r], logits, atol=1e-6)
