@@ -5,13 +5,13 @@ output bias), timed round-robin in one process, printed as Markdown (docs/fideli
 from __future__ import annotations
 
 import argparse
-import platform
 from collections.abc import Sequence
 
 import torch
 
 from dfl_bench import markdown
 from dfl_bench.bench import steps
+from dfl_bench.bench.sections import cpu_model
 from dfl_bench.bench.timing import interleaved, load, summary_ms
 
 HEADS = {
@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"\n## CPU step time\n\n`python -m dfl_bench.bench time-ntn --threads {args.threads}`: "
         f"problem {args.problem}, default operators, b = 64, {args.threads} torch thread(s), "
-        f"median of {args.repeats} round-robin repeats (ms), {platform.processor() or 'cpu'}, "
+        f"median of {args.repeats} round-robin repeats (ms), {cpu_model()}, "
         f"load average {before[0]:.1f} -> {load()[0]:.1f}. `cnn`: the CNN forward + backward "
         "on the step's images; `ntn`: every head on all pairs of both batches, forward + "
         "backward.\n"
