@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables reproduce-tables scope-comparison gpu-session
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables reproduce-tables scope-comparison ntn-comparison gpu-session
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -77,6 +77,20 @@ scope-comparison: ## same_symmetric with each quantifier scope (family = the aut
 		--b "$(SCOPE_RECORDS):same_symmetric_formula" --labels family,formula --profile "$(PROFILE)" \
 		--title "Quantifier scope on Table mnist_symmetric (profile $(PROFILE))" \
 		--out results/scope_comparison/README.md
+
+NTN_DIR ?= results/ntn_comparison
+ntn-comparison: ## same_symmetric and the default configuration with the text's NTN (k=50) and the authors' code's head (k=10, output bias), side by side, with the step time of each
+	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
+		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records "$(NTN_DIR)/k50" \
+		--logger "$(LOGGER)"
+	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
+		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records "$(NTN_DIR)/k10" \
+		--logger "$(LOGGER)" model.ntn_k=10 model.ntn_bias=true
+	$(PYTHON) -m dfl_bench.results.compare --a "$(NTN_DIR)/k50:same_symmetric,default" \
+		--b "$(NTN_DIR)/k10:same_symmetric,default" --labels k50,k10 --profile "$(PROFILE)" \
+		--title "NTN head: the text's k=50 vs the code's k=10 with an output bias (profile $(PROFILE))" \
+		--out "$(NTN_DIR)/README.md"
+	$(PYTHON) -m dfl_bench.bench time-ntn --threads 1 >> "$(NTN_DIR)/README.md"
 
 GPU_OUT ?= results/bench/cuda/session
 gpu-session: ## on a GPU machine: the GPU figures, then the long reproduction until BUDGET seconds end (GPU_OUT)

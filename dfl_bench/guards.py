@@ -95,6 +95,10 @@ def check_config(config: Mapping[str, Any]) -> None:
         _integer(config["threads"], "threads", 1)
     _number(config["problem"].get("w_dfl"), "problem.w_dfl", 0.0, open_low=False)
     _integer(config["model"].get("ntn_k"), "model.ntn_k", 1)
+    if not isinstance(config["model"].get("ntn_bias"), bool):
+        raise ValueError(
+            f"model.ntn_bias must be true or false, got {config['model'].get('ntn_bias')!r}"
+        )
     if "lr" in config["optimizer"]:
         _number(config["optimizer"]["lr"], "optimizer.lr", 0.0, open_low=True)
 

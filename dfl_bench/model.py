@@ -88,10 +88,11 @@ class NTN(nn.Module):
     (i, j) without materializing the b*b concatenated embeddings. With e' = [e; 1] and
     W'_k = [[W_k, V1_k^T], [V2_k, b_k]] the pre-activation e1^T W_k e2 + V1_k e1 + V2_k e2 + b_k
     is e1'^T W'_k e2': two matrix products over all pairs, nothing broadcast.
-    W is stored as (d, k, d), V as (k, 2d) = [V1, V2].
+    W is stored as (d, k, d), V as (k, 2d) = [V1, V2]. `bias=True` adds a scalar c to the logit,
+    u^T tanh(...) + c: the authors' code's head (`SameNet.lastfc = nn.Linear(k, 1)`, k = 10).
     """
 
-    def __init__(self, dim: int = EMBED_DIM, k: int = 50) -> None:
+    def __init__(self, dim: int = EMBED_DIM, k: int = 50, bias: bool = False) -> None:
         super().__init__()
         if k < 1 or dim < 1:
             raise ValueError(f"NTN needs dim >= 1 and k >= 1, got dim={dim}, k={k}")
@@ -100,6 +101,12 @@ class NTN(nn.Module):
         self.V = nn.Parameter(torch.empty(k, 2 * dim).uniform_(-bound, bound))
         self.b = nn.Parameter(torch.empty(k).uniform_(-bound, bound))
         self.u = nn.Parameter(torch.empty(k).uniform_(-(k**-0.5), k**-0.5))
+        # drawn after u, so that bias=False draws exactly what it drew before the option existed
+        self.c = nn.Parameter(torch.empty(()).uniform_(-(k**-0.5), k**-0.5)) if bias else None
+
+    def _output(self, logits: Tensor) -> Tensor:
+        """The logits plus the output bias c, if the head has one."""
+        return logits if self.c is None else logits + self.c
 
     def augmented(self) -> Tensor:
         """W' of shape (d+1, k, d+1): W, with V1^T as the last column, [V2, b] as the last row."""
@@ -115,7 +122,7 @@ class NTN(nn.Module):
         ea = torch.cat([e, e.new_ones(*lead, b, 1)], dim=-1)  # (..., b, d+1)
         ew = (ea @ self.augmented().view(d + 1, k * (d + 1))).view(*lead, b * k, d + 1)
         z = (ew @ ea.transpose(-1, -2)).view(*lead, b, k, b)  # [i, k, j] = e_i'^T W'_k e_j'
-        return _TanhContract.apply(z, self.u)[0]
+        return self._output(_TanhContract.apply(z, self.u)[0])
 
 
 class MaterializedNTN(NTN):
@@ -128,16 +135,19 @@ class MaterializedNTN(NTN):
         e2 = e.repeat(b, 1)
         bilinear = F.bilinear(e1, e2, self.W.transpose(0, 1))
         hidden = torch.tanh(bilinear + F.linear(torch.cat([e1, e2], dim=1), self.V, self.b))
-        return (hidden @ self.u).view(b, b)
+        return self._output((hidden @ self.u).view(b, b))
 
 
 class DFLNet(nn.Module):
-    """The digit network plus one NTN head per binary predicate (e.g. `same`, `sum9`)."""
+    """The digit network plus one NTN head per binary predicate (e.g. `same`, `sum9`) with k
+    slices and, if `ntn_bias`, an output bias (`NTN`)."""
 
-    def __init__(self, predicates: tuple[str, ...] = (), ntn_k: int = 50) -> None:
+    def __init__(
+        self, predicates: tuple[str, ...] = (), ntn_k: int = 50, ntn_bias: bool = False
+    ) -> None:
         super().__init__()
         self.net = MnistNet()
-        self.heads = nn.ModuleDict({p: NTN(EMBED_DIM, ntn_k) for p in predicates})
+        self.heads = nn.ModuleDict({p: NTN(EMBED_DIM, ntn_k, ntn_bias) for p in predicates})
 
     def forward(
         self, x: Tensor, masks: tuple[Tensor, Tensor] | None = None

@@ -114,6 +114,7 @@ class DFLModule(L.LightningModule):
         optimizer: Mapping[str, Any] | None = None,
         kb: Mapping[str, Any] | None = None,
         ntn_k: int = 50,
+        ntn_bias: bool = False,
         log_every: int = 50,
         eval_every: int = 1000,
         metrics_tail: float = 0.1,
@@ -141,7 +142,7 @@ class DFLModule(L.LightningModule):
                 else OperatorSet.from_config(operators)
             )
             self.kb = build_kb(problem, **dict(kb or {}))
-        self.net = DFLNet(self.predicates, ntn_k)
+        self.net = DFLNet(self.predicates, ntn_k, ntn_bias)
         self.log_every, self.eval_every = log_every, eval_every
         self.metrics_tail, self.max_steps = metrics_tail, max_steps
         self.seed = seed

@@ -68,10 +68,30 @@ NOT_HASHED = (
     "row_provenance",
 )
 
+# Keys added after records were made, each with the value that computes what those records
+# computed: at that value a key is left out of the hash, so adding it moved no record's hash.
+ADDED_KEYS: dict[tuple[str, ...], Any] = {("model", "ntn_bias"): False}
+
+
+def _without_added_defaults(config: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """`config` (the mapping at `path`) without the ADDED_KEYS that hold their old value."""
+    out = {}
+    for key, value in config.items():
+        here = (*path, key)
+        if (
+            here in ADDED_KEYS
+            and type(value) is type(ADDED_KEYS[here])
+            and value == ADDED_KEYS[here]
+        ):
+            continue
+        out[key] = _without_added_defaults(value, here) if isinstance(value, Mapping) else value
+    return out
+
 
 def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a resolved config that changes a result: all but logging, paths and flags."""
-    return {k: v for k, v in config.items() if k not in NOT_HASHED}
+    """The part of a resolved config that changes a result: all but logging, paths and flags,
+    and the ADDED_KEYS at their old value."""
+    return _without_added_defaults({k: v for k, v in config.items() if k not in NOT_HASHED}, ())
 
 
 def _numbers_as_floats(value: Any) -> Any:

@@ -142,6 +142,7 @@ def build_module(config: Mapping[str, Any], operators: OperatorSet) -> DFLModule
         optimizer=config["optimizer"],
         kb=problem["kb"],
         ntn_k=config["model"]["ntn_k"],
+        ntn_bias=config["model"]["ntn_bias"],
         log_every=profile["log_every"],
         eval_every=profile["eval_every"],
         metrics_tail=profile["metrics_tail"],

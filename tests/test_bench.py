@@ -139,6 +139,24 @@ def test_time_kb_prints_one_row_per_knowledge_base_and_batch_size(capsys):
     ]
 
 
+def test_time_ntn_prints_both_heads_and_their_ratio(capsys):
+    main(["time-ntn", "--repeats", "1", "--warmup", "0", "--subset-test", "100"])
+    lines = capsys.readouterr().out.splitlines()
+    assert "| head | iteration ms | cnn ms | ntn ms |" in lines
+    rows = [line.split(" | ")[0] for line in lines if line.startswith(("| k=", "| ratio"))]
+    assert rows == ["| k=50 (text)", "| k=10 + bias (code)", "| ratio k=50 / k=10"]
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_materialize_keeps_the_heads_size_and_bias(bias):
+    module = steps.build_module(
+        "same", steps.NEVER, torch.device("cpu"), ["model.ntn_k=10", f"model.ntn_bias={bias}"]
+    )
+    e = torch.randn(2, 5, 50)
+    expected = module.net.pair_logits(e)["same"]
+    assert torch.allclose(steps.materialize(module).net.pair_logits(e)["same"], expected, atol=1e-5)
+
+
 def test_bare_cnn_and_step_parts_train_what_they_name():
     data = steps.load_data(64, CPU, subset_test=64)
     batch = steps.draw_batches(data, 8, 1)[0]
@@ -184,7 +202,7 @@ def test_targets_table_marks_each_measured_value(tmp_path):
 def test_paper_run_records_are_read_with_relative_paths(tmp_path):
     record = {
         "status": "ok",
-        "config": {"profile": {"name": "paper"}},
+        "config": {"profile": {"name": "paper", "eval_every": 1000}},
         "name": "default",
         "experiment": "default",
         "torch_threads": 2,
@@ -200,6 +218,7 @@ def test_paper_run_records_are_read_with_relative_paths(tmp_path):
     (tmp_path / "default" / "q.json").write_text(json.dumps(other))
     (found,) = runs.paper_run_records(tmp_path)
     assert found["wall_time_s"] == 800.0 and found["path"].endswith("h.json")
+    assert found["eval_every"] == 1000
 
 
 def test_the_gpu_session_covers_every_table_and_reports_its_targets():

@@ -151,6 +151,16 @@ def test_same_seed_gives_the_same_metrics(tmp_path):
         assert second[key] == pytest.approx(first[key], rel=1e-6), key
 
 
+def test_evaluation_cadence_leaves_the_records_training_numbers_alone(tmp_path):
+    every, other = (
+        train.run(*composed(tmp_path, f"profile.eval_every={n}", "seed=2")) for n in (1, 2)
+    )
+    assert every["config_hash"] != other["config_hash"]  # the cadence changes best: hashed
+    for key in ("test_accuracy", "cons_ratio", "cu_cons", "cu_ant", "cons_magnitude", "steps"):
+        assert every[key] == other[key], key
+    assert every["best_test_accuracy"] >= other["best_test_accuracy"] >= other["test_accuracy"]
+
+
 class Crash(train.L.Callback):
     """Kill the training loop at a step, as an interruption would."""
 

@@ -175,6 +175,27 @@ def test_evaluation_every_eval_every_steps_and_at_the_end():
     assert module.best_test_accuracy >= module.test_accuracy
 
 
+def test_evaluation_does_not_change_training_and_best_is_the_max_over_evaluations():
+    """The authors test every 1,000 iterations and report the best (docs/fidelity.md): evaluating
+    must leave the weights, the training log and the ratios as they are."""
+    often, log_often = fit(steps=6, log_every=1, eval_every=1, seed=1)
+    never, log_never = fit(steps=6, log_every=1, eval_every=0, seed=1)
+    for p, q in zip(often.parameters(), never.parameters(), strict=True):
+        assert torch.equal(p, q)
+
+    def training(log: Recorder) -> list[tuple[int, dict[str, float]]]:
+        rows = [(s, {k: v for k, v in m.items() if not k.startswith("test/")}) for s, m in log.rows]
+        return [(s, m) for s, m in rows if m]
+
+    assert training(log_often) == training(log_never)
+    accuracies = [m["test/accuracy"] for _, m in log_often.rows if "test/accuracy" in m]
+    assert len(accuracies) == 6 and log_never.steps_with("test/accuracy") == [6]
+    assert often.best_test_accuracy == max(accuracies)
+    assert never.best_test_accuracy == never.test_accuracy == often.test_accuracy
+    differs = {k for k in often.summary() if often.summary()[k] != never.summary()[k]}
+    assert differs <= {"best_test_accuracy"}
+
+
 def test_nan_weights_raise_nonfinite_loss_error_with_the_step():
     with pytest.raises(NonFiniteLossError) as err:
         fit(steps=8, log_every=2, callbacks=(Poison(3),))

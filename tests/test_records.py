@@ -144,6 +144,17 @@ def test_hash_is_pinned_and_ignores_what_names_a_job():
     assert records.config_hash({**config, "seed": True}) != records.config_hash(config)
 
 
+def test_a_key_added_at_its_old_value_moves_no_hash():
+    """model.ntn_bias came after records were made: false (what they computed) hashes as absent,
+    true (and a non-bool) hash as a change."""
+    config = {"seed": 0, "model": {"ntn_k": 50}}
+    before = records.config_hash(config)
+    assert records.config_hash({**config, "model": {"ntn_k": 50, "ntn_bias": False}}) == before
+    assert records.config_hash({**config, "model": {"ntn_k": 50, "ntn_bias": True}}) != before
+    assert records.config_hash({**config, "model": {"ntn_k": 50, "ntn_bias": 0}}) != before
+    assert records.config_hash({**config, "ntn_bias": False}) != before  # only at its own path
+
+
 def test_a_record_of_another_experiment_is_reused(tmp_path):
     trained = records.record_path(tmp_path, "sigmoidal_s", "0123456789abcdef")
     records.write_record(trained, {**full_record(), "experiment": "sigmoidal_s", "row": "s=9.0"})

@@ -233,6 +233,8 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("data.eval_batch_size=-3", r"data.eval_batch_size must be an integer >= 1"),
         ("seed=-1", r"seed must be an integer in \[0, 4294967295\]"),
         ("threads=0", r"threads must be an integer >= 1"),
+        ("model.ntn_k=0", r"model.ntn_k must be an integer >= 1, got 0"),
+        ("model.ntn_bias=maybe", r"model.ntn_bias must be true or false, got 'maybe'"),
         ("optimizer.lr=0", r"optimizer.lr must be a finite number > 0"),
         ("data.source=web", r"data.source='web' is not valid; choose one of \['auto'"),
         ("data.root=/no/such/folder", r"data.root=/no/such/folder is not a folder"),

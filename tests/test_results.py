@@ -313,6 +313,22 @@ def test_compare_puts_two_settings_of_one_table_side_by_side(tmp_path, capsys):
     assert "no ok quick record of 'nope'" in capsys.readouterr().err
 
 
+def test_compare_takes_several_experiments_and_names_a_rowless_run_after_its_own(tmp_path):
+    from dfl_bench.results import compare
+
+    for side, acc in (("a", 0.90), ("b", 0.93)):
+        write(tmp_path / side, "t", "g", row="godel", accuracy=acc)
+        write(tmp_path / side, "default", "d", accuracy=acc + 0.05)
+    write(tmp_path / "a", "other", "o", row="godel", accuracy=0.10)
+    out = tmp_path / "cmp.md"
+    args = [f"--a={tmp_path / 'a'}:t,default", f"--b={tmp_path / 'b'}:t,default"]
+    assert compare.main([*args, "--labels=k50,k10", f"--out={out}"]) == 0
+    text = out.read_text()
+    assert "| godel | 1/1 | 90.00 | 93.00 | +3.00 |" in text
+    assert "| default | 1/1 | 95.00 | 98.00 | +3.00 |" in text
+    assert compare.main([args[0], f"--b={tmp_path / 'b'}:t,nope"]) == 2
+
+
 def test_the_index_shows_the_seed_spread_of_the_baseline_and_default(tmp_path):
     from dfl_bench.results.report import seed_spread
 

@@ -225,6 +225,7 @@ def _paper_run_md(runs: list[dict[str, Any]]) -> list[str]:
             r["name"],
             r["torch_threads"],
             r["steps"],
+            r.get("eval_every", "n/a"),
             checked("paper_run_min", r["wall_time_s"] / 60, "{:.1f}"),
             f"{100 * r['test_accuracy']:.2f}%",
             r["git_commit"][:10] if r.get("git_commit") else "n/a",
@@ -238,7 +239,7 @@ def _paper_run_md(runs: list[dict[str, Any]]) -> list[str]:
         "",
         "Records of whole runs of `make paper-run` (`python -m dfl_bench profile=paper "
         "threads=2 records_dir=results/bench/paper_run`: the default configuration of Section "
-        "10.2, with its evaluations every 2,500 steps, logging, checkpoints). Minutes = the "
+        "10.2, with its evaluations every `eval every` steps, logging, checkpoints). Minutes = the "
         "record's train wall time (process start-up excluded).",
         "",
         *markdown.table(
@@ -246,6 +247,7 @@ def _paper_run_md(runs: list[dict[str, Any]]) -> list[str]:
                 "job",
                 "threads",
                 "steps",
+                "eval every",
                 "minutes (target <= 15)",
                 "test accuracy",
                 "commit",

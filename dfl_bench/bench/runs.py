@@ -141,6 +141,7 @@ def paper_run_records(folder: Path) -> list[dict[str, Any]]:
                 "experiment": record["experiment"],
                 "torch_threads": record["torch_threads"],
                 "steps": record["steps"],
+                "eval_every": record["config"]["profile"].get("eval_every"),
                 "wall_time_s": record["wall_time_s"],
                 "test_accuracy": record["test_accuracy"],
                 "git_commit": record.get("git_commit"),

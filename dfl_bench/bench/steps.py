@@ -50,7 +50,8 @@ class BatchedMaterializedNTN(MaterializedNTN):
 def materialize(module: DFLModule) -> DFLModule:
     """Swap every factorized NTN head for the materialized formulation with the same weights."""
     for name, head in module.net.heads.items():
-        slow = BatchedMaterializedNTN(head.W.shape[1], head.W.shape[0])
+        dim, k = head.W.shape[:2]
+        slow = BatchedMaterializedNTN(dim, k, head.c is not None)
         slow.load_state_dict(head.state_dict())
         module.net.heads[name] = slow.to(head.W.device)
     return module

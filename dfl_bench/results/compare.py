@@ -4,10 +4,11 @@
         --b results/scope_comparison/records:same_symmetric_formula --labels family,formula \
         --profile quick --out results/scope_comparison/README.md
 
-Each side is `<records folder>:<experiment>`; cells are matched by `row` and averaged over seeds
-(ok runs only). Writes a Markdown table (accuracy %, cons, cu_cons, cu_ant per side and the
-difference b - a) and a summary: Spearman rho of a vs b over the rows per column, the mean
-absolute difference, and the rows whose accuracy differs by more than one point.
+Each side is `<records folder>:<experiment>[,<experiment>...]`; cells are matched by `row` (a
+record without one, as the default configuration's, is the row named after its experiment) and
+averaged over seeds (ok runs only). Writes a Markdown table (accuracy %, cons, cu_cons, cu_ant
+per side and the difference b - a) and a summary: Spearman rho of a vs b over the rows per
+column, the mean absolute difference, and the rows whose accuracy differs by more than one point.
 """
 
 from __future__ import annotations
@@ -33,19 +34,21 @@ COLUMNS = {
 }
 
 
-def cells(records_dir: str | Path, experiment: str, profile: str) -> pd.DataFrame:
-    """Mean of each metric per row over the ok runs of `experiment` at `profile` (accuracy in %)."""
+def cells(records_dir: str | Path, experiments: Sequence[str], profile: str) -> pd.DataFrame:
+    """Mean of each metric per row over the ok runs of `experiments` at `profile` (accuracy in
+    %); a run without a row is the row named after its experiment."""
     frame = load_records(records_dir)
     if frame.empty:
         raise ValueError(f"no records under {records_dir}")
-    ok = frame[
-        (frame.experiment == experiment) & (frame.profile == profile) & (frame.status == "ok")
-    ]
-    if ok.empty:
+    chosen = frame.experiment.isin(experiments) & (frame.profile == profile)
+    ok = frame[chosen & (frame.status == "ok")].copy()
+    missing = [e for e in experiments if e not in set(ok.experiment)]
+    if missing:
         found = sorted(set(frame.experiment.dropna()))
         raise ValueError(
-            f"no ok {profile} record of {experiment!r} under {records_dir}; has {found}"
+            f"no ok {profile} record of {missing[0]!r} under {records_dir}; has {found}"
         )
+    ok["row"] = ok["row"].fillna(ok["experiment"])
     means = ok.groupby("row")[list(COLUMNS)].mean()
     means["test_accuracy"] *= 100
     means["n"] = ok.groupby("row").size()
@@ -92,12 +95,13 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, labels: Sequence[str]) -> list[str
     return [*markdown.table(header, body), *summary]
 
 
-def _side(text: str) -> tuple[str, str]:
-    """`folder:experiment` -> (folder, experiment)."""
-    folder, sep, experiment = text.rpartition(":")
-    if not sep or not folder or not experiment:
-        raise ValueError(f"expected <records folder>:<experiment>, got {text!r}")
-    return folder, experiment
+def _side(text: str) -> tuple[str, list[str]]:
+    """`folder:experiment[,experiment...]` -> (folder, experiments)."""
+    folder, sep, names = text.rpartition(":")
+    experiments = [e for e in names.split(",") if e]
+    if not sep or not folder or not experiments:
+        raise ValueError(f"expected <records folder>:<experiment>[,<experiment>...], got {text!r}")
+    return folder, experiments
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -105,8 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m dfl_bench.results.compare", description=__doc__
     )
-    parser.add_argument("--a", required=True, help="<records folder>:<experiment>")
-    parser.add_argument("--b", required=True, help="<records folder>:<experiment>")
+    parser.add_argument("--a", required=True, help="<records folder>:<experiment>[,...]")
+    parser.add_argument("--b", required=True, help="<records folder>:<experiment>[,...]")
     parser.add_argument("--labels", default="a,b", help="two comma-separated column labels")
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--out", default=None, help="Markdown file (default: print)")
