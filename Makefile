@@ -85,9 +85,9 @@ ntn-comparison: ## same_symmetric and the default configuration with the text's 
 		--logger "$(LOGGER)"
 	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
 		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records "$(NTN_DIR)/k10" \
-		--logger "$(LOGGER)" model.ntn_k=10 model.ntn_bias=true
+		--logger "$(LOGGER)" model.ntn_k=10 model.ntn_bias=true experiment_name=ntn_k10
 	$(PYTHON) -m dfl_bench.results.compare --a "$(NTN_DIR)/k50:same_symmetric,default" \
-		--b "$(NTN_DIR)/k10:same_symmetric,default" --labels k50,k10 --profile "$(PROFILE)" \
+		--b "$(NTN_DIR)/k10:ntn_k10" --labels k50,k10 --profile "$(PROFILE)" \
 		--title "NTN head: the text's k=50 vs the code's k=10 with an output bias (profile $(PROFILE))" \
 		--out "$(NTN_DIR)/README.md"
 	$(PYTHON) -m dfl_bench.bench time-ntn --threads 1 >> "$(NTN_DIR)/README.md"

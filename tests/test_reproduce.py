@@ -245,3 +245,30 @@ def test_a_signal_stops_the_whole_reproduction_and_says_how_to_resume(in_tmp, si
     assert processes_naming(str(in_tmp / "records")) == []  # no orphaned multirun
     log = next((in_tmp / "multirun" / "reproduce").glob("*/tnorms.log")).read_text()
     assert "SIGTERM at step" in log or "Traceback" not in log
+
+
+@pytest.mark.slow
+def test_a_signal_stops_every_experiment_running_at_once_on_a_gpu(in_tmp):
+    # the multiruns are stand-ins that wait (this machine may have no GPU); two run at once
+    marker = f"stand-in-{in_tmp.name}"
+    driver = (
+        "import sys\n"
+        "from dfl_bench.results import reproduce\n"
+        "stand_in = 'import time; print(\"[dfl_bench] started\", flush=True); time.sleep(300)'\n"
+        f"marker = 'stand-' + {marker[6:]!r}\n"  # only the stand-ins' command lines hold it
+        "reproduce.multirun_command = lambda *a: [sys.executable, '-c', stand_in, marker]\n"
+        "sys.exit(reproduce.main(sys.argv[1:]))\n"
+    )
+    args = reproduce_args(in_tmp, "--tables=tnorms,best", "--device=gpu", "--jobs=2")
+    command = [sys.executable, "-c", driver, *args]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = 0
+    for line in proc.stdout:
+        started += line.startswith("[dfl_bench] started")
+        if started == 2:
+            break
+    assert len(processes_naming(marker)) == 2
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "Traceback" not in err, err
+    assert processes_naming(marker) == []

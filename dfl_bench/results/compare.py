@@ -5,7 +5,7 @@
         --profile quick --out results/scope_comparison/README.md
 
 Each side is `<records folder>:<experiment>[,<experiment>...]`; cells are matched by `row` (a
-record without one, as the default configuration's, is the row named after its experiment) and
+record without one, the default configuration's, is the row `default`) and
 averaged over seeds (ok runs only). Writes a Markdown table (accuracy %, cons, cu_cons, cu_ant
 per side and the difference b - a) and a summary: Spearman rho of a vs b over the rows per
 column, the mean absolute difference, and the rows whose accuracy differs by more than one point.
@@ -36,7 +36,7 @@ COLUMNS = {
 
 def cells(records_dir: str | Path, experiments: Sequence[str], profile: str) -> pd.DataFrame:
     """Mean of each metric per row over the ok runs of `experiments` at `profile` (accuracy in
-    %); a run without a row is the row named after its experiment."""
+    %); a run without a row is the default configuration's: the row `default`."""
     frame = load_records(records_dir)
     if frame.empty:
         raise ValueError(f"no records under {records_dir}")
@@ -48,7 +48,7 @@ def cells(records_dir: str | Path, experiments: Sequence[str], profile: str) -> 
         raise ValueError(
             f"no ok {profile} record of {missing[0]!r} under {records_dir}; has {found}"
         )
-    ok["row"] = ok["row"].fillna(ok["experiment"])
+    ok["row"] = ok["row"].fillna("default")
     means = ok.groupby("row")[list(COLUMNS)].mean()
     means["test_accuracy"] *= 100
     means["n"] = ok.groupby("row").size()

@@ -191,10 +191,17 @@ def interrupt(signum: int, frame: object) -> None:
     raise Interrupted(signum)
 
 
-def run_experiment(command: list[str], log_path: Path, progress: Progress, poll: float) -> int:
+def run_experiment(
+    command: list[str],
+    log_path: Path,
+    progress: Progress,
+    poll: float,
+    running: set[subprocess.Popen] | None = None,
+) -> int:
     """Run one multirun in its own process group, printing the progress line whenever a job
     finishes (and every minute); on `Interrupted` the whole group gets SIGTERM (each job saves
-    its checkpoint) and is waited for, its last words going to the log only."""
+    its checkpoint) and is waited for, its last words going to the log only. `running` holds
+    the multiruns under way (for the main thread to stop those that other threads started)."""
     with open(log_path, "w") as log:
         log.write(" ".join(command) + "\n")
         proc = subprocess.Popen(
@@ -206,6 +213,8 @@ def run_experiment(command: list[str], log_path: Path, progress: Progress, poll:
             start_new_session=True,  # a terminal's Ctrl-C reaches this process only
         )
         assert proc.stdout is not None
+        if running is not None:
+            running.add(proc)
         quiet = threading.Event()
         reader = threading.Thread(target=echo, args=(proc.stdout, log, quiet), daemon=True)
         reader.start()
@@ -226,6 +235,8 @@ def run_experiment(command: list[str], log_path: Path, progress: Progress, poll:
             raise
         finally:
             reader.join()
+            if running is not None:
+                running.discard(proc)
     return proc.returncode
 
 
@@ -278,15 +289,27 @@ def reproduce(args: argparse.Namespace) -> int:
             return
         n_seeds = plan.n_seeds(name, args.seeds, args.spread_seeds)
         print(f"[reproduce] {name}: {len(missing)} job(s); log {logs[name]}", flush=True)
-        code = run_experiment(
-            multirun_command(name, args, n_seeds, log_dir), logs[name], progress, args.poll
-        )
+        command = multirun_command(name, args, n_seeds, log_dir)
+        code = run_experiment(command, logs[name], progress, args.poll, running)
         if code != 0:
             print(f"[reproduce] {name}: the multirun exited with status {code}", flush=True)
 
-    at_once = args.jobs if args.device == "gpu" else 1  # a GPU takes several stacks at once
-    with ThreadPoolExecutor(at_once) as pool:
-        list(pool.map(run, names))
+    running: set[subprocess.Popen] = set()
+    if args.device == "gpu" and args.jobs > 1:  # a GPU takes several experiments' stacks at once
+        pool = ThreadPoolExecutor(args.jobs)
+        try:
+            list(pool.map(run, names))
+        except Interrupted:  # signals reach the main thread: it stops every running multirun
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(signum, signal.SIG_IGN)
+            for proc in list(running):
+                os.killpg(proc.pid, signal.SIGTERM)
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
+    else:
+        for name in names:
+            run(name)
     failed = [j for j in todo if not j.done()]
     print(progress.line(), flush=True)
     if failed:
