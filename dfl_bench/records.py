@@ -114,11 +114,25 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+# What the runs of one table cell may differ in: their seeds and the device they trained on
+# (a GPU run's record names the stack it trained in; docs/scaling.md gives the measured gap).
+CELL_ASIDE = ("seed", "data.split_seed", "trainer.accelerator")
+
+
 def cell_hash(config: Mapping[str, Any]) -> str:
-    """The config hash with the seeds aside (`seed`, `data.split_seed`): the runs of one table
-    cell share it."""
-    data = {k: v for k, v in (config.get("data") or {}).items() if k != "split_seed"}
-    return config_hash({**{k: v for k, v in config.items() if k != "seed"}, "data": data})
+    """The config hash with CELL_ASIDE aside: the runs of one table cell share it."""
+    out = dict(config)
+    for dotted in CELL_ASIDE:
+        *parents, key = dotted.split(".")
+        node = out
+        for name in parents:
+            if not isinstance(node.get(name), Mapping):
+                break
+            node[name] = dict(node[name])
+            node = node[name]
+        else:
+            node.pop(key, None)
+    return config_hash(out)
 
 
 def record_path(records_dir: str | Path, experiment: str, digest: str) -> Path:
@@ -276,13 +290,16 @@ def _relative(path: str, bases: Sequence[str | Path]) -> str:
 
 
 def git_commit(repo: str | Path) -> str | None:
-    """HEAD of the checkout at `repo` ('-dirty' if tracked files changed); outside git (a copy
-    of the tree sent to a GPU machine) `$DFL_BENCH_GIT_COMMIT`, else None."""
+    """`$DFL_BENCH_GIT_COMMIT` when set (a copy of the tree sent to a GPU machine, whose git
+    state may be another commit's), else HEAD of the checkout at `repo` ('-dirty' if tracked
+    files changed); None outside git."""
+    if os.environ.get("DFL_BENCH_GIT_COMMIT"):  # the sender's commit wins over a stale copy
+        return os.environ["DFL_BENCH_GIT_COMMIT"]
     try:
         head = _git(repo, "rev-parse", "HEAD")
         dirty = _git(repo, "status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.CalledProcessError):
-        return os.environ.get("DFL_BENCH_GIT_COMMIT")
+        return None
     return head + ("-dirty" if dirty else "")
 
 

@@ -233,3 +233,24 @@ def test_reuse_follows_to_a_record_that_trained_never_to_itself(tmp_path):
     itself = {**full_record(), "reused_from": "b/" + copy.name}
     records.write_record(copy, itself)
     assert not records.is_done(copy) and "reused_from names itself" in records.problem(copy)
+
+
+def test_a_cell_sets_aside_the_seeds_and_the_device_but_nothing_else():
+    config = {
+        "seed": 0,
+        "data": {"split_seed": None, "batch_size": 64},
+        "trainer": {"accelerator": "cpu", "precision": "32-true"},
+    }
+    gpu = {**config, "seed": 3, "trainer": {**config["trainer"], "accelerator": "gpu"}}
+    assert records.cell_hash(gpu) == records.cell_hash(config)
+    assert records.config_hash(gpu) != records.config_hash(config)
+    half = {**config, "trainer": {**config["trainer"], "precision": "16-mixed"}}
+    assert records.cell_hash(half) != records.cell_hash(config)
+    assert config["trainer"]["accelerator"] == "cpu"  # the config itself is left alone
+
+
+def test_the_senders_commit_names_the_code_a_copied_tree_ran(monkeypatch):
+    monkeypatch.setenv("DFL_BENCH_GIT_COMMIT", "c006afe")
+    assert records.git_commit(".") == "c006afe"
+    monkeypatch.delenv("DFL_BENCH_GIT_COMMIT")
+    assert records.git_commit(".") != "c006afe"

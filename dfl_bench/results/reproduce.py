@@ -265,8 +265,9 @@ def log_folder(parent: Path, now: datetime) -> Path:
 def reproduce(args: argparse.Namespace) -> int:
     """Plan, report the plan, run the missing jobs experiment by experiment, report the end."""
     names = plan.selected(args.tables)
+    device = ["trainer=gpu"] if args.device == "gpu" else []  # part of each job's config hash
     jobs = plan.plan(
-        names, args.profile, args.seeds, args.records, args.spread_seeds, args.overrides
+        names, args.profile, args.seeds, args.records, args.spread_seeds, [*device, *args.overrides]
     )
     seconds = plan.job_seconds(args.profile, args.records, args.device)
     progress = Progress(jobs, seconds, args.jobs, args.device)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from dfl_bench.records import cell_hash, hashed_config
+from dfl_bench.records import CELL_ASIDE, cell_hash, hashed_config
 from dfl_bench.results.paper import (
     COLUMNS,
     FINAL_ACCURACY,
@@ -22,7 +22,7 @@ from dfl_bench.results.paper import (
 from dfl_bench.results.plan import cell_config
 
 KEY_COLUMNS = {"problem.name": "problem"}
-SEEDS = ("seed", "data.split_seed")  # a cell's runs differ in these only
+SEEDS = CELL_ASIDE  # a cell's runs differ in these only
 TRAINING_CODE = ("dfl_bench", "conf", ":(exclude)dfl_bench/results")
 
 
