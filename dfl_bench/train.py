@@ -28,10 +28,10 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench import guards, loggers
 from dfl_bench.job import Job, fit_runs, job_name, lock_path, settled_record
 from dfl_bench.lock import AlreadyRunning, job_lock
-from dfl_bench.module import DFLModule
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.provenance import job_provenance
+from dfl_bench.run.module import DFLModule
 from dfl_bench.trainer import check_trainer
 
 EXIT_FAILED, EXIT_INVALID = 1, 2  # 0: every job ok or skipped; EXIT_TERMINATED (143): SIGTERM

@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfl_bench.model import NTN, DFLNet, MaterializedNTN, MnistNet
+from dfl_bench.run.model import NTN, DFLNet, MaterializedNTN, MnistNet
 
 
 def test_mnist_net_shapes_and_embedding():

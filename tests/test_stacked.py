@@ -22,18 +22,16 @@ from lightning.pytorch.loggers import Logger
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
 
+from dfl_bench import job as lifecycle
 from dfl_bench import (
-    data,
     loggers,
-    model,
-    module,
     records,
     stacked_module,
     stacked_runs,
     train,
 )
-from dfl_bench import job as lifecycle
-from dfl_bench.data import MnistDataModule
+from dfl_bench.run import data, model, module
+from dfl_bench.run.data import MnistDataModule
 from dfl_bench.stacked_data import StackedDataModule
 from dfl_bench.stacked_module import StackedModule
 from dfl_bench.stacked_net import StackedNet
