@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from hydra import compose, initialize_config_dir
 from torch import Tensor
 
-from dfl_bench import train
+from dfl_bench.lifecycle import train
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.run.data import MnistDataModule

@@ -54,8 +54,8 @@ class StackedLauncher(Launcher):
     def launch(
         self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
     ) -> Sequence[JobReturn]:
+        from dfl_bench.lifecycle.train import JobFailed
         from dfl_bench.stacked_runs import Job, run_sweep
-        from dfl_bench.train import JobFailed
 
         setup_globals()
         assert self.config is not None and self.hydra_context is not None
