@@ -41,7 +41,7 @@ from dfl_bench.run.module import (
     flag_nonfinite,
 )
 from dfl_bench.run.optim import build_optimizer
-from dfl_bench.stacked_net import StackedNet
+from dfl_bench.stacked.net import StackedNet
 
 SHARED = ("predicates", "optimizer_cfg", "log_every", "eval_every", "max_steps")
 Batch = Mapping[str, tuple[Tensor, Tensor]]
