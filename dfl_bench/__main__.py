@@ -1,6 +1,7 @@
-"""`python -m dfl_bench`: the Hydra command line; `dfl_bench/train.py` says what a run does."""
+"""`python -m dfl_bench`: the Hydra command line; `dfl_bench/lifecycle/train.py` says what a run
+does."""
 
-from dfl_bench.train import main
+from dfl_bench.lifecycle.train import main
 
 if __name__ == "__main__":
     main()

@@ -11,10 +11,10 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dfl_bench import records
 from dfl_bench.bench import report, runs, steps
 from dfl_bench.bench.__main__ import main
 from dfl_bench.bench.timing import interleaved, loglog_slope, summary_ms
+from dfl_bench.lifecycle import records
 
 CPU = torch.device("cpu")
 

@@ -19,8 +19,8 @@ from omegaconf import OmegaConf
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
 
-from dfl_bench import console, job, loggers, train, trainer
-from dfl_bench.records import RECORD_FIELDS
+from dfl_bench.lifecycle import console, job, loggers, train, trainer
+from dfl_bench.lifecycle.records import RECORD_FIELDS
 
 pytestmark = pytest.mark.slow
 

@@ -12,12 +12,12 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
+from dfl_bench.lifecycle.provenance import SOURCES, job_provenance
+from dfl_bench.lifecycle.records import NOT_HASHED, config_hash
+from dfl_bench.lifecycle.train import resolved_config
+from dfl_bench.lifecycle.trainer import build_trainer, check_trainer
 from dfl_bench.operators import KINDS, OperatorSet
-from dfl_bench.problems import problems
-from dfl_bench.provenance import SOURCES, job_provenance
-from dfl_bench.records import NOT_HASHED, config_hash
-from dfl_bench.train import resolved_config
-from dfl_bench.trainer import build_trainer, check_trainer
+from dfl_bench.run.problems import problems
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))

@@ -9,7 +9,7 @@ import pytest
 from lightning.pytorch.loggers import CSVLogger
 from omegaconf import OmegaConf
 
-from dfl_bench import loggers
+from dfl_bench.lifecycle import loggers
 
 
 def option(name: str) -> dict:

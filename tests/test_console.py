@@ -17,7 +17,7 @@ from lightning.fabric.utilities.rank_zero import WarningCache
 from lightning.pytorch.trainer.connectors import data_connector
 from torch.utils.data import DataLoader, TensorDataset
 
-from dfl_bench import console, trainer
+from dfl_bench.lifecycle import console, trainer
 
 
 class Tiny(L.LightningModule):

@@ -14,7 +14,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from dfl_bench import trainer
+from dfl_bench.lifecycle import trainer
 from dfl_bench.paths import CONFIG_DIR
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from dfl_bench.model import NTN, DFLNet, MaterializedNTN, MnistNet
+from dfl_bench.run.model import NTN, DFLNet, MaterializedNTN, MnistNet
 
 
 def test_mnist_net_shapes_and_embedding():
@@ -130,7 +130,7 @@ def test_dfl_net_has_one_head_per_binary_predicate():
 
 
 def test_stacked_heads_with_the_codes_bias_equal_each_runs_own():
-    from dfl_bench.stacked_net import StackedNet
+    from dfl_bench.stacked.net import StackedNet
 
     torch.manual_seed(0)
     nets = [DFLNet(("same", "sum9"), ntn_k=10, ntn_bias=True) for _ in range(2)]

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lightning.pytorch.loggers import Logger
 
-from dfl_bench.data import MnistDataModule
+from dfl_bench.lifecycle.records import SUMMARY_FIELDS
 from dfl_bench.logic import KBResult
-from dfl_bench.module import DFLModule, NonFiniteLossError, undersampled_bce
-from dfl_bench.optim import build_optimizer
-from dfl_bench.records import SUMMARY_FIELDS
+from dfl_bench.run.data import MnistDataModule
+from dfl_bench.run.module import DFLModule, NonFiniteLossError, undersampled_bce
+from dfl_bench.run.optim import build_optimizer
 
 OPS = {
     "tnorm": {"name": "product"},

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dfl_bench import records
-from dfl_bench.records import RECORD_FIELDS
+from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle.records import RECORD_FIELDS
 
 leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text())
 configs = st.dictionaries(

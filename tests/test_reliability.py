@@ -19,8 +19,9 @@ from hydra.types import RunMode
 from jobs import composed, smoke_overrides
 from omegaconf import OmegaConf
 
-from dfl_bench import job, mnist_sources, records, train
-from dfl_bench.lock import AlreadyRunning, job_lock
+from dfl_bench.lifecycle import job, records, train
+from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
+from dfl_bench.run import mnist_sources
 
 REPO = Path(__file__).resolve().parent.parent
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dfl_bench import records
+from dfl_bench.lifecycle import records
 from dfl_bench.results import plan, reproduce
 
 REPO = Path(__file__).resolve().parent.parent

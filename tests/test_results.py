@@ -348,7 +348,7 @@ def test_the_index_shows_the_seed_spread_of_the_baseline_and_default(tmp_path):
 
 def real_record(root: Path, overrides: list[str], accuracy: float, seed: int = 0) -> dict:
     """A whole record of the config `python -m dfl_bench <overrides> seed=<seed>` trains."""
-    from dfl_bench import records, sweep, train
+    from dfl_bench.lifecycle import records, sweep, train
 
     config = train.resolved_config(sweep.job_config([*overrides, f"seed={seed}"]))
     summary = {"test_accuracy": accuracy, "best_test_accuracy": accuracy}

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dfl_bench.lifecycle.sweep import job_config
 from dfl_bench.results.paper import COLUMNS, DASH, cell_key, load_paper
-from dfl_bench.sweep import job_config
 
 REPO = Path(__file__).resolve().parent.parent
 TEX = REPO.parent / "shared" / "paper" / "analyzing-dfl-operators.tex"

@@ -22,22 +22,16 @@ from lightning.pytorch.loggers import Logger
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
 
-from dfl_bench import (
-    data,
-    loggers,
-    model,
-    module,
-    records,
-    stacked_module,
-    stacked_runs,
-    train,
-)
-from dfl_bench import job as lifecycle
-from dfl_bench.data import MnistDataModule
-from dfl_bench.stacked_data import StackedDataModule
-from dfl_bench.stacked_module import StackedModule
-from dfl_bench.stacked_net import StackedNet
-from dfl_bench.trainer import build_trainer
+from dfl_bench.lifecycle import job as lifecycle
+from dfl_bench.lifecycle import loggers, records, train
+from dfl_bench.lifecycle.trainer import build_trainer
+from dfl_bench.run import data, model, module
+from dfl_bench.run.data import MnistDataModule
+from dfl_bench.stacked import module as stacked_module
+from dfl_bench.stacked import runs as stacked_runs
+from dfl_bench.stacked.data import StackedDataModule
+from dfl_bench.stacked.module import StackedModule
+from dfl_bench.stacked.net import StackedNet
 
 REPO = Path(__file__).resolve().parent.parent
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary

@@ -37,7 +37,8 @@ from typing import Any
 
 import torch
 
-from dfl_bench import markdown, records
+from dfl_bench import markdown
+from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 
 QUICK_STEPS = 1000

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dfl_bench import records
+from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 
 TAIL = "profile.metrics_tail=100"

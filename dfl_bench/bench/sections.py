@@ -26,9 +26,9 @@ from typing import Any
 import lightning
 import torch
 
-from dfl_bench import records
 from dfl_bench.bench import runs, steps
 from dfl_bench.bench.timing import interleaved, load, loglog_slope, summary_ms
+from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 
 SECTIONS = ("floor", "iteration", "stacking", "scaling", "eval", "paper", "sweep")

@@ -19,7 +19,7 @@ import torch
 
 from dfl_bench.bench.steps import NEVER, Batch, build_module, draw_batches, iteration, load_data
 from dfl_bench.bench.timing import interleaved, load, summary_ms
-from dfl_bench.stacked_module import StackedModule
+from dfl_bench.stacked.module import StackedModule
 
 
 def stacked_iteration(

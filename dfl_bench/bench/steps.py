@@ -19,12 +19,12 @@ import torch.nn.functional as F
 from hydra import compose, initialize_config_dir
 from torch import Tensor
 
-from dfl_bench import train
-from dfl_bench.data import MnistDataModule
-from dfl_bench.model import MaterializedNTN, MnistNet, dropout_masks
-from dfl_bench.module import DFLModule, interpretation, pair_truth, undersampled_bce
+from dfl_bench.lifecycle import train
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.run.data import MnistDataModule
+from dfl_bench.run.model import MaterializedNTN, MnistNet, dropout_masks
+from dfl_bench.run.module import DFLModule, interpretation, pair_truth, undersampled_bce
 
 Batch = dict[str, tuple[Tensor, Tensor]]
 NEVER = 10**9

@@ -14,7 +14,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from dfl_bench import guards
+from dfl_bench.lifecycle import guards
 from dfl_bench.results import plan, report
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper

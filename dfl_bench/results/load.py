@@ -1,4 +1,4 @@
-"""Run records (dfl_bench/records.py) -> one flat pandas DataFrame, one row per record."""
+"""Run records (dfl_bench/lifecycle/records.py) -> one flat pandas DataFrame, one row per record."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from dfl_bench.lifecycle.records import METRIC_FIELDS, cell_hash, invalid
 from dfl_bench.operators import KINDS
-from dfl_bench.records import METRIC_FIELDS, cell_hash, invalid
 
 METRICS = METRIC_FIELDS
 BASE_COLUMNS = (

@@ -15,7 +15,7 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
-from dfl_bench import records, sweep, train
+from dfl_bench.lifecycle import records, sweep, train
 from dfl_bench.paths import CONFIG_DIR
 
 CONF = Path(CONFIG_DIR)

@@ -32,7 +32,7 @@ from typing import IO
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
-from dfl_bench import loggers, records
+from dfl_bench.lifecycle import loggers, records
 from dfl_bench.results import plan
 from dfl_bench.results.plan import Job
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from dfl_bench.records import CELL_ASIDE, cell_hash, hashed_config
+from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, hashed_config
 from dfl_bench.results.paper import (
     COLUMNS,
     FINAL_ACCURACY,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dfl_bench.loggers import wandb_mode
+from dfl_bench.lifecycle.loggers import wandb_mode
 from dfl_bench.results.paper import COLUMNS
 from dfl_bench.results.report import Rendered
 

@@ -22,9 +22,9 @@ from typing import Any
 
 from hydra.utils import to_absolute_path
 
-from dfl_bench import checkpoint, records, train
-from dfl_bench.job import MEMBERS, Job, fit_runs, lock_path, settled_record
-from dfl_bench.lock import AlreadyRunning, job_lock
+from dfl_bench.lifecycle import checkpoint, records, train
+from dfl_bench.lifecycle.job import MEMBERS, Job, fit_runs, lock_path, settled_record
+from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 
 SHARED = ("optimizer", "profile", "model", "trainer", "threads")
 MIXING = ("gradient_clip_val",)  # Trainer settings that couple the runs of a stack

@@ -19,7 +19,9 @@ from urllib.parse import urlparse
 from hydra.utils import get_object
 from lightning.pytorch.loggers import Logger, WandbLogger
 
-CONF = Path(__file__).resolve().parent.parent / "conf" / "logger"
+from dfl_bench.paths import CONFIG_DIR
+
+CONF = Path(CONFIG_DIR) / "logger"
 WANDB_MODES = ("auto", "online", "offline", "disabled")
 # Run-record fields put in the W&B run summary: a dashboard grouped by experiment then shows a
 # table's columns (accuracy, cons%, cu_cons%, cu_ant% of Section 9.1) per row and seed.

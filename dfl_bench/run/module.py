@@ -37,10 +37,10 @@ from torch import Tensor
 
 from dfl_bench.logic import build_kb
 from dfl_bench.logic.metrics import MAGNITUDES, ratios
-from dfl_bench.model import DFLNet, dropout_masks
 from dfl_bench.operators import OperatorSet
-from dfl_bench.optim import build_optimizer, optimizer_kwargs
-from dfl_bench.problems import crisp_labels, interpretation, pair_truth, predicates
+from dfl_bench.run.model import DFLNet, dropout_masks
+from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
+from dfl_bench.run.problems import crisp_labels, interpretation, pair_truth, predicates
 
 LOSS_TERMS = ("dfl", "ce", "pair")
 PAIR_BLOCK = 64

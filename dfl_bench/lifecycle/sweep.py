@@ -36,7 +36,7 @@ def expand(overrides: Sequence[str], params: Mapping[str, Any] | None = None) ->
 
 def job_config(overrides: Sequence[str], config_name: str = "config") -> DictConfig:
     """One job's composed config: in a running Hydra app its search path, else conf/."""
-    from dfl_bench.train import CONFIG_DIR
+    from dfl_bench.lifecycle.train import CONFIG_DIR
 
     outside = not GlobalHydra.instance().is_initialized()
     context = initialize_config_dir(CONFIG_DIR, version_base="1.3") if outside else nullcontext()
@@ -46,7 +46,7 @@ def job_config(overrides: Sequence[str], config_name: str = "config") -> DictCon
 
 def invalid_jobs(jobs: Sequence[Sequence[str]], hydra_overrides: Sequence[str] = ()) -> list[str]:
     """'job overrides: reason' for every job whose config fails to compose or to check."""
-    from dfl_bench.train import checked
+    from dfl_bench.lifecycle.train import checked
 
     errors = []
     for job in jobs:
@@ -61,7 +61,7 @@ class ValidateSweep(Callback):
     """Hydra callback: check every job of a basic-sweeper multirun before launching any."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        from dfl_bench.train import EXIT_INVALID
+        from dfl_bench.lifecycle.train import EXIT_INVALID
 
         if not str(config.hydra.sweeper.get("_target_", "")).endswith("BasicSweeper"):
             return

@@ -32,13 +32,13 @@ from hydra.utils import to_absolute_path
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig
 
-from dfl_bench import checkpoint, loggers, records
-from dfl_bench.data import MnistDataModule
-from dfl_bench.module import DFLModule, NonFiniteLossError
+from dfl_bench.lifecycle import checkpoint, loggers, records
+from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads, uses_cuda
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.stacked_data import StackedDataModule
-from dfl_bench.stacked_module import StackedModule
-from dfl_bench.trainer import build_trainer, callbacks, torch_threads, uses_cuda
+from dfl_bench.run.data import MnistDataModule
+from dfl_bench.run.module import DFLModule, NonFiniteLossError
+from dfl_bench.stacked.data import StackedDataModule
+from dfl_bench.stacked.module import StackedModule
 
 EXIT_TERMINATED = 143
 MEMBERS = "members.json"  # a stack checkpoint folder's list of its runs

@@ -25,14 +25,14 @@ from hydra.types import RunMode
 from hydra.utils import to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench import guards, loggers
-from dfl_bench.job import Job, fit_runs, job_name, lock_path, settled_record
-from dfl_bench.lock import AlreadyRunning, job_lock
-from dfl_bench.module import DFLModule
+from dfl_bench.lifecycle import guards, loggers
+from dfl_bench.lifecycle.job import Job, fit_runs, job_name, lock_path, settled_record
+from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
+from dfl_bench.lifecycle.provenance import job_provenance
+from dfl_bench.lifecycle.trainer import check_trainer
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
-from dfl_bench.provenance import job_provenance
-from dfl_bench.trainer import check_trainer
+from dfl_bench.run.module import DFLModule
 
 EXIT_FAILED, EXIT_INVALID = 1, 2  # 0: every job ok or skipped; EXIT_TERMINATED (143): SIGTERM
 
@@ -114,7 +114,7 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, A
 
 def resolved_config(cfg: DictConfig) -> dict[str, Any]:
     """The job's config as plain data, its table row (if any) checked and interpolated in, and
-    its `provenance` (the experiment's, updated by its row's; `dfl_bench.provenance`)."""
+    its `provenance` (the experiment's, updated by its row's; `dfl_bench.lifecycle.provenance`)."""
     rows = cfg.get("rows") or {}
     if rows and cfg.get("row") not in rows:
         raise ValueError(

@@ -13,8 +13,8 @@ import torch
 from lightning.pytorch.loggers import Logger
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench import console
-from dfl_bench.checkpoint import LastCheckpoint
+from dfl_bench.lifecycle import console
+from dfl_bench.lifecycle.checkpoint import LastCheckpoint
 
 
 def trainer_settings(cfg: DictConfig) -> dict[str, Any]:

@@ -32,16 +32,16 @@ import torch
 from lightning.pytorch.loggers import Logger
 from torch import Tensor, nn
 
-from dfl_bench.model import dropout_masks
-from dfl_bench.module import (
+from dfl_bench.run.model import dropout_masks
+from dfl_bench.run.module import (
     LOSS_TERMS,
     DFLModule,
     NonFiniteLossError,
     evaluation_step,
     flag_nonfinite,
 )
-from dfl_bench.optim import build_optimizer
-from dfl_bench.stacked_net import StackedNet
+from dfl_bench.run.optim import build_optimizer
+from dfl_bench.stacked.net import StackedNet
 
 SHARED = ("predicates", "optimizer_cfg", "log_every", "eval_every", "max_steps")
 Batch = Mapping[str, tuple[Tensor, Tensor]]

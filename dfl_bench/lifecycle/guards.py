@@ -16,7 +16,7 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench.mnist_sources import N_TEST, N_TRAIN, SOURCES
+from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, SOURCES
 
 MAX_SEED = 2**32 - 1
 
