@@ -43,6 +43,7 @@ from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
 from dfl_bench.run.problems import crisp_labels, interpretation, pair_truth, predicates
 
 LOSS_TERMS = ("dfl", "ce", "pair")
+LOSS_KEYS = ("loss/total", *(f"loss/{term}" for term in LOSS_TERMS))  # logged on logging steps
 PAIR_BLOCK = 64
 TRAINING_STREAM = 1  # run_seed stream of the dropout masks and the negative pairs
 
@@ -281,7 +282,7 @@ class DFLModule(L.LightningModule):
     ) -> None:
         """Log the losses and the KB metrics; accumulate the magnitudes of the final window."""
         self._raise_if_bad()
-        losses = {"loss/total": total, "loss/dfl": dfl, "loss/ce": ce, "loss/pair": pair}
+        losses = dict(zip(LOSS_KEYS, (total, dfl, ce, pair), strict=True))
         self.log_dict({k: v.detach() for k, v in losses.items()}, batch_size=batch_size)
         if metrics is None:
             return

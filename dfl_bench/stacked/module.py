@@ -34,6 +34,7 @@ from torch import Tensor, nn
 
 from dfl_bench.run.model import dropout_masks
 from dfl_bench.run.module import (
+    LOSS_KEYS,
     LOSS_TERMS,
     DFLModule,
     NonFiniteLossError,
@@ -250,9 +251,7 @@ class StackedModule(L.LightningModule):
         values = terms.detach().tolist()
         for r in self.alive:
             member, logger = self.members[r], self.run_loggers[r]
-            logged = dict(
-                zip(("loss/total", "loss/dfl", "loss/ce", "loss/pair"), values[r], strict=True)
-            )
+            logged = dict(zip(LOSS_KEYS, values[r], strict=True))
             if metrics.get(r) is not None:
                 logged.update({f"metrics/{k}": _as_logged(v) for k, v in metrics[r].items()})
                 member.accumulate_tail(step, metrics[r])
