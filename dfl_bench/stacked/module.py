@@ -141,6 +141,9 @@ class StackedModule(L.LightningModule):
         """Iteration `step` of every live run: Eq. "loss" summed, backward, the optimizer's
         update (replayed as a CUDA graph where captured); per-run logs on logging steps."""
         logging = step % self.log_every == 0
+        if not self.alive:  # every run retired
+            self.trainer.should_stop = True
+            return
         graph = self._graph_for(batch, step) if self.cuda_graph and not logging else None
         if graph is not None:
             optimizer.step(closure=lambda: graph.replay(batch, step))
@@ -148,7 +151,7 @@ class StackedModule(L.LightningModule):
         total, terms, metrics = self.step_loss(batch, step, logging)
         if logging:
             self._log_runs(step, terms, metrics)
-        if total is None:  # every run retired
+        if total is None:  # every run retired at this step
             self.trainer.should_stop = True
             return
         backward = self.manual_backward if self._trainer is not None else Tensor.backward
