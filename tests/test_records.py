@@ -235,18 +235,21 @@ def test_reuse_follows_to_a_record_that_trained_never_to_itself(tmp_path):
     assert not records.is_done(copy) and "reused_from names itself" in records.problem(copy)
 
 
-def test_a_cell_sets_aside_the_seeds_and_the_device_but_nothing_else():
+def test_one_configuration_has_one_hash_on_any_device_and_a_cell_sets_aside_the_seeds():
     config = {
         "seed": 0,
         "data": {"split_seed": None, "batch_size": 64},
         "trainer": {"accelerator": "cpu", "precision": "32-true"},
     }
-    gpu = {**config, "seed": 3, "trainer": {**config["trainer"], "accelerator": "gpu"}}
-    assert records.cell_hash(gpu) == records.cell_hash(config)
-    assert records.config_hash(gpu) != records.config_hash(config)
+    gpu = {**config, "trainer": {**config["trainer"], "accelerator": "gpu"}}
+    assert records.config_hash(gpu) == records.config_hash(config)
+    assert records.hashed_config(gpu)["trainer"]["accelerator"] == "cpu"
+    assert gpu["trainer"]["accelerator"] == "gpu"  # the config itself is left alone
     half = {**config, "trainer": {**config["trainer"], "precision": "16-mixed"}}
-    assert records.cell_hash(half) != records.cell_hash(config)
-    assert config["trainer"]["accelerator"] == "cpu"  # the config itself is left alone
+    assert records.config_hash(half) != records.config_hash(config)
+    other_seed = {**gpu, "seed": 3, "data": {**config["data"], "split_seed": 3}}
+    assert records.cell_hash(other_seed) == records.cell_hash(config)
+    assert records.config_hash(other_seed) != records.config_hash(config)
 
 
 def test_the_senders_commit_names_the_code_a_copied_tree_ran(monkeypatch):

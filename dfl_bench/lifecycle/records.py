@@ -88,10 +88,20 @@ def _without_added_defaults(config: Mapping[str, Any], path: tuple[str, ...]) ->
     return out
 
 
+# Hashed as the CPU's: the device a run trains on. A configuration has one record whatever the
+# device (a GPU run's record names the stack it trained in; docs/scaling.md gives the measured
+# gap to the run alone), so skip, reuse and table cells take a GPU run for the CPU's.
+DEVICE_AS = ("trainer", "accelerator", "cpu")
+
+
 def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a resolved config that changes a result: all but logging, paths and flags,
-    and the ADDED_KEYS at their old value."""
-    return _without_added_defaults({k: v for k, v in config.items() if k not in NOT_HASHED}, ())
+    the ADDED_KEYS at their old value, and the device as the CPU (DEVICE_AS)."""
+    out = _without_added_defaults({k: v for k, v in config.items() if k not in NOT_HASHED}, ())
+    group, key, value = DEVICE_AS
+    if isinstance(out.get(group), Mapping) and key in out[group]:
+        out[group] = {**out[group], key: value}
+    return out
 
 
 def _numbers_as_floats(value: Any) -> Any:
@@ -114,9 +124,8 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-# What the runs of one table cell may differ in: their seeds and the device they trained on
-# (a GPU run's record names the stack it trained in; docs/scaling.md gives the measured gap).
-CELL_ASIDE = ("seed", "data.split_seed", "trainer.accelerator")
+# What the runs of one table cell may differ in: their seeds (the device is not hashed).
+CELL_ASIDE = ("seed", "data.split_seed")
 
 
 def cell_hash(config: Mapping[str, Any]) -> str:
