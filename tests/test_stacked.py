@@ -24,11 +24,11 @@ from wandb_offline import summary as wandb_summary
 
 from dfl_bench.lifecycle import job as lifecycle
 from dfl_bench.lifecycle import loggers, records, train
+from dfl_bench.lifecycle import stacks as stacked_runs
 from dfl_bench.lifecycle.trainer import build_trainer
 from dfl_bench.run import data, model, module
 from dfl_bench.run.data import MnistDataModule
 from dfl_bench.stacked import module as stacked_module
-from dfl_bench.stacked import runs as stacked_runs
 from dfl_bench.stacked.data import StackedDataModule
 from dfl_bench.stacked.module import StackedModule
 from dfl_bench.stacked.net import StackedNet

@@ -5,7 +5,7 @@
 
 Each job is set up as Hydra's basic launcher sets it up (its config composed, its output folder
 and `.hydra/` files, its overrides and name); the jobs then train through
-`dfl_bench.stacked.runs.run_sweep` (runs that can share a model in stacks of at most
+`dfl_bench.lifecycle.stacks.run_sweep` (runs that can share a model in stacks of at most
 `stack_size`), and each JobReturn carries its run's test accuracy, or fails as the separate job
 would (Hydra then exits 1 after the sweep). It runs dfl_bench's task only.
 """
@@ -54,8 +54,8 @@ class StackedLauncher(Launcher):
     def launch(
         self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
     ) -> Sequence[JobReturn]:
+        from dfl_bench.lifecycle.stacks import Job, run_sweep
         from dfl_bench.lifecycle.train import JobFailed
-        from dfl_bench.stacked.runs import Job, run_sweep
 
         setup_globals()
         assert self.config is not None and self.hydra_context is not None
