@@ -414,3 +414,10 @@ def test_a_stack_size_below_one_is_invalid_input(tmp_path):
     assert done.stderr.strip().splitlines()[-1] == (
         "[dfl_bench] invalid configuration: hydra.launcher.stack_size must be >= 1, got 0"
     )
+
+
+def test_one_run_on_a_cpu_trains_alone_and_any_run_on_a_gpu_as_a_stack(tmp_path):
+    cpu = lifecycle.Job(*composed(tmp_path, "profile=smoke"))
+    gpu = lifecycle.Job(*composed(tmp_path, "profile=smoke", "trainer=gpu"))
+    assert lifecycle.trains_alone([cpu]) and not lifecycle.trains_alone([cpu, cpu])
+    assert not lifecycle.trains_alone([gpu])  # a stack of one: the StackedNet layout and graphs
