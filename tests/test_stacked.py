@@ -213,13 +213,13 @@ def test_a_run_that_turns_nan_fails_alone_and_the_others_finish(tmp_path):
         == "non-finite loss: loss term 'dfl' is not finite at step 6"
     )
     assert got["steps"] == poisoned["steps"] and got["evaluated_step"] == poisoned["evaluated_step"]
-    assert got["test_accuracy"] == pytest.approx(poisoned["test_accuracy"], **CLOSE)
+    assert got["test_accuracy"] == poisoned["test_accuracy"]
     assert "failed" in jobs[1].error
     for job, overrides in ((jobs[0], runs[0]), (jobs[2], runs[2])):
         assert job.error is None and job.record["status"] == "ok" and job.record["steps"] == 12
         healthy = train.run(*composed(tmp_path / "alone", *SHORT, *overrides))
         for key in METRICS:  # the NaN run's weights and loss reach no other run
-            assert job.record[key] == pytest.approx(healthy[key], **CLOSE), key
+            assert job.record[key] == healthy[key], key
 
 
 @pytest.mark.slow
@@ -353,9 +353,8 @@ def test_the_stacked_launcher_writes_what_separate_jobs_write(tmp_path):
             assert records.hashed_config(record["config"]) == records.hashed_config(want["config"])
             for key in ("status", "reason", "row", "seed", "profile", "steps", "data_checksum"):
                 assert record[key] == want[key], key
-            for key in METRICS:
-                value = want[key]
-                assert record[key] == (value if value is None else pytest.approx(value, **CLOSE))
+            for key in (*METRICS, "cons_magnitude", "ant_magnitude", "pair_accuracy"):
+                assert record[key] == want[key], key  # on a CPU: the run alone, bit for bit
             check_wandb_run(tmp_path / record["log_dir"], record)
     again = subprocess.run(
         command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
