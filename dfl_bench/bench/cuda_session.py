@@ -233,6 +233,7 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
         *(sys.executable, "-m", "dfl_bench.results.reproduce", "--device", session.device),
         *("--profile", args.profile, "--jobs", str(args.jobs), "--logger", args.logger),
         *("--tables", args.tables, "--records", args.records, "--poll", "30"),
+        *("--seeds", str(args.seeds), "--stack-size", str(args.stack_size)),
         *([] if graph_ok(session.results.get("graph_vs_eager")) else ["cuda_graph=false"]),
     ]
     tic = time.perf_counter()
@@ -408,6 +409,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--tables", default=ORDER, help="the reproduction's tables, in order")
     parser.add_argument("--records", default="results/records", help="relative to the repo")
     parser.add_argument("--jobs", type=int, default=3, help="experiments at once on the GPU")
+    parser.add_argument("--seeds", type=int, default=1, help="the reproduction's seeds per row")
+    parser.add_argument("--stack-size", type=int, default=64, help="runs per stack")
     parser.add_argument("--logger", default="csv")
     parser.add_argument("--check-steps", type=int, default=200)
     parser.add_argument("--reserve", type=float, default=40.0, help="seconds kept for packing")
