@@ -104,14 +104,15 @@ def test_each_job_has_its_own_offline_wandb_run_with_metrics(sweep):
 def test_wandb_summary_carries_the_records_final_fields(sweep):
     tmp, _, records, _ = sweep
     for record in records.values():
-        summary = wandb_summary(tmp / record["log_dir"])
+        summary = wandb_summary(tmp / record["log_dir"], wait_for=loggers.SUMMARY_KEYS)
         for key in loggers.SUMMARY_KEYS:
             value = record[key]
             if isinstance(value, float):
                 value = pytest.approx(value) if math.isfinite(value) else None
             assert summary[key] == value, key
-    assert wandb_summary(tmp / records["poisoned"]["log_dir"])["status"] == "failed"
-    assert wandb_summary(tmp / records["godel"]["log_dir"])["row"] == "godel"
+    poisoned = wandb_summary(tmp / records["poisoned"]["log_dir"], wait_for=["status"])
+    assert poisoned["status"] == "failed"
+    assert wandb_summary(tmp / records["godel"]["log_dir"], wait_for=["row"])["row"] == "godel"
 
 
 def test_summary_is_printed(sweep):

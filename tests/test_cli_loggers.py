@@ -90,6 +90,6 @@ def test_summary_holds_the_record_fields_with_nan_as_null(no_login, monkeypatch)
     )
     loggers.summarize(run, record)
     loggers.finish(run, failed=False)
-    got = summary(Path(loggers.log_dir(run)))
+    got = summary(Path(loggers.log_dir(run)), wait_for=record)
     assert {k: got[k] for k in record} == {**record, "cu_ant": None}
     assert got["cu_cons"] is None and got["best_test_accuracy"] is None

@@ -366,7 +366,7 @@ def test_the_stacked_launcher_writes_what_separate_jobs_write(tmp_path):
 def check_wandb_run(run_dir: Path, record: dict) -> None:
     """The run's own offline W&B run, with its metrics, test accuracy and the record's summary."""
     assert run_dir.name.startswith("offline-run-")
-    summary = wandb_summary(run_dir)
+    summary = wandb_summary(run_dir, wait_for=loggers.SUMMARY_KEYS)
     for key in loggers.SUMMARY_KEYS:
         value = record[key]
         if isinstance(value, float):

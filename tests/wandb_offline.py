@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,15 @@ def history(run_dir: Path) -> list[dict[str, Any]]:
     return [_items(h.item) for h in _records(run_dir, "history")]
 
 
-def summary(run_dir: Path) -> dict[str, Any]:
-    """The run's final summary (every summary update, later ones winning)."""
-    out: dict[str, Any] = {}
-    for update in _records(run_dir, "summary"):
-        out.update(_items(update.update))
-    return out
+def summary(run_dir: Path, wait_for: Iterable[str] = (), timeout: float = 30.0) -> dict[str, Any]:
+    """The run's final summary (every summary update, later ones winning); with `wait_for`, read
+    again until it holds those keys (W&B's writer process may still be flushing the log after
+    `finish` returns on a loaded machine) or `timeout` seconds pass."""
+    keys, deadline = set(wait_for), time.monotonic() + timeout
+    while True:
+        out: dict[str, Any] = {}
+        for update in _records(run_dir, "summary"):
+            out.update(_items(update.update))
+        if keys <= out.keys() or time.monotonic() > deadline:
+            return out
+        time.sleep(0.2)
