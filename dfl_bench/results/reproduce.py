@@ -15,6 +15,7 @@ Exit status: 0 every planned job ok, 1 some job failed, 2 invalid input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shlex
@@ -191,6 +192,23 @@ def interrupt(signum: int, frame: object) -> None:
     raise Interrupted(signum)
 
 
+ORPHAN_GRACE_S = 10.0  # seconds a multirun's leftover processes get after it exited
+
+
+def stop_leftovers(pgid: int) -> None:
+    """Kill what is left of a stopped multirun's process group once it had ORPHAN_GRACE_S to
+    finish (an idle joblib worker ignores SIGTERM and would hold its output open)."""
+    deadline = time.monotonic() + ORPHAN_GRACE_S
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
 def run_experiment(
     command: list[str],
     log_path: Path,
@@ -232,9 +250,10 @@ def run_experiment(
             quiet.set()
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait()
+            stop_leftovers(proc.pid)
             raise
         finally:
-            reader.join()
+            reader.join(timeout=ORPHAN_GRACE_S)
             if running is not None:
                 running.discard(proc)
     return proc.returncode
