@@ -227,11 +227,22 @@ def test_the_gpu_session_covers_every_table_and_reports_its_targets():
 
     assert sorted(cuda_session.ORDER.split(",")) == sorted(plan.experiments())
     runs = [{"seed": 0, "status": "ok", "test_accuracy": 0.9, "cons_ratio": 0.1, "cu_ant": 0.9}]
-    check = {k: {"exit": 0, "runs": runs, "stack_wall_s": 1.0} for k in ("graph", "eager", "alone")}
+    variants = ("graph", "compiled", "eager", "alone")
+    check = {k: {"exit": 0, "runs": runs, "stack_wall_s": 1.0} for k in variants}
     check |= {"steps": 200, "max_accuracy_gap_eager": 0.0, "max_accuracy_gap_alone": 0.002}
+    check |= {"max_accuracy_gap_compiled": 0.001}
     assert cuda_session.graph_ok(check)
     assert not cuda_session.graph_ok({**check, "max_accuracy_gap_eager": 0.05})
     assert not cuda_session.graph_ok({"error": "RuntimeError: capture failed"})
+    # compiled DFL terms go into the reproduction only if they agreed and made a table faster
+    table = {"graph": {"stack_wall_s": 20.0}, "compiled": {"stack_wall_s": 15.0}}
+    assert cuda_session.compile_ok({"graph_vs_eager": check, "table": table})
+    slower = {**table, "compiled": {"stack_wall_s": 25.0}}
+    assert not cuda_session.compile_ok({"graph_vs_eager": check, "table": slower})
+    apart = {**check, "max_accuracy_gap_compiled": 0.05}
+    assert not cuda_session.compile_ok({"graph_vs_eager": apart, "table": table})
+    sixteen = {"runs": 16, "speedup": 16.0, "stacked": {"median_ms": 2.0}}
+    sixteen["separate"] = {"median_ms": 32.0}
     results = {
         "machine": {
             "device": "H100",
@@ -242,9 +253,42 @@ def test_the_gpu_session_covers_every_table_and_reports_its_targets():
         },
         "graph_vs_eager": check,
         "single": {"graph": {"ms_per_iteration": 1.2, "wall_s": 1.2}},
+        "stacking": {"table_compiled": {"rows": [sixteen]}},
+        "table": table,
         "reproduce": {"ms_per_run_iteration": 0.5, "ok": 3, "trained_run_iterations": 30000},
     }
     text = cuda_session.report(results)
+    rows16 = "16 stacked rows of same_symmetric / 16 separate runs (graph + compiled DFL)"
+    assert f"| {rows16} | >= 15x | 16 | met |" in text
+    assert "| 16 stacked seeds / 16 separate runs, throughput | >= 15x | n/a | n/a |" in text
     assert "| one run, ms per iteration (quick, CUDA graph) | <= 1.5 | 1.2 | met |" in text
     assert "| every table at long, per run-iteration (ms) | <= 0.4 | 0.5 | **not met** |" in text
     assert "| every table at long, minutes (from the rate) | <= 10 | 9.83 | met |" in text
+
+
+def test_op_count_counts_computing_operations_and_not_views():
+    from dfl_bench.bench import op_count
+
+    def x() -> torch.Tensor:  # a fresh leaf: no gradient to accumulate into
+        return torch.rand(4, 3, requires_grad=True)
+
+    plain = op_count.count(lambda: (x() * 2).sum())
+    assert plain >= 2  # mul and sum forward, their backward
+    assert op_count.count(lambda: (x().view(-1).unsqueeze(0).t() * 2).sum()) == plain
+    assert op_count.count(lambda: (x() * 2 * 3).sum()) > plain
+
+
+def test_op_count_of_a_run_covers_its_dfl_term_within_its_loss():
+    from dfl_bench.bench import op_count, steps
+
+    cpu = torch.device("cpu")
+    x, y = torch.rand(128, 1, 28, 28), torch.arange(128) % 10
+    batch = {"labeled": (x[:64], y[:64]), "unlabeled": (x[64:], y[64:])}
+    counts = {}
+    for row in ("product_S", "yager_p2_R"):
+        module = steps.build_module(
+            "same", steps.NEVER, cpu, ["+experiment=same_symmetric", f"row={row}"]
+        )
+        counts[row] = op_count.run_counts(module, batch)
+        assert 0 < counts[row]["dfl_term"] < counts[row]["loss"]
+    assert counts["product_S"]["dfl_term"] < counts["yager_p2_R"]["dfl_term"]

@@ -110,14 +110,16 @@ def alone(tmp: Path, *overrides: str) -> tuple[module.DFLModule, Recorder]:
 
 
 def stacked(
-    tmp: Path, *runs: tuple[str, ...], layout: bool = False
+    tmp: Path, *runs: tuple[str, ...], layout: bool = False, compile_dfl: bool = False
 ) -> tuple[StackedModule, list[Recorder]]:
     """The runs (each a tuple of overrides) trained as one stack, each with a recording logger;
-    `layout`: the GPU's StackedNet layout (on this CPU)."""
+    `layout`: the GPU's StackedNet layout (on this CPU); `compile_dfl`: the DFL terms compiled."""
     cfgs = [composed(tmp, *SHORT, *overrides)[0] for overrides in runs]
     built = [train.prepared(cfg, overrides) for cfg, overrides in zip(cfgs, runs, strict=True)]
     recorders = [Recorder() for _ in runs]
-    stack = StackedModule([run for _, run in built], recorders, stacked=layout)
+    stack = StackedModule(
+        [run for _, run in built], recorders, stacked=layout, compile_dfl=compile_dfl
+    )
     seeds = [cfg.seed for cfg in cfgs]
     trainer = build_trainer(cfgs[0], None, [])
     trainer.fit(stack, datamodule=StackedDataModule(built[0][0]["data"], seeds, seeds))
@@ -144,17 +146,25 @@ def assert_same_run(
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("runs", "layout", "close"),
+    ("runs", "layout", "compile_dfl", "close"),
     [
-        (SEEDS, False, EXACT),
-        (TABLE_ROWS, False, EXACT),
-        (SEEDS, True, CLOSE),
-        (TABLE_ROWS, True, LAYOUT),
+        (SEEDS, False, False, EXACT),
+        (TABLE_ROWS, False, False, EXACT),
+        (SEEDS, True, False, CLOSE),
+        (TABLE_ROWS, True, False, LAYOUT),
+        (TABLE_ROWS, True, True, LAYOUT),
     ],
-    ids=["seeds", "table-rows", "seeds-gpu-layout", "table-rows-gpu-layout"],
+    ids=[
+        "seeds",
+        "table-rows",
+        "seeds-gpu-layout",
+        "table-rows-gpu-layout",
+        "table-rows-gpu-layout-compiled",
+    ],
 )
-def test_a_stacked_run_is_the_run_alone(tmp_path, draws, runs, layout, close):
-    stack, recorders = stacked(tmp_path / "stack", *runs, layout=layout)
+def test_a_stacked_run_is_the_run_alone(tmp_path, draws, runs, layout, compile_dfl, close):
+    stack, recorders = stacked(tmp_path / "stack", *runs, layout=layout, compile_dfl=compile_dfl)
+    assert all((m._dfl_term is not module.dfl_term) == compile_dfl for m in stack.members)
     stacked_draws = dict(draws)
     draws.clear()
     for r, overrides in enumerate(runs):
@@ -390,6 +400,14 @@ def test_stack_throughput_reports_both_timings_per_stack_size():
         assert row["speedup"] == pytest.approx(
             row["separate"]["median_ms"] / row["stacked"]["median_ms"]
         )
+
+
+def test_a_table_stack_in_the_bench_trains_each_row_of_the_table():
+    from dfl_bench.bench.stacking import table_rows
+
+    problem, rows = table_rows("sum9_symmetric")
+    assert problem == "sum9" and len(rows) == 7
+    assert rows[0] == ("+experiment=sum9_symmetric", "row=godel")
 
 
 def test_two_jobs_of_one_config_hash_train_once_and_the_second_is_skipped(tmp_path, capsys):

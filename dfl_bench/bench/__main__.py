@@ -1,12 +1,14 @@
 """`python -m dfl_bench.bench`: the speed benchmark, written to results/bench/ (bench.json,
 README.md, scaling.png); `python -m dfl_bench.bench time-kb`: each knowledge base's forward and
 backward time against the batch size, printed as a Markdown table; `time-ntn`: the iteration
-with the text's NTN (k = 50) and the authors' code's head (k = 10, output bias).
+with the text's NTN (k = 50) and the authors' code's head (k = 10, output bias); `count-ops`:
+the tensor operations (GPU kernels) of one run's loss per table row.
 
     python -m dfl_bench.bench                                     # every section
     python -m dfl_bench.bench --sections iteration --threads 2 --repeats 50
     python -m dfl_bench.bench time-kb --batch-sizes 64 --repeats 200
     python -m dfl_bench.bench time-ntn --threads 1
+    python -m dfl_bench.bench count-ops --tables same_symmetric sum9_symmetric
 """
 
 from __future__ import annotations
@@ -20,7 +22,16 @@ from typing import Any
 
 import torch
 
-from dfl_bench.bench import kb_timing, ntn_timing, report, runs, sections, stacking, steps
+from dfl_bench.bench import (
+    kb_timing,
+    ntn_timing,
+    op_count,
+    report,
+    runs,
+    sections,
+    stacking,
+    steps,
+)
 from dfl_bench.bench.timing import load
 from dfl_bench.paths import REPO_DIR
 
@@ -132,13 +143,15 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """`time-kb [options]` times the knowledge bases, `time-ntn [options]` the two NTN heads;
-    anything else runs `bench`."""
+    """`time-kb [options]` times the knowledge bases, `time-ntn [options]` the two NTN heads,
+    `count-ops [options]` counts a step's operations; anything else runs `bench`."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["time-kb"]:
         kb_timing.main(argv[1:])
     elif argv[:1] == ["time-ntn"]:
         ntn_timing.main(argv[1:])
+    elif argv[:1] == ["count-ops"]:
+        op_count.main(argv[1:])
     else:
         bench(argv)
 

@@ -7,15 +7,19 @@ Stages, each logged to `<out>/session.log` and summarised in `<out>/session.json
 fails is recorded with its error and the session goes on):
 
 1. `graph_vs_eager`: one stacked sweep (4 seeds, `--check-steps` steps, metrics every 25) with
-   CUDA graphs and without: the records' numbers side by side, and both wall times;
+   CUDA graphs, with graphs of compiled DFL terms (`compile_dfl`), without graphs, and each
+   seed alone: the records' numbers side by side, and the wall times;
 2. `stacking`: `bench.stacking` on CUDA (R separate DFLModule steps against R stacked steps,
-   captured), per stacked iteration and per run-iteration;
+   captured; seeds of the default configuration and the rows of same_symmetric, each with and
+   without compiled DFL terms), per stacked iteration and per run-iteration;
 3. `single`: `python -m dfl_bench trainer=gpu` at the quick profile (1,000 iterations), with
    and without CUDA graphs: milliseconds per iteration from the record's wall time;
-4. `table`: `+experiment=same_symmetric` (12 rows) at quick as one GPU stack;
+4. `table`: `+experiment=same_symmetric` (12 rows) at quick as one GPU stack, with and without
+   compiled DFL terms (compile time included);
 5. `reproduce`: `results.reproduce --device gpu` of every table at `--profile` until the budget
    ends (then SIGTERM: running stacks stop; finished records stay), its records packed as
-   `<out>/records.tar.gz` (paths relative to the repository).
+   `<out>/records.tar.gz` (paths relative to the repository); with CUDA graphs if stage 1
+   agreed, and with compiled DFL terms if they agreed there and made stage 4 faster.
 
 `<out>` ends with five files: session.log, session.json, README.md (`report`), records.tar.gz
 and logs.tar.gz (every command's output and the reproduction's multirun logs).
@@ -48,6 +52,7 @@ ORDER = (
     "default,baseline,aggregation,implications,tnorms,same_symmetric,sum9_symmetric,"
     "symmetric_aggregators,sigmoidal_s,sigmoidal_b0,sgd_implications,formulas,best"
 )
+TABLE = "same_symmetric"  # a table's rows as one stack: different operators
 GRAPH_TOLERANCE = 0.01  # test accuracy, graph against eager after the check's steps
 # The GPU targets: every table at long (1.18M run-iterations) in 10 minutes; one run; stacking.
 TABLES_LONG_RUN_ITERATIONS = 1_180_000
@@ -123,6 +128,7 @@ def graph_vs_eager(session: Session, steps: int) -> dict[str, Any]:
     own (the tolerance of a stacked run against the run alone): records and wall times."""
     variants = {
         "graph": ("cuda_graph=true",),
+        "compiled": ("cuda_graph=true", "compile_dfl=true"),
         "eager": ("cuda_graph=false",),
         "alone": ("cuda_graph=true", "hydra.launcher.stack_size=1"),
     }
@@ -150,7 +156,7 @@ def graph_vs_eager(session: Session, steps: int) -> dict[str, Any]:
                 for r in got
             ],
         }
-    for other in ("eager", "alone"):
+    for other in ("compiled", "eager", "alone"):
         pairs = zip(out["graph"]["runs"], out[other]["runs"], strict=False)
         out[f"max_accuracy_gap_{other}"] = max(
             (abs(a["test_accuracy"] - b["test_accuracy"]) for a, b in pairs if a["test_accuracy"]),
@@ -159,22 +165,41 @@ def graph_vs_eager(session: Session, steps: int) -> dict[str, Any]:
     return out
 
 
-def graph_ok(check: dict[str, Any] | None) -> bool:
-    """Whether the graph-vs-eager check ran and agreed (else the reproduction runs eagerly)."""
-    if not check or "error" in check or check["graph"]["exit"] != 0:
+def graph_ok(check: dict[str, Any] | None, variant: str = "graph") -> bool:
+    """Whether the check ran `variant` and it agreed with the eager stack (else the reproduction
+    goes without it)."""
+    if not check or "error" in check or check.get(variant, {}).get("exit") != 0:
         return False
-    gap = check.get("max_accuracy_gap_eager")
-    return gap is not None and gap <= GRAPH_TOLERANCE
+    gaps = [check.get("max_accuracy_gap_eager")]
+    if variant != "graph":
+        gaps.append(check.get(f"max_accuracy_gap_{variant}"))
+    return all(gap is not None and gap <= GRAPH_TOLERANCE for gap in gaps)
+
+
+def compile_ok(results: dict[str, Any]) -> bool:
+    """Whether compiled DFL terms agreed in stage 1 and made the table stage faster."""
+    tab = results.get("table") or {}
+    fast, plain = ((tab.get(k) or {}).get("stack_wall_s") for k in ("compiled", "graph"))
+    faster = fast is not None and plain is not None and fast < plain
+    return graph_ok(results.get("graph_vs_eager"), "compiled") and faster
 
 
 def stacking(runs: Sequence[int], device: str) -> dict[str, Any]:
-    """`bench.stacking` on the device, captured and eager."""
+    """`bench.stacking` on the device: captured, captured with compiled DFL terms, eager; seeds
+    of one configuration and the rows of same_symmetric."""
     from dfl_bench.bench.stacking import stack_throughput
 
     dev = "cuda" if device == "gpu" else "cpu"
-    captured = stack_throughput(runs, dev, repeats=20, warmup=3)
-    eager = stack_throughput((max(runs),), dev, repeats=10, warmup=2, graph=False)
-    return {"captured": captured, "eager": eager}
+    top = (16,)  # the target's stack size
+    return {
+        "captured": stack_throughput(runs, dev, repeats=20, warmup=3),
+        "compiled": stack_throughput(top, dev, repeats=20, warmup=3, compile_dfl=True),
+        "eager": stack_throughput(top, dev, repeats=10, warmup=2, graph=False),
+        "table": stack_throughput(top, dev, repeats=20, warmup=3, experiment=TABLE),
+        "table_compiled": stack_throughput(
+            top, dev, repeats=20, warmup=3, experiment=TABLE, compile_dfl=True
+        ),
+    }
 
 
 def single(session: Session) -> dict[str, Any]:
@@ -203,27 +228,31 @@ def single(session: Session) -> dict[str, Any]:
 
 
 def table(session: Session) -> dict[str, Any]:
-    """same_symmetric (12 rows) at quick as one GPU stack: wall time per run-iteration."""
-    folder = session.scratch / "table"
-    tic = time.perf_counter()
-    done = session.cli(
-        [
-            *("-m", "+experiment=same_symmetric", "hydra/launcher=stacked", session.trainer),
-            *(*NO_LOGS, f"records_dir={folder}/records", f"checkpoint_dir={folder}/ckpt"),
-            f"hydra.sweep.dir={folder}/sweep",
-        ],
-        "table",
-        timeout=300,
-    )
-    got = read_records(folder / "records")
-    stack_wall = max((r["wall_time_s"] for r in got), default=None)
-    return {
-        "exit": done.returncode,
-        "runs": len(got),
-        "command_wall_s": round(time.perf_counter() - tic, 1),
-        "stack_wall_s": stack_wall,
-        "ms_per_run_iteration": (None if not got else 1000 * stack_wall / (len(got) * QUICK_STEPS)),
-    }
+    """same_symmetric (12 rows) at quick as one GPU stack, with CUDA graphs and with graphs of
+    compiled DFL terms: wall time per run-iteration (the stack's, compiling included)."""
+    out = {}
+    for name, compiled in (("graph", False), ("compiled", True)):
+        folder = session.scratch / f"table_{name}"
+        tic = time.perf_counter()
+        done = session.cli(
+            [
+                *("-m", f"+experiment={TABLE}", "hydra/launcher=stacked", session.trainer),
+                *(*NO_LOGS, f"records_dir={folder}/records", f"checkpoint_dir={folder}/ckpt"),
+                *(f"hydra.sweep.dir={folder}/sweep", f"compile_dfl={str(compiled).lower()}"),
+            ],
+            f"table_{name}",
+            timeout=300,
+        )
+        got = read_records(folder / "records")
+        wall = max((r["wall_time_s"] for r in got), default=None)
+        out[name] = {
+            "exit": done.returncode,
+            "runs": len(got),
+            "command_wall_s": round(time.perf_counter() - tic, 1),
+            "stack_wall_s": wall,
+            "ms_per_run_iteration": None if not got else 1000 * wall / (len(got) * QUICK_STEPS),
+        }
+    return out
 
 
 def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
@@ -235,6 +264,7 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
         *("--tables", args.tables, "--records", args.records, "--poll", "30"),
         *("--seeds", str(args.seeds), "--stack-size", str(args.stack_size)),
         *([] if graph_ok(session.results.get("graph_vs_eager")) else ["cuda_graph=false"]),
+        *(["compile_dfl=true"] if compile_ok(session.results) else []),
     ]
     tic = time.perf_counter()
     with open(session.scratch / "reproduce.log", "w") as log:
@@ -262,6 +292,7 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
     iterations = sum(r.get("steps") or 0 for r in trained)
     return {
         "exit": code,
+        "overrides": command[command.index(str(args.stack_size)) + 1 :],
         "wall_s": round(wall, 1),
         "records": len(done),
         "ok": sum(r.get("status") == "ok" for r in done),
@@ -296,8 +327,20 @@ def report(results: dict[str, Any]) -> str:
     per_it = rep.get("ms_per_run_iteration")
     whole = None if per_it is None else per_it * TABLES_LONG_RUN_ITERATIONS / 60000
     graph_ms = (one.get("graph") or {}).get("ms_per_iteration")
-    rows16 = [r for r in (results.get("stacking", {}).get("captured") or {}).get("rows", [])]
-    speedup16 = next((r["speedup"] for r in rows16 if r["runs"] == 16), None)
+    stack = results.get("stacking", {})
+
+    def speedup16(graph: str, compiled: str) -> tuple[float | None, str]:
+        """The better 16-run speed-up of two stacking variants, and which it is (` (...)`)."""
+        found = [
+            (r["speedup"], f" ({label})")
+            for key, label in ((graph, "graph"), (compiled, "graph + compiled DFL"))
+            for r in (stack.get(key) or {}).get("rows", [])
+            if r["runs"] == 16
+        ]
+        return max(found, default=(None, ""))
+
+    seeds16, seeds_how = speedup16("captured", "compiled")
+    rows16, rows_how = speedup16("table", "table_compiled")
     targets = [
         (
             "every table at long, per run-iteration (ms)",
@@ -318,44 +361,60 @@ def report(results: dict[str, Any]) -> str:
             met(None if graph_ms is None else meets("gpu_single_ms", graph_ms)),
         ),
         (
-            "16 stacked runs / 16 separate runs, throughput",
+            f"16 stacked seeds / 16 separate runs, throughput{seeds_how}",
             ">= 15x",
-            fmt(speedup16),
-            met(None if speedup16 is None else meets("stacked_throughput", speedup16)),
+            fmt(seeds16),
+            met(None if seeds16 is None else meets("stacked_throughput", seeds16)),
+        ),
+        (
+            f"16 stacked rows of {TABLE} / 16 separate runs{rows_how}",
+            ">= 15x",
+            fmt(rows16),
+            met(None if rows16 is None else meets("stacked_throughput", rows16)),
         ),
     ]
     lines += markdown.table(["target", "wanted", "measured", ""], targets)
     check = results.get("graph_vs_eager", {})
     lines += ["", "## Graph, eager and alone (one stacked sweep, 4 seeds)", ""]
     if "graph" in check:
-        runs = zip(*(check[k]["runs"] for k in ("graph", "eager", "alone")), strict=False)
+        names = [k for k in ("graph", "compiled", "eager", "alone") if k in check]
+        runs = zip(*(check[k]["runs"] for k in names), strict=False)
         lines += markdown.table(
-            ["seed", "accuracy: graph", "eager", "alone", "cu_ant: graph", "eager", "alone"],
+            ["seed", *(f"accuracy: {k}" for k in names), *(f"cu_ant: {k}" for k in names)],
             [
                 (
-                    g["seed"],
-                    *(fmt(r["test_accuracy"], 5) for r in (g, e, a)),
-                    *(fmt(r["cu_ant"], 5) for r in (g, e, a)),
+                    row[0]["seed"],
+                    *(fmt(r["test_accuracy"], 5) for r in row),
+                    *(fmt(r["cu_ant"], 5) for r in row),
                 )
-                for g, e, a in runs
+                for row in runs
             ],
         )
         lines += [
             "",
             f"{check['steps']} steps, metrics every 25 (eager steps), evaluation every 100. "
-            "graph: one stack of 4 with CUDA graphs; eager: the same stack without; alone: each "
+            "graph: one stack of 4 with CUDA graphs; compiled: the same with each run's DFL term "
+            "compiled (`compile_dfl=true`); eager: the same stack without graphs; alone: each "
             "seed in a stack of its own (what `trainer=gpu` trains alone). Largest accuracy gap "
-            f"to the graph: {fmt(check.get('max_accuracy_gap_eager'))} (eager), "
-            f"{fmt(check.get('max_accuracy_gap_alone'))} (alone). Stack wall time "
-            f"{fmt(check['graph']['stack_wall_s'])} s with the graph, "
-            f"{fmt(check['eager']['stack_wall_s'])} s eager.",
+            f"to the graph: {fmt(check.get('max_accuracy_gap_compiled'))} (compiled), "
+            f"{fmt(check.get('max_accuracy_gap_eager'))} (eager), "
+            f"{fmt(check.get('max_accuracy_gap_alone'))} (alone). Stack wall time: "
+            + ", ".join(f"{k} {fmt(check[k]['stack_wall_s'])} s" for k in names)
+            + ".",
         ]
     else:
         lines.append(f"not run: {check.get('error')}")
     lines += ["", "## Stacked against separate runs (`bench.stacking`, one stacked iteration)", ""]
     stack_rows = []
-    for label, key in (("graph", "captured"), ("eager", "eager")):
-        for r in (results.get("stacking", {}).get(key) or {}).get("rows", []):
+    variants = (
+        ("seeds, graph", "captured"),
+        ("seeds, graph + compiled DFL", "compiled"),
+        ("seeds, eager", "eager"),
+        (f"{TABLE} rows, graph", "table"),
+        (f"{TABLE} rows, graph + compiled DFL", "table_compiled"),
+    )
+    for label, key in variants:
+        for r in (stack.get(key) or {}).get("rows", []):
             stack_rows.append(
                 (
                     label,
@@ -384,10 +443,13 @@ def report(results: dict[str, Any]) -> str:
                 fmt((one.get("eager") or {}).get("wall_s")),
                 fmt((one.get("eager") or {}).get("ms_per_iteration")),
             ),
-            (
-                "`+experiment=same_symmetric` (12 rows, quick), one stack",
-                fmt(tab.get("stack_wall_s")),
-                fmt(tab.get("ms_per_run_iteration")),
+            *(
+                (
+                    f"`+experiment={TABLE}` (12 rows, quick), one stack, {label}",
+                    fmt((tab.get(key) or {}).get("stack_wall_s")),
+                    fmt((tab.get(key) or {}).get("ms_per_run_iteration")),
+                )
+                for label, key in (("graph", "graph"), ("graph + compiled DFL", "compiled"))
             ),
             (
                 f"`reproduce --device gpu --profile long`: {rep.get('ok')} records ok, "

@@ -16,10 +16,19 @@ from typing import Any
 
 import lightning as L
 import torch
+from hydra import compose, initialize_config_dir
 
 from dfl_bench.bench.steps import NEVER, Batch, build_module, draw_batches, iteration, load_data
 from dfl_bench.bench.timing import interleaved, load, summary_ms
+from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.stacked.module import StackedModule
+
+
+def table_rows(experiment: str) -> tuple[str, list[tuple[str, ...]]]:
+    """The problem of `experiment` (a paper table) and the overrides of each of its rows."""
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[f"+experiment={experiment}"])
+    return cfg.problem.name, [(f"+experiment={experiment}", f"row={row}") for row in cfg.rows]
 
 
 def stacked_iteration(
@@ -69,6 +78,8 @@ def stack_throughput(
     warmup: int = 2,
     n_batches: int = 4,
     graph: bool = True,
+    compile_dfl: bool = False,
+    experiment: str | None = None,
 ) -> dict[str, Any]:
     """Throughput of R stacked runs against R separate runs, for each R in `runs`.
 
@@ -80,8 +91,15 @@ def stack_throughput(
     is the separate median over the stacked median (> 1: stacking is faster), and the runs per
     second are R training iterations (one per run) per median call. R=1 measures the stacking
     overhead only (on a CPU one run trains as a plain DFLModule). On CUDA the stack uses the
-    StackedNet layout and, with `graph`, replays its steps as a CUDA graph.
+    StackedNet layout and, with `graph`, replays its steps as a CUDA graph (with `compile_dfl`,
+    of each run's compiled DFL term; the separate runs then use the compiled terms too). With
+    `experiment`, run r is row r of that table (cycled; `problem` is the table's): a stack of
+    different operators.
     """
+    if experiment is not None:
+        problem, variants = table_rows(experiment)
+    else:
+        variants = [()]
     dev = torch.device(device)
     data = load_data(batch_size, dev)
     rows = []
@@ -89,11 +107,14 @@ def stack_throughput(
         modules, batches = [], []
         for seed in range(r):
             L.seed_everything(seed, verbose=False)  # each run its own initialisation
-            modules.append(build_module(problem, NEVER, dev, [f"seed={seed}"]))
+            overrides = [*variants[seed % len(variants)], f"seed={seed}"]
+            modules.append(build_module(problem, NEVER, dev, overrides))
             data.seed = seed  # and its own data order
             batches.append(draw_batches(data, batch_size, n_batches))
         cuda = dev.type == "cuda"
-        stack = StackedModule(modules, [None] * r, stacked=cuda, cuda_graph=cuda and graph)
+        stack = StackedModule(
+            modules, [None] * r, stacked=cuda, cuda_graph=cuda and graph, compile_dfl=compile_dfl
+        )
         stack = stack.to(dev).train()
         samples = interleaved(
             {
@@ -119,6 +140,8 @@ def stack_throughput(
         "device": str(dev),
         "threads": torch.get_num_threads(),
         "problem": problem,
+        "experiment": experiment,
+        "compile_dfl": compile_dfl,
         "batch_size": batch_size,
         "repeats": repeats,
         "warmup": warmup,
@@ -133,11 +156,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--runs", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--problem", default="same")
+    parser.add_argument("--experiment", default=None, help="stack this table's rows (cycled)")
+    parser.add_argument("--compile-dfl", action="store_true", help="compile each run's DFL term")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    result = stack_throughput(args.runs, args.device, args.problem, repeats=args.repeats)
+    result = stack_throughput(
+        args.runs,
+        args.device,
+        args.problem,
+        repeats=args.repeats,
+        compile_dfl=args.compile_dfl,
+        experiment=args.experiment,
+    )
     print(json.dumps(result, indent=2))
 
 

@@ -227,6 +227,7 @@ def _built(
         [j.cfg.debug.nan_at_step for j in jobs],
         stacked=cuda,
         cuda_graph=cuda and bool(cfg.get("cuda_graph", True)),
+        compile_dfl=cuda and bool(cfg.get("compile_dfl", False)),
     )
     return data, module
 

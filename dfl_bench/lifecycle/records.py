@@ -59,6 +59,7 @@ NOT_HASHED = (
     "force",
     "progress_bar",
     "cuda_graph",
+    "compile_dfl",
     "threads",
     "rows",
     "families",

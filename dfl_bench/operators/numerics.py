@@ -92,7 +92,7 @@ def dims(x: Tensor, dim: Dim) -> tuple[int, ...]:
 
 def count(x: Tensor, dim: Dim) -> int:
     """Number of elements an aggregation over `dim` reduces."""
-    return math.prod(x.shape[d] for d in dims(x, dim))
+    return math.prod([x.shape[d] for d in dims(x, dim)])
 
 
 def flatten_dims(x: Tensor, dim: Dim) -> Tensor:

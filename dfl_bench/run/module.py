@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from dfl_bench.logic import build_kb
+from dfl_bench.logic.kb import KnowledgeBase
 from dfl_bench.logic.metrics import MAGNITUDES, ratios
 from dfl_bench.operators import OperatorSet
 from dfl_bench.run.model import DFLNet, dropout_masks
@@ -68,6 +69,14 @@ def undersampled_bce(
     chosen = (pos | (rank < pos.sum())).to(z.dtype)
     bce = F.binary_cross_entropy_with_logits(z, pos.to(z.dtype), reduction="none")
     return (bce * chosen).sum() / chosen.sum().clamp_min(1.0)
+
+
+def dfl_term(
+    kb: KnowledgeBase, ops: OperatorSet, digit_logits: Tensor, pair_logits: Mapping[str, Tensor]
+) -> Tensor:
+    """L_DFL (Eq. "lossrl") of the unlabeled batch from the network's outputs, without metrics:
+    the part of a step that `DFLModule.compile_dfl` compiles."""
+    return kb(interpretation(digit_logits, pair_logits), ops).loss
 
 
 def run_seed(seed: int, stream: int) -> int:
@@ -157,6 +166,15 @@ class DFLModule(L.LightningModule):
         self.best_test_accuracy: float | None = None
         self.pair_accuracy: dict[str, float] = {}
         self.evaluated_step = -1  # the step of the last test evaluation
+        self._dfl_term = dfl_term  # compiled by `compile_dfl`
+
+    def compile_dfl(self, runs: int = 1) -> None:
+        """Compile the DFL term of steps without metrics (`torch.compile`: the KB's few hundred
+        elementwise kernels fused into a few), for `runs` runs of distinct operators in this
+        process (one compiled entry each); logging steps' metrics stay eager."""
+        limit = torch._dynamo.config.recompile_limit
+        torch._dynamo.config.recompile_limit = max(limit, runs + 1)
+        self._dfl_term = torch.compile(dfl_term, dynamic=False, fullgraph=True)
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         """ADAM or SGD as configured (Section 9.3, appendix)."""
@@ -256,11 +274,12 @@ class DFLModule(L.LightningModule):
             pair = sum(
                 undersampled_bce(pair_l[p], pair_truth(p, y_l), rng) for p in self.predicates
             )
-            if self.kb is not None:
+            if self.kb is not None and logging:
                 interp = interpretation(logits[n_l:], pair_u)
-                labels = crisp_labels(y_u, self.predicates) if logging else None
-                result = self.kb(interp, self.ops, labels=labels)
+                result = self.kb(interp, self.ops, labels=crisp_labels(y_u, self.predicates))
                 dfl, metrics = result.loss, result.metrics
+            elif self.kb is not None:
+                dfl = self._dfl_term(self.kb, self.ops, logits[n_l:], pair_u)
         total = self.w_dfl * dfl + ce + pair
         return total, torch.stack([dfl, ce, pair]), metrics
 

@@ -17,6 +17,8 @@ Two layouts of the networks, by device:
   steps, results/bench/cuda/session/; the record names its stack).
   Steps without metrics are captured once as a CUDA graph (forward, backward, NaN flags) and
   replayed (`cuda_graph`); logging steps, evaluation and the optimizer update run eagerly.
+  With `compile_dfl` each run's DFL term of those steps is compiled first (`torch.compile`,
+  `DFLModule.compile_dfl`): its fused kernels are what the graph replays.
 
 A run whose loss turns NaN/inf is retired when a single run would have stopped (its first
 logging step from then, or the last step): its summary is frozen there with the same reason,
@@ -57,7 +59,8 @@ def run_batch(batch: Batch, r: int) -> dict[str, tuple[Tensor, Tensor]]:
 class StackedModule(L.LightningModule):
     """The runs `members` (DFLModules that agree on SHARED and on having a DFL term) as one;
     `stacked`: the StackedNet layout (CUDA), else each run's own network (CPU);
-    `cuda_graph`: replay steps without metrics as a CUDA graph (stacked layout on CUDA only)."""
+    `cuda_graph`: replay steps without metrics as a CUDA graph (stacked layout on CUDA only);
+    `compile_dfl`: compile each run's DFL term of steps without metrics."""
 
     def __init__(
         self,
@@ -66,6 +69,7 @@ class StackedModule(L.LightningModule):
         poison_at: Sequence[int | None] = (),
         stacked: bool = False,
         cuda_graph: bool = False,
+        compile_dfl: bool = False,
     ) -> None:
         super().__init__()
         self.automatic_optimization = False  # the step owns its update (a graph replays it)
@@ -82,6 +86,9 @@ class StackedModule(L.LightningModule):
         self.run_loggers = list(loggers)
         self.poison_at = list(poison_at) or [None] * len(members)
         self.stacked, self.cuda_graph = stacked, cuda_graph and stacked
+        if compile_dfl and first.kb is not None:
+            for member in members:
+                member.compile_dfl(runs=len(members))
         if stacked:
             self.net = StackedNet([m.net for m in members])  # members' nets: evaluation copies
         else:

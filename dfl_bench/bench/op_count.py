@@ -1,0 +1,115 @@
+"""`python -m dfl_bench.bench count-ops`: how many tensor operations one run's step launches
+after the network (its DFL term and its whole loss, forward and backward), per row of a table.
+
+On a GPU each such operation is a kernel, and a replayed CUDA graph of a stack still launches
+every run's own: this count, taken on the CPU (aten operations that compute, views and other
+metadata operations left out), is what `compile_dfl` fuses (docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from dfl_bench import markdown
+from dfl_bench.bench import steps
+from dfl_bench.bench.stacking import table_rows
+from dfl_bench.run.module import DFLModule, dfl_term
+
+# aten operations that only make views or metadata: no kernel on a GPU
+NO_KERNEL = frozenset(
+    "alias as_strided detach expand permute select slice split squeeze t transpose unbind "
+    "unsqueeze view _unsafe_view _reshape_alias".split()
+)
+
+
+class OpCounter(TorchDispatchMode):
+    """Counts the aten operations dispatched inside it, by name (overload left out)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: Counter[str] = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        self.counts[func.__name__.split(".")[0]] += 1
+        return func(*args, **(kwargs or {}))
+
+    @property
+    def kernels(self) -> int:
+        """Operations that compute (a kernel each on a GPU)."""
+        return sum(n for name, n in self.counts.items() if name not in NO_KERNEL)
+
+
+def count(fn: Callable[[], Tensor]) -> int:
+    """Computing operations of `fn()` and its backward."""
+    with OpCounter() as counter:
+        fn().backward()
+    return counter.kernels
+
+
+def run_counts(module: DFLModule, batch: steps.Batch) -> dict[str, int]:
+    """One run's DFL term and whole loss (from fixed network outputs), forward + backward."""
+    (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
+    with torch.no_grad():
+        logits, emb = module.net(torch.cat([x_l, x_u]))
+        pair_l, pair_u = module._pair_logits(emb[: len(x_l)], emb[len(x_l) :])
+
+    def leaf(t: Tensor) -> Tensor:
+        return t.detach().requires_grad_()
+
+    def dfl() -> Tensor:
+        return dfl_term(module.kb, module.ops, leaf(logits[len(x_l) :]), _leaves(pair_u))
+
+    def loss() -> Tensor:
+        outs = (leaf(logits), _leaves(pair_l), _leaves(pair_u), y_l, y_u)
+        return module.loss(*outs, module.generator(), False)[0]
+
+    return {"dfl_term": count(dfl), "loss": count(loss)}
+
+
+def _leaves(pairs: dict[str, Tensor]) -> dict[str, Tensor]:
+    return {k: v.detach().requires_grad_() for k, v in pairs.items()}
+
+
+def table(experiments: Sequence[str]) -> list[dict[str, Any]]:
+    """Counts of the default configuration and of every row of `experiments`."""
+    batch = steps.draw_batches(steps.load_data(64, torch.device("cpu"), 500), 64, 1)[0]
+    jobs = [("default", "same", [])]
+    for experiment in experiments:
+        problem, rows = table_rows(experiment)
+        jobs += [(f"{experiment} {row[1][4:]}", problem, list(row)) for row in rows]
+    out = []
+    for name, problem, overrides in jobs:
+        module = steps.build_module(problem, steps.NEVER, torch.device("cpu"), overrides)
+        out.append({"run": name, "problem": problem, **run_counts(module, batch)})
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Print the counts as Markdown."""
+    parser = argparse.ArgumentParser(
+        prog="python -m dfl_bench.bench count-ops", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--tables", nargs="*", default=["same_symmetric", "sum9_symmetric"])
+    args = parser.parse_args(argv)
+    rows = table(args.tables)
+    print(
+        "`python -m dfl_bench.bench count-ops --tables "
+        + " ".join(args.tables)
+        + "`: computing tensor operations (a kernel each on a GPU) of one run's step after "
+        "the network, forward + backward, b = 64.\n"
+    )
+    print(
+        "\n".join(
+            markdown.table(
+                ["run", "problem", "DFL term", "whole loss"],
+                [(r["run"], r["problem"], r["dfl_term"], r["loss"]) for r in rows],
+            )
+        )
+    )
