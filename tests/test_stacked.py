@@ -110,16 +110,16 @@ def alone(tmp: Path, *overrides: str) -> tuple[module.DFLModule, Recorder]:
 
 
 def stacked(
-    tmp: Path, *runs: tuple[str, ...], layout: bool = False, compile_dfl: bool = False
+    tmp: Path, *runs: tuple[str, ...], layout: bool = False, **gpu_path: bool
 ) -> tuple[StackedModule, list[Recorder]]:
     """The runs (each a tuple of overrides) trained as one stack, each with a recording logger;
-    `layout`: the GPU's StackedNet layout (on this CPU); `compile_dfl`: the DFL terms compiled."""
+    `layout`: the GPU's StackedNet layout (on this CPU); `gpu_path`: StackedModule's
+    `cuda_graph` (the graph's path, here without the capture) and `compile_dfl`."""
     cfgs = [composed(tmp, *SHORT, *overrides)[0] for overrides in runs]
     built = [train.prepared(cfg, overrides) for cfg, overrides in zip(cfgs, runs, strict=True)]
     recorders = [Recorder() for _ in runs]
-    stack = StackedModule(
-        [run for _, run in built], recorders, stacked=layout, compile_dfl=compile_dfl
-    )
+    poison = [cfg.debug.nan_at_step for cfg in cfgs]
+    stack = StackedModule([run for _, run in built], recorders, poison, stacked=layout, **gpu_path)
     seeds = [cfg.seed for cfg in cfgs]
     trainer = build_trainer(cfgs[0], None, [])
     trainer.fit(stack, datamodule=StackedDataModule(built[0][0]["data"], seeds, seeds))
@@ -144,27 +144,39 @@ def assert_same_run(
         assert summary[key] == pytest.approx(single[key], nan_ok=True, **close), key
 
 
+GPU_PATHS = {  # StackedModule's options on the GPU's path, run here without the capture
+    "own": {},
+    "layout": {"layout": True},
+    "graph": {"layout": True, "cuda_graph": True},
+    "compiled": {"layout": True, "cuda_graph": True, "compile_dfl": True},
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("runs", "layout", "compile_dfl", "close"),
+    ("runs", "path", "close"),
     [
-        (SEEDS, False, False, EXACT),
-        (TABLE_ROWS, False, False, EXACT),
-        (SEEDS, True, False, CLOSE),
-        (TABLE_ROWS, True, False, LAYOUT),
-        (TABLE_ROWS, True, True, LAYOUT),
+        (SEEDS, "own", EXACT),
+        (TABLE_ROWS, "own", EXACT),
+        (SEEDS, "layout", CLOSE),
+        (TABLE_ROWS, "layout", LAYOUT),
+        (TABLE_ROWS, "graph", LAYOUT),
+        (TABLE_ROWS, "compiled", LAYOUT),
     ],
     ids=[
         "seeds",
         "table-rows",
         "seeds-gpu-layout",
         "table-rows-gpu-layout",
-        "table-rows-gpu-layout-compiled",
+        "table-rows-gpu-graph-path",
+        "table-rows-gpu-graph-path-compiled",
     ],
 )
-def test_a_stacked_run_is_the_run_alone(tmp_path, draws, runs, layout, compile_dfl, close):
-    stack, recorders = stacked(tmp_path / "stack", *runs, layout=layout, compile_dfl=compile_dfl)
-    assert all((m._dfl_term is not module.dfl_term) == compile_dfl for m in stack.members)
+def test_a_stacked_run_is_the_run_alone(tmp_path, draws, runs, path, close):
+    stack, recorders = stacked(tmp_path / "stack", *runs, **GPU_PATHS[path])
+    compiled = GPU_PATHS[path].get("compile_dfl", False)
+    assert all((m._dfl_term is not module.dfl_term) == compiled for m in stack.members)
+    assert (stack._graph is not None) == GPU_PATHS[path].get("cuda_graph", False)
     stacked_draws = dict(draws)
     draws.clear()
     for r, overrides in enumerate(runs):
@@ -230,6 +242,21 @@ def test_a_run_that_turns_nan_fails_alone_and_the_others_finish(tmp_path):
         healthy = train.run(*composed(tmp_path / "alone", *SHORT, *overrides))
         for key in METRICS:  # the NaN run's weights and loss reach no other run
             assert job.record[key] == healthy[key], key
+
+
+@pytest.mark.slow
+def test_on_the_graph_path_a_nan_run_fails_where_the_eager_stack_fails_it(tmp_path):
+    runs = [("seed=0",), ("seed=1", "debug.nan_at_step=5"), ("seed=2",)]
+    graph, _ = stacked(tmp_path / "graph", *runs, **GPU_PATHS["graph"])
+    eager, _ = stacked(tmp_path / "eager", *runs, **GPU_PATHS["layout"])
+    assert graph._graph is not None
+    assert graph.failures == eager.failures
+    assert eager.failure(1) == "non-finite loss: loss term 'dfl' is not finite at step 6"
+    for r in range(3):
+        got, want = graph.summary(r), eager.summary(r)
+        assert got["steps"] == want["steps"] and got["evaluated_step"] == want["evaluated_step"]
+        for key in METRICS:
+            assert got[key] == pytest.approx(want[key], nan_ok=True, **LAYOUT), key
 
 
 @pytest.mark.slow

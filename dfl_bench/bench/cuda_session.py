@@ -392,7 +392,7 @@ def report(results: dict[str, Any]) -> str:
         )
         lines += [
             "",
-            f"{check['steps']} steps, metrics every 25 (eager steps), evaluation every 100. "
+            f"{check['steps']} steps, metrics every 25, evaluation every 100. "
             "graph: one stack of 4 with CUDA graphs; compiled: the same with each run's DFL term "
             "compiled (`compile_dfl=true`); eager: the same stack without graphs; alone: each "
             "seed in a stack of its own (what `trainer=gpu` trains alone). Largest accuracy gap "

@@ -283,6 +283,16 @@ class DFLModule(L.LightningModule):
         total = self.w_dfl * dfl + ce + pair
         return total, torch.stack([dfl, ce, pair]), metrics
 
+    def metrics(
+        self, digit_logits: Tensor, pair_logits: Mapping[str, Tensor], y: Tensor
+    ) -> dict[str, float] | None:
+        """The Section 9.1 metrics of a logging step from the network's outputs on the unlabeled
+        batch and its labels (what `loss` computes with them; None without a DFL term)."""
+        if self.kb is None:
+            return None
+        interp = interpretation(digit_logits, pair_logits)
+        return self.kb(interp, self.ops, labels=crisp_labels(y, self.predicates)).metrics
+
     def _raise_if_bad(self) -> None:
         """Raise NonFiniteLossError if any loss term was flagged (one host sync)."""
         step, term = self._bad.tolist()

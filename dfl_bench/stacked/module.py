@@ -15,8 +15,9 @@ Two layouts of the networks, by device:
   kernel per layer for all runs, then each run's `DFLModule.loss`. Grouped kernels round
   differently from a run alone's (measured on an H100: test accuracy within 0.003 after 200
   steps, results/bench/cuda/session/; the record names its stack).
-  Steps without metrics are captured once as a CUDA graph (forward, backward, NaN flags) and
-  replayed (`cuda_graph`); logging steps, evaluation and the optimizer update run eagerly.
+  The step is captured once as a CUDA graph (forward, backward, NaN flags) and replayed
+  (`cuda_graph`); a logging step replays it too and adds each run's metrics from its outputs;
+  evaluation and the optimizer update run eagerly.
   With `compile_dfl` each run's DFL term of those steps is compiled first (`torch.compile`,
   `DFLModule.compile_dfl`): its fused kernels are what the graph replays.
 
@@ -49,6 +50,7 @@ from dfl_bench.stacked.net import StackedNet
 
 SHARED = ("predicates", "optimizer_cfg", "log_every", "eval_every", "max_steps")
 Batch = Mapping[str, tuple[Tensor, Tensor]]
+Outputs = tuple[Tensor, dict[str, Tensor], dict[str, Tensor]]  # logits, pairs labeled/unlabeled
 
 
 def run_batch(batch: Batch, r: int) -> dict[str, tuple[Tensor, Tensor]]:
@@ -59,8 +61,9 @@ def run_batch(batch: Batch, r: int) -> dict[str, tuple[Tensor, Tensor]]:
 class StackedModule(L.LightningModule):
     """The runs `members` (DFLModules that agree on SHARED and on having a DFL term) as one;
     `stacked`: the StackedNet layout (CUDA), else each run's own network (CPU);
-    `cuda_graph`: replay steps without metrics as a CUDA graph (stacked layout on CUDA only);
-    `compile_dfl`: compile each run's DFL term of steps without metrics."""
+    `cuda_graph`: replay steps as a CUDA graph (stacked layout only; off CUDA, tests: the same
+    path without the capture);
+    `compile_dfl`: compile each run's DFL term (its metrics stay eager)."""
 
     def __init__(
         self,
@@ -152,9 +155,11 @@ class StackedModule(L.LightningModule):
         if not self.alive:  # every run retired
             self.trainer.should_stop = True
             return
-        graph = self._graph_for(batch, step) if self.cuda_graph and not logging else None
+        graph = self._graph_for(batch, step) if self.cuda_graph else None
         if graph is not None:
-            optimizer.step(closure=lambda: graph.replay(batch, step))
+            optimizer.step(closure=lambda: self._replay(graph, batch, step, logging))
+            if not self.alive:
+                self.trainer.should_stop = True
             return
         total, terms, metrics = self.step_loss(batch, step, logging)
         if logging:
@@ -171,16 +176,30 @@ class StackedModule(L.LightningModule):
         optimizer.zero_grad(set_to_none=not self.stacked)
         optimizer.step(closure=closure)
 
+    def _replay(self, graph: _StepGraph, batch: Batch, step: int, logging: bool) -> Tensor:
+        """The captured step on `batch`; on a logging step also each live run's metrics from the
+        graph's outputs, flagged runs retired (their update zeroed) and the runs' logs."""
+        total = graph.replay(batch, step)
+        if logging:
+            self._retire_bad()
+            logits, pair_u, y_u = graph.unlabeled()
+            metrics = {
+                r: self.members[r].metrics(logits[r], {k: v[r] for k, v in pair_u.items()}, y_u[r])
+                for r in self.alive
+            }
+            self._log_runs(step, graph.terms, metrics)
+        return total
+
     def step_loss(
-        self, batch: Batch, step: int | Tensor, logging: bool
+        self, batch: Batch, step: int | Tensor, logging: bool, outputs: Outputs | None = None
     ) -> tuple[Tensor | None, Tensor, dict[int, Mapping[str, float] | None]]:
         """The live runs' summed loss (None when none is left), every run's [total, dfl, ce,
         pair] (R, 4) (zeros for a retired run) and each run's metrics on logging steps. Non-finite
         terms are flagged; on logging steps flagged runs retire before the sum, as a single run
-        raises there before its update."""
+        raises there before its update. `outputs`: the stacked network's, if already computed."""
         kept = self.alive
         if self.stacked:
-            outs = self._stacked_losses(batch, kept, logging)
+            outs = self._stacked_losses(batch, kept, logging, outputs)
         else:
             outs = {r: self.members[r].step_loss(run_batch(batch, r), logging) for r in kept}
         zero = outs[kept[0]][1].new_zeros(4)
@@ -196,11 +215,10 @@ class StackedModule(L.LightningModule):
         live = [outs[r][0] for r in self.alive]
         return (sum(live) if live else None), terms, {r: outs[r][2] for r in kept}
 
-    def _stacked_losses(
-        self, batch: Batch, kept: Sequence[int], logging: bool
-    ) -> dict[int, tuple[Tensor, Tensor, Mapping[str, float] | None]]:
-        """Each live run's `DFLModule.loss` from the stacked network's outputs."""
-        (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
+    def stacked_outputs(self, batch: Batch) -> Outputs:
+        """The stacked network's outputs for every run: digit logits (R, n_l + n_u, 10) and each
+        head's all-pairs logits on the labeled and on the unlabeled images (R, b, b)."""
+        (x_l, _), (x_u, _) = batch["labeled"], batch["unlabeled"]
         x = torch.cat([x_l, x_u], dim=1) if self.unlabeled else x_l
         drawn = [dropout_masks(x.shape[1], x.device, m.generator()) for m in self.members]
         logits, emb = self.net(x, tuple(torch.stack(m) for m in zip(*drawn, strict=True)))
@@ -216,6 +234,14 @@ class StackedModule(L.LightningModule):
                 )
             else:
                 pl, pu = self.net.pair_logits(e_l), self.net.pair_logits(e_u)
+        return logits, pl, pu
+
+    def _stacked_losses(
+        self, batch: Batch, kept: Sequence[int], logging: bool, outputs: Outputs | None = None
+    ) -> dict[int, tuple[Tensor, Tensor, Mapping[str, float] | None]]:
+        """Each live run's `DFLModule.loss` from the stacked network's outputs."""
+        logits, pl, pu = outputs or self.stacked_outputs(batch)
+        y_l, y_u = batch["labeled"][1], batch["unlabeled"][1]
         out = {}
         for r in kept:
             member = self.members[r]
@@ -346,28 +372,39 @@ class StackedModule(L.LightningModule):
 
 
 class _StepGraph:
-    """A stack's step without metrics (forward, backward into the gradients, NaN flags) captured
+    """A stack's step (forward, backward into the gradients, NaN flags; no metrics) captured
     as one CUDA graph over static copies of the batch; each run's generator is registered, so a
-    replay draws what the eager step would draw (torch's graph-safe Philox offsets)."""
+    replay draws what the eager step would draw (torch's graph-safe Philox offsets). Its outputs
+    (`terms`, `unlabeled`) serve the logging steps' logs and metrics. Off CUDA (tests) a replay
+    does the same work eagerly on the static copies."""
 
     def __init__(self, module: StackedModule, batch: Batch, kept: tuple[int, ...]) -> None:
-        self.kept = kept
+        self.kept, self.module = kept, module
         self.static = {k: (x.clone(), y.clone()) for k, (x, y) in batch.items()}
         self.params = [p for p in module.parameters() if p.requires_grad]
         for p in self.params:  # gradients live outside the graph: zeroed and accumulated in it
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
+        self.graph: torch.cuda.CUDAGraph | None = None
+        if not self.static["labeled"][0].is_cuda:
+            return
         self.graph = torch.cuda.CUDAGraph()
         for member in module.members:
             self.graph.register_generator_state(member.generator())
-        self.module = module
         torch.cuda.synchronize()
         with torch.cuda.graph(self.graph):
-            for p in self.params:
-                p.grad.zero_()
-            total, _, _ = module.step_loss(self.static, module._step, logging=False)
-            total.backward()
-        self.total = total.detach()
+            self._step()
+
+    def _step(self) -> None:
+        """What the graph holds: gradients zeroed, every kept run's forward and backward."""
+        for p in self.params:
+            p.grad.zero_()
+        self.outputs = self.module.stacked_outputs(self.static)
+        total, terms, _ = self.module.step_loss(
+            self.static, self.module._step, logging=False, outputs=self.outputs
+        )
+        total.backward()
+        self.total, self.terms = total.detach(), terms.detach()
 
     def replay(self, batch: Batch, step: int) -> Tensor:
         """Step `step` on `batch`: copy it in, replay; the gradients are then in `param.grad`."""
@@ -375,8 +412,19 @@ class _StepGraph:
             self.static[k][0].copy_(x, non_blocking=True)
             self.static[k][1].copy_(y, non_blocking=True)
         self.module._step.fill_(step)
-        self.graph.replay()
+        if self.graph is None:
+            self._step()
+        else:
+            self.graph.replay()
         return self.total
+
+    def unlabeled(self) -> tuple[Tensor, dict[str, Tensor], Tensor]:
+        """The last replay's unlabeled digit logits (R, n_u, 10), pair logits per head and
+        labels (detached)."""
+        logits, _, pair_u = self.outputs
+        n_l = self.static["labeled"][0].shape[1]
+        pairs = {k: v.detach() for k, v in pair_u.items()}
+        return logits[:, n_l:].detach(), pairs, self.static["unlabeled"][1]
 
 
 def _as_logged(value: float) -> float:
