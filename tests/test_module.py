@@ -285,3 +285,24 @@ def test_the_cnn_sees_the_unlabeled_batch_only_when_a_dfl_term_reads_it(problem,
     )
     fit(problem, steps=2, module=module)
     assert seen == [images, images]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem", ["same", "sum9"])
+def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(problem):
+    """`compile_dfl` compiles `dfl_term` whole (fullgraph): every registered operator, swapped
+    into the default set, traces without a graph break and gives the eager value."""
+    from dfl_bench.operators.registry import KINDS, choices
+    from dfl_bench.run.module import dfl_term
+
+    torch._dynamo.config.recompile_limit = 1000
+    traced = torch.compile(dfl_term, backend="eager", dynamic=False, fullgraph=True)
+    torch.manual_seed(0)
+    logits = torch.randn(64, 10)
+    pairs = {"same": torch.randn(64, 64)} if problem == "same" else {"sum9": torch.randn(64, 64)}
+    for kind in KINDS:
+        for name in choices(kind):
+            module = DFLModule(problem, {**OPS, kind: {"name": name}}, max_steps=1)
+            got = traced(module.kb, module.ops, logits, pairs)
+            want = dfl_term(module.kb, module.ops, logits, pairs)
+            torch.testing.assert_close(got, want, msg=f"{kind}={name}")
