@@ -465,3 +465,20 @@ def test_one_run_on_a_cpu_trains_alone_and_any_run_on_a_gpu_as_a_stack(tmp_path)
     gpu = lifecycle.Job(*composed(tmp_path, "profile=smoke", "trainer=gpu"))
     assert lifecycle.trains_alone([cpu]) and not lifecycle.trains_alone([cpu, cpu])
     assert not lifecycle.trains_alone([gpu])  # a stack of one: the StackedNet layout and graphs
+
+
+@pytest.mark.parametrize(("log_every", "captured"), [(1, False), (2, True)])
+def test_the_graph_is_captured_only_after_an_eager_step_without_metrics(log_every, captured):
+    """The capture needs the kernels warmed and the DFL terms compiled by an eager step that
+    computed no metrics; when every step logs, the stack stays eager."""
+    from dfl_bench.bench.stacking import stacked_batch
+    from dfl_bench.bench.steps import build_module, draw_batches, load_data
+
+    cpu = torch.device("cpu")
+    runs = [build_module("same", log_every, cpu, [f"seed={seed}"]) for seed in (0, 1)]
+    batches = draw_batches(load_data(64, cpu, subset_test=500), 64, 4)
+    stack = StackedModule(runs, [None, None], stacked=True, cuda_graph=True)
+    optimizer = stack.configure_optimizers()
+    for step, batch in enumerate(batches, start=1):
+        stack.iterate(optimizer, stacked_batch([batch, batch]), step)
+    assert (stack._graph is not None) == captured

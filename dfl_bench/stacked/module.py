@@ -109,6 +109,7 @@ class StackedModule(L.LightningModule):
         self.evaluated_step = -1
         self._pending: list[tuple[Logger, dict[str, float], int]] = []  # this step's run logs
         self._graph: _StepGraph | None = None
+        self._warm = False  # an eager step without metrics ran (what a capture needs first)
 
     @property
     def alive(self) -> list[int]:
@@ -175,6 +176,7 @@ class StackedModule(L.LightningModule):
 
         optimizer.zero_grad(set_to_none=not self.stacked)
         optimizer.step(closure=closure)
+        self._warm = self._warm or not logging
 
     def _replay(self, graph: _StepGraph, batch: Batch, step: int, logging: bool) -> Tensor:
         """The captured step on `batch`; on a logging step also each live run's metrics from the
@@ -257,12 +259,12 @@ class StackedModule(L.LightningModule):
         return out
 
     def _graph_for(self, batch: Batch, step: int) -> _StepGraph | None:
-        """The captured step for the live runs (captured after an eager step warmed up the
-        kernels; captured again when a run retires)."""
+        """The captured step for the live runs (captured once an eager step without metrics
+        warmed up the kernels and compiled the DFL terms; captured again when a run retires)."""
         kept = tuple(self.alive)
         if self._graph is not None and self._graph.kept == kept:
             return self._graph
-        if step <= 1 or not any(p.grad is not None for p in self.parameters()):
+        if not self._warm:
             return None
         self._graph = _StepGraph(self, batch, kept)
         return self._graph
