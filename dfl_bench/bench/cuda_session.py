@@ -258,13 +258,15 @@ def table(session: Session) -> dict[str, Any]:
 def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
     """The reproduction until the budget ends; then SIGTERM to its process group."""
     started = time.time()
+    overrides = [
+        *([] if graph_ok(session.results.get("graph_vs_eager")) else ["cuda_graph=false"]),
+        *(["compile_dfl=true"] if compile_ok(session.results) else []),
+    ]
     command = [
         *(sys.executable, "-m", "dfl_bench.results.reproduce", "--device", session.device),
         *("--profile", args.profile, "--jobs", str(args.jobs), "--logger", args.logger),
         *("--tables", args.tables, "--records", args.records, "--poll", "30"),
-        *("--seeds", str(args.seeds), "--stack-size", str(args.stack_size)),
-        *([] if graph_ok(session.results.get("graph_vs_eager")) else ["cuda_graph=false"]),
-        *(["compile_dfl=true"] if compile_ok(session.results) else []),
+        *("--seeds", str(args.seeds), "--stack-size", str(args.stack_size), *overrides),
     ]
     tic = time.perf_counter()
     with open(session.scratch / "reproduce.log", "w") as log:
@@ -292,7 +294,7 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
     iterations = sum(r.get("steps") or 0 for r in trained)
     return {
         "exit": code,
-        "overrides": command[command.index(str(args.stack_size)) + 1 :],
+        "overrides": overrides,
         "wall_s": round(wall, 1),
         "records": len(done),
         "ok": sum(r.get("status") == "ok" for r in done),

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from dfl_bench.logic import build_kb
-from dfl_bench.logic.kb import KnowledgeBase
+from dfl_bench.logic.kb import KBResult, KnowledgeBase
 from dfl_bench.logic.metrics import MAGNITUDES, ratios
 from dfl_bench.operators import OperatorSet
 from dfl_bench.run.model import DFLNet, dropout_masks
@@ -275,8 +275,7 @@ class DFLModule(L.LightningModule):
                 undersampled_bce(pair_l[p], pair_truth(p, y_l), rng) for p in self.predicates
             )
             if self.kb is not None and logging:
-                interp = interpretation(logits[n_l:], pair_u)
-                result = self.kb(interp, self.ops, labels=crisp_labels(y_u, self.predicates))
+                result = self._labelled_kb(logits[n_l:], pair_u, y_u)
                 dfl, metrics = result.loss, result.metrics
             elif self.kb is not None:
                 dfl = self._dfl_term(self.kb, self.ops, logits[n_l:], pair_u)
@@ -288,10 +287,15 @@ class DFLModule(L.LightningModule):
     ) -> dict[str, float] | None:
         """The Section 9.1 metrics of a logging step from the network's outputs on the unlabeled
         batch and its labels (what `loss` computes with them; None without a DFL term)."""
-        if self.kb is None:
-            return None
+        return None if self.kb is None else self._labelled_kb(digit_logits, pair_logits, y).metrics
+
+    def _labelled_kb(
+        self, digit_logits: Tensor, pair_logits: Mapping[str, Tensor], y: Tensor
+    ) -> KBResult:
+        """The KB on the unlabeled batch with its labels: Eq. "lossrl" and the Section 9.1
+        metrics from one forward graph."""
         interp = interpretation(digit_logits, pair_logits)
-        return self.kb(interp, self.ops, labels=crisp_labels(y, self.predicates)).metrics
+        return self.kb(interp, self.ops, labels=crisp_labels(y, self.predicates))
 
     def _raise_if_bad(self) -> None:
         """Raise NonFiniteLossError if any loss term was flagged (one host sync)."""
