@@ -3,17 +3,21 @@ rendering and the CLI (exact small cases; no training)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import warnings
 from pathlib import Path
 
 import pytest
 
+from dfl_bench.lifecycle.records import config_hash
 from dfl_bench.results import claims, render
 from dfl_bench.results.__main__ import main
 from dfl_bench.results.agreement import agreement, spearman
 from dfl_bench.results.load import RecordWarning, load_records
-from dfl_bench.results.paper import load_paper
+from dfl_bench.results.paper import cell_key, load_paper
+from dfl_bench.results.plan import cell_config
 from dfl_bench.results.report import build
 from dfl_bench.results.tables import build_table
 
@@ -39,19 +43,10 @@ def write(
     extra_config=None,
     text=None,
 ) -> Path:
-    """A run record as train.py writes it (only the fields the results module reads); `best`
+    """A run record as train.py writes it (only the fields the results module reads) at its own
+    place `<experiment>/<config-hash>.json` (`name` names only a file of raw `text`); `best`
     (the best evaluation's accuracy) defaults to the final `accuracy`."""
-    config = {
-        "experiment_name": experiment,
-        "row": row,
-        "seed": seed,
-        "profile": {"name": profile},
-        "problem": {"name": "same", "w_dfl": 10.0, "kb": {"formulas": None}},
-        "optimizer": {"name": "adam", "lr": 0.001},
-        "tnorm": {"name": "yager", "p": 1.5},
-        "implication": {"name": "sigmoidal", "s": 9.0, "b0": -0.5},
-        **(extra_config or {}),
-    }
+    config = _config(experiment, row, seed, profile, extra_config or {})
     record = {
         "status": status,
         "reason": None if status == "ok" else "non-finite loss: step 3",
@@ -72,10 +67,48 @@ def write(
         "experiment": experiment,
         "finished": "2026-01-01T00:00:00+00:00",
     }
-    path = root / experiment / f"{name}.json"
+    path = root / experiment / f"{name if text is not None else config_hash(config)}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text if text is not None else json.dumps(record))
     return path
+
+
+def _config(experiment: str, row, seed: int, profile: str, extra: dict) -> dict:
+    """The config its jobs train today for a cell of a paper table (so it is the cell's own),
+    else a small stand-in; with `seed` and `extra` merged in."""
+    table = PAPER.tables.get(experiment)
+    config = None
+    if table is not None:
+        value = row if table.key in (None, "row") else _dig(extra, table.key)
+        if value is not None or table.key is None:
+            config = cell_config(experiment, profile, table.key, cell_key(value))
+    config = copy.deepcopy(config) or {
+        "experiment_name": experiment,
+        "row": row,
+        "profile": {"name": profile},
+        "problem": {"name": "same", "w_dfl": 10.0, "kb": {"formulas": None}},
+        "optimizer": {"name": "adam", "lr": 0.001},
+        "tnorm": {"name": "yager", "p": 1.5},
+        "implication": {"name": "sigmoidal", "s": 9.0, "b0": -0.5},
+        "model": {"stand_in_for": row},  # rows differ in their config hash, as real rows do
+    }
+    config["seed"] = seed
+    return _merged(config, extra)
+
+
+def _dig(config: dict, dotted: str):
+    for key in dotted.split("."):
+        config = config.get(key) if isinstance(config, dict) else None
+    return config
+
+
+def _merged(base: dict, extra: dict) -> dict:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict) and key != "provenance":
+            _merged(base[key], value)
+        else:
+            base[key] = value
+    return base
 
 
 def tnorms_table(root: Path, profile: str = "quick"):
@@ -139,6 +172,41 @@ def test_a_stub_or_a_list_is_named_once_and_never_counted(tmp_path):
     assert len(messages) == 2 and len(frame) == 1
     assert "list.json: not a run record (a JSON list" in messages[0]
     assert "stub.json: not a run record (lacks the fields ['reason'" in messages[1]
+
+
+def test_a_copied_or_misplaced_record_is_named_once_and_never_changes_a_cell(tmp_path):
+    first = write(tmp_path, "tnorms", "", row="godel", accuracy=0.90)
+    write(tmp_path, "tnorms", "", row="godel", seed=1, accuracy=0.80)
+    before = tnorms_table(tmp_path).pairs()["godel"][1]
+    (tmp_path / "tnorms" / "backup").mkdir()
+    (tmp_path / "tnorms" / "backup" / first.name).write_bytes(first.read_bytes())
+    (tmp_path / "tnorms" / f"copy of {first.name}").write_bytes(first.read_bytes())
+    (tmp_path / "default").mkdir()
+    (tmp_path / "default" / first.name).write_bytes(first.read_bytes())  # another table's folder
+    seed2 = json.loads(first.read_text())
+    seed2["config"]["seed"] = seed2["seed"] = 2  # a run no job wrote there: named by seed 0's hash
+    (tmp_path / "tnorms" / "renamed.json").write_text(json.dumps(seed2))
+    with pytest.warns(RecordWarning) as caught:
+        frame = load_records(tmp_path)
+    (message,) = [str(w.message) for w in caught]
+    assert message.startswith("4 record file(s) not counted")
+    assert f"tnorms/backup/{first.name} is a copy of tnorms/{first.name}" in message
+    assert f"tnorms/copy of {first.name} is a copy of tnorms/{first.name}" in message
+    assert f"default/{first.name} is a copy of tnorms/{first.name}" in message
+    assert "tnorms/renamed.json holds the run of tnorms/" in message
+    assert len(frame) == 2 and frame["run"].is_unique
+    after = build_table(PAPER.tables["tnorms"], frame, "quick", REPO).pairs()["godel"][1]
+    assert (after.n_ok, after.mean, after.std) == (before.n_ok, before.mean, before.std)
+    assert (after.n_ok, after.number("accuracy")) == (2, pytest.approx(85.0))
+
+
+def test_committed_records_each_sit_at_their_own_place():
+    """A rename or a hash change that moved any committed record would drop its run."""
+    root = REPO / "results" / "records"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RecordWarning)
+        frame = load_records(root)
+    assert len(frame) == sum(1 for _ in root.rglob("*.json"))
 
 
 def test_sweep_rows_come_from_the_swept_value(tmp_path):
@@ -299,7 +367,7 @@ def test_compare_puts_two_settings_of_one_table_side_by_side(tmp_path, capsys):
     for seed, acc in ((0, 0.90), (1, 0.92)):
         write(tmp_path / "a", "t", f"g{seed}", row="godel", seed=seed, accuracy=acc, cons=0.2)
     write(tmp_path / "a", "t", "p", row="product", accuracy=0.95, cu_ant=None)
-    write(tmp_path / "a", "t", "x", row="product", status="failed", accuracy=0.10)
+    write(tmp_path / "a", "t", "x", row="product", seed=1, status="failed", accuracy=0.10)
     write(tmp_path / "b", "t_formula", "g", row="godel", accuracy=0.80, cons=0.5)
     write(tmp_path / "b", "t_formula", "p", row="product", accuracy=0.955, cu_ant=None)
     out = tmp_path / "cmp.md"
@@ -377,6 +445,17 @@ def test_a_cell_averages_one_configuration_and_labels_each_other(tmp_path):
     assert "| **godel, problem.w_dfl=0.001 (not in the paper)** paper |" in text
     assert ". another configuration than row `godel` (problem.w_dfl=0.001): not averaged" in text
     assert not any("w_dfl`: authors' code" in n for n in extra["godel, problem.w_dfl=0.001"].notes)
+
+
+def test_a_row_whose_only_records_trained_another_configuration_is_not_the_papers_cell(
+    tmp_path,
+):
+    real_record(tmp_path, ["+experiment=tnorms", "row=product", "problem.w_dfl=0.001"], 0.50)
+    table = tnorms_table(tmp_path)
+    assert table.pairs()["product"][1] is None
+    extra = {row.label: row.cells[0][1] for row in table.rows if row.extra}
+    assert extra.keys() == {"product, problem.w_dfl=0.001"}
+    assert extra["product, problem.w_dfl=0.001"].number("accuracy") == pytest.approx(50.0)
 
 
 @pytest.mark.parametrize(

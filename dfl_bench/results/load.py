@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from dfl_bench.lifecycle.records import METRIC_FIELDS, cell_hash, invalid
+from dfl_bench.lifecycle.records import METRIC_FIELDS, cell_hash, config_hash, invalid
 from dfl_bench.operators import KINDS
 
 METRICS = METRIC_FIELDS
@@ -35,6 +35,7 @@ BASE_COLUMNS = (
     "reused_from",
     "provenance",
     "configuration",
+    "run",
     "config",
     "path",
 )
@@ -45,11 +46,14 @@ class RecordWarning(UserWarning):
 
 
 def load_records(records_dir: str | Path) -> pd.DataFrame:
-    """Every `*.json` record under `records_dir` (recursive) as one flat row; a file that is no
-    whole, valid record (records.invalid) is skipped with a RecordWarning naming it. Old records
-    with NaN metrics load as NaN."""
+    """Every run record under `records_dir` (recursive) as one flat row, each run (experiment,
+    configuration and seed) counted once: from its own place `<experiment>/<config-hash>.json`.
+    A file that is no whole, valid record (records.invalid) is skipped with a RecordWarning
+    naming it; copies and misnamed records are named in one RecordWarning and never counted.
+    Old records with NaN metrics load as NaN."""
+    root = Path(records_dir)
     rows = []
-    for path in sorted(Path(records_dir).rglob("*.json")):
+    for path in sorted(root.rglob("*.json")):
         if path.name.startswith("."):
             continue
         try:
@@ -60,12 +64,43 @@ def load_records(records_dir: str | Path) -> pd.DataFrame:
             rows.append(flatten(record, path))
         except (OSError, UnicodeDecodeError, ValueError, TypeError, AttributeError) as err:
             warnings.warn(f"skipping unreadable record {path}: {err}", RecordWarning, stacklevel=2)
+    rows, aside = counted_once(rows, root)
+    if aside:
+        warnings.warn(
+            f"{len(aside)} record file(s) not counted (a run counts once, from "
+            f"<experiment>/<config-hash>.json under {root}): " + "; ".join(aside),
+            RecordWarning,
+            stacklevel=2,
+        )
     frame = pd.DataFrame(rows)
     extra = [c for c in frame.columns if c not in BASE_COLUMNS]
     frame = frame.reindex(columns=[*BASE_COLUMNS, *sorted(extra)])
     for column in (*METRICS, "steps", "wall_time_s", "w_dfl", "lr"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce")
     return frame
+
+
+def counted_once(rows: list[dict[str, Any]], root: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows read from their own place (`<root>/<experiment>/<run>.json`, `run` the config
+    hash with the seed), and one line for every other file: a copy of a counted run, or a record
+    whose name or folder is not its content's (it would add a run no job wrote there)."""
+
+    def own(row: dict[str, Any]) -> Path:
+        return root / str(row["experiment"]) / f"{row['run']}.json"
+
+    counted = {own(row) for row in rows if Path(row["path"]) == own(row)}
+    aside = []
+    for row in rows:
+        path, place = Path(row["path"]), own(row)
+        if path == place:
+            continue
+        where = place.relative_to(root).as_posix()
+        aside.append(
+            f"{path.relative_to(root).as_posix()} is a copy of {where}"
+            if place in counted
+            else f"{path.relative_to(root).as_posix()} holds the run of {where}, not at its place"
+        )
+    return [row for row in rows if Path(row["path"]) == own(row)], aside
 
 
 def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
@@ -92,6 +127,7 @@ def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "reused_from": _text(record.get("reused_from")),
         "provenance": config.get("provenance") or record.get("provenance"),
         "configuration": cell_hash(config),
+        "run": config_hash(config),
         "config": config,
         "path": str(path),
     }

@@ -150,11 +150,12 @@ def configurations(
     paper: PaperTable, profile: str, key: str, records: pd.DataFrame
 ) -> tuple[pd.DataFrame, dict[str, Variant]]:
     """One row's records split by configuration (the config hash, seeds aside): the cell's own
-    (the experiment's configuration at `profile` today, or the only one), and each other one
-    by its label (`row, key=value`: how it differs); never averaged together."""
-    if records["configuration"].nunique() <= 1:
-        return records, {}
+    (the experiment's configuration at `profile` today; the only one when that does not
+    compose), and each other one by its label (`row, key=value`: how it differs), even when it
+    is the row's only configuration; never averaged together."""
     expected = cell_config(paper.experiment, profile, paper.key, key)
+    if expected is None and records["configuration"].nunique() <= 1:
+        return records, {}  # no configuration to hold them to: the row's only one
     own = None if expected is None else cell_hash(expected)
     others: dict[str, Variant] = {}
     for digest, group in records[records["configuration"] != own].groupby("configuration"):
