@@ -1,7 +1,14 @@
 """`python -m dfl_bench`: the Hydra command line; `dfl_bench/lifecycle/train.py` says what a run
-does."""
+does, `dfl_bench/lifecycle/preflight.py` what is refused before Hydra starts."""
 
-from dfl_bench.lifecycle.train import main
+import sys
+
+from dfl_bench.lifecycle.preflight import problem
+from dfl_bench.lifecycle.train import EXIT_INVALID, main
 
 if __name__ == "__main__":
+    why = problem(sys.argv[1:])
+    if why is not None:
+        print(f"[dfl_bench] invalid configuration: {why}", file=sys.stderr)
+        raise SystemExit(EXIT_INVALID)
     main()

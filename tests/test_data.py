@@ -6,6 +6,7 @@ import gzip
 import importlib.util
 import pickle
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,6 +80,21 @@ def test_hub_cache_is_reused_and_equal(hub_cache, monkeypatch):
         mnist_sources, "decode_hub_pickle", lambda path: pytest.fail("cache not used")
     )
     assert load_hub(cache).checksum == hub.checksum
+
+
+def test_an_unwritable_cache_is_one_note_and_leaves_nothing_behind(
+    hub_cache, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(mnist_sources, "decode_hub_pickle", lambda path: hub_cache[1])
+
+    def full_disk(file, **arrays):
+        Path(file).write_bytes(b"partial")  # what a full disk leaves half-written
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(mnist_sources.np, "savez", full_disk)
+    assert load_hub(tmp_path).checksum == hub_cache[1].checksum
+    assert list(tmp_path.iterdir()) == []
+    assert "cannot write the MNIST cache" in capsys.readouterr().err
 
 
 def test_corrupt_cache_is_rebuilt(hub_cache, tmp_path, monkeypatch):

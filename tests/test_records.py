@@ -252,6 +252,17 @@ def test_one_configuration_has_one_hash_on_any_device_and_a_cell_sets_aside_the_
     assert records.config_hash(other_seed) != records.config_hash(config)
 
 
+def test_where_the_data_comes_from_changes_no_hash_but_what_it_is_does():
+    config = {
+        "seed": 0,
+        "data": {"source": "auto", "root": None, "cache_dir": None, "labeled_fraction": 0.01},
+    }
+    moved = {**config, "data": {**config["data"], "source": "idx", "root": "/m", "cache_dir": "/c"}}
+    assert records.config_hash(moved) == records.config_hash(config)
+    fewer = {**config, "data": {**config["data"], "labeled_fraction": 0.02}}
+    assert records.config_hash(fewer) != records.config_hash(config)
+
+
 def test_the_senders_commit_names_the_code_a_copied_tree_ran(monkeypatch):
     monkeypatch.setenv("DFL_BENCH_GIT_COMMIT", "c006afe")
     assert records.git_commit(".") == "c006afe"

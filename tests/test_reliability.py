@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from jobs import composed, smoke_overrides
@@ -114,6 +115,9 @@ def test_a_resumed_run_gives_the_uninterrupted_numbers(tmp_path, monkeypatch, ho
     resumed = train.run(*composed(tmp_path, *SHORT))
     assert resumed["resumed"] and resumed["status"] == "ok"
     same_numbers(resumed, whole)
+    first, last = resumed["wall_segments_s"]  # the segment before the kill, up to its checkpoint
+    assert first > 0 and resumed["wall_time_s"] == pytest.approx(first + last)
+    assert whole["wall_segments_s"] == [whole["wall_time_s"]]
 
 
 # 3. overrides an experiment would ignore
@@ -237,6 +241,12 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("model.ntn_k=0", r"model.ntn_k must be an integer >= 1, got 0"),
         ("model.ntn_bias=maybe", r"model.ntn_bias must be true or false, got 'maybe'"),
         ("optimizer.lr=0", r"optimizer.lr must be a finite number > 0"),
+        ("optimizer.lr=nan", r"optimizer.lr must be a finite number > 0.0, got nan"),
+        ("+optimizer.eps=-1", r"optimizer.eps must be a finite number >= 0.0, got -1"),
+        ("+optimizer.betas=[0.9,1.0]", r"optimizer.betas must lie in \[0, 1\), got \[0.9, 1.0\]"),
+        ("+optimizer.nesterov=true", r"optimizer 'adam' has no parameters \['nesterov'\]"),
+        ("problem.kb.weights={same/1:nan}", r"the weight of same/1 must be a finite number >= 0"),
+        ("problem.kb.weights={same/2:-1}", r"the weight of same/2 must be a finite number >= 0"),
         ("data.source=web", r"data.source='web' is not valid; choose one of \['auto'"),
         ("data.root=/no/such/folder", r"data.root=/no/such/folder is not a folder"),
     ],
@@ -244,6 +254,59 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
 def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
     with pytest.raises(ValueError, match=message):
         train.run(*composed(tmp_path, override))
+
+
+@pytest.mark.parametrize("momentum", ["-0.5", "nan"])
+def test_sgd_momentum_is_checked_before_training(tmp_path, no_data, momentum):
+    with pytest.raises(ValueError, match=r"optimizer.momentum must be a finite number >= 0.0"):
+        train.run(*composed(tmp_path, "optimizer=sgd", f"optimizer.momentum={momentum}"))
+
+
+def test_a_gpu_trainer_without_a_gpu_is_refused_before_training(tmp_path, no_data, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=r"trainer.accelerator=gpu: this machine has no CUDA GPU"):
+        train.run(*composed(tmp_path, "trainer=gpu"))
+
+
+def test_gpu_only_flags_on_the_cpu_are_recorded_off_with_a_note(tmp_path, capsys):
+    cfg, _ = composed(tmp_path, "compile_dfl=true")
+    config, _ = train.checked(cfg, ["compile_dfl=true"])
+    assert (config["compile_dfl"], config["cuda_graph"]) == (False, False)
+    assert "compile_dfl=true is ignored on the CPU" in capsys.readouterr().err
+
+
+# 8b. the command line itself, before Hydra: one line naming the valid choices, exit 2
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("tnorm=no_such",), "tnorm=no_such: no such tnorm; valid choices: ['drastic', 'godel',"),
+        (
+            ("-m", "exists=max,maximum"),
+            "exists=max: no such exists; valid choices: ['bounded_sum',",
+        ),
+        (("tnorm.q=2",), "Could not override 'tnorm.q'. To append to your config use +tnorm.q=2"),
+        (
+            ("-m", "+experiment=tnorms,same_symmetric"),
+            "+experiment=tnorms,same_symmetric: one experiment per command",
+        ),
+    ],
+)
+def test_a_command_line_hydra_cannot_compose_is_one_line_exit_2(tmp_path, args, message):
+    done = subprocess.run(
+        [sys.executable, "-m", "dfl_bench", *args, f"hydra.run.dir={tmp_path}"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2
+    assert (
+        done.stderr
+        == f"[dfl_bench] invalid configuration: {message}" + done.stderr.split(message, 1)[1]
+    )
+    assert done.stderr.count("\n") == 1 and not list(tmp_path.rglob("*.json"))
 
 
 def test_an_unwritable_records_folder_fails_before_training(tmp_path, no_data):
@@ -264,20 +327,41 @@ def test_a_second_identical_job_is_refused_while_the_first_runs(tmp_path):
     assert train.run(cfg, hydra_cfg)["status"] == "ok"
 
 
-# 10. a truncated checkpoint
+# 10. a truncated checkpoint, a zip of something else, a checkpoint of other runs
+def _zip_of_notes(last: Path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(last, "w") as archive:
+        archive.writestr("notes.txt", "not a checkpoint")
+
+
+def _of_another_configuration(last: Path) -> None:
+    (last.parent / "members.json").write_text('["tnorms/0123456789abcdef"]')
+
+
 @pytest.mark.slow
-def test_a_truncated_checkpoint_is_reported_and_the_job_starts_afresh(
-    tmp_path, monkeypatch, capsys
+@pytest.mark.parametrize(
+    ("spoil", "why", "aside"),
+    [
+        (lambda last: last.write_bytes(last.read_bytes()[:5000]), "BadZipFile", "corrupt"),
+        (_zip_of_notes, "", "corrupt"),
+        (_of_another_configuration, "it trained other runs", "other"),
+    ],
+)
+def test_a_checkpoint_it_cannot_resume_is_kept_aside_and_the_job_starts_afresh(
+    tmp_path, monkeypatch, capsys, spoil, why, aside
 ):
     crash_at(monkeypatch, "on_train_batch_start", 3)
     with pytest.raises(RuntimeError, match="killed"):
         train.run(*composed(tmp_path))
     monkeypatch.undo()
     (last,) = (tmp_path / "checkpoints").rglob("last.ckpt")
-    last.write_bytes(last.read_bytes()[:5000])
+    spoil(last)
     record = train.run(*composed(tmp_path))
     assert (record["status"], record["resumed"], record["steps"]) == ("ok", False, 4)
-    assert f"checkpoint {last} is corrupt" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"checkpoint {last}: {why}" in err and f"kept as last.ckpt.{aside}" in err
+    assert train.run(*composed(tmp_path))["status"] == "ok"  # a rerun: skipped, no crash
 
 
 # 11. strict JSON, corrupt records, no machine paths

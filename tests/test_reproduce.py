@@ -68,17 +68,36 @@ def test_every_experiment_and_the_default_config_are_selectable():
             r"experiment \(experiment_name=<new name>, as make scope-comparison does\)$",
         ),
         (
+            ["families.product.w_dfl=0.001"],
+            r"families.product.w_dfl=0.001 changes what a table cell means: name a separate",
+        ),
+        (
+            ["rows.godel_S.tnorm.name=product"],
+            r"rows.godel_S.tnorm.name=product changes what a table cell means",
+        ),
+        (["row=no_such"], r"row=no_such: a reproduction trains every row of its tables"),
+        (
             ["+trainer.gradient_clip_val=1", "experiment_name=tnorms"],
             r"experiment_name=tnorms is a table's: name a separate experiment for a changed",
         ),
     ],
 )
 def test_bad_input_is_one_line_naming_the_valid_choices(args, message, tmp_path, capsys):
+    """Nothing trains, nothing is written: exit 2 and one line."""
     assert reproduce.main([f"--records={tmp_path}", "--tables=best", *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("[reproduce] error: ")
     assert re.search(message, err), err
     assert not any(tmp_path.iterdir())
+
+
+def test_a_gpu_reproduction_without_a_gpu_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(reproduce, "cuda_available", lambda: False)
+    assert reproduce.main([f"--records={tmp_path}", "--tables=best", "--device=gpu"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == "[reproduce] error: --device gpu: this machine has no CUDA GPU; use --device cpu\n"
+    )
 
 
 @pytest.mark.slow

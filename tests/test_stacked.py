@@ -288,6 +288,27 @@ def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, mon
     assert not list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))
 
 
+@pytest.mark.slow
+def test_force_restarts_an_interrupted_stack_instead_of_resuming_it(tmp_path, monkeypatch):
+    runs = [("seed=0",), ("seed=1",)]
+
+    class Crash(L.Callback):
+        def on_train_batch_end(self, trainer, *args):
+            if trainer.global_step == 10:
+                raise RuntimeError("killed")
+
+    build = lifecycle.build_trainer
+    monkeypatch.setattr(
+        lifecycle, "build_trainer", lambda cfg, lg, hooks: build(cfg, lg, [*hooks, Crash()])
+    )
+    stacked_runs.run_sweep(sweep_jobs(tmp_path, *runs), stack_size=2)
+    assert list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))
+    monkeypatch.undo()
+    forced = sweep_jobs(tmp_path, *[(*r, "force=true") for r in runs])
+    stacked_runs.run_sweep(forced, stack_size=2)
+    assert [(j.record["status"], j.record["resumed"]) for j in forced] == [("ok", False)] * 2
+
+
 def test_a_stack_killed_between_its_records_resumes_the_rest(tmp_path, monkeypatch):
     runs = [("seed=0",), ("seed=1",)]
     whole = sweep_jobs(tmp_path / "whole", *runs)
@@ -447,17 +468,22 @@ def test_two_jobs_of_one_config_hash_train_once_and_the_second_is_skipped(tmp_pa
 
 
 @pytest.mark.slow
-def test_a_stack_size_below_one_is_invalid_input(tmp_path):
+@pytest.mark.parametrize("size", ["0", "1.7", "true"])
+def test_a_stack_size_that_is_no_whole_number_from_one_is_invalid_input(tmp_path, size):
     command = [
         *(sys.executable, "-m", "dfl_bench", "-m", "seed=0", "hydra/launcher=stacked"),
-        *("hydra.launcher.stack_size=0", f"records_dir={tmp_path}", f"hydra.sweep.dir={tmp_path}"),
+        *(f"hydra.launcher.stack_size={size}", f"records_dir={tmp_path}"),
+        f"hydra.sweep.dir={tmp_path}",
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+    shown = {"1.7": "1.7", "0": "0", "true": "True"}[size]
     assert done.stderr.strip().splitlines()[-1] == (
-        "[dfl_bench] invalid configuration: hydra.launcher.stack_size must be >= 1, got 0"
+        "[dfl_bench] invalid configuration: hydra.launcher.stack_size must be an integer >= 1, "
+        f"got {shown}"
     )
+    assert not list(tmp_path.rglob("*.json"))
 
 
 def test_one_run_on_a_cpu_trains_alone_and_any_run_on_a_gpu_as_a_stack(tmp_path):

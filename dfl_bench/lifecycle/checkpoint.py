@@ -8,14 +8,19 @@ data stream's generator and position (`TrainStream.state_dict`) and the run's ow
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import lightning as L
+import torch
 
 NAME = "last.ckpt"
+MEMBERS = "members.json"  # the runs (`<experiment>/<config hash>`) a checkpoint folder holds
 
 
 def save(trainer: L.Trainer, path: Path) -> None:
@@ -27,25 +32,68 @@ def save(trainer: L.Trainer, path: Path) -> None:
 
 
 def problem(path: Path) -> str | None:
-    """Why the checkpoint at `path` cannot be resumed from (truncated, corrupt), or None."""
+    """Why the checkpoint at `path` cannot be resumed from (truncated, corrupt, a zip that is no
+    Lightning checkpoint), or None."""
     try:
         with zipfile.ZipFile(path) as archive:
             bad = archive.testzip()
-    except (OSError, EOFError, zipfile.BadZipFile) as err:
+        if bad is not None:
+            return f"member {bad} fails its CRC check"
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # whatever torch.load raises on a zip of something else
         return f"{type(err).__name__}: {err}"
-    return None if bad is None else f"member {bad} fails its CRC check"
+    if not isinstance(state, dict) or not {"state_dict", "loops"} <= state.keys():
+        return "a zip, but no Lightning checkpoint (no state_dict and loops)"
+    return None
 
 
-def resumable(folder: Path) -> Path | None:
-    """`folder/last.ckpt` if it is whole; a corrupt one is reported, removed and not used."""
+def write_members(folder: Path, keys: Sequence[str]) -> None:
+    """Tie the checkpoint folder to its runs (`<experiment>/<config hash>` each), atomically."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{MEMBERS}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(list(keys), indent=1))
+    os.replace(tmp, folder / MEMBERS)
+
+
+def read_members(folder: Path) -> list[str] | None:
+    """The runs a checkpoint folder belongs to; None when it says none (no file: a single run's
+    folder from before the file existed, named by its config hash) or its file is unreadable."""
+    path = folder / MEMBERS
+    try:
+        keys = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        print(
+            f"[dfl_bench] {path} is unreadable ({err}): its checkpoint is not used", file=sys.stderr
+        )
+        return []
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        print(f"[dfl_bench] {path} is no list of runs: its checkpoint is not used", file=sys.stderr)
+        return []
+    return keys
+
+
+def resumable(folder: Path, keys: Sequence[str] | None = None) -> Path | None:
+    """`folder/last.ckpt` if it is whole and, given `keys`, of exactly those runs (members.json);
+    another one is moved aside (`last.ckpt.corrupt`, `last.ckpt.other`) with a note, never used."""
     path = folder / NAME
     if not path.is_file():
         return None
     why = problem(path)
+    members = read_members(folder) if keys is not None else None
+    if why is None and members is not None and members != list(keys or []):
+        why, aside = f"it trained other runs ({members}, not {list(keys or [])})", "other"
+    else:
+        aside = "corrupt"
     if why is None:
         return path
-    print(f"[dfl_bench] checkpoint {path} is corrupt ({why}); starting afresh", file=sys.stderr)
-    path.unlink(missing_ok=True)
+    kept = path.with_name(f"{NAME}.{aside}")
+    os.replace(path, kept)
+    print(
+        f"[dfl_bench] checkpoint {path}: {why}; kept as {kept.name}, starting afresh",
+        file=sys.stderr,
+    )
     return None
 
 
@@ -64,6 +112,18 @@ class LastCheckpoint(L.Callback):
 
     def __init__(self, folder: Path, every: int) -> None:
         self.path, self.every = folder / NAME, every
+        self.earlier_s: list[float] = []  # wall seconds of the segments before a resume
+        self.tic = time.perf_counter()
+
+    def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.tic = time.perf_counter()
+
+    def state_dict(self) -> dict[str, list[float]]:
+        """The wall seconds of every segment so far, this one's up to now (kept in last.ckpt)."""
+        return {"wall_segments_s": [*self.earlier_s, round(time.perf_counter() - self.tic, 3)]}
+
+    def load_state_dict(self, state_dict: dict[str, list[float]]) -> None:
+        self.earlier_s = list(state_dict.get("wall_segments_s", []))
 
     def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *args) -> None:
         step = trainer.global_step

@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import torch
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
+from dfl_bench.run import optim
 from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, SOURCES
 
 MAX_SEED = 2**32 - 1
@@ -99,8 +101,27 @@ def check_config(config: Mapping[str, Any]) -> None:
         raise ValueError(
             f"model.ntn_bias must be true or false, got {config['model'].get('ntn_bias')!r}"
         )
-    if "lr" in config["optimizer"]:
-        _number(config["optimizer"]["lr"], "optimizer.lr", 0.0, open_low=True)
+    check_optimizer(config["optimizer"])
+
+
+def check_optimizer(optimizer: Mapping[str, Any]) -> None:
+    """Its name and parameters: numbers finite, lr > 0, every other number >= 0, betas in [0, 1),
+    then whatever the optimizer itself refuses, all before any data is loaded."""
+    cls, kwargs = optim.optimizer_kwargs(optimizer)
+    for key, value in kwargs.items():
+        if key == "betas":
+            if not isinstance(value, Sequence) or len(value) != 2:
+                raise ValueError(f"optimizer.betas must be two numbers in [0, 1), got {value!r}")
+            for beta in value:
+                _number(beta, "optimizer.betas", 0.0, open_low=False)
+                if beta >= 1:
+                    raise ValueError(f"optimizer.betas must lie in [0, 1), got {list(value)}")
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            _number(value, f"optimizer.{key}", 0.0, open_low=key == "lr")
+    try:
+        cls([torch.zeros(1, requires_grad=True)], **kwargs)
+    except (ValueError, TypeError, RuntimeError) as err:
+        raise ValueError(f"optimizer {optimizer.get('name')!r}: {err}") from None
 
 
 def check_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:

@@ -16,7 +16,6 @@ StackedNet layout and CUDA graphs on a GPU).
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import time
@@ -41,7 +40,6 @@ from dfl_bench.stacked.data import StackedDataModule
 from dfl_bench.stacked.module import StackedModule
 
 EXIT_TERMINATED = 143
-MEMBERS = "members.json"  # a stack checkpoint folder's list of its runs
 
 
 @dataclass
@@ -140,11 +138,11 @@ def fit_runs(
         for j in jobs
     ]
     data, module = _built(jobs, run_loggers, alone)
-    trainer = build_trainer(cfg, run_loggers[0] if alone else None, callbacks(cfg, ckpt_dir))
-    if not alone:
-        ckpt_dir.mkdir(parents=True, exist_ok=True)
-        (ckpt_dir / MEMBERS).write_text(json.dumps([j.key for j in jobs], indent=1))
-    last = checkpoint.resumable(ckpt_dir)
+    hooks = callbacks(cfg, ckpt_dir)
+    trainer = build_trainer(cfg, run_loggers[0] if alone else None, hooks)
+    keys = [j.key for j in jobs]
+    last = checkpoint.resumable(ckpt_dir, keys)
+    checkpoint.write_members(ckpt_dir, keys)
     names = ", ".join(j.name for j in jobs)
     started = now()
     tic = time.perf_counter()
@@ -159,7 +157,7 @@ def fit_runs(
     except BaseException:
         _close(run_loggers, [True] * len(jobs), finalize=not alone)
         raise
-    wall = round(time.perf_counter() - tic, 3)
+    segments = [*_last_checkpoint(hooks).earlier_s, round(time.perf_counter() - tic, 3)]
     stack = None if alone or not module.stacked else [j.key for j in jobs]
     out = []
     for r, job in enumerate(jobs):
@@ -185,7 +183,8 @@ def fit_runs(
             overrides=list(job.hydra_cfg.overrides.task),
             data_checksum=data.checksum if data.arrays is not None else None,
             git_commit=records.git_commit(REPO_DIR),
-            wall_time_s=wall,
+            wall_time_s=round(sum(segments), 3),
+            wall_segments_s=segments,
             resumed=last is not None,
             started=started,
             finished=now(),
@@ -204,6 +203,11 @@ def fit_runs(
     if trainer.received_sigterm:
         terminated(names, trainer.global_step, None)
     return [record for record, _ in out]
+
+
+def _last_checkpoint(hooks: Sequence[L.Callback]) -> checkpoint.LastCheckpoint:
+    """The job's LastCheckpoint callback (it keeps the wall time of earlier segments)."""
+    return next(h for h in hooks if isinstance(h, checkpoint.LastCheckpoint))
 
 
 def _built(

@@ -89,19 +89,26 @@ def _without_added_defaults(config: Mapping[str, Any], path: tuple[str, ...]) ->
     return out
 
 
-# Hashed as the CPU's: the device a run trains on. A configuration has one record whatever the
-# device (a GPU run's record names the stack it trained in; docs/scaling.md gives the measured
-# gap to the run alone), so skip, reuse and table cells take a GPU run for the CPU's.
-DEVICE_AS = ("trainer", "accelerator", "cpu")
+# Hashed at one value whatever they hold: where a run trains and where its data comes from. A
+# configuration has one record whatever the device (a GPU run's record names the stack it trained
+# in; docs/scaling.md gives the measured gap to the run alone), so skip, reuse and table cells
+# take a GPU run for the CPU's; every data source delivers the same MNIST (the record's
+# data_checksum says which arrays it trained on), so a cache folder or a source changes no hash.
+HASHED_AS: dict[tuple[str, str], Any] = {
+    ("trainer", "accelerator"): "cpu",
+    ("data", "source"): "auto",
+    ("data", "root"): None,
+    ("data", "cache_dir"): None,
+}
 
 
 def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a resolved config that changes a result: all but logging, paths and flags,
-    the ADDED_KEYS at their old value, and the device as the CPU (DEVICE_AS)."""
+    the ADDED_KEYS at their old value, and the HASHED_AS settings at their one value."""
     out = _without_added_defaults({k: v for k, v in config.items() if k not in NOT_HASHED}, ())
-    group, key, value = DEVICE_AS
-    if isinstance(out.get(group), Mapping) and key in out[group]:
-        out[group] = {**out[group], key: value}
+    for (group, key), value in HASHED_AS.items():
+        if isinstance(out.get(group), Mapping) and key in out[group]:
+            out[group] = {**out[group], key: value}
     return out
 
 

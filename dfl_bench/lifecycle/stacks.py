@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 from hydra.utils import to_absolute_path
 
 from dfl_bench.lifecycle import checkpoint, records, train
-from dfl_bench.lifecycle.job import MEMBERS, Job, fit_runs, lock_path, settled_record
+from dfl_bench.lifecycle.job import Job, fit_runs, lock_path, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 
 SHARED = ("optimizer", "profile", "model", "trainer", "threads")
@@ -100,11 +101,16 @@ def _resumed_stacks(group: Sequence[Job], pending: list[Job]) -> list[list[Job]]
     by_key = {job.key: job for job in group}
     out = []
     root = _stacks_root(group[0])
-    for members in sorted(root.glob(f"*/{MEMBERS}")) if root.is_dir() else []:
-        keys = json.loads(members.read_text())
+    for members in sorted(root.glob(f"*/{checkpoint.MEMBERS}")) if root.is_dir() else []:
+        keys = checkpoint.read_members(members.parent) or []
         stack = [by_key.get(k) for k in keys]
         waiting = [job for job in stack if job in pending]
-        if None in stack or not waiting or checkpoint.resumable(members.parent) is None:
+        if not keys or None in stack or not waiting:
+            continue
+        if any(job.cfg.force for job in waiting):  # force=true restarts the stack's runs
+            shutil.rmtree(members.parent, ignore_errors=True)
+            continue
+        if checkpoint.resumable(members.parent, keys) is None:
             continue
         out.append(stack)
         for job in waiting:

@@ -67,6 +67,14 @@ class ValidateSweep(Callback):
             return
         jobs = expand(config.hydra.overrides.task, config.hydra.sweeper.get("params"))
         errors = invalid_jobs(jobs, config.hydra.overrides.hydra)
+        reasons = {error.split(": ", 1)[-1] for error in errors}
+        if errors and len(errors) == len(jobs) and len(reasons) == 1:
+            print(
+                f"[dfl_bench] invalid configuration: {reasons.pop()} (every one of the "
+                f"{len(jobs)} sweep jobs, so none was run)",
+                file=sys.stderr,
+            )
+            raise SystemExit(EXIT_INVALID)
         if errors:
             print(
                 f"[dfl_bench] invalid configuration: {len(errors)} of {len(jobs)} sweep jobs, "

@@ -29,7 +29,7 @@ from dfl_bench.lifecycle import guards, loggers
 from dfl_bench.lifecycle.job import Job, fit_runs, job_name, lock_path, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.lifecycle.provenance import job_provenance
-from dfl_bench.lifecycle.trainer import check_trainer
+from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.run.module import DFLModule
@@ -107,6 +107,7 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, A
     guards.check_writable(to_absolute_path(cfg.records_dir), "records_dir")
     guards.check_writable(to_absolute_path(cfg.checkpoint_dir), "checkpoint_dir")
     check_trainer(cfg)
+    effective_flags(config, cfg, list(overrides))
     loggers.check(config["logger"])
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
     return config, build_module(config, operators)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +33,35 @@ def trainer_settings(cfg: DictConfig) -> dict[str, Any]:
     }
 
 
+GPU_ONLY = ("cuda_graph", "compile_dfl")  # job flags that act on a CUDA device only
+
+
 def check_trainer(cfg: DictConfig) -> None:
-    """conf/trainer passes any Trainer argument except those the job sets itself."""
+    """conf/trainer passes any Trainer argument except those the job sets itself; a GPU trainer
+    needs a CUDA device."""
     owned = sorted({*trainer_settings(cfg), "logger", "callbacks"} & set(cfg.trainer))
     if owned:
         raise ValueError(
             f"trainer.{owned[0]} is set by the job (profile, progress_bar, logger); conf/trainer "
             "may set any other lightning.Trainer argument"
         )
+    if str(cfg.trainer.get("accelerator")) in ("gpu", "cuda") and not torch.cuda.is_available():
+        raise ValueError(
+            f"trainer.accelerator={cfg.trainer.accelerator}: this machine has no CUDA GPU "
+            f"(torch {torch.__version__}); use trainer=cpu"
+        )
+
+
+def effective_flags(config: dict[str, Any], cfg: DictConfig, overrides: list[str]) -> None:
+    """Record the GPU_ONLY flags as off where the job does not train on CUDA, with a note when
+    the command line set one (it is ignored, never recorded as used)."""
+    if uses_cuda(cfg):
+        return
+    for flag in GPU_ONLY:
+        if config.get(flag):
+            if any(o.split("=", 1)[0].lstrip("+") == flag for o in overrides):
+                print(f"[dfl_bench] note: {flag}=true is ignored on the CPU", file=sys.stderr)
+            config[flag] = False
 
 
 def build_trainer(cfg: DictConfig, logger: Logger | None, hooks: list[L.Callback]) -> L.Trainer:
@@ -55,7 +77,8 @@ def build_trainer(cfg: DictConfig, logger: Logger | None, hooks: list[L.Callback
 
 def callbacks(cfg: DictConfig, ckpt_dir: Path) -> list[L.Callback]:
     """The resumable checkpoint and, for tests, the debug hooks: `debug.nan_at_step`
-    and `+debug.sigterm_at_step` (not in config.yaml, so it changes no config hash)."""
+    and `+debug.sigterm_at_step` (it changes the config hash, so a test's interrupted job and
+    its uninterrupted twin in one sweep each have a record)."""
     out: list[L.Callback] = [LastCheckpoint(ckpt_dir, cfg.profile.checkpoint_every)]
     if cfg.debug.nan_at_step is not None:
         out.append(PoisonWeights(cfg.debug.nan_at_step))

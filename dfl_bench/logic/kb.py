@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -87,6 +88,12 @@ class KnowledgeBase:
         if divisors is not None and sorted(divisors) != sorted(names):
             raise ValueError(f"divisors must name exactly the families {names}, got {divisors}")
         self.families = tuple(families)
+        for name, weight in weights.items():
+            number = isinstance(weight, int | float) and not isinstance(weight, bool)
+            if not number or not math.isfinite(weight) or weight < 0:
+                raise ValueError(
+                    f"the weight of {name} must be a finite number >= 0, got {weight!r}"
+                )
         self.weights = {n: float(weights.get(n, 1.0)) for n in names}
         self.scale, self.scope = scale, scope
         self.divisors = dict(divisors or dict.fromkeys(names, len(names)))

@@ -37,7 +37,18 @@ from dfl_bench.lifecycle import loggers, records
 from dfl_bench.results import plan
 from dfl_bench.results.plan import Job
 
-UNHASHED = (*records.NOT_HASHED, "hydra")  # overrides that leave every job's config hash alone
+# Overrides that leave what every job trains alone: logging, paths, flags, names, `hydra.*`. A
+# table's rows (`rows.*`, `families.*`, `row`) are not hashed themselves, but they are what a job
+# trains: what they resolve to is hashed, so changing them changes the cells.
+DEFINES_ROWS = ("rows", "families", "row")
+UNHASHED = (*(k for k in records.NOT_HASHED if k not in DEFINES_ROWS), "hydra")
+
+
+def cuda_available() -> bool:
+    """Whether torch sees a CUDA device here."""
+    import torch
+
+    return torch.cuda.is_available()
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -73,6 +84,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         raise ValueError(f"JOBS must be >= 1 (got {args.jobs})")
     if args.stack_size < 1:
         raise ValueError(f"--stack-size must be >= 1 (got {args.stack_size})")
+    if args.device == "gpu" and not cuda_available():
+        raise ValueError("--device gpu: this machine has no CUDA GPU; use --device cpu")
     if args.logger not in loggers.choices():
         raise ValueError(f"unknown logger {args.logger!r}; valid: {loggers.choices()}")
     budget = [o for o in args.overrides if o.lstrip("+~").startswith(("profile.", "profile="))]
@@ -89,6 +102,11 @@ def check_cell_meaning(overrides: Sequence[str]) -> None:
     """Overrides that change a job's config hash change what a table cell means: they need an
     `experiment_name` of their own (not a table's), so their runs never join the table's."""
     keys = {o.lstrip("+~").split("=", 1)[0]: o for o in overrides}
+    if "row" in keys:
+        raise ValueError(
+            f"{keys['row']}: a reproduction trains every row of its tables; choose tables with "
+            "--tables (TABLES=), or train one row with python -m dfl_bench +experiment=NAME row=ROW"
+        )
     named = keys.get("experiment_name")
     if named is not None and named.split("=", 1)[1] in plan.experiments():
         raise ValueError(

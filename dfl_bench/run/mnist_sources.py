@@ -186,13 +186,18 @@ def load_hub(cache_dir: str | Path | None = None) -> MnistArrays:
             f"{path} decodes to checksum {arrays.checksum}, not MNIST's {MNIST_CHECKSUM}; "
             f"reinstall it: {HOW_TO_GET}"
         )
+    tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
         np.savez(tmp, **{k: getattr(arrays, k) for k in IDX_FILES})
         os.replace(tmp, cached)
     except OSError as err:
-        raise MnistSourceError(f"cannot write the MNIST cache {cached} ({err})") from err
+        tmp.unlink(missing_ok=True)
+        print(
+            f"[dfl_bench] cannot write the MNIST cache {cached} ({err.strerror or err}); going on "
+            "without it (set data.cache_dir or $DFL_BENCH_CACHE to a writable folder)",
+            file=sys.stderr,
+        )
     return arrays
 
 

@@ -34,10 +34,11 @@ class StackedLauncher(Launcher):
 
     def __init__(self, stack_size: int = 16) -> None:
         super().__init__()
-        if int(stack_size) < 1:  # invalid input: exit 2 before any job, as dfl_bench's task
+        whole = isinstance(stack_size, int) and not isinstance(stack_size, bool)
+        if not whole or stack_size < 1:  # invalid input: exit 2 before any job, as the task's
             print(
-                "[dfl_bench] invalid configuration: hydra.launcher.stack_size must be >= 1, "
-                f"got {stack_size}",
+                "[dfl_bench] invalid configuration: hydra.launcher.stack_size must be an integer "
+                f">= 1, got {stack_size!r}",
                 file=sys.stderr,
             )
             raise SystemExit(2)
