@@ -13,7 +13,8 @@ SEEDS ?= 1
 SPREAD_SEEDS ?= 5
 JOBS ?= 1
 DEVICE ?= cpu
-RECORDS ?= results/records
+# RECORDS_DIR: the jobs' records_dir (RECORDS= also works)
+RECORDS_DIR ?= $(or $(RECORDS),results/records)
 OUT ?=
 LOGGER ?= wandb
 
@@ -42,8 +43,8 @@ format: ## apply ruff formatting and safe fixes
 theory: ## reproduce the paper's analytical results under results/theory/
 	$(PYTHON) -m dfl_bench.theory
 
-tables: ## render the paper's tables and figures from RECORDS, every profile (no training), into results/ for results/records, else RECORDS, or OUT; TABLES=a,b
-	$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
+tables: ## render the paper's tables and figures from RECORDS_DIR, every profile (no training), into results/ for results/records, else RECORDS_DIR, or OUT; TABLES=a,b
+	$(PYTHON) -m dfl_bench.results --records-dir "$(RECORDS_DIR)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
 
 train: ## train the paper's recommended configuration (quick profile)
 	$(PYTHON) -m dfl_bench
@@ -57,23 +58,23 @@ paper-run: ## the default configuration at the paper's budget (70,000 steps, 2 t
 time-kb: ## forward+backward time of each knowledge base vs batch size
 	$(PYTHON) -m dfl_bench.bench time-kb
 
-reproduce-tables: ## run the missing jobs of every paper table, then render as make tables (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS DEVICE=cpu|gpu RECORDS OUT)
+reproduce-tables: ## run the missing jobs of every paper table, then render as make tables (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS DEVICE=cpu|gpu RECORDS_DIR OUT)
 	@$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
 		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
-		--device "$(DEVICE)" --records "$(RECORDS)" --logger "$(LOGGER)"; rc=$$?; \
+		--device "$(DEVICE)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)"; rc=$$?; \
 	if [ $$rc -le 1 ]; then \
-		$(PYTHON) -m dfl_bench.results --records "$(RECORDS)" $(if $(OUT),--out "$(OUT)") \
+		$(PYTHON) -m dfl_bench.results --records-dir "$(RECORDS_DIR)" $(if $(OUT),--out "$(OUT)") \
 			$(if $(TABLES),--tables "$(TABLES)") || exit $$?; \
 	fi; exit $$rc
 
 SCOPE_RECORDS ?= results/scope_comparison/records
 scope-comparison: ## same_symmetric with each quantifier scope (family = the authors' code, formula = the text), side by side
 	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric \
-		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records "$(RECORDS)" --logger "$(LOGGER)"
+		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)"
 	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric \
-		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records "$(SCOPE_RECORDS)" --logger "$(LOGGER)" \
+		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(SCOPE_RECORDS)" --logger "$(LOGGER)" \
 		problem.kb.scope=formula experiment_name=same_symmetric_formula
-	$(PYTHON) -m dfl_bench.results.compare --a "$(RECORDS):same_symmetric" \
+	$(PYTHON) -m dfl_bench.results.compare --a "$(RECORDS_DIR):same_symmetric" \
 		--b "$(SCOPE_RECORDS):same_symmetric_formula" --labels family,formula --profile "$(PROFILE)" \
 		--title "Quantifier scope on Table mnist_symmetric (profile $(PROFILE))" \
 		--out results/scope_comparison/README.md
@@ -81,10 +82,10 @@ scope-comparison: ## same_symmetric with each quantifier scope (family = the aut
 NTN_DIR ?= results/ntn_comparison
 ntn-comparison: ## same_symmetric and the default configuration with the text's NTN (k=50) and the authors' code's head (k=10, output bias), side by side, with the step time of each
 	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
-		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records "$(NTN_DIR)/k50" \
+		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(NTN_DIR)/k50" \
 		--logger "$(LOGGER)"
 	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
-		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records "$(NTN_DIR)/k10" \
+		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(NTN_DIR)/k10" \
 		--logger "$(LOGGER)" model.ntn_k=10 model.ntn_bias=true experiment_name=ntn_k10
 	$(PYTHON) -m dfl_bench.results.compare --a "$(NTN_DIR)/k50:same_symmetric,default" \
 		--b "$(NTN_DIR)/k10:ntn_k10" --labels k50,k10 --profile "$(PROFILE)" \

@@ -201,6 +201,19 @@ def test_sigterm_checkpoints_exits_143_and_the_rerun_resumes(tmp_path):
     same_numbers(recs[3], recs[99])
 
 
+@pytest.mark.slow
+def test_ctrl_c_checkpoints_exits_130_says_how_to_resume_and_the_rerun_resumes(tmp_path):
+    first = cli(tmp_path, "+debug.sigint_at_step=3")
+    assert first.returncode == 130, first.stderr[-3000:]
+    assert "Ctrl-C at step 3" in first.stderr and "rerun the same command to resume" in first.stderr
+    assert len(list((tmp_path / "checkpoints").rglob("last.ckpt"))) == 1
+    second = cli(tmp_path, "+debug.sigint_at_step=3")
+    assert second.returncode == 0, second.stderr[-3000:]
+    (path,) = (tmp_path / "records").rglob("*.json")
+    record = strict_load(path)
+    assert record["resumed"] and record["status"] == "ok" and len(record["wall_segments_s"]) == 2
+
+
 # 7. failures are visible in the exit code
 @pytest.mark.slow
 def test_a_failed_single_run_exits_1(tmp_path):

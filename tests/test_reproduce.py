@@ -100,6 +100,18 @@ def test_a_gpu_reproduction_without_a_gpu_is_one_line(tmp_path, capsys, monkeypa
     )
 
 
+def test_a_second_reproduction_into_the_same_records_says_who_runs_and_exits_3(tmp_path, capsys):
+    with reproduce.reproduction_lock(tmp_path):
+        assert reproduce.main([f"--records={tmp_path}", "--tables=best"]) == reproduce.EXIT_BUSY
+    err = capsys.readouterr().err
+    assert re.fullmatch(
+        rf"\[reproduce\] already running \(pid {os.getpid()}, since [0-9-]+ [0-9:]+\) into "
+        rf"{tmp_path}: wait for it, or stop it and rerun this command to resume\n",
+        err,
+    ), err
+    assert [p.name for p in tmp_path.iterdir()] == [reproduce.LOCK]
+
+
 @pytest.mark.slow
 def test_plan_expands_each_sweep_times_the_seeds(tmp_path):
     jobs = plan.plan(["same_symmetric", "sigmoidal_s", "best"], "smoke", 2, tmp_path)
@@ -158,7 +170,8 @@ def test_multirun_command_selects_the_experiment_seeds_and_launcher(tmp_path):
     assert not any(a.startswith(("+experiment", "hydra/launcher")) for a in one)
 
 
-def test_the_gpu_path_trains_stacks_and_estimates_a_stacks_share(tmp_path):
+def test_the_gpu_path_trains_stacks_and_estimates_a_stacks_share(tmp_path, monkeypatch):
+    monkeypatch.setattr(reproduce, "cuda_available", lambda: True)
     args = reproduce.parse_args(["--device=gpu", "--jobs=3", f"--records={tmp_path}"])
     command = reproduce.multirun_command("tnorms", args, 1, tmp_path / "logs")
     assert {"hydra/launcher=stacked", "trainer=gpu", "hydra.launcher.stack_size=64"} <= set(command)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dfl_bench.lifecycle.records import config_hash
-from dfl_bench.results import claims, render
+from dfl_bench.results import claims, render, report
 from dfl_bench.results.__main__ import main
 from dfl_bench.results.agreement import agreement, spearman
 from dfl_bench.results.load import RecordWarning, load_records
@@ -207,6 +207,37 @@ def test_committed_records_each_sit_at_their_own_place():
         warnings.simplefilter("error", RecordWarning)
         frame = load_records(root)
     assert len(frame) == sum(1 for _ in root.rglob("*.json"))
+
+
+def test_a_rendering_with_fewer_ok_runs_never_replaces_a_table_unless_forced(tmp_path, capsys):
+    records, out = tmp_path / "records", tmp_path / "out"
+    write(records, "tnorms", "", row="godel")
+    second = write(records, "tnorms", "", row="godel", seed=1)
+    args = [f"--records={records}", f"--out={out}", "--tables=tnorms"]
+    assert main(args) == 0
+    table, index = out / "tables" / "tnorms.md", out / "tables" / "README.md"
+    before, index_before = table.read_text(), index.read_text()
+    assert report.ok_runs(before) == {"quick": 2}
+    assert main([*args, "--profile=smoke"]) == 0  # no smoke records: every cell would be missing
+    assert "kept 1 table(s)" in capsys.readouterr().out
+    assert (table.read_text(), index.read_text()) == (before, index_before)
+    second.unlink()
+    assert main(args) == 0
+    assert "tnorms.md (quick: 2 ok runs, the new rendering 1)" in capsys.readouterr().out
+    assert table.read_text() == before
+    assert main([*args, "--force"]) == 0
+    assert report.ok_runs(table.read_text()) == {"quick": 1}
+
+
+def test_the_renderer_takes_every_name_a_reproduction_takes(tmp_path, capsys):
+    from dfl_bench.results import plan
+
+    records = tmp_path / "records"
+    write(records, "default", "")
+    out = tmp_path / "out"
+    assert main([f"--records={records}", f"--out={out}", f"--tables={plan.DEFAULT}"]) == 0
+    assert sorted(p.name for p in (out / "tables").iterdir()) == ["README.md", "verdicts.md"]
+    assert "| default | 1 | 0 |" in (out / "tables" / "README.md").read_text()
 
 
 def test_sweep_rows_come_from_the_swept_value(tmp_path):
@@ -503,9 +534,9 @@ def test_other_records_render_beside_them_never_over_the_committed_results(tmp_p
 def test_the_make_targets_render_beside_the_records_they_name():
     import subprocess
 
-    for target in ("tables", "reproduce-tables"):
-        command = ["make", "-n", target, "RECORDS=else/records"]
+    for target, name in (("tables", "RECORDS_DIR"), ("reproduce-tables", "RECORDS")):
+        command = ["make", "-n", target, f"{name}=else/records"]
         text = subprocess.run(command, cwd=REPO, capture_output=True, text=True).stdout
-        assert '--records "else/records"' in text and "--out" not in text
+        assert '--records-dir "else/records"' in text and "--out" not in text
         text = subprocess.run([*command, "OUT=o"], cwd=REPO, capture_output=True, text=True).stdout
         assert '--out "o"' in text

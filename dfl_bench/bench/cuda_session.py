@@ -265,7 +265,7 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
     command = [
         *(sys.executable, "-m", "dfl_bench.results.reproduce", "--device", session.device),
         *("--profile", args.profile, "--jobs", str(args.jobs), "--logger", args.logger),
-        *("--tables", args.tables, "--records", args.records, "--poll", "30"),
+        *("--tables", args.tables, "--records-dir", args.records, "--poll", "30"),
         *("--seeds", str(args.seeds), "--stack-size", str(args.stack_size), *overrides),
     ]
     tic = time.perf_counter()

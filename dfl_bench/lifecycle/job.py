@@ -17,9 +17,12 @@ StackedNet layout and CUDA graphs on a GPU).
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,7 +42,7 @@ from dfl_bench.run.module import DFLModule, NonFiniteLossError
 from dfl_bench.stacked.data import StackedDataModule
 from dfl_bench.stacked.module import StackedModule
 
-EXIT_TERMINATED = 143
+EXIT_TERMINATED, EXIT_INTERRUPTED = 143, 130  # SIGTERM, Ctrl-C (SIGINT)
 
 
 @dataclass
@@ -148,12 +151,13 @@ def fit_runs(
     tic = time.perf_counter()
     failure = None
     try:
-        trainer.fit(module, datamodule=data, ckpt_path=str(last) if last else None)
+        with stop_on_ctrl_c(trainer) as interrupted:
+            trainer.fit(module, datamodule=data, ckpt_path=str(last) if last else None)
     except NonFiniteLossError as err:  # a run alone stops at its first non-finite loss
         failure = f"non-finite loss: {err}"
     except SIGTERMException:
         _close(run_loggers, [True] * len(jobs), finalize=not alone)
-        terminated(names, trainer.global_step, ckpt_dir / checkpoint.NAME)
+        terminated(names, trainer.global_step, ckpt_dir / checkpoint.NAME, interrupted)
     except BaseException:
         _close(run_loggers, [True] * len(jobs), finalize=not alone)
         raise
@@ -201,7 +205,7 @@ def fit_runs(
         if not kept:
             print(summary_text(record, path))
     if trainer.received_sigterm:
-        terminated(names, trainer.global_step, None)
+        terminated(names, trainer.global_step, None, interrupted)
     return [record for record, _ in out]
 
 
@@ -259,15 +263,37 @@ def _close(run_loggers: Sequence[Any], failed: Sequence[bool], finalize: bool) -
         loggers.finish(logger, failed=bad)
 
 
-def terminated(name: str, step: int, saved: Path | None) -> NoReturn:
-    """Report SIGTERM and exit 143; the sweep's remaining jobs are not run."""
+@contextmanager
+def stop_on_ctrl_c(trainer: L.Trainer) -> Iterator[list[int]]:
+    """Ctrl-C (SIGINT) stops the job as SIGTERM does: after the running step, its checkpoint
+    saved; the list it yields holds the signal once one came. A second Ctrl-C stops at once."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        got.append(signum)
+        trainer._signal_connector.received_sigterm = True
+        signal.signal(signal.SIGINT, previous)
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def terminated(name: str, step: int, saved: Path | None, interrupted: Sequence[int]) -> NoReturn:
+    """Report SIGTERM (exit 143) or Ctrl-C (exit 130); the sweep's remaining jobs are not run."""
     where = f"checkpoint {saved}" if saved is not None and saved.is_file() else "its record"
+    what, code = ("Ctrl-C", EXIT_INTERRUPTED) if interrupted else ("SIGTERM", EXIT_TERMINATED)
     print(
-        f"[dfl_bench] {name}: SIGTERM at step {step}; saved {where}. The remaining jobs of this "
+        f"[dfl_bench] {name}: {what} at step {step}; saved {where}. The remaining jobs of this "
         "sweep were not run: rerun the same command to resume (finished jobs are skipped).",
         file=sys.stderr,
     )
-    raise SystemExit(EXIT_TERMINATED)
+    raise SystemExit(code)
 
 
 def now() -> str:

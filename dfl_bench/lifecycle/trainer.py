@@ -77,13 +77,15 @@ def build_trainer(cfg: DictConfig, logger: Logger | None, hooks: list[L.Callback
 
 def callbacks(cfg: DictConfig, ckpt_dir: Path) -> list[L.Callback]:
     """The resumable checkpoint and, for tests, the debug hooks: `debug.nan_at_step`
-    and `+debug.sigterm_at_step` (it changes the config hash, so a test's interrupted job and
-    its uninterrupted twin in one sweep each have a record)."""
+    and `+debug.sigterm_at_step` / `+debug.sigint_at_step` (they change the config hash, so a
+    test's interrupted job and its uninterrupted twin in one sweep each have a record)."""
     out: list[L.Callback] = [LastCheckpoint(ckpt_dir, cfg.profile.checkpoint_every)]
     if cfg.debug.nan_at_step is not None:
         out.append(PoisonWeights(cfg.debug.nan_at_step))
     if cfg.debug.get("sigterm_at_step") is not None:
-        out.append(SigtermAt(cfg.debug.sigterm_at_step))
+        out.append(SignalAt(cfg.debug.sigterm_at_step, signal.SIGTERM))
+    if cfg.debug.get("sigint_at_step") is not None:
+        out.append(SignalAt(cfg.debug.sigint_at_step, signal.SIGINT))
     return out
 
 
@@ -99,15 +101,16 @@ class PoisonWeights(L.Callback):
                 next(pl_module.parameters()).fill_(float("nan"))
 
 
-class SigtermAt(L.Callback):
-    """Debug: send this process SIGTERM during step `step`, as `timeout` or SLURM would."""
+class SignalAt(L.Callback):
+    """Debug: send this process `signum` during step `step`, as `timeout`, SLURM or Ctrl-C
+    would."""
 
-    def __init__(self, step: int) -> None:
-        self.step = step
+    def __init__(self, step: int, signum: int) -> None:
+        self.step, self.signum = step, signum
 
     def on_train_batch_start(self, trainer: L.Trainer, *args) -> None:
         if trainer.global_step + 1 == self.step:
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), self.signum)
 
 
 def torch_threads(requested: int | None, hydra_cfg: DictConfig) -> int:

@@ -28,21 +28,36 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     names = list(load_paper().tables)
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.results", description=__doc__)
     parser.add_argument(
-        "--records", type=Path, default=Path(plan.RECORDS), help="run records folder"
+        "--records-dir",
+        "--records",
+        dest="records",
+        type=Path,
+        default=Path(plan.RECORDS),
+        help="run records folder (the jobs' records_dir)",
     )
     parser.add_argument(
         "--out", type=Path, help="writes tables/, figures/ (default: results/ or --records)"
     )
     parser.add_argument("--profile", help=f"one of {list(PROFILES)}; default: every one present")
-    parser.add_argument("--tables", help=f"comma-separated experiments; default: all of {names}")
+    parser.add_argument(
+        "--tables", help=f"comma-separated experiments; default: all of {names} (and `default`)"
+    )
     parser.add_argument("--wandb", action="store_true", help="also log each table to W&B")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a table even where the new rendering holds fewer ok runs in a profile",
+    )
     args = parser.parse_args(argv)
-    args.names = [n for n in (args.tables or ",".join(names)).split(",") if n]
-    if not args.names:
+    chosen = [n for n in (args.tables or ",".join(names)).split(",") if n]
+    if not chosen:
         parser.error(f"--tables {args.tables!r} names no experiment; leave it out for all")
-    unknown = [n for n in args.names if n not in names]
+    valid = plan.experiments()  # the one list of names, as `make reproduce-tables TABLES=`
+    unknown = [n for n in chosen if n not in valid]
     if unknown:
-        parser.error(f"unknown experiment(s) {unknown} in --tables; valid choices: {names}")
+        parser.error(f"unknown experiment(s) {unknown} in --tables; valid choices: {valid}")
+    # a name without a paper table (`default`, the seed spread's run) is in the index only
+    args.names = [n for n in dict.fromkeys(chosen) if n in names]
     if args.profile is not None and args.profile not in PROFILES:
         parser.error(f"unknown profile {args.profile!r}; valid choices: {list(PROFILES)}")
     return args
@@ -89,11 +104,16 @@ def render(args: argparse.Namespace, argv: list[str] | None) -> int:
     profiles = [args.profile] if args.profile else present or ["quick"]
     paper = load_paper()
     results = [report.build(paper, frame, p, args.names, REPO_DIR) for p in profiles]
-    written = report.write(results, frame, args.out, command.strip())
+    written, kept = report.write(results, frame, args.out, command.strip(), args.force)
     print(
         f"[dfl_bench.results] {len(frame)} records from {args.records} (profiles {present}); "
         f"wrote {len(written)} files under {args.out}/ (index: {args.out / 'tables' / 'README.md'})"
     )
+    if kept:
+        print(
+            f"[dfl_bench.results] kept {len(kept)} table(s) that the new rendering would empty "
+            "out, and the index and verdicts with them (--force replaces them): " + "; ".join(kept)
+        )
     if args.wandb:
         from dfl_bench.results.wandb_tables import log_tables
 

@@ -81,6 +81,16 @@ def base_overrides(experiment: str) -> list[str]:
     return [] if experiment == DEFAULT else [f"+experiment={experiment}"]
 
 
+def check(profile: str, seeds: int, spread_seeds: int) -> None:
+    """A known profile, at least one seed per row and no negative spread (ValueError)."""
+    if profile not in profiles():
+        raise ValueError(f"unknown profile {profile!r}; valid: {profiles()}")
+    if seeds < 1:
+        raise ValueError(f"SEEDS must be >= 1 (got {seeds})")
+    if spread_seeds < 0:
+        raise ValueError(f"SPREAD_SEEDS must be >= 0 (got {spread_seeds})")
+
+
 def plan(
     names: Iterable[str],
     profile: str,
@@ -92,12 +102,7 @@ def plan(
     """Every job of `names` at `profile` with seeds 0..n-1 (n = max(seeds, spread_seeds) for the
     SPREAD experiments), each config composed and resolved as train.py does, so its record path
     is the one the run writes; an invalid job raises ValueError (all of them named at once)."""
-    if profile not in profiles():
-        raise ValueError(f"unknown profile {profile!r}; valid: {profiles()}")
-    if seeds < 1:
-        raise ValueError(f"SEEDS must be >= 1 (got {seeds})")
-    if spread_seeds < 0:
-        raise ValueError(f"SPREAD_SEEDS must be >= 0 (got {spread_seeds})")
+    check(profile, seeds, spread_seeds)
     common = [f"profile={profile}", f"records_dir={records_dir}", *overrides]
     folder = Path(records_dir).resolve()  # as train.py's to_absolute_path, from this folder
     jobs, errors = [], []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -90,13 +91,58 @@ def default_run(frame: pd.DataFrame, profile: str) -> claims.Sample | None:
     return claims.Sample(float(values.mean()), len(values), f"n={len(values)}, seeds {seeds}")
 
 
-def write(results: Sequence[Rendered], frame: pd.DataFrame, out: Path, command: str) -> list[Path]:
-    """Every output file under `out` (tables/, figures/); returns the paths written."""
+SECTION = re.compile(r"^## .*, profile `([^`]+)`$", re.M)
+RECORDS_LINE = re.compile(r"^Records: \d+ \((\d+) ok\)", re.M)
+
+
+def ok_runs(text: str) -> dict[str, int]:
+    """The ok runs a rendered table file holds, per profile section (its `Records:` lines)."""
+    out: dict[str, int] = {}
+    sections = list(SECTION.finditer(text))
+    for i, section in enumerate(sections):
+        end = sections[i + 1].start() if i + 1 < len(sections) else len(text)
+        counted = RECORDS_LINE.search(text, section.end(), end)
+        out[section.group(1)] = out.get(section.group(1), 0) + int(
+            counted.group(1) if counted else 0
+        )
+    return out
+
+
+def losses(path: Path, results: Sequence[Rendered], name: str) -> list[str]:
+    """What the table file at `path` would lose if `results` replaced it: each profile whose
+    ok runs it holds exceed the new rendering's."""
+    try:
+        before = ok_runs(path.read_text())
+    except OSError:
+        return []
+    after: dict[str, int] = {}
+    for r in results:
+        records = r.tables[name].records
+        after[r.profile] = after.get(r.profile, 0) + int((records["status"] == "ok").sum())
+    return [
+        f"{profile}: {n} ok runs, the new rendering {after.get(profile, 0)}"
+        for profile, n in before.items()
+        if n > after.get(profile, 0)
+    ]
+
+
+def write(
+    results: Sequence[Rendered], frame: pd.DataFrame, out: Path, command: str, force: bool = False
+) -> tuple[list[Path], list[str]]:
+    """Every output file under `out` (tables/, figures/): the paths written, and one line per
+    table kept because the new rendering has fewer ok runs in one of its profiles (never
+    replaced unless `force`; the index and verdicts are then kept too, as they sum every table)."""
     tables_dir, figures_dir = out / "tables", out / "figures"
     tables_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     names = list(dict.fromkeys(name for r in results for name in r.selected))
-    for name in names:
+    kept = {}
+    if not force:
+        for name in names:
+            lost = losses(tables_dir / f"{name}.md", results, name)
+            if lost:
+                kept[name] = f"{tables_dir / name}.md ({'; '.join(lost)})"
+    for name in (n for n in names if n not in kept):
         md, tex = [], []
         for r in results:
             table = r.tables[name]
@@ -107,11 +153,12 @@ def write(results: Sequence[Rendered], frame: pd.DataFrame, out: Path, command: 
         written.append(_write(tables_dir / f"{name}.md", title + "\n".join(md)))
         written.append(_write(tables_dir / f"{name}.tex", "\n".join(tex)))
     for r in results:
-        selected = {name: r.tables[name] for name in r.selected}
+        selected = {name: r.tables[name] for name in r.selected if name not in kept}
         written += figures.all_figures(selected, frame, r.profile, figures_dir)
-    written.append(_write(tables_dir / "README.md", index(results, command, frame)))
-    written.append(_write(tables_dir / "verdicts.md", writeup.markdown_text(results, command)))
-    return written
+    if not kept:
+        written.append(_write(tables_dir / "README.md", index(results, command, frame)))
+        written.append(_write(tables_dir / "verdicts.md", writeup.markdown_text(results, command)))
+    return written, list(kept.values())
 
 
 def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import os
 import re
 import shlex
@@ -24,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -75,7 +76,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"], help="where jobs train")
     parser.add_argument("--stack-size", type=int, default=64, help="runs per stack on a GPU")
-    parser.add_argument("--records", default=plan.RECORDS, help="run records folder")
+    parser.add_argument(
+        "--records-dir",
+        "--records",
+        dest="records",
+        default=plan.RECORDS,
+        help="run records folder (the jobs' records_dir)",
+    )
     parser.add_argument("--logger", default="wandb", help=f"one of {loggers.choices()}")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between progress lines")
     parser.add_argument("overrides", nargs="*", help="extra Hydra overrides for every job")
@@ -95,6 +102,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             "one budget in the tables"
         )
     check_cell_meaning(args.overrides)
+    args.names = plan.selected(args.tables)
+    plan.check(args.profile, args.seeds, args.spread_seeds)
     return args
 
 
@@ -301,7 +310,7 @@ def log_folder(parent: Path, now: datetime) -> Path:
 
 def reproduce(args: argparse.Namespace) -> int:
     """Plan, report the plan, run the missing jobs experiment by experiment, report the end."""
-    names = plan.selected(args.tables)
+    names = args.names
     device = ["trainer=gpu"] if args.device == "gpu" else []  # part of each job's config hash
     jobs = plan.plan(
         names, args.profile, args.seeds, args.records, args.spread_seeds, [*device, *args.overrides]
@@ -357,15 +366,54 @@ def reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_BUSY = 3  # another reproduction holds the records folder
+LOCK = ".reproduce.lock"
+
+
+class AlreadyReproducing(RuntimeError):
+    """Another reproduction writes into the same records folder."""
+
+
+@contextlib.contextmanager
+def reproduction_lock(records_dir: Path) -> Iterator[None]:
+    """One reproduction per records folder at a time: an flock on `<records>/.reproduce.lock`
+    (it dies with its process) holding the holder's pid and start time."""
+    try:
+        records_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(records_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise ValueError(f"--records {records_dir} cannot be written ({err.strerror})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 200).decode(errors="replace").strip() or "pid ?"
+            raise AlreadyReproducing(
+                f"already running ({holder}) into {records_dir}: wait for it, or stop it and "
+                "rerun this command to resume"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}, since {datetime.now():%Y-%m-%d %H:%M:%S}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: exit status 0 all ok, 1 some job failed, 2 invalid input (one line), 128 +
-    the signal on SIGTERM or Ctrl-C (the running jobs checkpoint; one line says how to resume)."""
+    """Entry point: exit status 0 all ok, 1 some job failed, 2 invalid input (one line), 3
+    another reproduction runs into the same records folder, 128 + the signal on SIGTERM or
+    Ctrl-C (the running jobs checkpoint; one line says how to resume)."""
     handlers = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return reproduce(parse_args(argv))
+        args = parse_args(argv)
+        with reproduction_lock(Path(args.records)):
+            return reproduce(args)
     except (ValueError, HydraException, OmegaConfBaseException) as err:
         print(f"[reproduce] error: {str(err).strip().splitlines()[0]}", file=sys.stderr)
         return 2
+    except AlreadyReproducing as err:
+        print(f"[reproduce] {err}", file=sys.stderr)
+        return EXIT_BUSY
     except Interrupted as stop:
         given = sys.argv[1:] if argv is None else list(argv)
         again = shlex.join(["python", "-m", "dfl_bench.results.reproduce", *given])
