@@ -144,7 +144,7 @@ def test_marks_missing_failed_undefined(tmp_path):
     assert render.ours_value(ours["lukasiewicz"], "cu_ant") == render.UNDEFINED
     assert render.ours_value(ours.get("nilpotent"), "accuracy") == render.MISSING
     text = render.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)), [])
-    assert "failed: non-finite loss: step 3" in text and "ours n=0, 1 failed" in text
+    assert "failed: non-finite loss: step 3" in text and "ours n=0 (few), 1 failed" in text
 
 
 def test_paper_dash_and_blank_marks():
@@ -297,28 +297,33 @@ def test_a_claim_that_holds_and_one_that_fails(tmp_path):
         "yager_p20": 0.94,
         "nilpotent": 0.96,
     }
-    for row, acc in rows.items():
-        write(tmp_path, "tnorms", row, row=row, accuracy=acc)
-    write(tmp_path, "baseline", "b", row="ce_pair", accuracy=0.95)
+    for (row, acc), seed in ((item, seed) for item in rows.items() for seed in range(3)):
+        write(tmp_path, "tnorms", row, row=row, accuracy=acc + seed / 1000, seed=seed)
+    for seed in range(3):
+        write(tmp_path, "baseline", "b", row="ce_pair", accuracy=0.95 + seed / 1000, seed=seed)
     result = build(PAPER, load_records(tmp_path), "quick", ["tnorms"], REPO)
     verdicts = {item.name: (p, o) for item, p, o in result.verdicts}
     assert verdicts["vanishing_tnorms_best"][1].status == "holds"
-    assert "best lukasiewicz" in verdicts["vanishing_tnorms_best"][1].detail
+    assert "top accuracy: lukasiewicz (tied" in verdicts["vanishing_tnorms_best"][1].detail
     assert verdicts["godel_product_tnorms_poor"][1].status == "holds"
     assert verdicts["tnorms_low_cons_better"][1].status == "not measurable"  # cons constant
     assert verdicts["s_beat_r_same"][1].status == "not measurable"
     # the paper's own numbers: the T_LK cu_cons contradiction shows as a failing claim
     assert verdicts["lukasiewicz_cu_cons_below_random"][0].status == "fails"
-    # the appendix text fits Table mnist_symmetric_rmse with its halves swapped (compared so)
-    assert verdicts["product_worse_with_rmse"][0].status == "holds"
+    # the appendix text fits Table mnist_symmetric_rmse with its halves swapped (compared so):
+    # RMSE is then lower, if only within the paper's own noise ("slightly worse")
+    paper = verdicts["product_worse_with_rmse"][0]
+    assert paper.status == "within noise" and "difference -0.30 [" in paper.detail
 
 
 def test_claim_fails_on_ours(tmp_path):
-    write(tmp_path, "formulas", "a", row="f1", accuracy=0.90)
-    write(tmp_path, "formulas", "b", row="f2", accuracy=0.95)
+    for seed in range(3):
+        write(tmp_path, "formulas", "a", row="f1", accuracy=0.90 + seed / 1000, seed=seed)
+        write(tmp_path, "formulas", "b", row="f2", accuracy=0.95 - seed / 1000, seed=seed)
     result = build(PAPER, load_records(tmp_path), "quick", ["formulas"], REPO)
     verdict = {item.name: o for item, _, o in result.verdicts}["only_1_beats_only_2"]
-    assert verdict.status == "fails" and verdict.detail == "(1) 90.00 vs (2) 95.00"
+    assert verdict.status == "fails"
+    assert verdict.detail.startswith("(1) 90.10 vs (2) 94.90: difference -4.80 [")
 
 
 def test_every_claim_names_a_table_or_the_analysis():
@@ -436,8 +441,9 @@ def test_the_index_shows_the_seed_spread_of_the_baseline_and_default(tmp_path):
     write(tmp_path, "default", "d", seed=0, accuracy=0.95, cons=0.1)
     write(tmp_path, "tnorms", "t", row="godel", accuracy=0.5)
     lines = seed_spread(load_records(tmp_path), "quick")
-    assert "| baseline / ce_pair | 3 | 0, 1, 2 | 92.00 ± 2.00 | undef. |" in "\n".join(lines)
-    assert "| default | 1 | 0 | 95.00 ± 0.00 | 0.100 ± 0.000 |" in "\n".join(lines)
+    text = "\n".join(lines)
+    assert "| baseline / ce_pair | 3 | 0, 1, 2 | 92.00 ± 2.00 | 92.00 ± 2.00 | undef. |" in text
+    assert "| default | 1 | 0 | 95.00 ± 0.00 | 95.00 ± 0.00 | 0.100 ± 0.000 |" in text
     assert not any("tnorms" in line for line in lines)
     assert seed_spread(load_records(tmp_path), "paper") == []
     write(tmp_path, "default", "d2", seed=1, accuracy=0.5, extra_config={"model": {"ntn_k": 8}})

@@ -8,6 +8,7 @@ from dfl_bench import markdown as md
 from dfl_bench.results.agreement import Agreement
 from dfl_bench.results.claims import Claim, Verdict
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
+from dfl_bench.results.stats import MIN_SEEDS
 from dfl_bench.results.tables import Ours, Table
 
 HEADERS = {"accuracy": "Accuracy", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
@@ -17,7 +18,7 @@ TEX_HEADERS = {
     "cu_cons": r"$cu_{\mathrm{cons}}$",
     "cu_ant": r"$cu_{\mathrm{ant}}$",
 }
-MISSING, FAILED, UNDEFINED, NOT_PRINTED = "missing", "FAILED", "undef.", "n.p."
+MISSING, FAILED, UNDEFINED, NOT_PRINTED, FEW = "missing", "FAILED", "undef.", "n.p.", "(few)"
 LEGEND = (
     f"Each row: the paper's value, ours (mean ± sample std over the seeds, n = ok runs) and the "
     f"difference ours - paper. Accuracy in %, ratios in [0, 1]. Accuracy is the best test "
@@ -25,7 +26,8 @@ LEGEND = (
     f"best of its evaluations every 1,000 iterations); ours is followed by the final accuracy "
     f"(last step) in parentheses, and Δ uses the best. `{MISSING}`: no run yet; "
     f"`{FAILED}`: every run failed (reason below); `{UNDEFINED}`: the ratio is undefined (the "
-    f"paper's '-'; e.g. no antecedent derivative); `{NOT_PRINTED}`: the paper prints nothing there."
+    f"paper's '-'; e.g. no antecedent derivative); `{NOT_PRINTED}`: the paper prints nothing "
+    f"there. `{FEW}`: fewer than {MIN_SEEDS} ok seeds, so the cell decides no comparison or claim."
 )
 
 
@@ -89,7 +91,8 @@ def ours_label(ours: Ours | None, marks: list[int]) -> str:
     """`ours n=3 [1]`, with failed runs and footnote numbers."""
     if ours is None:
         return "ours"
-    text = f"ours n={ours.n_ok}" + (f", {ours.n_failed} failed" if ours.n_failed else "")
+    text = f"ours n={ours.n_ok}" + (f" {FEW}" if ours.n_ok < MIN_SEEDS else "")
+    text += f", {ours.n_failed} failed" if ours.n_failed else ""
     return text + "".join(f" [{m}]" for m in marks)
 
 
@@ -237,7 +240,12 @@ def claims_markdown(verdicts: list[tuple[Claim, Verdict, Verdict]]) -> str:
             f"`{item.name}` ({item.where})",
             item.sentence,
             f"**{on_paper.status}**: {on_paper.detail}",
-            f"**{on_ours.status}**: {on_ours.detail}",
+            f"**{on_ours.status}**: {on_ours.detail}"
+            + (
+                " (as coded, the paper's own numbers fail it too)"
+                if on_paper.status == "fails"
+                else ""
+            ),
         ]
         for item, on_paper, on_ours in verdicts
     ]

@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 from dfl_bench import markdown
-from dfl_bench.results import claims, figures, render, writeup
+from dfl_bench.results import claims, figures, render, stats, writeup
 from dfl_bench.results.agreement import Agreement, agreement
-from dfl_bench.results.noise import Noise, measured_noise, paper_noise
+from dfl_bench.results.noise import Noise, paper_noise
 from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, Paper
 from dfl_bench.results.plan import DEFAULT, SPREAD
 from dfl_bench.results.tables import Table, build_table
@@ -30,7 +30,7 @@ INDEX_HEADER = [
     "acc within 1 pt",
     "ratios within 0.05",
     "rho acc",
-    "claims paper (holds/fails/n.m.)",
+    "claims paper (holds/fails/tie/n.m.)",
     "claims ours",
 ]
 
@@ -45,7 +45,7 @@ class Rendered:
     verdicts: list[tuple[claims.Claim, claims.Verdict, claims.Verdict]]
     selected: tuple[str, ...]  # the tables whose files are (re)written; the index lists all
     orders: dict[str, dict[str, Agreement]]  # two-half tables compared out of header order
-    noise: tuple[Noise, Noise | None]  # the paper's, ours
+    noise: Noise  # the paper's (its cells are single runs); ours compare their own seeds
 
 
 def build(
@@ -57,7 +57,7 @@ def build(
         name: build_table(table.compared(), frame, profile, repo)
         for name, table in paper.tables.items()
     }
-    noise = (paper_noise(paper.baseline_std), measured_noise(frame, profile))
+    noise = paper_noise(paper.baseline_std)
     paper_view, ours_view = claims.views(tables, paper.baseline, noise, default_run(frame, profile))
     verdicts = [
         (item, claims.evaluate(item, paper_view), claims.evaluate(item, ours_view))
@@ -76,19 +76,19 @@ def build(
 
 
 def default_run(frame: pd.DataFrame, profile: str) -> claims.Sample | None:
-    """The default configuration's best accuracy over its ok seeds at `profile` (Section 10.2's
-    fixed operators); None when it has no ok run."""
+    """The default configuration's best accuracies over its ok seeds at `profile` (Section
+    10.2's fixed operators); None when it has no ok run."""
     if frame.empty:
         return None
     runs = frame[
         (frame["experiment"] == DEFAULT) & (frame["profile"] == profile) & (frame["status"] == "ok")
-    ]
+    ].sort_values("seed")
     values = pd.to_numeric(runs[RECORD_FIELDS["accuracy"]], errors="coerce") * 100
     seeds = runs["seed"][values.notna()].dropna().astype(int).sort_values().tolist()
     values = values.dropna()
     if values.empty:
         return None
-    return claims.Sample(float(values.mean()), len(values), f"n={len(values)}, seeds {seeds}")
+    return claims.Sample(tuple(float(x) for x in values), f"n={len(values)}, seeds {seeds}")
 
 
 SECTION = re.compile(r"^## .*, profile `([^`]+)`$", re.M)
@@ -180,19 +180,24 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
         "run's evaluations (`best_test_accuracy`); our final accuracy (`test_accuracy`, last step) "
         "is printed beside it in each table. The ratios are those of the run's last steps in both.",
         "",
-        '**Comparative words.** "Much better", "significantly higher", "quite a bit '
-        'higher" need a difference beyond two standard errors of the seed noise; "on par", '
-        '"as well as", "similar" a difference within them. The noise is the paper\'s '
-        "baseline std (0.204) on its numbers and our measured seed spread (below) on ours; "
-        "correlations are decided by Spearman's rho, Pearson's r beside it.",
+        '**Comparative words, by each cell\'s own noise.** "Beats", "outperforms", "much '
+        'better", "significantly higher" need the 95% interval of the difference above 0; "on '
+        'par", "as well as", "similar" an interval that holds 0; a claimed win whose interval '
+        'holds 0 is `within noise`, and "best" is the set of rows tied with the top one (the '
+        "claim holds when the paper's choice is in it). On ours the interval is Welch's over "
+        f"the two cells' own seeds, and a cell with fewer than {stats.MIN_SEEDS} seeds decides "
+        "nothing; the paper prints single runs, so on its numbers the interval uses its only "
+        "stated noise, the baseline std (0.204). A correlation needs "
+        f"{stats.MIN_CELLS} cells (each configuration once) and is decided by Spearman's rho "
+        "with a permutation p-value (p < 0.05), Pearson's r beside it.",
     ]
     for r in results:
         lines += [
             "",
             f"## Profile `{r.profile}`",
             "",
-            f"Evaluations: {_cadence(frame, r.profile)}. Seed noise of one run's best accuracy: "
-            f"{_noise_text(r.noise[1])}; on the paper's numbers {_noise_text(r.noise[0])}.",
+            f"Evaluations: {_cadence(frame, r.profile)}. Cells with {stats.MIN_SEEDS} or more "
+            f"ok seeds: {writeup.seeded(r)} distinct cells (each configuration once).",
             "",
             *markdown.table(INDEX_HEADER, (_index_row(n, t, r) for n, t in r.tables.items())),
         ]
@@ -221,8 +226,8 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
     return "\n".join(lines) + "\n"
 
 
-SPREAD_METRICS = {"test_accuracy": "accuracy", "cons_ratio": "cons", "cu_cons": "cu_cons",
-                  "cu_ant": "cu_ant"}  # fmt: skip
+SPREAD_METRICS = {"best_test_accuracy": "accuracy (best)", "test_accuracy": "final accuracy",
+                  "cons_ratio": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}  # fmt: skip
 
 
 def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
@@ -246,8 +251,9 @@ def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
         cells = [name, str(len(group))]
         cells.append(", ".join(str(int(s)) for s in sorted(group.seed.dropna())))
         for column in SPREAD_METRICS:
-            values = group[column].dropna() * (100 if column == "test_accuracy" else 1)
-            digits = 2 if column == "test_accuracy" else 3
+            accuracy = column.endswith("test_accuracy")
+            values = group[column].dropna() * (100 if accuracy else 1)
+            digits = 2 if accuracy else 3
             std = values.std(ddof=1) if len(values) > 1 else 0.0
             cells.append(
                 "undef." if values.empty else f"{values.mean():.{digits}f} ± {std:.{digits}f}"
@@ -258,8 +264,10 @@ def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
         "",
         "### Seed spread",
         "",
-        "Mean ± sample std over seeds (accuracy in %): a difference between two cells of a table "
-        "smaller than about twice these stds is within seed noise.",
+        "Mean ± sample std over seeds (accuracy in %; the best of each run's evaluations, as the "
+        "tables, and the final one) of the baseline and the default configuration: how much one "
+        "configuration moves between seeds. No claim borrows this spread: each comparison uses "
+        "its two cells' own seeds.",
         "",
         *markdown.table(header, body),
     ]
@@ -280,16 +288,6 @@ def _cadence(frame: pd.DataFrame, profile: str) -> str:
     if not every:
         return "no records"
     return ", ".join(f"every {k:,} steps ({n} records)" for k, n in sorted(every.items()))
-
-
-def _noise_text(noise: Noise | None) -> str:
-    """`σ = 0.40 points (source); margin of two single runs 1.14`, or why there is none."""
-    if noise is None:
-        return "not measured (no two seeds of the baseline or default run)"
-    return (
-        f"σ = {noise.sigma:.2f} points ({noise.source}); the margin between two single runs is "
-        f"{noise.margin():.2f}"
-    )
 
 
 def _index_row(name: str, table: Table, r: Rendered) -> list[str]:
@@ -322,10 +320,10 @@ def _index_row(name: str, table: Table, r: Rendered) -> list[str]:
 
 
 def _counts(verdicts: list[claims.Verdict]) -> str:
-    """`holds/fails/not measurable` counts."""
+    """`holds/fails/within noise/not measurable` counts."""
     if not verdicts:
         return "-"
-    count = {s: sum(v.status == s for v in verdicts) for s in ("holds", "fails", "not measurable")}
+    count = {s: sum(v.status == s for v in verdicts) for s in claims.STATUSES}
     return "/".join(str(n) for n in count.values())
 
 

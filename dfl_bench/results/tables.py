@@ -40,6 +40,8 @@ class Ours:
     commits: tuple[str, ...]
     reasons: tuple[str, ...]
     notes: tuple[str, ...]
+    values: dict[str, tuple[float, ...]] = field(default_factory=dict)  # per column, per seed
+    configuration: str | None = None  # the cell's config hash, seeds aside (one per cell)
 
     def number(self, column: str) -> float | None:
         """The mean of `column` (accuracy in %), None when missing, failed or undefined."""
@@ -197,11 +199,14 @@ def summarize(
     mean: dict[str, float | None] = {}
     std: dict[str, float | None] = {}
     n: dict[str, int] = {}
+    seeds: dict[str, tuple[float, ...]] = {}
     for column in COLUMNS:
         values = pd.to_numeric(ok[RECORD_FIELDS[column]], errors="coerce").dropna()
         values = values * 100 if column == "accuracy" else values
         n[column] = len(values)
         mean[column], std[column] = _mean_std(values)
+        seeds[column] = tuple(float(x) for x in values)
+    digests = records["configuration"].dropna().unique()
     final = pd.to_numeric(ok[FINAL_ACCURACY], errors="coerce").dropna() * 100
     return Ours(
         n_ok=len(ok),
@@ -213,6 +218,8 @@ def summarize(
         commits=tuple(sorted(records["git_commit"].dropna().astype(str).unique())),
         reasons=tuple(sorted(records["reason"].dropna().astype(str).unique())),
         notes=(*notes, *provenance_notes(records, overridden)),
+        values=seeds,
+        configuration=str(digests[0]) if len(digests) == 1 else None,
     )
 
 
