@@ -59,6 +59,15 @@ def test_swapped_order_exchanges_the_halves_and_keeps_the_printed_table():
         SWAPPED.in_order("sideways")
 
 
+def test_the_swap_rests_on_a_row_printed_twice():
+    """The half printed as RMSE repeats, for T_Y p=2, the log-product row I_Y p=2 (S) of the SGD
+    implication table; T_G is equal in both halves, so it says nothing either way."""
+    printed = {c.key: c.values for c in SWAPPED.cells()}
+    sgd = {c.key: c.values for c in PAPER.tables["sgd_implications"].cells()}
+    assert printed["yager_p2_rmse"] == sgd["yager_s_p2"] != printed["yager_p2_log_product"]
+    assert printed["godel_rmse"]["cu_cons"] == printed["godel_log_product"]["cu_cons"]
+
+
 def test_both_orders_agreement_is_computed_and_rendered(tmp_path):
     # our runs equal the paper's swapped halves: every cell agrees in that order only
     for cell, seed in ((c, s) for c in SWAPPED.compared().cells() for s in range(3)):
@@ -173,7 +182,8 @@ def test_dfl_improves_needs_the_interval_above_zero():
 def test_a_correlation_over_fewer_than_eight_cells_gives_no_verdict():
     cons = {("tnorms", r, "cons"): c for r, c in zip("abcdefg", range(7), strict=True)}
     acc = {("tnorms", r, "accuracy"): 90.0 - c for r, c in zip("abcdefg", range(7), strict=True)}
-    v = claims.View("ours", {**cons, **acc}, 95.0, {}, {}, None)
+    seeds = {key: (x, x, x) for key, x in acc.items()}
+    v = claims.View("ours", {**cons, **acc}, 95.0, {}, {}, None, seeds)
     verdict = check("tnorms_low_cons_better", v)
     assert verdict.status == "not measurable" and "too few cells: 7" in verdict.detail
     assert stats.spearman_p(range(10), range(10)) < 0.001
@@ -186,9 +196,12 @@ def test_a_run_shown_in_two_tables_counts_once_in_a_correlation():
         for table in ("same_symmetric", "tnorms"):  # every cell twice, one configuration
             values |= {(table, f"r{i}", "cu_ant"): i / 10, (table, f"r{i}", "accuracy"): 90.0 + i}
             configurations[(table, f"r{i}")] = f"config{i}"
-    v = claims.View("ours", values, 95.0, {}, {}, None, configurations=configurations)
+    seeds = {key: (x, x, x) for key, x in values.items() if key[2] == "accuracy"}
+    v = claims.View("ours", values, 95.0, {}, {}, None, seeds, configurations)
     verdict = check("cu_ant_correlates_with_accuracy", v)
     assert verdict.status == "holds" and "over 8 cells" in verdict.detail
+    few = claims.View("ours", values, 95.0, {}, {}, None, {}, configurations)
+    assert "too few cells: 0" in check("cu_ant_correlates_with_accuracy", few).detail
 
 
 def test_new_claims_on_the_papers_numbers(tmp_path):
@@ -258,6 +271,7 @@ def test_verdicts_show_long_beside_quick_once_its_records_land(tmp_path):
         "| accuracy range (best) | 97.00 (godel) .. 97.00 (godel) | 80.00 (godel) .. 80.00" in text
     )
     assert (
-        "| `vanishing_tnorms_best` (10.2.2; paper: holds) | **not measurable**: tnorms/product "
-        "accuracy missing | **not measurable**: tnorms/product accuracy missing |"
+        "| `vanishing_tnorms_best` (10.2.2; paper: holds) | **not measurable**: tnorms/godel "
+        "has 1 seed(s) (< 3): decides nothing | **not measurable**: tnorms/godel has 1 seed(s) "
+        "(< 3): decides nothing |"
     ) in text

@@ -70,19 +70,37 @@ class View:
     default_run: Sample | None = None  # Section 10.2's fixed operators, over its seeds
 
     def get(self, experiment: str, row: str, column: str = "accuracy") -> float:
-        """A number, or NotMeasurable naming the cell."""
+        """A number, or NotMeasurable naming the cell (on ours also a cell of too few seeds)."""
         value = self.values.get((experiment, row, column))
         if value is None or math.isnan(value):
             state = "missing" if value is None else "undefined"
             raise NotMeasurable(f"{experiment}/{row} {column} {state}")
+        self._enough_seeds(experiment, row)
         return value
 
     def undefined(self, experiment: str, row: str, column: str) -> bool:
-        """Whether the cell exists with `column` undefined (NotMeasurable when there is no cell)."""
+        """Whether the cell exists with `column` undefined (NotMeasurable when there is no cell,
+        or on ours a cell of too few seeds)."""
         if (experiment, row, "accuracy") not in self.values:
             raise NotMeasurable(f"{experiment}/{row} missing")
+        self._enough_seeds(experiment, row)
         value = self.values.get((experiment, row, column))
         return value is None or math.isnan(value)
+
+    def decides(self, experiment: str, row: str) -> bool:
+        """Whether the cell may decide anything: a printed number of the paper, or a cell of
+        ours with stats.MIN_SEEDS ok seeds or more."""
+        if self.noise is not None:
+            return True
+        return len(self.samples.get((experiment, row, "accuracy"), ())) >= stats.MIN_SEEDS
+
+    def _enough_seeds(self, experiment: str, row: str) -> None:
+        """NotMeasurable for a cell of ours with too few seeds."""
+        if not self.decides(experiment, row):
+            n = len(self.samples.get((experiment, row, "accuracy"), ()))
+            raise NotMeasurable(
+                f"{experiment}/{row} has {n} seed(s) (< {stats.MIN_SEEDS}): decides nothing"
+            )
 
     def baseline(self) -> float:
         """The supervised baseline's accuracy."""
@@ -91,13 +109,13 @@ class View:
         return self.baseline_accuracy
 
     def seeds(self, cell: Cell, column: str = "accuracy") -> tuple[float, ...]:
-        """A cell's values over its seeds: NotMeasurable below stats.MIN_SEEDS."""
+        """A cell's values of `column` over its seeds (NotMeasurable below stats.MIN_SEEDS)."""
         self.get(*cell, column)
         values = self.samples.get((*cell, column), ())
         if len(values) < stats.MIN_SEEDS:
             raise NotMeasurable(
-                f"{cell[0]}/{cell[1]} has {len(values)} seed(s) (< {stats.MIN_SEEDS}): "
-                "decides nothing"
+                f"{cell[0]}/{cell[1]} has {column} in {len(values)} seed(s) "
+                f"(< {stats.MIN_SEEDS}): decides nothing"
             )
         return values
 
@@ -294,6 +312,8 @@ def _corr(
         configuration = v.configurations.get((exp, row), f"{exp}/{row}")
         other = v.values.get((exp, row, y))
         if other is None or math.isnan(value) or math.isnan(other) or configuration in seen:
+            continue
+        if not v.decides(exp, row):
             continue
         seen.add(configuration)
         pairs.append((value, other))
@@ -1256,7 +1276,7 @@ def _aggregators_matter(v: View) -> tuple[bool | None, str]:
     "conclusions",
     "10.4",
     "DFL significantly improves on the supervised baseline [the default configuration, Section "
-    "10.2's fixed operators, minus the baseline: the interval of two standard errors is above 0].",
+    "10.2's fixed operators, minus the baseline: its 95% interval is above 0].",
 )
 def _dfl_improves(v: View) -> tuple[bool | None, str]:
     run = v.default_run

@@ -158,6 +158,8 @@ def write(
     if not kept:
         written.append(_write(tables_dir / "README.md", index(results, command, frame)))
         written.append(_write(tables_dir / "verdicts.md", writeup.markdown_text(results, command)))
+        if writeup.patch(out / "README.md", writeup.summary(results)):
+            written.append(out / "README.md")
     return written, list(kept.values())
 
 

@@ -1,0 +1,54 @@
+"""The write-up cannot go stale: results/README.md's verdict block is what the committed records
+give, and its prose around the block states rules, not results."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+from dfl_bench.results import report, writeup
+from dfl_bench.results.load import RecordWarning, load_records
+from dfl_bench.results.paper import load_paper
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "results" / "README.md"
+SECTION = "### The committed reproduction"
+# The numbers the section's prose may state: its rules (95% intervals holding 0 or not,
+# p < 0.05), the evaluation grids and the size of the missing reproduction.
+RULES = {"0", "95", "0.05", "2,500", "1,000", "180", "2", "3"}  # 2, 3: JOBS=2 SEEDS=3
+
+
+def committed_block() -> str:
+    text = README.read_text()
+    start, end = text.index(writeup.BEGIN), text.index(writeup.END) + len(writeup.END)
+    return text[start:end]
+
+
+def test_the_write_up_states_no_result_outside_its_generated_block():
+    text = README.read_text()
+    section = text[text.index(SECTION) : text.index("**W&B dashboard.**")]
+    prose = section.replace(committed_block(), "")
+    numbers = set(re.findall(r"\d[\d,.]*\d|\d", prose)) - RULES
+    assert not numbers, f"numbers outside the generated block: {sorted(numbers)}"
+
+
+def test_patching_replaces_only_the_block(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"before\n{writeup.BEGIN}\nold\n{writeup.END}\nafter\n")
+    assert writeup.patch(readme, f"{writeup.BEGIN}\nnew\n{writeup.END}")
+    assert readme.read_text() == f"before\n{writeup.BEGIN}\nnew\n{writeup.END}\nafter\n"
+    assert not writeup.patch(tmp_path / "none.md", "x")
+
+
+@pytest.mark.slow
+def test_the_committed_block_is_what_the_committed_records_give():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RecordWarning)
+        frame = load_records(REPO / "results" / "records")
+    paper = load_paper()
+    profiles = sorted(frame["profile"].dropna().unique())
+    results = [report.build(paper, frame, p, list(paper.tables), REPO) for p in profiles]
+    assert writeup.summary(results) == committed_block()
