@@ -20,7 +20,26 @@ unit = st.integers(0, 1024).map(lambda k: k / 1024)
 batch = st.lists(st.tuples(unit, unit, unit), min_size=1, max_size=24)
 fast = settings(max_examples=20, deadline=None)
 
+# The parametric families of families.py, each at parameters on both sides of its named limits.
+FAMILY_PARAMS = [
+    ("hamacher", {"p": 0.0}),
+    ("hamacher", {"p": 0.5}),
+    ("hamacher", {"p": 3.0}),
+    ("frank", {"p": 0.1}),
+    ("frank", {"p": 1.0}),
+    ("frank", {"p": 20.0}),
+    ("dombi", {"p": 0.5}),
+    ("dombi", {"p": 2.0}),
+    ("schweizer_sklar", {"p": -2.0}),
+    ("schweizer_sklar", {"p": -0.5}),
+    ("schweizer_sklar", {"p": 0.0}),
+    ("schweizer_sklar", {"p": 0.5}),
+    ("schweizer_sklar", {"p": 2.0}),
+    ("aczel_alsina", {"p": 0.5}),
+    ("aczel_alsina", {"p": 2.0}),
+]
 TNORMS = [
+    *FAMILY_PARAMS,
     ("godel", {}),
     ("product", {}),
     ("lukasiewicz", {}),
@@ -37,6 +56,7 @@ DUAL_TCONORM = {
     "drastic": "drastic",
     "nilpotent_minimum": "nilpotent_maximum",
     "yager": "yager",
+    **{name: name for name, _ in FAMILY_PARAMS},
 }
 # S-implication I(a, c) = S(1 - a, c): implication -> t-conorm (Table "simplications").
 S_IMPLICATIONS = [
@@ -47,6 +67,7 @@ S_IMPLICATIONS = [
     ("fodor", "nilpotent_maximum", {}),
     ("yager_s", "yager", {"p": 0.5}),
     ("yager_s", "yager", {"p": 2.0}),
+    *((f"{name}_s", name, kw) for name, kw in FAMILY_PARAMS),
 ]
 # R-implication I(a, c) = sup{b : T(a, b) <= c}: implication -> t-norm (Table "rimplications").
 R_IMPLICATIONS = [
@@ -58,9 +79,12 @@ R_IMPLICATIONS = [
     ("yager_r", "yager", {"p": 0.5}),
     ("yager_r", "yager", {"p": 2.0}),
     ("yager_r", "yager", {"p": 20.0}),
+    *((f"{name}_r", name, kw) for name, kw in FAMILY_PARAMS),
 ]
 IDENTITY_PRINCIPLE = {"lukasiewicz", "dubois_prade", "fodor", "godel", "goguen", "weber", "yager_r"}
 CONTRAPOSITIVE = {"kleene_dienes", "reichenbach", "lukasiewicz", "dubois_prade", "fodor", "yager_s"}
+CONTRAPOSITIVE |= {f"{name}_s" for name, _ in FAMILY_PARAMS}
+IDENTITY_PRINCIPLE |= {f"{name}_r" for name, _ in FAMILY_PARAMS}
 SIGMOIDAL = [
     {"base": base, "s": s, "b0": b0}
     for base in ("reichenbach", "kleene_dienes", "lukasiewicz", "goguen", "godel", "fodor")
@@ -77,6 +101,7 @@ FORALL_FROM_TNORM = [
     ("yager", "yager", {"p": 0.5}),
     ("yager", "yager", {"p": 2.0}),
     ("yager", "yager", {"p": 20.0}),
+    *((name, name, kw) for name, kw in FAMILY_PARAMS),
 ]
 EXISTS_FROM_TCONORM = [
     ("maximum", "godel", {}),
@@ -86,6 +111,7 @@ EXISTS_FROM_TCONORM = [
     ("yager", "yager", {"p": 0.5}),
     ("yager", "yager", {"p": 2.0}),
     ("yager", "yager", {"p": 20.0}),
+    *((name, name, kw) for name, kw in FAMILY_PARAMS),
 ]
 OTHER_AGGREGATORS = [
     ("forall", "generalized_mean_error", {"p": 0.5}),

@@ -23,6 +23,8 @@ def variants(kind: str) -> list[tuple[str, dict]]:
         out.append((name, {}))
         if "p" in spec(kind, name).params and name not in ("mae", "rmse", "sigmoidal"):
             out += [(name, {"p": p}) for p in P_VALUES]
+        if name.startswith("schweizer_sklar"):  # any real p: its negative half too
+            out += [(name, {"p": p}) for p in (0.0, -0.5, -2.0, -20.0)]
     if kind == "implication":
         bases = ["reichenbach", "kleene_dienes", "goguen", "yager_r", "yager_s", "lukasiewicz"]
         out += [("sigmoidal", {"base": b, "s": s}) for b in bases for s in (0.01, 9.0, 100.0, 1e3)]

@@ -11,9 +11,12 @@ from omegaconf import OmegaConf
 from dfl_bench.operators import KINDS, OperatorSet, build, choices, spec
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
+FAMILIES = {"hamacher", "frank", "dombi", "schweizer_sklar", "aczel_alsina"}  # families.py
 CONTRACT = {
-    "tnorm": {"godel", "product", "lukasiewicz", "drastic", "nilpotent_minimum", "yager"},
-    "tconorm": {"godel", "product", "lukasiewicz", "drastic", "nilpotent_maximum", "yager"},
+    "tnorm": {"godel", "product", "lukasiewicz", "drastic", "nilpotent_minimum", "yager"}
+    | FAMILIES,
+    "tconorm": {"godel", "product", "lukasiewicz", "drastic", "nilpotent_maximum", "yager"}
+    | FAMILIES,
     "implication": {
         "kleene_dienes",
         "reichenbach",
@@ -26,7 +29,8 @@ CONTRACT = {
         "weber",
         "yager_r",
         "sigmoidal",
-    },
+    }
+    | {f"{family}_{kind}" for family in FAMILIES for kind in ("s", "r")},
     "forall": {
         "minimum",
         "product",
@@ -37,7 +41,8 @@ CONTRACT = {
         "mae",
         "rmse",
         "nilpotent_minimum",
-    },
+    }
+    | FAMILIES,
     "exists": {
         "maximum",
         "probabilistic_sum",
@@ -45,7 +50,8 @@ CONTRACT = {
         "yager",
         "generalized_mean",
         "nilpotent_maximum",
-    },
+    }
+    | FAMILIES,
 }
 # Option files whose values deliberately differ from the registry defaults.
 YAML_OVERRIDES = {("forall", "log_product"): {"reduction": "mean"}}
@@ -112,7 +118,10 @@ def test_operator_set_from_option_files() -> None:
     ("args", "params", "match"),
     [
         (("quantifier", "product"), {}, r"valid kinds: \['tnorm'"),
-        (("tnorm", "hamacher"), {}, r"valid choices: \['drastic', 'godel'"),
+        (("tnorm", "einstein"), {}, r"valid choices: \['aczel_alsina', 'dombi', 'drastic'"),
+        (("tnorm", "frank"), {"p": 0.0}, r"p must be a number in \(0, inf\)"),
+        (("tnorm", "hamacher"), {"p": -0.5}, r"p must be a number in \[0, inf\)"),
+        (("forall", "dombi"), {"p": -1.0}, r"out of range"),
         (("forall", "log_prod"), {}, r"valid choices: .*'log_product'"),
         (("tnorm", "product"), {"p": 2.0}, r"no parameter \['p'\]; valid parameters: none"),
         (("tnorm", "yager"), {"q": 2.0}, r"valid parameters: \['p'\]"),
@@ -125,7 +134,11 @@ def test_operator_set_from_option_files() -> None:
         (("forall", "log_product"), {"reduction": "max"}, r"one of \['sum', 'mean'\]"),
         (("forall", "mae"), {"p": 2.0}, r"fixes \['p'\]"),
         (("implication", "sigmoidal"), {"s": 0.0}, r"s must be a number in \(0, inf\)"),
-        (("implication", "sigmoidal"), {"base": "material"}, r"base must be one of \['dubois"),
+        (
+            ("implication", "sigmoidal"),
+            {"base": "material"},
+            r"base must be one of \['aczel_alsina_r'",
+        ),
         (("implication", "sigmoidal"), {"base": "sigmoidal"}, r"base must be one of"),
         (("implication", "sigmoidal"), {"p": 2.0}, r"base 'reichenbach' has no parameter p"),
         (("implication", "sigmoidal"), {"base": "yager_s", "p": -2.0}, r"out of range"),

@@ -1,4 +1,5 @@
-"""Fuzzy operators of the paper (Sections 3, 5-8, appendices A and D), behind one registry.
+"""Fuzzy operators of the paper (Sections 3, 5-8, appendices A and D) and five parametric t-norm
+families beyond it (families.py), behind one registry.
 
 >>> import torch
 >>> from dfl_bench.operators import build
@@ -8,7 +9,13 @@
 0.5314...
 """
 
-from dfl_bench.operators import aggregators, implications, tconorms, tnorms  # noqa: F401  (registers)
+from dfl_bench.operators import (  # noqa: F401  (registers)
+    aggregators,
+    families,
+    implications,
+    tconorms,
+    tnorms,
+)
 from dfl_bench.operators.operator_set import OperatorSet
 from dfl_bench.operators.registry import KINDS, Param, alias, build, choices, register, spec
 

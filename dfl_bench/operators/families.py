@@ -1,0 +1,307 @@
+"""Parametric t-norm families beyond the paper (Klement, Mesiar and Pap, *Triangular Norms*,
+2000, ch. 4): Hamacher, Frank, Dombi, Schweizer-Sklar and Aczel-Alsina, each with its parameter
+`p`. Per family: the t-norm T, its dual t-conorm S(a, b) = 1 - T(1 - a, 1 - b) (Eq. "tconorm"),
+the S-implication S(1 - a, c) (Eq. "s-impl"), the residuum sup{b : T(a, b) <= c} (Eq.
+"r-implication", in closed form), the universal aggregator A_T (the n-ary t-norm, through the
+family's additive generator t: A_T(x) = t^-1(sum_i t(x_i))) and the existential one E_S(x) =
+1 - A_T(1 - x) (Section 6).
+
+Numerics follow `dfl_bench.operators.numerics`: logs and divisions are floored at EPS in value
+(finite derivatives at 0 and 1), roots with exponent < 1 take `pow_`, p-norms are max-scaled; an
+input of exactly 0 gives T = 0 (no zero divisors: the floored generator would leave ~EPS), with
+the discarded branch kept finite so no NaN reaches a gradient.
+
+    >>> import torch
+    >>> from dfl_bench.operators import build
+    >>> a, b = torch.tensor([0.3, 1.0]), torch.tensor([0.6, 0.4])
+    >>> torch.allclose(build("tnorm", "hamacher", p=1.0)(a, b), a * b)   # p = 1: product
+    True
+    >>> torch.allclose(build("tnorm", "schweizer_sklar", p=1.0)(a, b), (a + b - 1).clamp_min(0))
+    True
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from dfl_bench.operators.numerics import Dim, dims, flatten_dims, floor_, log_, pnorm, pnorm2, pow_
+from dfl_bench.operators.registry import Param, register
+
+FAMILIES = ("hamacher", "frank", "dombi", "schweizer_sklar", "aczel_alsina")
+
+
+def _tiny(x: Tensor) -> float:
+    """The dtype's smallest normal number."""
+    return torch.finfo(x.dtype).tiny
+
+
+def _log(x: Tensor) -> Tensor:
+    """log x, exact in value down to the dtype's smallest normal, with the derivative
+    1 / max(x, EPS) of `log_` (so a value below EPS stays exact: folding the binary t-norm
+    matches the n-ary one)."""
+    floored = log_(x)
+    return floored + (torch.log(x.clamp_min(_tiny(x))) - floored).detach()
+
+
+def _odds_against(x: Tensor) -> Tensor:
+    """(1 - x) / x (the Dombi and Hamacher p = 0 generators), exact in value down to the dtype's
+    smallest normal, with the derivative of (1 - x) / max(x, EPS) (finite at 0)."""
+    floored = (1.0 - x) / floor_(x)
+    exact = (1.0 - x) / x.clamp_min(_tiny(x))
+    return floored + (exact - floored).detach()
+
+
+def _zero_if_any_zero(value: Tensor, *xs: Tensor) -> Tensor:
+    """T = 0 where an input is exactly 0 (the value; the other branch keeps its gradient)."""
+    zero = xs[0] == 0.0
+    for x in xs[1:]:
+        zero = zero | (x == 0.0)
+    return torch.where(zero, 0.0, value)
+
+
+def _any_zero(x: Tensor, dim: Dim) -> Tensor:
+    """Whether an aggregated input is exactly 0."""
+    return (x == 0.0).any(dim=dims(x, dim)) if x.dim() else x == 0.0
+
+
+# --- Hamacher: T(a, b) = ab / (p + (1 - p)(a + b - ab)), p >= 0 ---------------------------------
+
+
+def hamacher_t(a: Tensor, b: Tensor, p: float) -> Tensor:
+    """Hamacher t-norm; T(0, 0) = 0 (p = 0: the Hamacher product ab / (a + b - ab))."""
+    den = p + (1.0 - p) * (a + b - a * b)
+    positive = den > 0
+    return torch.where(positive, a * b / torch.where(positive, den, 1.0), 0.0)
+
+
+def hamacher_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
+    """n-ary Hamacher t-norm via t(x) = log((p + (1 - p) x) / x) (p > 0): A = p e^-U / (1 +
+    (p - 1) e^-U), U = sum_i t(x_i); p = 0: t(x) = (1 - x) / x and A = 1 / (1 + U)."""
+    ds = dims(x, dim)
+    if p == 0.0:
+        total = _odds_against(x).sum(dim=ds)
+        return torch.where(_any_zero(x, dim), 0.0, 1.0 / (1.0 + total))
+    e = torch.exp((_log(x) - torch.log(p + (1.0 - p) * x)).sum(dim=ds))  # e^-U in [0, 1]
+    return torch.where(_any_zero(x, dim), 0.0, p * e / (1.0 + (p - 1.0) * e))
+
+
+def hamacher_r(a: Tensor, c: Tensor, p: float) -> Tensor:
+    """Residuum: 1 if a <= c, else c (p + (1 - p) a) / (a - (1 - p) c (1 - a)) (p = 1: Goguen)."""
+    fails = a > c
+    den = torch.where(fails, a - (1.0 - p) * c * (1.0 - a), 1.0)
+    return torch.where(fails, c * (p + (1.0 - p) * a) / floor_(den), 1.0)
+
+
+# --- Frank: T(a, b) = log_p(1 + (p^a - 1)(p^b - 1) / (p - 1)), p > 0 ------------------------------
+
+
+def _frank_ratio(x: Tensor, L: float) -> Tensor:
+    """(p^x - 1) / (p - 1) in [0, 1] (the generator's argument), L = log p != 0."""
+    return torch.expm1(x * L) / math.expm1(L)
+
+
+def frank_t(a: Tensor, b: Tensor, p: float) -> Tensor:
+    """Frank t-norm (p = 1: the product, its limit), with expm1/log1p for precision near p = 1."""
+    if p == 1.0:
+        return a * b
+    L = math.log(p)
+    return torch.log1p(math.expm1(L) * (_frank_ratio(a, L) * _frank_ratio(b, L))) / L
+
+
+def frank_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
+    """n-ary Frank t-norm: log_p(1 + (p - 1) prod_i (p^x_i - 1) / (p - 1))."""
+    if p == 1.0:
+        return flatten_dims(x, dim).prod(dim=-1)
+    L = math.log(p)
+    ratio = flatten_dims(_frank_ratio(x, L), dim).prod(dim=-1)
+    return torch.log1p(math.expm1(L) * ratio) / L
+
+
+def frank_r(a: Tensor, c: Tensor, p: float) -> Tensor:
+    """Residuum: 1 if a <= c, else log_p(1 + (p^c - 1)(p - 1) / (p^a - 1)) (p = 1: Goguen)."""
+    fails = a > c
+    if p == 1.0:
+        return torch.where(fails, c / floor_(torch.where(fails, a, 1.0)), 1.0)
+    L = math.log(p)
+    den = _frank_ratio(torch.where(fails, a, 1.0), L)
+    value = torch.log1p(math.expm1(L) * _frank_ratio(c, L) / floor_(den)) / L
+    return torch.where(fails, value, 1.0)
+
+
+# --- Dombi: T(a, b) = 1 / (1 + (((1 - a) / a)^p + ((1 - b) / b)^p)^(1/p)), p > 0 ----------------
+
+
+def dombi_t(a: Tensor, b: Tensor, p: float) -> Tensor:
+    """Dombi t-norm; 0 where a or b is 0."""
+    value = 1.0 / (1.0 + pnorm2(_odds_against(a), _odds_against(b), p))
+    return _zero_if_any_zero(value, a, b)
+
+
+def dombi_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
+    """n-ary Dombi t-norm 1 / (1 + ||(1 - x_i) / x_i||_p) (generator ((1 - x) / x)^p)."""
+    value = 1.0 / (1.0 + pnorm(_odds_against(x), p, dim))
+    return torch.where(_any_zero(x, dim), 0.0, value)
+
+
+def dombi_r(a: Tensor, c: Tensor, p: float) -> Tensor:
+    """Residuum: 1 if a <= c, else 1 / (1 + z_c (1 - (z_a / z_c)^p)^(1/p)), z = (1 - x) / x."""
+    fails = a > c
+    za, zc = _odds_against(torch.where(fails, a, 1.0)), _odds_against(torch.where(fails, c, 0.5))
+    ratio = (za / zc).clamp(0.0, 1.0)
+    gap = pow_((1.0 - pow_(ratio, p)).clamp_min(0.0), 1.0 / p)
+    return torch.where(fails, _zero_if_any_zero(1.0 / (1.0 + zc * gap), c), 1.0)
+
+
+# --- Schweizer-Sklar: T(a, b) = max(0, a^p + b^p - 1)^(1/p); p = 0 the product ----------------
+
+
+def schweizer_sklar_t(a: Tensor, b: Tensor, p: float) -> Tensor:
+    """Schweizer-Sklar t-norm: p > 0 with the max, p = 0 the product, p < 0 (a^p + b^p - 1)^(1/p)
+    as m (1 + (m / M)^q - m^q)^(-1/q), q = -p, m and M the min and max (no overflow of a^p)."""
+    if p == 0.0:
+        return a * b
+    if p > 0.0:
+        return pow_((pow_(a, p) + pow_(b, p) - 1.0).clamp_min(0.0), 1.0 / p)
+    q = -p
+    m, big = torch.minimum(a, b), torch.maximum(a, b)
+    ratio = torch.where(big > 0, m / torch.where(big > 0, big, 1.0), 0.0)
+    return m * (1.0 + pow_(ratio, q) - pow_(m, q)).pow(-1.0 / q)  # the base is >= 1
+
+
+def schweizer_sklar_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
+    """n-ary Schweizer-Sklar t-norm: max(0, sum_i x_i^p - (n - 1))^(1/p) (p = 0: product)."""
+    ds = dims(x, dim)
+    n = flatten_dims(x, dim).shape[-1]
+    if p == 0.0:
+        return flatten_dims(x, dim).prod(dim=-1)
+    if p > 0.0:
+        return pow_((pow_(x, p).sum(dim=ds) - (n - 1)).clamp_min(0.0), 1.0 / p)
+    q = -p  # sum_i x_i^-q - (n - 1) = m^-q (sum_i (m / x_i)^q - (n - 1) m^q), m the minimum
+    m = x.amin(dim=ds, keepdim=True)
+    floored = m / floor_(x)  # m / x in [0, 1], exact in value, with a finite derivative
+    ratio = torch.where(x > 0, floored + (m / x.clamp_min(_tiny(x)) - floored).detach(), 1.0)
+    low = m.squeeze(ds)
+    rest = pow_(ratio, q).sum(dim=ds) - (n - 1) * pow_(low, q)  # >= 1 but for rounding
+    return low * rest.clamp_min(1.0).pow(-1.0 / q)
+
+
+def schweizer_sklar_r(a: Tensor, c: Tensor, p: float) -> Tensor:
+    """Residuum: 1 if a <= c, else (1 - a^p + c^p)^(1/p) (p = 0: Goguen; p < 0 as c (1 + c^q -
+    (c / a)^q)^(-1/q), q = -p)."""
+    fails = a > c
+    safe_a = torch.where(fails, a, 1.0)
+    if p == 0.0:
+        value = c / floor_(safe_a)
+    elif p > 0.0:
+        value = pow_((1.0 - pow_(safe_a, p) + pow_(c, p)).clamp_min(0.0), 1.0 / p)
+    else:
+        q = -p
+        ratio = (c / floor_(safe_a)).clamp(0.0, 1.0)
+        inner = (1.0 + pow_(c, q) - pow_(ratio, q)).clamp_min(_tiny(a))
+        value = c * inner.pow(-1.0 / q)
+    return torch.where(fails, value, 1.0)
+
+
+# --- Aczel-Alsina: T(a, b) = exp(-((-log a)^p + (-log b)^p)^(1/p)), p > 0 ----------------------
+
+
+def aczel_alsina_t(a: Tensor, b: Tensor, p: float) -> Tensor:
+    """Aczel-Alsina t-norm (p = 1: the product); 0 where a or b is 0."""
+    value = torch.exp(-pnorm2(-_log(a), -_log(b), p))
+    return _zero_if_any_zero(value, a, b)
+
+
+def aczel_alsina_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
+    """n-ary Aczel-Alsina t-norm exp(-||-log x_i||_p) (generator (-log x)^p)."""
+    return torch.where(_any_zero(x, dim), 0.0, torch.exp(-pnorm(-_log(x), p, dim)))
+
+
+def aczel_alsina_r(a: Tensor, c: Tensor, p: float) -> Tensor:
+    """Residuum: 1 if a <= c, else exp(-u (1 - (v / u)^p)^(1/p)), u = -log c, v = -log a."""
+    fails = a > c
+    u = -_log(torch.where(fails, c, 0.5))
+    v = -_log(torch.where(fails, a, 1.0))
+    ratio = (v / u).clamp(0.0, 1.0)
+    gap = pow_((1.0 - pow_(ratio, p)).clamp_min(0.0), 1.0 / p)
+    return torch.where(fails, _zero_if_any_zero(torch.exp(-u * gap), c), 1.0)
+
+
+# --- the registry: six operators per family ------------------------------------------------------
+
+T_NORMS = {  # name -> (T, A_T, residuum, its parameter, T's formula, the residuum's)
+    "hamacher": (
+        hamacher_t, hamacher_forall, hamacher_r, Param(0.0, low=0.0, low_inclusive=True),
+        "T(a, b) = ab / (p + (1 - p)(a + b - ab)), p >= 0 (p = 0: Hamacher product, 1: product)",
+        "c (p + (1 - p) a) / (a - (1 - p) c (1 - a))",
+    ),
+    "frank": (
+        frank_t, frank_forall, frank_r, Param(2.0, low=0.0),
+        "T(a, b) = log_p(1 + (p^a - 1)(p^b - 1) / (p - 1)), p > 0 (1: product; 0: Goedel, "
+        "inf: Lukasiewicz as limits)",
+        "log_p(1 + (p^c - 1)(p - 1) / (p^a - 1))",
+    ),
+    "dombi": (
+        dombi_t, dombi_forall, dombi_r, Param(1.0, low=0.0),
+        "T(a, b) = 1 / (1 + (((1 - a) / a)^p + ((1 - b) / b)^p)^(1/p)), p > 0 (0: drastic, inf: "
+        "Goedel as limits)",
+        "1 / (1 + (((1 - c) / c)^p - ((1 - a) / a)^p)^(1/p))",
+    ),
+    "schweizer_sklar": (
+        schweizer_sklar_t, schweizer_sklar_forall, schweizer_sklar_r, Param(0.5),
+        "T(a, b) = max(0, a^p + b^p - 1)^(1/p), any real p (0: product, 1: Lukasiewicz; -inf: "
+        "Goedel as a limit)",
+        "max(0, 1 - a^p + c^p)^(1/p) (p = 0: Goguen)",
+    ),
+    "aczel_alsina": (
+        aczel_alsina_t, aczel_alsina_forall, aczel_alsina_r, Param(2.0, low=0.0),
+        "T(a, b) = exp(-((-log a)^p + (-log b)^p)^(1/p)), p > 0 (1: product; inf: Goedel as a "
+        "limit)",
+        "exp(-((-log c)^p - (-log a)^p)^(1/p))",
+    ),
+}  # fmt: skip
+
+
+def _register(name: str) -> None:
+    """Register family `name`'s t-norm, t-conorm, S- and R-implication and aggregators."""
+    t, forall, r, param, formula, residuum = T_NORMS[name]
+
+    @register("tnorm", name, p=param)
+    def tnorm(a: Tensor, b: Tensor, p: float = param.default) -> Tensor:
+        return t(a, b, p)
+
+    @register("tconorm", name, p=param)
+    def tconorm(a: Tensor, b: Tensor, p: float = param.default) -> Tensor:
+        return 1.0 - t(1.0 - a, 1.0 - b, p)
+
+    @register("implication", f"{name}_s", p=param)
+    def s_implication(a: Tensor, c: Tensor, p: float = param.default) -> Tensor:
+        return 1.0 - t(a, 1.0 - c, p)
+
+    @register("implication", f"{name}_r", p=param)
+    def r_implication(a: Tensor, c: Tensor, p: float = param.default) -> Tensor:
+        return r(a, c, p)
+
+    @register("forall", name, p=param)
+    def universal(x: Tensor, dim: Dim = -1, p: float = param.default) -> Tensor:
+        return forall(x, dim, p)
+
+    @register("exists", name, p=param)
+    def existential(x: Tensor, dim: Dim = -1, p: float = param.default) -> Tensor:
+        return 1.0 - forall(1.0 - x, dim, p)
+
+    title = {"aczel_alsina": "Aczel-Alsina", "schweizer_sklar": "Schweizer-Sklar"}.get(
+        name, name.title()
+    )
+    tnorm.__doc__ = f"{title} t-norm {formula}."
+    tconorm.__doc__ = f'{title} t-conorm S(a, b) = 1 - T(1 - a, 1 - b) (Eq. "tconorm").'
+    s_implication.__doc__ = f'{title} S-implication I(a, c) = S(1 - a, c) (Eq. "s-impl").'
+    r_implication.__doc__ = f"{title} R-implication: 1 if a <= c, else {residuum}."
+    universal.__doc__ = f"{title} aggregator A_T(x) = t^-1(sum_i t(x_i)), the n-ary t-norm."
+    existential.__doc__ = f"{title} existential aggregator E_S(x) = 1 - A_T(1 - x) (Section 6)."
+
+
+for _name in FAMILIES:
+    _register(_name)

@@ -1,0 +1,102 @@
+"""The parametric families (dfl_bench/operators/families.py) at and toward their named limits
+(Klement, Mesiar and Pap, Triangular Norms, ch. 4); their laws are in test_operators_laws.py and
+their numerics in test_operators_numerics.py."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from dfl_bench.operators import build
+
+grid = torch.arange(1, 32, dtype=torch.float64) / 32  # interior points: limits are pointwise
+A, B = torch.meshgrid(grid, grid, indexing="ij")
+EDGE = torch.tensor([0.0, 0.25, 1.0], dtype=torch.float64)
+
+
+def T(name: str, p: float, a: torch.Tensor = A, b: torch.Tensor = B) -> torch.Tensor:
+    return build("tnorm", name, p=p)(a, b)
+
+
+def named(name: str) -> torch.Tensor:
+    return build("tnorm", name)(A, B)
+
+
+@pytest.mark.parametrize(
+    ("family", "p", "equals"),
+    [
+        ("hamacher", 1.0, "product"),
+        ("frank", 1.0, "product"),
+        ("schweizer_sklar", 0.0, "product"),
+        ("schweizer_sklar", 1.0, "lukasiewicz"),
+        ("aczel_alsina", 1.0, "product"),
+    ],
+)
+def test_a_family_at_its_named_parameter_is_that_t_norm(family: str, p: float, equals: str):
+    torch.testing.assert_close(T(family, p), named(equals), atol=1e-12, rtol=0)
+    e = torch.meshgrid(EDGE, EDGE, indexing="ij")
+    torch.testing.assert_close(T(family, p, *e), build("tnorm", equals)(*e), atol=1e-12, rtol=0)
+
+
+def test_hamacher_at_zero_is_the_hamacher_product():
+    torch.testing.assert_close(T("hamacher", 0.0), A * B / (A + B - A * B))
+    assert T("hamacher", 0.0, torch.zeros(1), torch.zeros(1)).item() == 0.0
+
+
+def test_schweizer_sklar_at_minus_one_is_the_hamacher_product():
+    torch.testing.assert_close(T("schweizer_sklar", -1.0), T("hamacher", 0.0))
+
+
+@pytest.mark.parametrize(
+    ("family", "steps", "limit"),
+    [
+        ("frank", (1e-2, 1e-4, 1e-8), "godel"),
+        ("frank", (1e2, 1e4, 1e8), "lukasiewicz"),
+        ("dombi", (5.0, 50.0, 500.0), "godel"),
+        ("schweizer_sklar", (-5.0, -50.0, -500.0), "godel"),
+        ("aczel_alsina", (5.0, 50.0, 500.0), "godel"),
+        ("dombi", (0.5, 0.05, 0.005), "drastic"),
+        ("schweizer_sklar", (5.0, 50.0, 500.0), "drastic"),
+        ("aczel_alsina", (0.5, 0.05, 0.005), "drastic"),
+    ],
+)
+def test_a_family_tends_to_its_limit_t_norm(family: str, steps: tuple, limit: str):
+    """The largest distance to the limit shrinks along the parameter and ends small."""
+    distance = [float((T(family, p) - named(limit)).abs().max()) for p in steps]
+    assert distance[0] >= distance[1] >= distance[2] and distance[0] > distance[2], distance
+    assert distance[2] < 0.06, distance
+
+
+@pytest.mark.parametrize(
+    ("family", "p", "equals", "kw"),
+    [
+        ("hamacher", 1.0, "goguen", {}),
+        ("frank", 1.0, "goguen", {}),
+        ("schweizer_sklar", 0.0, "goguen", {}),
+        ("schweizer_sklar", 1.0, "lukasiewicz", {}),
+        ("aczel_alsina", 1.0, "goguen", {}),
+    ],
+)
+def test_the_residuum_at_a_named_parameter_is_that_r_implication(family, p, equals, kw):
+    got = build("implication", f"{family}_r", p=p)(A, B)
+    torch.testing.assert_close(got, build("implication", equals, **kw)(A, B), atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("family", ["hamacher", "frank", "schweizer_sklar", "aczel_alsina"])
+def test_the_s_implication_of_the_product_member_is_reichenbach(family: str):
+    p = 0.0 if family == "schweizer_sklar" else 1.0
+    got = build("implication", f"{family}_s", p=p)(A, B)
+    torch.testing.assert_close(got, build("implication", "reichenbach")(A, B))
+
+
+@pytest.mark.parametrize(
+    "family", ["hamacher", "frank", "dombi", "schweizer_sklar", "aczel_alsina"]
+)
+def test_the_parameter_is_p_from_the_command_line_and_a_bad_one_names_the_range(family: str):
+    from dfl_bench.lifecycle import sweep, train
+
+    cfg = sweep.job_config([f"tnorm={family}", "tnorm.p=3", "profile=smoke"])
+    assert train.resolved_config(cfg)["tnorm"] == {"name": family, "p": 3.0}
+    if family != "schweizer_sklar":  # any real p is valid there
+        with pytest.raises(ValueError, match=rf"tnorm '{family}': p=-3.0 is out of range"):
+            build("tnorm", family, p=-3.0)
