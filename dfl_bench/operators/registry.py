@@ -93,6 +93,7 @@ class OperatorSpec:
 
 _REGISTRY: dict[str, dict[str, OperatorSpec]] = {kind: {} for kind in KINDS}
 _ALIASES: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {kind: {} for kind in KINDS}
+_ORDER: dict[str, list[str]] = {kind: [] for kind in KINDS}  # names as registered (docs)
 
 
 def _check_kind(kind: str) -> None:
@@ -108,6 +109,7 @@ def register(kind: str, name: str, *, factory: bool = False, **params: Param) ->
         if name in _REGISTRY[kind] or name in _ALIASES[kind]:
             raise ValueError(f"{kind} '{name}' is registered twice")
         _REGISTRY[kind][name] = OperatorSpec(kind, name, fn, dict(params), factory)
+        _ORDER[kind].append(name)
         return fn
 
     return decorate
@@ -119,12 +121,27 @@ def alias(kind: str, name: str, target: str, **fixed: Any) -> None:
     if name in _REGISTRY[kind] or name in _ALIASES[kind]:
         raise ValueError(f"{kind} '{name}' is registered twice")
     _ALIASES[kind][name] = (target, fixed)
+    _ORDER[kind].append(name)
 
 
 def choices(kind: str) -> list[str]:
     """All valid operator names of `kind` (aliases included), sorted."""
     _check_kind(kind)
     return sorted([*_REGISTRY[kind], *_ALIASES[kind]])
+
+
+def markdown_table() -> str:
+    """The README's operator table: per kind, its names in registration order (the paper's, then
+    the families beyond it), each with its parameters (`yager (p)`)."""
+    lines = ["| kind | names |", "|---|---|"]
+    for kind in KINDS:
+        names = []
+        beyond = [n for n in _ORDER[kind] if spec(kind, n).fn.__module__.endswith(".families")]
+        for name in [*(n for n in _ORDER[kind] if n not in beyond), *beyond]:
+            params = [] if name in _ALIASES[kind] else list(_REGISTRY[kind][name].params)
+            names.append(name + (f" ({', '.join(params)})" if params else ""))
+        lines.append(f"| {kind} | {', '.join(names)} |")
+    return "\n".join(lines)
 
 
 def spec(kind: str, name: str) -> OperatorSpec:
