@@ -240,6 +240,31 @@ def test_the_renderer_takes_every_name_a_reproduction_takes(tmp_path, capsys):
     assert "| default | 1 | 0 |" in (out / "tables" / "README.md").read_text()
 
 
+def test_a_table_beyond_the_paper_compares_each_row_with_its_reference(tmp_path):
+    from dfl_bench.results import writeup
+
+    for seed in range(3):
+        write(tmp_path, "operator_families", "", row="product", seed=seed, best=0.96 + seed / 1000)
+        write(
+            tmp_path, "operator_families", "", row="frank_p10", seed=seed, best=0.90 + seed / 1000
+        )
+        write(tmp_path, "operator_families", "", row="dombi_p2", seed=seed, best=0.961 - seed / 1000,
+              cons=None)  # fmt: skip
+    write(tmp_path, "operator_families", "", row="hamacher_p2", best=0.97)
+    table = build_table(PAPER.tables["operator_families"], load_records(tmp_path), "quick", REPO)
+    text = render.markdown(table, agreement(table), [])
+    assert "| row | n | Accuracy | cons | cu_cons | cu_ant | accuracy - product |" in text
+    assert "| frank_p10 [1] [2] | 3 | 90.10 ± 0.10 (final 95.00 ± 0.00) |" in text
+    assert "| -6.00 [-6.23, -5.77] below |" in text
+    assert "| hamacher_p2 [1] [2] | 1 (few) |" in text and "(few) n=1/3 |" in text
+    assert "| dombi_p2 [1] [2] | 3 |" in text and " tie |" in text
+    words = writeup.beyond(table)
+    assert "below `product`: `frank_p10`" in words and "tie `product`: `dombi_p2`" in words
+    assert "too few seeds for `product`: `hamacher_p2`;" in words
+    assert "no records beside `product`: `yager_p1_5`, `hamacher_p0`, `frank_p0_1`," in words
+    assert "no derivative left (cons undefined): `dombi_p2`" in words
+
+
 def test_sweep_rows_come_from_the_swept_value(tmp_path):
     for s in (9.0, 2.5, 42.0):
         write(tmp_path, "sigmoidal_s", f"s{s}", extra_config={"implication": {"s": s}})

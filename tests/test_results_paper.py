@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from dfl_bench.lifecycle.sweep import job_config
-from dfl_bench.results.paper import COLUMNS, DASH, cell_key, load_paper
+from dfl_bench.results.paper import COLUMNS, DASH, DATA_FILE, cell_key, load_paper
 
 REPO = Path(__file__).resolve().parent.parent
 TEX = REPO.parent / "shared" / "paper" / "analyzing-dfl-operators.tex"
@@ -35,12 +35,23 @@ def config_keys(name: str, key: str | None) -> set[str]:
     return {cell_key(yaml.safe_load(v)) for v in str(swept).split(",")}
 
 
-def test_every_experiment_has_a_paper_table():
+def test_every_experiment_has_a_table_from_the_paper_or_beyond_it():
     experiments = {p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml")}
     assert experiments == set(PAPER.tables)
+    beyond = {name for name, table in PAPER.tables.items() if table.beyond}
+    assert beyond == experiments - set(yaml.safe_load(DATA_FILE.read_text())["tables"])
+    assert "operator_families" in beyond
 
 
-@pytest.mark.parametrize("name", sorted(PAPER.tables))
+def test_a_table_beyond_the_paper_takes_its_rows_from_its_sweep():
+    table = PAPER.tables["operator_families"]
+    swept = experiment_config("operator_families")["hydra"]["sweeper"]["params"]["row"]
+    assert table.keys() == swept.split(",") and table.reference == "product"
+    assert all(v is None for cell in table.cells() for v in cell.values.values())
+    assert table.caption.startswith("Operators beyond the paper: the parametric t-norm families")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, t in PAPER.tables.items() if not t.beyond))
 def test_paper_rows_match_config_rows(name):
     table = PAPER.tables[name]
     assert set(table.keys()) == config_keys(name, table.key)

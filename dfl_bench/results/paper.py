@@ -1,4 +1,5 @@
-"""The paper's numbers (Section 10 and the appendix), loaded from `paper_numbers.yaml`."""
+"""The paper's numbers (Section 10 and the appendix), loaded from `paper_numbers.yaml`, and the
+layout of each experiment beyond the paper (its rows, from its sweep in conf/experiment/)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import yaml
 
 DATA_FILE = Path(__file__).with_name("paper_numbers.yaml")
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "conf" / "experiment"
 COLUMNS = ("accuracy", "cons", "cu_cons", "cu_ant")
 RECORD_FIELDS = {  # accuracy: the best over the evaluations, as the authors report (Section 10)
     "accuracy": "best_test_accuracy",
@@ -68,6 +70,8 @@ class PaperTable:
     not_printed: str | None = None
     order: str = "header"  # the order its halves are compared in: ORDERS
     order_reason: str | None = None
+    beyond: bool = False  # an experiment beyond the paper: no paper numbers, rows vs `reference`
+    reference: str | None = None  # the row the others are compared with (beyond the paper)
 
     def cells(self) -> list[PaperCell]:
         """Every cell that names a config row, left to right, top to bottom."""
@@ -113,6 +117,9 @@ def load_paper(path: Path = DATA_FILE) -> Paper:
     if tuple(data["columns"]) != COLUMNS:
         raise ValueError(f"{path}: columns must be {list(COLUMNS)}")
     tables = {name: _table(name, spec) for name, spec in data["tables"].items()}
+    for path in sorted(EXPERIMENTS.glob("*.yaml")):
+        if path.stem not in tables:
+            tables[path.stem] = beyond_paper(path)
     base = data["baseline"]
     return Paper(tables=tables, baseline=float(base["accuracy"]), baseline_std=float(base["std"]))
 
@@ -159,6 +166,33 @@ def _table(name: str, spec: dict[str, Any]) -> PaperTable:
         not_printed=spec.get("not_printed"),
         order=compare.get("order", "header"),
         order_reason=" ".join((compare.get("reason") or "").split()) or None,
+    )
+
+
+def beyond_paper(path: Path) -> PaperTable:
+    """The table of an experiment the paper does not have: its rows are the values its sweep
+    gives `row` (conf/experiment/<name>.yaml), its caption the file's first comment paragraph,
+    no paper numbers; every row is compared with the first (the `reference`)."""
+    text = path.read_text()
+    spec = yaml.safe_load(text)
+    swept = str(spec["hydra"]["sweeper"]["params"]["row"]).split(",")
+    comments = [line[1:].strip() for line in text.splitlines()[1:] if line.startswith("#")]
+    caption = " ".join(line for line in comments if not line.startswith("python -m"))
+    empty = dict.fromkeys(COLUMNS)
+    rows = tuple(
+        (row, (PaperCell(key=row, label=row, group="ours", problem=None, values=empty),))
+        for row in (r.strip() for r in swept)
+    )
+    return PaperTable(
+        experiment=path.stem,
+        label=None,
+        where="beyond the paper",
+        caption=caption,
+        key="row",
+        groups=("ours",),
+        rows=rows,
+        beyond=True,
+        reference=rows[0][0],
     )
 
 

@@ -8,7 +8,7 @@ from dfl_bench import markdown as md
 from dfl_bench.results.agreement import Agreement
 from dfl_bench.results.claims import Claim, Verdict
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
-from dfl_bench.results.stats import MIN_SEEDS
+from dfl_bench.results.stats import MIN_SEEDS, Interval, welch
 from dfl_bench.results.tables import Ours, Table
 
 HEADERS = {"accuracy": "Accuracy", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
@@ -126,6 +126,8 @@ def markdown(
 ) -> str:
     """The table (paper / ours / difference sub-rows), notes, agreement and claims as Markdown."""
     paper = table.paper
+    if paper.beyond:
+        return beyond_markdown(table)
     labels = paper.group_labels
     header = [""]
     for number, group in enumerate(paper.groups):
@@ -190,6 +192,55 @@ def markdown(
         out += ["", *orders_markdown(table, orders)]
     if verdicts:
         out += ["", claims_markdown(verdicts)]
+    return "\n".join(out) + "\n"
+
+
+def versus(ours: Ours | None, reference: Ours | None) -> tuple[Interval | None, str]:
+    """A row's accuracy minus the reference row's: Welch's interval and a word (above, below,
+    tie), or why there is none."""
+    if ours is None or reference is None or not ours.n_ok or not reference.n_ok:
+        return None, MISSING
+    n, m = ours.n["accuracy"], reference.n["accuracy"]
+    if min(n, m) < MIN_SEEDS:
+        return None, f"{FEW} n={n}/{m}"
+    interval = welch(ours.values["accuracy"], reference.values["accuracy"])
+    word = {1: "above", -1: "below", 0: "tie"}[interval.outcome]
+    return interval, f"{interval.text()} {word}"
+
+
+def beyond_markdown(table: Table) -> str:
+    """A table beyond the paper: ours per row (mean ± std, n) and each row's accuracy minus the
+    reference row's, Welch's 95% interval over both rows' seeds."""
+    paper, ours = table.paper, table.ours()
+    reference = ours.get(paper.reference or "")
+    header = ["row", "n", *(HEADERS[c] for c in COLUMNS), f"accuracy - {paper.reference}"]
+    notes, per_row = footnotes(table)
+    body = []
+    for index, row in enumerate(table.rows):
+        mine = row.cells[0][1]
+        marks = "".join(f" [{m}]" for m in per_row.get(index, []))
+        n = "-" if mine is None else f"{mine.n_ok}" + (f" {FEW}" if mine.n_ok < MIN_SEEDS else "")
+        vs = "" if row.label == paper.reference else versus(mine, reference)[1]
+        cells = [plain(row.label) + (" (other configuration)" if row.extra else "") + marks, n]
+        body.append([*cells, *(ours_value(mine, c) for c in COLUMNS), vs])
+    out = [
+        f"## {paper.experiment}, profile `{table.profile}`",
+        "",
+        f"Beyond the paper. {paper.caption}",
+        "",
+        *md.table(header, body),
+        "",
+        f"Mean ± sample std over the seeds (n ok runs); accuracy is the best of each run's "
+        f"evaluations, the final one in parentheses. The last column: each row's accuracy minus "
+        f"`{paper.reference}`'s, Welch's 95% interval over both rows' seeds (above / below / tie); "
+        f"`{FEW}`: fewer than {MIN_SEEDS} seeds, no comparison. `{UNDEFINED}`: no derivative of "
+        "the ratio's kind in the run's last steps (its aggregator vanished).",
+    ]
+    if notes:
+        out += ["", "Notes:", ""] + [f"{n}. {text}" for text, n in notes.items()]
+    ok = int((table.records["status"] == "ok").sum())
+    commits = ", ".join(f"`{c[:12]}`" for c in table.commits()) or "-"
+    out += ["", f"Records: {len(table.records)} ({ok} ok); commits: {commits}"]
     return "\n".join(out) + "\n"
 
 

@@ -203,6 +203,10 @@ def summary(results: Sequence[Rendered]) -> str:
             "",
         ]
         for name in [*r.tables, *SECTIONS]:
+            table = r.tables.get(name)
+            if table is not None and table.paper.beyond:
+                lines.append(f"- {name} (beyond the paper): {beyond(table)}")
+                continue
             mine = [
                 (item.name, ours.status) for item, _, ours in r.verdicts if item.experiment == name
             ]
@@ -218,6 +222,28 @@ def summary(results: Sequence[Rendered]) -> str:
             lines.append(f"- {name}: {'; '.join(parts)}")
         lines.append("")
     return "\n".join([*lines, END])
+
+
+def beyond(table: Table) -> str:
+    """A table beyond the paper in words: the rows above, tied with and below its reference row
+    (Welch's interval over both rows' seeds), those whose ratios vanished, and those with too
+    few seeds."""
+    from dfl_bench.results.render import MISSING, versus
+
+    ours = table.ours()
+    reference = table.paper.reference or ""
+    groups: dict[str, list[str]] = {}
+    for key in table.paper.keys():
+        if key != reference:
+            interval, text = versus(ours.get(key), ours.get(reference))
+            word = text.rsplit(" ", 1)[-1] if interval is not None else "too few seeds for"
+            word = "no records beside" if text == MISSING else word
+            groups.setdefault(word, []).append(f"`{key}`")
+    parts = [f"{word} `{reference}`: {', '.join(keys)}" for word, keys in groups.items()]
+    vanished = [f"`{k}`" for k, o in ours.items() if o.n_ok and o.undefined("cons")]
+    if vanished:
+        parts.append(f"no derivative left (cons undefined): {', '.join(vanished)}")
+    return "; ".join(parts) or "no records"
 
 
 def patch(readme: Path, block: str) -> bool:
