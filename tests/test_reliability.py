@@ -23,6 +23,7 @@ from omegaconf import OmegaConf
 from dfl_bench.lifecycle import job, records, train
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.run import mnist_sources
+from dfl_bench.run.module import DFLModule
 
 REPO = Path(__file__).resolve().parent.parent
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
@@ -96,7 +97,7 @@ def test_a_job_killed_before_its_final_evaluation_reruns_it(tmp_path, monkeypatc
 
 @pytest.mark.slow
 def test_no_ok_record_without_a_final_evaluation(tmp_path, monkeypatch):
-    monkeypatch.setattr(train.DFLModule, "evaluate_if_due", lambda self: None)
+    monkeypatch.setattr(DFLModule, "evaluate_if_due", lambda self: None)
     record = train.run(*composed(tmp_path))
     assert record["status"] == "failed" and "no final evaluation" in record["reason"]
 

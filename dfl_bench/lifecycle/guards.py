@@ -102,6 +102,18 @@ def check_config(config: Mapping[str, Any]) -> None:
             f"model.ntn_bias must be true or false, got {config['model'].get('ntn_bias')!r}"
         )
     check_optimizer(config["optimizer"])
+    check_task(config.get("task") or {})
+
+
+def check_task(task: Mapping[str, Any]) -> None:
+    """A registered task and, for MNIST addition, 1 or 2 digits per number (10^(2N) digit
+    tuples are grounded per sum) and a non-negative pairing seed."""
+    from dfl_bench import tasks
+
+    tasks.task({"task": task})
+    if task.get("name") == "mnist_addition":
+        _integer(task.get("digits"), "task.digits", 1, 2)
+        _integer(task.get("pairing_seed"), "task.pairing_seed", 0, MAX_SEED)
 
 
 def check_optimizer(optimizer: Mapping[str, Any]) -> None:

@@ -9,9 +9,10 @@
      the reason when its loss turned NaN/inf, which ends that run but not the sweep), its logger
      finished, and its summary printed; SIGTERM saves a checkpoint and exits 143.
 
-One run trains as `DFLModule` alone on a CPU; a stack, or any run on a GPU, trains as a
-`StackedModule` (its own networks on a CPU: each run's arithmetic the run alone's; the
-StackedNet layout and CUDA graphs on a GPU).
+One run trains as its task's module alone (dfl_bench/tasks/; the paper's: `DFLModule`) on a
+CPU; a stack, or any run of a stackable task on a GPU, trains as a `StackedModule` (its own
+networks on a CPU: each run's arithmetic the run alone's; the StackedNet layout and CUDA graphs
+on a GPU).
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ from hydra.utils import to_absolute_path
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig
 
+from dfl_bench import tasks
 from dfl_bench.lifecycle import checkpoint, loggers, records
 from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads, uses_cuda
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.run.data import MnistDataModule
-from dfl_bench.run.module import DFLModule, NonFiniteLossError
+from dfl_bench.run.module import NonFiniteLossError
 from dfl_bench.stacked.data import StackedDataModule
 from dfl_bench.stacked.module import StackedModule
 
@@ -52,7 +54,7 @@ class Job:
     cfg: DictConfig
     hydra_cfg: DictConfig
     config: dict[str, Any] = field(default_factory=dict)
-    module: DFLModule | None = None
+    module: L.LightningModule | None = None
     record: dict[str, Any] | None = None
     error: str | None = None  # why it has no ok record (for Hydra's JobFailed)
 
@@ -115,8 +117,10 @@ def settled_record(job: Job) -> dict[str, Any] | None:
 
 
 def trains_alone(jobs: Sequence[Job]) -> bool:
-    """One job on a CPU trains as its DFLModule itself (the plain Lightning loop)."""
-    return len(jobs) == 1 and not uses_cuda(jobs[0].cfg)
+    """One job on a CPU, or one of a task without a stacked path anywhere, trains as its task's
+    module itself (the plain Lightning loop)."""
+    stacks = tasks.task(jobs[0].config).STACKS
+    return len(jobs) == 1 and (not uses_cuda(jobs[0].cfg) or not stacks)
 
 
 def fit_runs(
@@ -217,10 +221,10 @@ def _last_checkpoint(hooks: Sequence[L.Callback]) -> checkpoint.LastCheckpoint:
 def _built(
     jobs: Sequence[Job], run_loggers: Sequence[Any], alone: bool
 ) -> tuple[MnistDataModule | StackedDataModule, L.LightningModule]:
-    """The data and the module the jobs train: a DFLModule alone, or a StackedModule."""
+    """The data and the module the jobs train: the task's alone, or a StackedModule."""
     cfg = jobs[0].cfg
     if alone:
-        return MnistDataModule(**jobs[0].config["data"], seed=cfg.seed), jobs[0].module
+        return tasks.task(jobs[0].config).data(jobs[0].config), jobs[0].module
     data = StackedDataModule(
         jobs[0].config["data"],
         seeds=[j.cfg.seed for j in jobs],
@@ -311,11 +315,15 @@ def summary_text(record: Mapping[str, Any], path: Path) -> str:
     status = record["status"] + (f" ({record['reason']})" if record["reason"] else "")
     if record.get("reused_from"):
         status += f" (reused from {record['reused_from']}, not retrained)"
+    measures = (
+        f"digit accuracy {pct('digit_accuracy')}"
+        if "digit_accuracy" in record
+        else f"cons {pct('cons_ratio')}  cu_cons {pct('cu_cons')}  cu_ant {pct('cu_ant')}"
+    )
     lines = [
         f"[dfl_bench] {record['experiment']} [{record['name']}] {status}",
         f"  test accuracy {pct('test_accuracy')} (best {pct('best_test_accuracy')})  "
-        f"cons {pct('cons_ratio')}  cu_cons {pct('cu_cons')}  cu_ant {pct('cu_ant')}  "
-        f"steps {record['steps']}  wall {record['wall_time_s']:.0f}s",
+        f"{measures}  steps {record['steps']}  wall {record['wall_time_s']:.0f}s",
         f"  record: {path}",
     ]
     if record.get("log_dir"):

@@ -23,6 +23,7 @@ from typing import Any
 
 from hydra.utils import to_absolute_path
 
+from dfl_bench import tasks
 from dfl_bench.lifecycle import checkpoint, records, train
 from dfl_bench.lifecycle.job import Job, fit_runs, lock_path, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
@@ -39,6 +40,7 @@ def stack_key(config: Mapping[str, Any]) -> str:
     problem = config["problem"]
     shared = {
         "problem": [problem["name"], problem["w_dfl"] > 0],
+        "task": config.get("task"),
         "data": data,
         **{k: config.get(k) for k in SHARED},
         "sigterm_at_step": config["debug"].get("sigterm_at_step"),  # a test hook of the process
@@ -69,9 +71,10 @@ def run_sweep(jobs: Sequence[Job], stack_size: int) -> None:
         twins[path] = [job]
         groups.setdefault(stack_key(job.config), []).append(job)
     for group in groups.values():
+        size = stack_size if tasks.task(group[0].config).STACKS else 1  # one run per step else
         with ExitStack() as held:
             pending = [job for job in group if _lock_and_settle(job, held)]
-            for stack in _resumed_stacks(group, pending) + _new_stacks(pending, stack_size):
+            for stack in _resumed_stacks(group, pending) + _new_stacks(pending, size):
                 _train(stack)
     for first, *others in twins.values():
         for job in others:

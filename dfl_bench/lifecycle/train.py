@@ -25,6 +25,7 @@ from hydra.types import RunMode
 from hydra.utils import to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 
+from dfl_bench import tasks
 from dfl_bench.lifecycle import guards, loggers
 from dfl_bench.lifecycle.job import Job, fit_runs, job_name, lock_path, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
@@ -32,7 +33,6 @@ from dfl_bench.lifecycle.provenance import job_provenance
 from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
-from dfl_bench.run.module import DFLModule
 
 EXIT_FAILED, EXIT_INVALID = 1, 2  # 0: every job ok or skipped; EXIT_TERMINATED (143): SIGTERM
 
@@ -73,7 +73,7 @@ def fail(message: str, hydra_cfg: DictConfig) -> NoReturn:
     raise SystemExit(EXIT_FAILED)
 
 
-def prepared(cfg: DictConfig, overrides: Sequence[str]) -> tuple[dict[str, Any], DFLModule]:
+def prepared(cfg: DictConfig, overrides: Sequence[str]) -> tuple[dict[str, Any], L.LightningModule]:
     """The checked config and its module, built after seeding so its weights follow `seed`."""
     guards.check_seed(cfg.seed)
     L.seed_everything(cfg.seed, workers=True, verbose=False)  # before the weights are drawn
@@ -86,7 +86,7 @@ def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
 
 
 def run_prepared(
-    cfg: DictConfig, hydra_cfg: DictConfig, config: dict[str, Any], module: DFLModule
+    cfg: DictConfig, hydra_cfg: DictConfig, config: dict[str, Any], module: L.LightningModule
 ) -> dict[str, Any]:
     """One checked job: lock, skip if done, reuse, else train (resuming) and record (job.py)."""
     job = Job(cfg, hydra_cfg, config, module)
@@ -98,7 +98,9 @@ def run_prepared(
         return fit_runs([job], ckpt_dir)[0]
 
 
-def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, Any], DFLModule]:
+def checked(
+    cfg: DictConfig, overrides: Sequence[str] = ()
+) -> tuple[dict[str, Any], L.LightningModule]:
     """The resolved config and its module: a bad configuration raises ValueError here, before
     any data is loaded (values, ignored overrides, folders, operators, rows, optimizer)."""
     guards.check_overrides(cfg, overrides)
@@ -133,20 +135,6 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
     return config
 
 
-def build_module(config: Mapping[str, Any], operators: OperatorSet) -> DFLModule:
-    """The LightningModule of Section 9.3 for this problem, operators, optimizer and budget."""
-    problem, profile = config["problem"], config["profile"]
-    return DFLModule(
-        problem=problem["name"],
-        operators=operators,
-        w_dfl=problem["w_dfl"],
-        optimizer=config["optimizer"],
-        kb=problem["kb"],
-        ntn_k=config["model"]["ntn_k"],
-        ntn_bias=config["model"]["ntn_bias"],
-        log_every=profile["log_every"],
-        eval_every=profile["eval_every"],
-        metrics_tail=profile["metrics_tail"],
-        max_steps=profile["max_steps"],
-        seed=config["seed"],
-    )
+def build_module(config: Mapping[str, Any], operators: OperatorSet) -> L.LightningModule:
+    """The task's LightningModule for this config (dfl_bench/tasks/)."""
+    return tasks.task(config).build(config, operators)

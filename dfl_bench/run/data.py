@@ -37,7 +37,7 @@ def split_labeled(n: int, fraction: float, seed: int) -> tuple[Tensor, Tensor]:
     return perm[:n_labeled].sort().values, perm[n_labeled:].sort().values
 
 
-class _Shuffled:
+class Shuffled:
     """Endless index batches from a pool, reshuffled each pass, the last partial batch dropped."""
 
     def __init__(self, pool: Tensor, batch_size: int, generator: torch.Generator) -> None:
@@ -88,8 +88,8 @@ class TrainStream:
     ) -> None:
         self.x, self.y = x, y
         self._generator = torch.Generator(device=x.device).manual_seed(seed)  # no host copies
-        self._labeled = _Shuffled(labeled.to(x.device), batch_size, self._generator)
-        self._unlabeled = _Shuffled(unlabeled.to(x.device), batch_size, self._generator)
+        self._labeled = Shuffled(labeled.to(x.device), batch_size, self._generator)
+        self._unlabeled = Shuffled(unlabeled.to(x.device), batch_size, self._generator)
 
     def __len__(self) -> int:
         return self._unlabeled.per_pass

@@ -1,0 +1,35 @@
+"""Tasks: what a run learns. A task is one module with `NAME`, `STACKS` (whether its runs can
+train as a stack of R runs, dfl_bench/stacked/), `build(config, operators)` -> its
+LightningModule and `data(config)` -> its LightningDataModule, both from a resolved job config
+(conf/task/<name>.yaml picks it: `task=mnist_addition`). The lifecycle (dfl_bench/lifecycle/)
+trains, resumes, records and logs any task alike: a module gives `summary()` (the record's
+results, `test_accuracy` the task's headline number), `evaluate_if_due()`, `evaluated_step`,
+raises `NonFiniteLossError` on a non-finite loss, and a data module gives `checksum`.
+
+    >>> from dfl_bench.tasks import names
+    >>> names()
+    ['mnist_addition', 'mnist_kb']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from dfl_bench.tasks import mnist_addition, mnist_kb
+
+TASKS: dict[str, ModuleType] = {m.NAME: m for m in (mnist_kb, mnist_addition)}
+
+
+def names() -> list[str]:
+    """The registered task names."""
+    return sorted(TASKS)
+
+
+def task(config: Mapping[str, Any]) -> ModuleType:
+    """The task module a resolved job config names (`task.name`; the paper's when absent)."""
+    name = (config.get("task") or {}).get("name", mnist_kb.NAME)
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; valid choices: {names()}")
+    return TASKS[name]

@@ -1,0 +1,365 @@
+"""MNIST addition (Manhaeve et al., DeepProbLog, NeurIPS 2018) as a DFL task: two N-digit numbers
+written as images, only their sum as the label; the digit classifier learns through the logic.
+
+Data: the 60,000 training images paired without replacement (a permutation fixed by
+`task.pairing_seed`) into 60,000 / (2N) training sums, the 10,000 test images into 10,000 / (2N)
+test sums; a batch holds `data.batch_size` sums.
+
+Logic, for a sum z of the numbers x (images x_1..x_N) and y (y_1..y_N)::
+
+    sum(x, y) = z  <->  exists d in {0..9}^2N: /\\_i digit(x_i, d_i) /\\ digit(y_i, d_N+i)
+                                               /\\ value(d_1..d_N) + value(d_N+1..d_2N) = z
+
+grounded over all 10^2N digit tuples in one batched tensor op: the conjunction with the
+configured t-norm (`tnorm=`), the existential over the tuples whose numbers add up to z with the
+configured existential aggregator (`exists=`; the other tuples hold its neutral element 0), the
+batch's sums joined by the universal aggregator (`forall=`). The DFL loss is -forall(valuations)
+(Eq. "lossrl"); there is no supervised part. With the product t-norm and the bounded sum the
+valuation is the exact probability of the sum (the softmax digits are disjoint events, so the sum
+stays below 1): it is computed in log space (log-sum-exp), as the probabilistic-logic systems do.
+
+Test metrics: `sum_accuracy` (the field's number: the sum of the per-image argmax digits is the
+label), recorded as the run's test accuracy, and `digit_accuracy` over the test images.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import lightning as L
+import numpy as np
+import torch
+from torch import Tensor
+
+from dfl_bench.operators import OperatorSet
+from dfl_bench.run.data import Shuffled, normalize
+from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
+from dfl_bench.run.model import MnistNet, dropout_masks
+from dfl_bench.run.module import (
+    NonFiniteLossError,
+    evaluation_step,
+    flag_nonfinite,
+    run_seed,
+)
+from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
+
+NAME = "mnist_addition"
+STACKS = False  # one run per process (no stacked step yet)
+TERMS = ("dfl",)
+
+
+def place_values(digits: int) -> Tensor:
+    """The value of each of the 2N digits of one sample: 10^(N-1), ..., 1 for x, then for y."""
+    one = torch.tensor([10 ** (digits - 1 - i) for i in range(digits)])
+    return torch.cat([one, one])
+
+
+def tuple_sums(digits: int) -> Tensor:
+    """The sum x + y of every digit tuple, shape (10,) * 2N (tuple index = the digits)."""
+    values = place_values(digits)
+    grids = torch.meshgrid(*[torch.arange(10)] * (2 * digits), indexing="ij")
+    return sum(g * int(v) for g, v in zip(grids, values, strict=True))
+
+
+def group_labels(labels: np.ndarray, groups: np.ndarray, digits: int) -> Tensor:
+    """The sums of the image groups (n, 2N): x + y from the groups' digit labels."""
+    d = torch.from_numpy(labels[groups].astype(np.int64))
+    return (d * place_values(digits)).sum(-1)
+
+
+def paired(n: int, digits: int, seed: int) -> np.ndarray:
+    """The images 0..n-1 grouped without replacement into n // (2N) samples of 2N, by `seed`."""
+    order = np.random.default_rng(seed).permutation(n)
+    size = 2 * digits
+    return order[: n // size * size].reshape(-1, size)
+
+
+def sum_valuation(log_probs: Tensor, sums: Tensor, ops: OperatorSet, exact: bool) -> Tensor:
+    """Each sample's truth of sum(x, y) = z from its images' digit log-probabilities (B, 2N, 10)
+    and sums (B,): the t-norm over the 2N digits of every tuple, the existential over the tuples
+    that add up to z (module doc); with `exact`, the log of the exact probability instead."""
+    batch, width, _ = log_probs.shape
+    digits = width // 2
+    target = tuple_sums(digits).to(log_probs.device)
+    match = target.unsqueeze(0) == sums.view(-1, *[1] * width)  # (B, 10, ..., 10)
+    shape = [batch] + [1] * width
+    if exact:
+        total = sum(
+            log_probs[:, i].reshape(*shape[: i + 1], 10, *shape[i + 2 :]) for i in range(width)
+        )
+        return total.masked_fill(~match, float("-inf")).flatten(1).logsumexp(-1)
+    probs = log_probs.exp()
+    truth = probs[:, 0].reshape(batch, 10, *[1] * (width - 1))
+    for i in range(1, width):
+        truth = ops.tnorm(truth, probs[:, i].reshape(*shape[: i + 1], 10, *shape[i + 2 :]))
+    return ops.exists(torch.where(match, truth, 0.0).flatten(1), dim=-1)
+
+
+def is_exact(ops: OperatorSet) -> bool:
+    """Whether the operators make the valuation the exact probability (product, bounded sum)."""
+    names = (ops.configs["tnorm"]["name"], ops.configs["exists"]["name"])
+    return names == ("product", "bounded_sum")
+
+
+def dfl_loss(valuation: Tensor, ops: OperatorSet, exact: bool) -> Tensor:
+    """-forall over the batch (Eq. "lossrl"); an exact log-valuation under the log-product
+    aggregator is used as the log it is."""
+    forall = ops.configs["forall"]
+    if exact and forall["name"] == "log_product":
+        return -(valuation.mean() if forall.get("reduction") == "mean" else valuation.sum())
+    return -ops.forall(valuation.exp() if exact else valuation, dim=0)
+
+
+class SumStream:
+    """Endless batches of (images (B, 2N, 1, 28, 28), sums (B,)), one epoch = one pass over the
+    training sums; resumable (`state_dict`: generator, pass order and position)."""
+
+    def __init__(self, x: Tensor, groups: Tensor, sums: Tensor, batch: int, seed: int) -> None:
+        self.x, self.groups, self.sums = x, groups, sums
+        self._generator = torch.Generator(device=x.device).manual_seed(seed)
+        self._order = Shuffled(torch.arange(len(groups), device=x.device), batch, self._generator)
+
+    def __len__(self) -> int:
+        return self._order.per_pass
+
+    def __iter__(self) -> Iterator[dict[str, Tensor]]:
+        for _ in range(self._order.left_in_pass):
+            i = next(self._order)
+            yield {"images": self.x[self.groups[i]], "sums": self.sums[i]}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"generator": self._generator.get_state(), "order": self._order.state_dict()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self._generator.set_state(state["generator"])
+        self._order.load_state_dict(state["order"])
+
+
+class AdditionData(L.LightningDataModule):
+    """The MNIST addition split (module doc) as in-memory tensors on the training device; takes
+    the `data` config (its labeled fraction and split seed do not apply)."""
+
+    def __init__(
+        self,
+        digits: int = 1,
+        pairing_seed: int = 0,
+        source: str = "auto",
+        root: str | None = None,
+        cache_dir: str | None = None,
+        batch_size: int = 64,
+        seed: int = 0,
+        subset_train: int | None = None,
+        subset_test: int | None = None,
+        eval_batch_size: int = 2000,
+        **unused: Any,
+    ) -> None:
+        super().__init__()
+        self.digits, self.pairing_seed = digits, pairing_seed
+        self.source, self.root, self.cache_dir = source, root, cache_dir
+        self.batch_size, self.seed, self.eval_batch_size = batch_size, seed, eval_batch_size
+        self.subset_train, self.subset_test = subset_train, subset_test
+        self.arrays: MnistArrays | None = None
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.arrays is not None:
+            return
+        self.arrays = a = load_mnist(self.source, self.root, self.cache_dir)
+        n_train, n_test = self.subset_train or N_TRAIN, self.subset_test or N_TEST
+        train = paired(n_train, self.digits, self.pairing_seed)
+        test = paired(n_test, self.digits, self.pairing_seed + 1)
+        self.train_x = normalize(a.train_x[:n_train])
+        self.train_groups = torch.from_numpy(train)
+        self.train_sums = group_labels(a.train_y, train, self.digits)
+        self.test_x = normalize(a.test_x[:n_test])
+        self.test_groups = torch.from_numpy(test)
+        self.test_digits = torch.from_numpy(a.test_y[test].astype(np.int64))
+        self.test_sums = group_labels(a.test_y, test, self.digits)
+
+    @property
+    def checksum(self) -> str:
+        if self.arrays is None:
+            raise RuntimeError("call setup() before asking for the checksum")
+        return self.arrays.checksum
+
+    def _device(self) -> torch.device:
+        trainer = getattr(self, "trainer", None)
+        return trainer.strategy.root_device if trainer is not None else torch.device("cpu")
+
+    def train_dataloader(self) -> SumStream:
+        device = self._device()
+        return SumStream(
+            self.train_x.to(device),
+            self.train_groups.to(device),
+            self.train_sums.to(device),
+            self.batch_size,
+            self.seed,
+        )
+
+    def test_batches(self, device: torch.device | str = "cpu") -> list[tuple[Tensor, ...]]:
+        """(images (B, 2N, 1, 28, 28), digits (B, 2N), sums (B,)) in batches of eval_batch_size
+        images."""
+        per = max(1, self.eval_batch_size // (2 * self.digits))
+        x = self.test_x.to(device)
+        parts = zip(
+            self.test_groups.split(per),
+            self.test_digits.split(per),
+            self.test_sums.split(per),
+            strict=True,
+        )
+        return [(x[g.to(device)], d.to(device), s.to(device)) for g, d, s in parts]
+
+
+class AdditionModule(L.LightningModule):
+    """The digit network trained on sums only (module doc); the lifecycle (job.py) runs it as it
+    runs the paper's DFLModule: `summary`, `evaluate_if_due`, `evaluated_step`, NaN policy."""
+
+    def __init__(
+        self,
+        operators: OperatorSet,
+        digits: int = 1,
+        optimizer: Mapping[str, Any] | None = None,
+        log_every: int = 50,
+        eval_every: int = 1000,
+        max_steps: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        self.ops, self.digits = operators, digits
+        self.exact = is_exact(operators)
+        self.optimizer_cfg = dict(optimizer or {"name": "adam"})
+        optimizer_kwargs(self.optimizer_cfg)
+        self.net = MnistNet()
+        self.log_every, self.eval_every, self.max_steps, self.seed = (
+            log_every, eval_every, max_steps, seed,
+        )  # fmt: skip
+        self.register_buffer("_bad", torch.full((2,), -1, dtype=torch.long), persistent=False)
+        self._generator: torch.Generator | None = None
+        self._generator_state: Tensor | None = None
+        self.test_accuracy: float | None = None
+        self.best_test_accuracy: float | None = None
+        self.digit_accuracy: float | None = None
+        self.evaluated_step = -1
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return build_optimizer(self.parameters(), self.optimizer_cfg)
+
+    def on_fit_start(self) -> None:
+        if self.max_steps is None:
+            self.max_steps = self.trainer.max_steps
+
+    def generator(self) -> torch.Generator:
+        """The run's own RNG for dropout (as DFLModule.generator; kept in checkpoints)."""
+        if self._generator is None or self._generator.device != self.device:
+            self._generator = torch.Generator(self.device)
+            self._generator.manual_seed(run_seed(self.seed, 1))
+            if self._generator_state is not None:
+                self._generator.set_state(self._generator_state)
+                self._generator_state = None
+        return self._generator
+
+    def training_step(self, batch: Mapping[str, Tensor], batch_idx: int) -> Tensor:
+        """-forall of the batch's sum valuations; losses logged every `log_every` steps."""
+        step = self.global_step + 1
+        images, sums = batch["images"], batch["sums"]
+        flat = images.flatten(0, 1)
+        logits, _ = self.net(flat, dropout_masks(len(flat), flat.device, self.generator()))
+        log_probs = logits.log_softmax(-1).view(*images.shape[:2], 10)
+        loss = dfl_loss(sum_valuation(log_probs, sums, self.ops, self.exact), self.ops, self.exact)
+        flag_nonfinite(self._bad, step, loss.detach().view(1))
+        if step % self.log_every == 0:
+            self._raise_if_bad()
+            self.log_dict({"loss/total": loss.detach(), "loss/dfl": loss.detach()})
+        return loss
+
+    def _raise_if_bad(self) -> None:
+        step, term = self._bad.tolist()
+        if step >= 0:
+            raise NonFiniteLossError(step, TERMS[term])
+
+    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
+        self.evaluate_if_due()
+
+    def evaluate_if_due(self) -> None:
+        """This step's evaluation, once (as DFLModule.evaluate_if_due)."""
+        step = self.global_step
+        if step == self.evaluated_step:
+            return
+        if step >= self.max_steps:
+            self._raise_if_bad()
+        if evaluation_step(step, self.max_steps, self.eval_every):
+            results = self.evaluate(self.trainer.datamodule.test_batches(self.device))
+            for logger in self.loggers:
+                logger.log_metrics({f"test/{k}": v for k, v in results.items()}, step=step)
+            self.evaluated_step = step
+
+    @torch.inference_mode()
+    def evaluate(self, batches: list[tuple[Tensor, ...]]) -> dict[str, float]:
+        """Sum accuracy (argmax digits, added) and digit accuracy, in eval mode."""
+        was_training = self.training
+        self.eval()
+        right_sums = right_digits = n_sums = n_digits = 0
+        values = place_values(self.digits).to(self.device)
+        for images, digits, sums in batches:
+            logits, _ = self.net(images.flatten(0, 1))
+            predicted = logits.argmax(-1).view(digits.shape)
+            right_digits += int((predicted == digits).sum())
+            right_sums += int(((predicted * values).sum(-1) == sums).sum())
+            n_digits, n_sums = n_digits + digits.numel(), n_sums + len(sums)
+        self.train(was_training)
+        self.test_accuracy = right_sums / max(n_sums, 1)
+        self.digit_accuracy = right_digits / max(n_digits, 1)
+        self.best_test_accuracy = max(self.best_test_accuracy or 0.0, self.test_accuracy)
+        return {"sum_accuracy": self.test_accuracy, "digit_accuracy": self.digit_accuracy}
+
+    def summary(self) -> dict[str, Any]:
+        """The record's results: test_accuracy is the sum accuracy (the field's number)."""
+        return {
+            "test_accuracy": self.test_accuracy,
+            "best_test_accuracy": self.best_test_accuracy,
+            "sum_accuracy": self.test_accuracy,
+            "digit_accuracy": self.digit_accuracy,
+            "steps": self.global_step,
+            "evaluated_step": self.evaluated_step,
+        }
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint["task_state"] = {
+            "test_accuracy": self.test_accuracy,
+            "best_test_accuracy": self.best_test_accuracy,
+            "digit_accuracy": self.digit_accuracy,
+            "evaluated_step": self.evaluated_step,
+            "generator": self.generator().get_state(),
+        }
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        state = checkpoint.get("task_state")
+        if state is None:
+            return
+        self.test_accuracy, self.best_test_accuracy = (
+            state["test_accuracy"],
+            state["best_test_accuracy"],
+        )
+        self.digit_accuracy, self.evaluated_step = state["digit_accuracy"], state["evaluated_step"]
+        self._generator, self._generator_state = None, state["generator"]
+
+
+def build(config: Mapping[str, Any], operators: OperatorSet) -> AdditionModule:
+    """The task's module from a resolved job config."""
+    profile = config["profile"]
+    return AdditionModule(
+        operators,
+        digits=config["task"]["digits"],
+        optimizer=config["optimizer"],
+        log_every=profile["log_every"],
+        eval_every=profile["eval_every"],
+        max_steps=profile["max_steps"],
+        seed=config["seed"],
+    )
+
+
+def data(config: Mapping[str, Any]) -> AdditionData:
+    """The task's data module from a resolved job config."""
+    task = config["task"]
+    settings = {**config["data"], "seed": config["seed"]}
+    return AdditionData(digits=task["digits"], pairing_seed=task["pairing_seed"], **settings)

@@ -1,0 +1,39 @@
+"""The paper's task (Section 9.3): semi-supervised MNIST with 1% labels, the NTN heads of the
+knowledge base's binary predicates, the `same`/`sum9`/`both` knowledge bases (`problem=`); its
+step is DFLModule's (dfl_bench/run/module.py), its data MnistDataModule's."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dfl_bench.operators import OperatorSet
+from dfl_bench.run.data import MnistDataModule
+from dfl_bench.run.module import DFLModule
+
+NAME = "mnist_kb"
+STACKS = True
+
+
+def build(config: Mapping[str, Any], operators: OperatorSet) -> DFLModule:
+    """The LightningModule of Section 9.3 for this problem, operators, optimizer and budget."""
+    problem, profile = config["problem"], config["profile"]
+    return DFLModule(
+        problem=problem["name"],
+        operators=operators,
+        w_dfl=problem["w_dfl"],
+        optimizer=config["optimizer"],
+        kb=problem["kb"],
+        ntn_k=config["model"]["ntn_k"],
+        ntn_bias=config["model"]["ntn_bias"],
+        log_every=profile["log_every"],
+        eval_every=profile["eval_every"],
+        metrics_tail=profile["metrics_tail"],
+        max_steps=profile["max_steps"],
+        seed=config["seed"],
+    )
+
+
+def data(config: Mapping[str, Any]) -> MnistDataModule:
+    """The semi-supervised split of Section 9.3."""
+    return MnistDataModule(**config["data"], seed=config["seed"])

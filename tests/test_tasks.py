@@ -1,0 +1,149 @@
+"""Tasks (dfl_bench/tasks/): MNIST addition's split, its grounded sum formula against brute force,
+and a third task built from this file alone and run through the lifecycle."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import types
+
+import lightning as L
+import numpy as np
+import pytest
+import torch
+from jobs import composed
+
+from dfl_bench import tasks
+from dfl_bench.lifecycle import train
+from dfl_bench.operators import OperatorSet
+from dfl_bench.tasks import mnist_addition as addition
+
+OPS = {
+    "tconorm": {"name": "product"},
+    "implication": {"name": "reichenbach"},
+    "forall": {"name": "log_product", "reduction": "mean"},
+}
+
+
+def ops(tnorm: dict, exists: dict) -> OperatorSet:
+    return OperatorSet.from_config({**OPS, "tnorm": tnorm, "exists": exists})
+
+
+def digit_probs(batch: int, width: int, seed: int = 0) -> torch.Tensor:
+    logits = torch.randn(batch, width, 10, generator=torch.Generator().manual_seed(seed))
+    return logits.double().log_softmax(-1)
+
+
+@pytest.mark.parametrize("digits", [1, 2])
+def test_the_exact_valuation_is_the_probability_of_the_sum(digits):
+    log_p = digit_probs(3, 2 * digits)
+    sums = torch.tensor([0, 9 * (10**digits - 1) // 9, 2 * (10**digits - 1)])  # 0, middle, max
+    sums[1] = 7 if digits == 1 else 123
+    exact = addition.sum_valuation(log_p, sums, ops({"name": "product"}, {"name": "bounded_sum"}),
+                                   exact=True).exp()  # fmt: skip
+    p = log_p.exp()
+    values = addition.place_values(digits).tolist()
+    for b, z in enumerate(sums.tolist()):
+        brute = sum(
+            math.prod(p[b, i, d].item() for i, d in enumerate(tup))
+            for tup in itertools.product(range(10), repeat=2 * digits)
+            if sum(d * v for d, v in zip(tup, values, strict=True)) == z
+        )
+        assert exact[b].item() == pytest.approx(brute, rel=1e-9)
+    generic = addition.sum_valuation(
+        log_p, sums, ops({"name": "product"}, {"name": "bounded_sum"}), exact=False
+    )
+    torch.testing.assert_close(generic, exact)
+
+
+def test_goedel_with_the_maximum_is_the_best_matching_tuples_weakest_digit():
+    log_p = digit_probs(2, 2)
+    sums = torch.tensor([5, 18])
+    v = addition.sum_valuation(log_p, sums, ops({"name": "godel"}, {"name": "maximum"}), False)
+    p = log_p.exp()
+    assert v[0].item() == pytest.approx(max(min(p[0, 0, a], p[0, 1, 5 - a]) for a in range(6)))
+    assert v[1].item() == pytest.approx(min(p[1, 0, 9], p[1, 1, 9]).item())
+
+
+def test_the_split_pairs_every_image_once_and_labels_the_sum():
+    groups = addition.paired(60_000, 1, seed=0)
+    assert groups.shape == (30_000, 2) and len(np.unique(groups)) == 60_000
+    assert addition.paired(60_000, 2, 0).shape == (15_000, 4)
+    assert addition.paired(10_000, 1, 1).shape == (5_000, 2)
+    labels = np.arange(10).repeat(2)
+    sums = addition.group_labels(labels, np.array([[0, 19], [3, 4, 10, 11]][:1]), 1)
+    assert sums.tolist() == [0 + 9]
+    four = addition.group_labels(labels, np.array([[3, 4, 10, 11]]), 2)  # 12 + 55
+    assert four.tolist() == [12 + 55]
+
+
+def test_bad_task_settings_are_refused_before_training(tmp_path):
+    with pytest.raises(ValueError, match=r"task.digits must be an integer in \[1, 2\], got 3"):
+        train.checked(composed(tmp_path, "task=mnist_addition", "task.digits=3")[0])
+    with pytest.raises(ValueError, match=r"unknown task 'nope'; valid choices: \['mnist_addition'"):
+        train.checked(composed(tmp_path, "task.name=nope")[0])
+
+
+# A third task from this file alone: a module with NAME, STACKS, build and data.
+
+
+class ToyData(L.LightningDataModule):
+    """Two Gaussian blobs a unit apart from the origin; the label says which."""
+
+    checksum = "toy"
+    arrays = None
+
+    def batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        y = torch.arange(64) % 2
+        noise = torch.randn(64, 2, generator=torch.Generator().manual_seed(0))
+        return noise + torch.stack([4.0 * y - 2.0, torch.zeros(64)], -1), y
+
+    def train_dataloader(self):
+        return iter([self.batch()] * 1000)
+
+
+class ToyModule(L.LightningModule):
+    """A linear classifier with the lifecycle's interface."""
+
+    def __init__(self, max_steps: int) -> None:
+        super().__init__()
+        self.net, self.max_steps = torch.nn.Linear(2, 2), max_steps
+        self.test_accuracy = self.best_test_accuracy = None
+        self.evaluated_step = -1
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.5)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.cross_entropy(self.net(x), y)
+
+    def on_train_batch_end(self, *args):
+        self.evaluate_if_due()
+
+    def evaluate_if_due(self):
+        if self.global_step >= self.max_steps and self.evaluated_step != self.global_step:
+            x, y = self.trainer.datamodule.batch()
+            self.test_accuracy = (self.net(x).argmax(-1) == y).float().mean().item()
+            self.best_test_accuracy = self.test_accuracy
+            self.evaluated_step = self.global_step
+
+    def summary(self):
+        return {"test_accuracy": self.test_accuracy, "best_test_accuracy": self.best_test_accuracy,
+                "steps": self.global_step, "evaluated_step": self.evaluated_step}  # fmt: skip
+
+
+TOY = types.SimpleNamespace(
+    NAME="toy",
+    STACKS=False,
+    build=lambda config, operators: ToyModule(config["profile"]["max_steps"]),
+    data=lambda config: ToyData(),
+)
+
+
+@pytest.mark.slow
+def test_a_task_defined_in_a_test_file_trains_through_the_lifecycle(tmp_path, monkeypatch):
+    monkeypatch.setitem(tasks.TASKS, "toy", TOY)
+    record = train.run(*composed(tmp_path, "task.name=toy", "profile.max_steps=30"))
+    assert record["status"] == "ok" and record["steps"] == 30
+    assert record["test_accuracy"] > 0.9 and record["config"]["task"] == {"name": "toy"}
