@@ -253,9 +253,12 @@ def test_a_table_beyond_the_paper_compares_each_row_with_its_reference(tmp_path)
     write(tmp_path, "operator_families", "", row="hamacher_p2", best=0.97)
     table = build_table(PAPER.tables["operator_families"], load_records(tmp_path), "quick", REPO)
     text = render.markdown(table, agreement(table), [])
-    assert "| row | n | Accuracy | cons | cu_cons | cu_ant | accuracy - product |" in text
+    header = (
+        "| row | n | Accuracy | cons | cu_cons | cu_ant | wall time (min) | accuracy - product |"
+    )
+    assert header in text
     assert "| frank_p10 [1] [2] | 3 | 90.10 ± 0.10 (final 95.00 ± 0.00) |" in text
-    assert "| -6.00 [-6.23, -5.77] below |" in text
+    assert "| 1.0 ± 0.0 | -6.00 [-6.23, -5.77] below |" in text
     assert "| hamacher_p2 [1] [2] | 1 (few) |" in text and "(few) n=1/3 |" in text
     assert "| dombi_p2 [1] [2] | 3 |" in text and " tie |" in text
     words = writeup.beyond(table)

@@ -4,6 +4,7 @@ and a third task built from this file alone and run through the lifecycle."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import types
 
@@ -147,3 +148,36 @@ def test_a_task_defined_in_a_test_file_trains_through_the_lifecycle(tmp_path, mo
     record = train.run(*composed(tmp_path, "task.name=toy", "profile.max_steps=30"))
     assert record["status"] == "ok" and record["steps"] == 30
     assert record["test_accuracy"] > 0.9 and record["config"]["task"] == {"name": "toy"}
+
+
+@pytest.mark.slow
+def test_the_addition_multirun_records_sum_and_digit_accuracy_and_renders(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from dfl_bench.results.__main__ import main as render
+
+    repo = Path(__file__).resolve().parent.parent
+    records = tmp_path / "records"
+    command = [
+        *(sys.executable, "-m", "dfl_bench", "-m", "+experiment=mnist_addition", "profile=smoke"),
+        *("row=product_sum,godel_max", "seed=0,1,2", "logger=none", "progress_bar=false"),
+        *(f"records_dir={records}", f"checkpoint_dir={tmp_path / 'ckpt'}"),
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(repo), "WANDB_MODE": "disabled"}
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = [json.loads(p.read_text()) for p in records.rglob("*.json")]
+    assert len(found) == 6 and all(r["status"] == "ok" for r in found)
+    assert all(
+        r["sum_accuracy"] == r["test_accuracy"] and 0 <= r["digit_accuracy"] <= 1 for r in found
+    )
+    assert render([f"--records-dir={records}", "--tables=mnist_addition"]) == 0
+    text = (records / "tables" / "mnist_addition.md").read_text()
+    assert (
+        "| row | n | Accuracy | digit accuracy | wall time (min) | accuracy - product_sum |" in text
+    )
+    assert "| godel_max [1] | 3 |" in text

@@ -14,6 +14,7 @@ from dfl_bench.lifecycle.records import METRIC_FIELDS, cell_hash, config_hash, i
 from dfl_bench.operators import KINDS
 
 METRICS = METRIC_FIELDS
+TASK_FIELDS = ("digit_accuracy",)  # results a task other than the paper's records (tasks/)
 BASE_COLUMNS = (
     "experiment",
     "row",
@@ -29,6 +30,7 @@ BASE_COLUMNS = (
     "lr",
     "steps",
     *METRICS,
+    *TASK_FIELDS,
     "git_commit",
     "wall_time_s",
     "finished",
@@ -75,7 +77,7 @@ def load_records(records_dir: str | Path) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     extra = [c for c in frame.columns if c not in BASE_COLUMNS]
     frame = frame.reindex(columns=[*BASE_COLUMNS, *sorted(extra)])
-    for column in (*METRICS, "steps", "wall_time_s", "w_dfl", "lr"):
+    for column in (*METRICS, *TASK_FIELDS, "steps", "wall_time_s", "w_dfl", "lr"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce")
     return frame
 
@@ -132,6 +134,7 @@ def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "path": str(path),
     }
     row.update({metric: record.get(metric) for metric in METRICS})
+    row.update({field: record.get(field) for field in TASK_FIELDS})
     for kind in KINDS:
         spec = config.get(kind) or {}
         row[kind] = spec.get("name")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+
 from dfl_bench import markdown as md
 from dfl_bench.results.agreement import Agreement
 from dfl_bench.results.claims import Claim, Verdict
@@ -208,21 +210,39 @@ def versus(ours: Ours | None, reference: Ours | None) -> tuple[Interval | None, 
     return interval, f"{interval.text()} {word}"
 
 
+def _spread(values: pd.Series, scale: float, digits: int) -> str:
+    """`mean ± std` of a record column (scaled), `-` when empty."""
+    values = pd.to_numeric(values, errors="coerce").dropna() * scale
+    if values.empty:
+        return "-"
+    std = values.std(ddof=1) if len(values) > 1 else None
+    return _mean_std(float(values.mean()), None if std is None else float(std), digits)
+
+
 def beyond_markdown(table: Table) -> str:
-    """A table beyond the paper: ours per row (mean ± std, n) and each row's accuracy minus the
-    reference row's, Welch's 95% interval over both rows' seeds."""
+    """A table beyond the paper: ours per row (mean ± std, n; the task's digit accuracy where it
+    records one; the gradient ratios where any run defines them; wall time) and each row's
+    accuracy minus the reference row's, Welch's 95% interval over both rows' seeds."""
     paper, ours = table.paper, table.ours()
     reference = ours.get(paper.reference or "")
-    header = ["row", "n", *(HEADERS[c] for c in COLUMNS), f"accuracy - {paper.reference}"]
+    records = table.records[table.records["status"] == "ok"]
+    digits = "digit_accuracy" in records and records["digit_accuracy"].notna().any()
+    ratios = [c for c in COLUMNS[1:] if any(o.n[c] for o in ours.values())]
+    header = ["row", "n", HEADERS["accuracy"], *(["digit accuracy"] if digits else [])]
+    header += [*(HEADERS[c] for c in ratios), "wall time (min)", f"accuracy - {paper.reference}"]
     notes, per_row = footnotes(table)
     body = []
     for index, row in enumerate(table.rows):
         mine = row.cells[0][1]
+        own = records[records["configuration"] == (mine.configuration if mine else None)]
         marks = "".join(f" [{m}]" for m in per_row.get(index, []))
         n = "-" if mine is None else f"{mine.n_ok}" + (f" {FEW}" if mine.n_ok < MIN_SEEDS else "")
         vs = "" if row.label == paper.reference else versus(mine, reference)[1]
         cells = [plain(row.label) + (" (other configuration)" if row.extra else "") + marks, n]
-        body.append([*cells, *(ours_value(mine, c) for c in COLUMNS), vs])
+        cells.append(ours_value(mine, "accuracy"))
+        cells += [_spread(own["digit_accuracy"], 100, 2)] if digits else []
+        cells += [ours_value(mine, c) for c in ratios]
+        body.append([*cells, _spread(own["wall_time_s"], 1 / 60, 1), vs])
     out = [
         f"## {paper.experiment}, profile `{table.profile}`",
         "",
@@ -231,14 +251,19 @@ def beyond_markdown(table: Table) -> str:
         *md.table(header, body),
         "",
         f"Mean ± sample std over the seeds (n ok runs); accuracy is the best of each run's "
-        f"evaluations, the final one in parentheses. The last column: each row's accuracy minus "
-        f"`{paper.reference}`'s, Welch's 95% interval over both rows' seeds (above / below / tie); "
-        f"`{FEW}`: fewer than {MIN_SEEDS} seeds, no comparison. `{UNDEFINED}`: no derivative of "
-        "the ratio's kind in the run's last steps (its aggregator vanished).",
+        f"evaluations (the task's headline number), the final one in parentheses; wall time is "
+        f"a run's training time on the machine that ran it. The last column: each row's accuracy "
+        f"minus `{paper.reference}`'s, Welch's 95% interval over both rows' seeds (above / below "
+        f"/ tie); `{FEW}`: fewer than {MIN_SEEDS} seeds, no comparison."
+        + (
+            f" `{UNDEFINED}`: no derivative of the ratio's kind in the run's last steps."
+            if ratios
+            else ""
+        ),
     ]
     if notes:
         out += ["", "Notes:", ""] + [f"{n}. {text}" for text, n in notes.items()]
-    ok = int((table.records["status"] == "ok").sum())
+    ok = len(records)
     commits = ", ".join(f"`{c[:12]}`" for c in table.commits()) or "-"
     out += ["", f"Records: {len(table.records)} ({ok} ok); commits: {commits}"]
     return "\n".join(out) + "\n"
