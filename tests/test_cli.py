@@ -28,9 +28,15 @@ REPO = Path(__file__).resolve().parent.parent
 METRICS = ("test_accuracy", "best_test_accuracy", "cons_ratio", "cu_cons", "cu_ant")
 
 
-def cli(tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    """`python -m dfl_bench ARGS` in `tmp`, smoke profile, W&B offline, records under tmp."""
-    env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO), "WANDB_SILENT": "true"}
+def cli(tmp: Path, *args: str, silent: bool = True) -> subprocess.CompletedProcess:
+    """`python -m dfl_bench ARGS` in `tmp`, smoke profile, W&B offline (`WANDB_SILENT` unless
+    `silent` is false), records under tmp."""
+    env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO)}
+    env = (
+        {**env, "WANDB_SILENT": "true"}
+        if silent
+        else {k: v for k, v in env.items() if k != "WANDB_SILENT"}
+    )
     command = [
         sys.executable,
         "-m",
@@ -126,13 +132,29 @@ def test_summary_is_printed(sweep):
     assert str(Path("records") / "cli_test") in first.stdout
 
 
-def test_a_run_shows_one_bar_over_its_steps_and_no_known_warnings(tmp_path):
-    run = cli(tmp_path, "progress_bar=true", "logger=none", "profile.max_steps=60")
+LIBRARY_NOISE = (
+    "GPU available",
+    "TPU available",
+    "litlogger",
+    "The anonymous setting has no effect",
+    "`Trainer.fit` stopped",
+    "Seed set to",
+)
+
+
+@pytest.mark.parametrize("logger", ["none", "wandb"])
+def test_a_run_shows_one_bar_over_its_steps_and_no_library_noise(tmp_path, logger):
+    run = cli(
+        tmp_path, "progress_bar=true", f"logger={logger}", "profile.max_steps=60", silent=False
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Training: 100%" in run.stdout and "60/60" in run.stdout
     assert "Epoch" not in run.stdout  # 60 steps are two passes over the smoke subset
     shown = run.stdout + run.stderr
     assert not any(re.search(pattern, shown) for pattern, _ in console.KNOWN_WARNINGS)
+    assert [line for line in LIBRARY_NOISE if line in shown] == []
+    lines = [line for line in shown.replace("\r", "\n").splitlines() if line.strip()]
+    assert all(line.startswith(("Training", "[dfl_bench]", "  ")) for line in lines), lines
 
 
 def test_rerun_skips_finished_jobs(sweep):

@@ -7,6 +7,7 @@ its default bar restarts at every pass ("Epoch 0: 928", then "Epoch 1: 72" for 1
 
 from __future__ import annotations
 
+import logging
 import sys
 import warnings
 from typing import Any
@@ -23,9 +24,18 @@ KNOWN_WARNINGS: tuple[tuple[str, type[Warning]], ...] = (
 )
 
 
+# Lightning's informational lines (device availability, the litlogger advert, "`Trainer.fit`
+# stopped: `max_steps` reached", "Seed set to") go through these loggers at INFO; a run prints
+# its own summary instead, so they stay quiet (their warnings and errors still show).
+LIBRARY_INFO = ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero")
+
+
 def quiet_known_warnings() -> None:
-    """Ignore `KNOWN_WARNINGS`, unless the user chose warning filters (`python -W default`,
-    `PYTHONWARNINGS`): then they are shown as those filters say."""
+    """Quiet Lightning's informational lines (LIBRARY_INFO) and ignore `KNOWN_WARNINGS`, unless
+    the user chose warning filters (`python -W default`, `PYTHONWARNINGS`): then the warnings
+    are shown as those filters say."""
+    for name in LIBRARY_INFO:
+        logging.getLogger(name).setLevel(logging.WARNING)
     if sys.warnoptions:
         return
     for message, category in KNOWN_WARNINGS:

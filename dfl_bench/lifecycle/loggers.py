@@ -130,7 +130,7 @@ def wandb_logger(
     `reinit="create_new"` keeps the process's other runs open (stacked runs)."""
     import wandb
 
-    return WandbLogger(
+    logger = WandbLogger(
         project=project,
         entity=entity,
         group=group,
@@ -142,6 +142,10 @@ def wandb_logger(
         reinit=reinit,
         settings=wandb.Settings(console="off", x_disable_stats=True, silent=True),
     )
+    # Lightning passes wandb.init an `anonymous` setting even when unset, which wandb has
+    # deprecated (one warning per run): a run never sets it, so it is not passed at all.
+    logger._wandb_init.pop("anonymous", None)
+    return logger
 
 
 def log_dir(logger: Logger | None) -> str | None:
