@@ -293,6 +293,7 @@ def test_a_signal_stops_every_experiment_running_at_once_on_a_gpu(in_tmp):
         "stand_in = 'import time; print(\"[dfl_bench] started\", flush=True); time.sleep(300)'\n"
         f"marker = 'stand-' + {marker[6:]!r}\n"  # only the stand-ins' command lines hold it
         "reproduce.multirun_command = lambda *a: [sys.executable, '-c', stand_in, marker]\n"
+        "reproduce.cuda_available = lambda: True\n"
         "sys.exit(reproduce.main(sys.argv[1:]))\n"
     )
     args = reproduce_args(in_tmp, "--tables=tnorms,best", "--device=gpu", "--jobs=2")

@@ -574,3 +574,26 @@ def test_the_make_targets_render_beside_the_records_they_name():
         assert '--records-dir "else/records"' in text and "--out" not in text
         text = subprocess.run([*command, "OUT=o"], cwd=REPO, capture_output=True, text=True).stdout
         assert '--out "o"' in text
+
+
+def test_the_results_and_the_planner_import_no_trainer_library():
+    """Reading records, rendering and planning need neither Lightning, W&B nor torch; --help
+    needs not even pandas."""
+    import subprocess
+    import sys
+
+    trainer = ("lightning", "wandb", "torchmetrics", "torch")
+    probe = (
+        "import sys; import dfl_bench.results.__main__, dfl_bench.results.plan, "
+        "dfl_bench.results.report, dfl_bench.results.reproduce; "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({trainer!r})))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stderr[-2000:]
+    helped = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "dfl_bench.results", "--help"],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    assert helped.returncode == 0 and "usage: python -m dfl_bench.results" in helped.stdout
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in helped.stderr.splitlines()}
+    assert imported & {*trainer, "pandas", "scipy", "matplotlib"} == set()

@@ -13,11 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench.run import optim
 from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, SOURCES
 
 MAX_SEED = 2**32 - 1
@@ -88,8 +86,10 @@ def check_seed(seed: Any) -> None:
     _integer(seed, "seed", 0, MAX_SEED)
 
 
-def check_config(config: Mapping[str, Any]) -> None:
-    """Every value a job relies on, before any data is loaded (see the module doc)."""
+def check_config(config: Mapping[str, Any], optimizer: bool = True) -> None:
+    """Every value a job relies on, before any data is loaded (see the module doc); the
+    optimizer's numbers always, the optimizer itself built only with `optimizer` (it needs
+    torch: the planner leaves it to each job's own check)."""
     check_profile(config["profile"])
     check_data(config["data"])
     check_seed(config.get("seed"))
@@ -101,7 +101,8 @@ def check_config(config: Mapping[str, Any]) -> None:
         raise ValueError(
             f"model.ntn_bias must be true or false, got {config['model'].get('ntn_bias')!r}"
         )
-    check_optimizer(config["optimizer"])
+    if optimizer:
+        check_optimizer(config["optimizer"])
     check_task(config.get("task") or {})
 
 
@@ -110,7 +111,7 @@ def check_task(task: Mapping[str, Any]) -> None:
     tuples are grounded per sum) and a non-negative pairing seed."""
     from dfl_bench import tasks
 
-    tasks.task({"task": task})
+    tasks.check(task.get("name", "mnist_kb"))
     if task.get("name") == "mnist_addition":
         _integer(task.get("digits"), "task.digits", 1, 2)
         _integer(task.get("pairing_seed"), "task.pairing_seed", 0, MAX_SEED)
@@ -119,6 +120,10 @@ def check_task(task: Mapping[str, Any]) -> None:
 def check_optimizer(optimizer: Mapping[str, Any]) -> None:
     """Its name and parameters: numbers finite, lr > 0, every other number >= 0, betas in [0, 1),
     then whatever the optimizer itself refuses, all before any data is loaded."""
+    import torch  # the trainer's: the results module and the planner need not import it
+
+    from dfl_bench.run import optim
+
     cls, kwargs = optim.optimizer_kwargs(optimizer)
     for key, value in kwargs.items():
         if key == "betas":

@@ -13,13 +13,15 @@ import netrc
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from hydra.utils import get_object
-from lightning.pytorch.loggers import Logger, WandbLogger
 
 from dfl_bench.paths import CONFIG_DIR
+
+if TYPE_CHECKING:  # Lightning is the trainer's: naming the loggers (choices) needs none of it
+    from lightning.pytorch.loggers import Logger, WandbLogger
 
 CONF = Path(CONFIG_DIR) / "logger"
 WANDB_MODES = ("auto", "online", "offline", "disabled")
@@ -129,6 +131,7 @@ def wandb_logger(
     """A W&B run per job, grouped by experiment, offline unless logged in (`wandb_mode`);
     `reinit="create_new"` keeps the process's other runs open (stacked runs)."""
     import wandb
+    from lightning.pytorch.loggers import WandbLogger
 
     logger = WandbLogger(
         project=project,
@@ -150,6 +153,8 @@ def wandb_logger(
 
 def log_dir(logger: Logger | None) -> str | None:
     """Where a logger writes: the W&B run folder, the CSV folder, or None."""
+    from lightning.pytorch.loggers import WandbLogger
+
     if isinstance(logger, WandbLogger):
         return str(Path(logger.experiment.dir).parent)
     if logger is not None:
@@ -159,6 +164,8 @@ def log_dir(logger: Logger | None) -> str | None:
 
 def summarize(logger: Logger | None, record: Mapping[str, Any]) -> None:
     """Set SUMMARY_KEYS of the run record in the W&B run summary (a NaN ratio becomes null)."""
+    from lightning.pytorch.loggers import WandbLogger
+
     if isinstance(logger, WandbLogger):
         logger.experiment.summary.update({k: _finite(record.get(k)) for k in SUMMARY_KEYS})
 
@@ -171,6 +178,8 @@ def _finite(value: Any) -> Any:
 def finish(logger: Logger | None, failed: bool) -> None:
     """Close the logger's own W&B run (if it started) cleanly, so the next job of a sweep
     starts its own run; other runs of the process (stacked runs) stay open."""
+    from lightning.pytorch.loggers import WandbLogger
+
     run = getattr(logger, "_experiment", None) if isinstance(logger, WandbLogger) else None
     if run is not None:
         run.finish(exit_code=1 if failed else 0)

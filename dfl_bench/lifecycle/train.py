@@ -23,13 +23,13 @@ import lightning as L
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from hydra.utils import to_absolute_path
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from dfl_bench import tasks
 from dfl_bench.lifecycle import guards, loggers
 from dfl_bench.lifecycle.job import Job, fit_runs, job_name, lock_path, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
-from dfl_bench.lifecycle.provenance import job_provenance
+from dfl_bench.lifecycle.resolve import resolved_config
 from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
@@ -113,26 +113,6 @@ def checked(
     loggers.check(config["logger"])
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
     return config, build_module(config, operators)
-
-
-def resolved_config(cfg: DictConfig) -> dict[str, Any]:
-    """The job's config as plain data, its table row (if any) checked and interpolated in, and
-    its `provenance` (the experiment's, updated by its row's; `dfl_bench.lifecycle.provenance`)."""
-    rows = cfg.get("rows") or {}
-    if rows and cfg.get("row") not in rows:
-        raise ValueError(
-            f"row={cfg.get('row')!r} is not a row of experiment {cfg.experiment_name!r}; "
-            f"valid rows: {list(rows)}"
-        )
-    config = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    assert isinstance(config, dict)
-    config.pop("rows", None)
-    config.pop("families", None)
-    row_provenance = config.pop("row_provenance", None)
-    config["provenance"] = job_provenance(
-        config.get("provenance"), row_provenance, config.get("row"), config
-    )
-    return config
 
 
 def build_module(config: Mapping[str, Any], operators: OperatorSet) -> L.LightningModule:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-KINDS = ("tnorm", "tconorm", "implication", "forall", "exists")
+from dfl_bench.kinds import KINDS
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,7 @@ import warnings
 from pathlib import Path
 
 from dfl_bench.lifecycle import guards
-from dfl_bench.results import plan, report
-from dfl_bench.results.load import RecordWarning, load_records
+from dfl_bench.results import plan
 from dfl_bench.results.paper import load_paper
 
 REPO_DIR = Path(__file__).resolve().parents[2]
@@ -84,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def render(args: argparse.Namespace, argv: list[str] | None) -> int:
     """`main` on checked arguments: bad input raises ValueError before anything is written."""
+    from dfl_bench.results import report  # pandas, scipy, matplotlib: not for --help
+    from dfl_bench.results.load import RecordWarning, load_records
+
     command = "python -m dfl_bench.results " + shlex.join(sys.argv[1:] if argv is None else argv)
     if not args.records.exists():
         raise ValueError(f"records folder {args.records} does not exist")

@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from dfl_bench.lifecycle import records, sweep, train
+from dfl_bench.lifecycle import guards, records, resolve, sweep
 from dfl_bench.paths import CONFIG_DIR
 
 CONF = Path(CONFIG_DIR)
@@ -101,7 +104,10 @@ def plan(
 ) -> list[Job]:
     """Every job of `names` at `profile` with seeds 0..n-1 (n = max(seeds, spread_seeds) for the
     SPREAD experiments), each config composed and resolved as train.py does, so its record path
-    is the one the run writes; an invalid job raises ValueError (all of them named at once)."""
+    is the one the run writes; an invalid job raises ValueError (all of them named at once). The
+    committed experiments' operators and optimizers are valid (tests compose every job), so they
+    are built here only under extra `overrides` (building imports torch); each job checks its own
+    again before it trains."""
     check(profile, seeds, spread_seeds)
     common = [f"profile={profile}", f"records_dir={records_dir}", *overrides]
     folder = Path(records_dir).resolve()  # as train.py's to_absolute_path, from this folder
@@ -110,12 +116,18 @@ def plan(
         for name in names:
             n = n_seeds(name, seeds, spread_seeds)
             base = base_overrides(name) + common
-            hydra_cfg = compose("config", overrides=base, return_hydra_config=True).hydra
-            params = dict(hydra_cfg.sweeper.params or {})
+            whole = compose("config", overrides=base, return_hydra_config=True)
+            params = dict(whole.hydra.sweeper.params or {})
+            with open_dict(whole):
+                del whole["hydra"]  # then it is what `compose(base)` gives
+            composed: dict[tuple[str, ...], DictConfig] = {(): whole}
             for job in sweep.expand([f"seed={','.join(map(str, range(n)))}"], params):
                 try:
-                    config, _ = train.checked(sweep.job_config(base + job))
-                except ValueError as err:
+                    config = resolve.resolved_config(job_config(base, job, composed))
+                    guards.check_config(config, optimizer=bool(overrides))
+                    if overrides:
+                        check_operators(config)
+                except (ValueError, HydraException, OmegaConfBaseException) as err:
                     errors.append(f"{name} {' '.join(job)}: {err}")
                     continue
                 digest = records.config_hash(config)
@@ -124,6 +136,37 @@ def plan(
     if errors:
         raise ValueError(f"{len(errors)} invalid job(s): " + "; ".join(errors))
     return jobs
+
+
+def check_operators(config: dict[str, Any]) -> None:
+    """Build the job's operators: an unknown name or a parameter out of range is a ValueError."""
+    from dfl_bench.operators import KINDS, OperatorSet
+
+    OperatorSet.from_config({kind: config[kind] for kind in KINDS})
+
+
+def job_config(
+    base: Sequence[str], job: Sequence[str], composed: dict[tuple[str, ...], DictConfig]
+) -> DictConfig:
+    """The config Hydra composes for `base + job`, composing once per choice of config groups
+    (`composed` caches them) and setting the job's plain values (row, seed, a swept parameter)
+    on a copy: what `compose(base + job)` gives, without composing every job."""
+    groups, values = [], []
+    loader = GlobalHydra.instance().config_loader()
+    for override in OverridesParser.create().parse_overrides(list(job)):
+        key = override.key_or_group
+        plain = override.is_sweep_override() is False and not key.startswith(("+", "~", "hydra"))
+        if plain and override.package is None and not loader.repository.group_exists(key):
+            values.append((key, override.value()))
+        else:
+            groups.append(override.input_line)
+    key = tuple(groups)
+    if key not in composed:
+        composed[key] = compose("config", overrides=[*base, *groups])
+    cfg = composed[key].copy()
+    for dotted, value in values:
+        OmegaConf.update(cfg, dotted, value, merge=False)
+    return cfg
 
 
 def unusable(jobs: Sequence[Job], records_dir: str | Path) -> list[str]:
@@ -150,7 +193,7 @@ def cell_config(
     if key is not None:
         overrides.append(f"{'problem' if key == 'problem.name' else key}={value}")
     try:
-        return train.resolved_config(sweep.job_config(overrides))
+        return resolve.resolved_config(sweep.job_config(overrides))
     except (ValueError, OSError, HydraException, OmegaConfBaseException):
         return None
 

@@ -13,13 +13,16 @@ raises `NonFiniteLossError` on a non-finite loss, and a data module gives `check
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from dfl_bench.tasks import mnist_addition, mnist_kb
-
-TASKS: dict[str, ModuleType] = {m.NAME: m for m in (mnist_kb, mnist_addition)}
+# name -> its module (imported on first use, so naming a task costs no torch import)
+TASKS: dict[str, str | ModuleType] = {
+    "mnist_kb": "dfl_bench.tasks.mnist_kb",
+    "mnist_addition": "dfl_bench.tasks.mnist_addition",
+}
 
 
 def names() -> list[str]:
@@ -29,7 +32,13 @@ def names() -> list[str]:
 
 def task(config: Mapping[str, Any]) -> ModuleType:
     """The task module a resolved job config names (`task.name`; the paper's when absent)."""
-    name = (config.get("task") or {}).get("name", mnist_kb.NAME)
+    name = check((config.get("task") or {}).get("name", "mnist_kb"))
+    entry = TASKS[name]
+    return importlib.import_module(entry) if isinstance(entry, str) else entry
+
+
+def check(name: str) -> str:
+    """`name` if it is a registered task, else a ValueError naming the valid ones."""
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; valid choices: {names()}")
-    return TASKS[name]
+    return name
