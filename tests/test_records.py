@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -268,3 +269,15 @@ def test_the_senders_commit_names_the_code_a_copied_tree_ran(monkeypatch):
     assert records.git_commit(".") == "c006afe"
     monkeypatch.delenv("DFL_BENCH_GIT_COMMIT")
     assert records.git_commit(".") != "c006afe"
+
+
+def test_the_record_schema_names_each_field_in_one_module():
+    """dfl_bench/schema.py spells the record's fields; every other module reads them there."""
+    package = Path(records.__file__).resolve().parents[1]
+    spelled = {
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        for field in ('"test_accuracy"', '"best_test_accuracy"', '"cons_ratio"')
+        if field in path.read_text()
+    }
+    assert spelled == {"schema.py"}

@@ -45,6 +45,7 @@ from dfl_bench import markdown
 from dfl_bench.bench.targets import meets
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
+from dfl_bench.schema import CONS_RATIO, TEST_ACCURACY
 
 QUICK_STEPS = 1000
 # the reproduction's order when time may not suffice: the seed spread, the main-text tables,
@@ -154,14 +155,14 @@ def graph_vs_eager(session: Session, steps: int) -> dict[str, Any]:
             "wall_s": round(time.perf_counter() - tic, 1),
             "stack_wall_s": got[0]["wall_time_s"] if got else None,
             "runs": [
-                {k: r.get(k) for k in ("seed", "status", "test_accuracy", "cons_ratio", "cu_ant")}
+                {k: r.get(k) for k in ("seed", "status", TEST_ACCURACY, CONS_RATIO, "cu_ant")}
                 for r in got
             ],
         }
     for other in ("compiled", "eager", "alone"):
         pairs = zip(out["graph"]["runs"], out[other]["runs"], strict=False)
         out[f"max_accuracy_gap_{other}"] = max(
-            (abs(a["test_accuracy"] - b["test_accuracy"]) for a, b in pairs if a["test_accuracy"]),
+            (abs(a[TEST_ACCURACY] - b[TEST_ACCURACY]) for a, b in pairs if a[TEST_ACCURACY]),
             default=None,
         )
     return out
@@ -224,7 +225,7 @@ def single(session: Session) -> dict[str, Any]:
             "exit": done.returncode,
             "wall_s": wall,
             "ms_per_iteration": None if wall is None else 1000 * wall / QUICK_STEPS,
-            "test_accuracy": got[0]["test_accuracy"] if got else None,
+            TEST_ACCURACY: got[0][TEST_ACCURACY] if got else None,
         }
     return out
 
@@ -388,7 +389,7 @@ def report(results: dict[str, Any]) -> str:
             [
                 (
                     row[0]["seed"],
-                    *(fmt(r["test_accuracy"], 5) for r in row),
+                    *(fmt(r[TEST_ACCURACY], 5) for r in row),
                     *(fmt(r["cu_ant"], 5) for r in row),
                 )
                 for row in runs

@@ -13,6 +13,7 @@ from typing import Any
 
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
+from dfl_bench.schema import TEST_ACCURACY
 
 TAIL = "profile.metrics_tail=100"
 PAPER_RUNS = REPO_DIR / "results" / "bench" / "paper_run"  # `make paper-run` writes here
@@ -143,7 +144,7 @@ def paper_run_records(folder: Path) -> list[dict[str, Any]]:
                 "steps": record["steps"],
                 "eval_every": record["config"]["profile"].get("eval_every"),
                 "wall_time_s": record["wall_time_s"],
-                "test_accuracy": record["test_accuracy"],
+                TEST_ACCURACY: record[TEST_ACCURACY],
                 "git_commit": record.get("git_commit"),
                 "path": str(rel),
             }

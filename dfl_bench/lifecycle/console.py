@@ -15,6 +15,8 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.callbacks import TQDMProgressBar
 
+from dfl_bench.schema import TEST_ACCURACY
+
 # (message regex, category) of the warnings every run would print, both harmless here:
 # the module's `transfer_batch_to_device` skips batches already on the device (it is meant to
 # win over the DataModule's), and Lightning 2.6 instantiates torch's deprecated `LeafSpec`.
@@ -69,7 +71,7 @@ class StepProgressBar(TQDMProgressBar):
         loss = trainer.callback_metrics.get("loss/total")
         if loss is not None:
             shown["loss"] = f"{float(loss):.3f}"
-        accuracy = getattr(pl_module, "test_accuracy", None)
+        accuracy = getattr(pl_module, TEST_ACCURACY, None)
         if accuracy is not None:
             shown["test_acc"] = f"{accuracy:.1%}"
         return shown

@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 from hydra.utils import get_object
 
 from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
 
 if TYPE_CHECKING:  # Lightning is the trainer's: naming the loggers (choices) needs none of it
     from lightning.pytorch.loggers import Logger, WandbLogger
@@ -34,9 +35,9 @@ SUMMARY_KEYS = (
     "profile",
     "status",
     "reason",
-    "test_accuracy",
-    "best_test_accuracy",
-    "cons_ratio",
+    TEST_ACCURACY,
+    BEST_TEST_ACCURACY,
+    CONS_RATIO,
     "cu_cons",
     "cu_ant",
 )

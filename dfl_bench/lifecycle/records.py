@@ -16,65 +16,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-# A run's results in its record: test accuracy (final, best) and the Section 9.1 measures.
-METRIC_FIELDS = (
-    "test_accuracy",
-    "best_test_accuracy",
-    "cons_ratio",
-    "cu_cons",
-    "cu_ant",
-    "cons_magnitude",
-    "ant_magnitude",
+from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through here too)
+    ADDED_KEYS,
+    CELL_ASIDE,
+    HASHED_AS,
+    METRIC_FIELDS,
+    NOT_HASHED,
+    RECORD_FIELDS,
+    STATUSES,
+    SUMMARY_FIELDS,
+    TEST_ACCURACY,
 )
-RECORD_FIELDS = (
-    "status",
-    "reason",
-    "config",
-    "seed",
-    "profile",
-    "data_checksum",
-    "git_commit",
-    "steps",
-    "wall_time_s",
-    *METRIC_FIELDS,
-)
-SUMMARY_FIELDS = (
-    "test_accuracy",
-    "best_test_accuracy",
-    "pair_accuracy",
-    "cons_ratio",
-    "cu_cons",
-    "cu_ant",
-    "cons_magnitude",
-    "ant_magnitude",
-    "steps",
-)
-STATUSES = ("ok", "failed")
-# Not hashed: logging, paths and flags, and what names a job rather than changes its result
-# (experiment, table row, provenance), so a configuration that is a row of two tables has one hash.
-NOT_HASHED = (
-    "logger",
-    "records_dir",
-    "checkpoint_dir",
-    "force",
-    "progress_bar",
-    "cuda_graph",
-    "compile_dfl",
-    "threads",
-    "rows",
-    "families",
-    "experiment_name",
-    "row",
-    "provenance",
-    "row_provenance",
-)
-
-# Keys added after records were made, each with the value that computes what those records
-# computed: at that value a key is left out of the hash, so adding it moved no record's hash.
-ADDED_KEYS: dict[tuple[str, ...], Any] = {
-    ("model", "ntn_bias"): False,
-    ("task",): {"name": "mnist_kb"},  # the task group (dfl_bench/tasks/), the paper's task
-}
 
 
 def _without_added_defaults(config: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
@@ -90,19 +42,6 @@ def _without_added_defaults(config: Mapping[str, Any], path: tuple[str, ...]) ->
             continue
         out[key] = _without_added_defaults(value, here) if isinstance(value, Mapping) else value
     return out
-
-
-# Hashed at one value whatever they hold: where a run trains and where its data comes from. A
-# configuration has one record whatever the device (a GPU run's record names the stack it trained
-# in; docs/scaling.md gives the measured gap to the run alone), so skip, reuse and table cells
-# take a GPU run for the CPU's; every data source delivers the same MNIST (the record's
-# data_checksum says which arrays it trained on), so a cache folder or a source changes no hash.
-HASHED_AS: dict[tuple[str, str], Any] = {
-    ("trainer", "accelerator"): "cpu",
-    ("data", "source"): "auto",
-    ("data", "root"): None,
-    ("data", "cache_dir"): None,
-}
 
 
 def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,10 +72,6 @@ def config_hash(config: Mapping[str, Any]) -> str:
         _numbers_as_floats(hashed_config(config)), sort_keys=True, separators=(",", ":")
     )
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
-
-
-# What the runs of one table cell may differ in: their seeds (the device is not hashed).
-CELL_ASIDE = ("seed", "data.split_seed")
 
 
 def cell_hash(config: Mapping[str, Any]) -> str:
@@ -187,7 +122,7 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
         return f"status {record['status']!r} is not one of {list(STATUSES)}"
     if not isinstance(record["config"], dict):
         return "its config is not a mapping"
-    accuracy = record["test_accuracy"]
+    accuracy = record[TEST_ACCURACY]
     if record["status"] == "ok" and not (
         isinstance(accuracy, int | float) and math.isfinite(accuracy)
     ):

@@ -33,6 +33,7 @@ from dfl_bench.lifecycle.resolve import resolved_config
 from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.schema import TEST_ACCURACY
 
 EXIT_FAILED, EXIT_INVALID = 1, 2  # 0: every job ok or skipped; EXIT_TERMINATED (143): SIGTERM
 
@@ -61,7 +62,7 @@ def main(cfg: DictConfig) -> float | None:
         fail(f"[dfl_bench] {job_name(hydra_cfg)}: {err}", hydra_cfg)
     if record.get("status") != "ok":
         fail(f"[dfl_bench] {job_name(hydra_cfg)} failed: {record.get('reason')}", hydra_cfg)
-    return record.get("test_accuracy")
+    return record.get(TEST_ACCURACY)
 
 
 def fail(message: str, hydra_cfg: DictConfig) -> NoReturn:

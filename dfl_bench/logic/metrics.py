@@ -18,10 +18,11 @@ import torch
 from torch import Tensor
 
 from dfl_bench.logic.compiler import Compiled, evaluate
+from dfl_bench.schema import CONS_RATIO
 
 Pair = tuple[Tensor, Tensor]
 MAGNITUDES = ("cons_magnitude", "ant_magnitude", "cu_cons_magnitude", "cu_ant_magnitude")
-RATIOS = ("cons_ratio", "cu_cons", "cu_ant")  # the run record's spelling (records.py)
+RATIOS = (CONS_RATIO, "cu_cons", "cu_ant")  # the run record's spelling (dfl_bench/schema.py)
 
 
 def _implication(a: Tensor, c: Tensor) -> Tensor:
@@ -72,7 +73,7 @@ def ratios(magnitudes: Mapping[str, float]) -> dict[str, float]:
     """cons% = |cons| / (|cons| + |ant|), cu_cons% = cu_cons / |cons|, cu_ant% = cu_ant / |ant|."""
     cons, ant = magnitudes["cons_magnitude"], magnitudes["ant_magnitude"]
     return {
-        "cons_ratio": _ratio(cons, cons + ant),
+        CONS_RATIO: _ratio(cons, cons + ant),
         "cu_cons": _ratio(magnitudes["cu_cons_magnitude"], cons),
         "cu_ant": _ratio(magnitudes["cu_ant_magnitude"], ant),
     }

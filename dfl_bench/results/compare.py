@@ -25,10 +25,11 @@ import pandas as pd
 from dfl_bench import markdown
 from dfl_bench.results.agreement import spearman
 from dfl_bench.results.load import load_records
+from dfl_bench.schema import CONS_RATIO, TEST_ACCURACY
 
 COLUMNS = {
-    "test_accuracy": "accuracy",
-    "cons_ratio": "cons",
+    TEST_ACCURACY: "accuracy",
+    CONS_RATIO: "cons",
     "cu_cons": "cu_cons",
     "cu_ant": "cu_ant",
 }
@@ -50,7 +51,7 @@ def cells(records_dir: str | Path, experiments: Sequence[str], profile: str) -> 
         )
     ok["row"] = ok["row"].fillna("default")
     means = ok.groupby("row")[list(COLUMNS)].mean()
-    means["test_accuracy"] *= 100
+    means[TEST_ACCURACY] *= 100
     means["n"] = ok.groupby("row").size()
     return means
 
@@ -59,7 +60,7 @@ def _fmt(value: float, column: str) -> str:
     """Accuracy with 2 decimals, ratios with 3; `undef.` for an undefined ratio."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "undef."
-    return f"{value:.2f}" if column == "test_accuracy" else f"{value:.3f}"
+    return f"{value:.2f}" if column == TEST_ACCURACY else f"{value:.3f}"
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame, labels: Sequence[str]) -> list[str]:
@@ -90,7 +91,7 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, labels: Sequence[str]) -> list[str
             f"{'n/a' if rho is None else f'{rho:+.2f}'} over {len(pairs)} rows; mean |Δ| "
             f"{_fmt(mad, column)}"
         )
-    moved = [r for r in rows if abs(b.at[r, "test_accuracy"] - a.at[r, "test_accuracy"]) > 1.0]
+    moved = [r for r in rows if abs(b.at[r, TEST_ACCURACY] - a.at[r, TEST_ACCURACY]) > 1.0]
     summary.append(f"- rows whose accuracy differs by more than 1 point: {moved or 'none'}")
     return [*markdown.table(header, body), *summary]
 

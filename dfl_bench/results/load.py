@@ -12,9 +12,9 @@ import pandas as pd
 
 from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.records import METRIC_FIELDS, cell_hash, config_hash, invalid
+from dfl_bench.schema import TASK_FIELDS
 
 METRICS = METRIC_FIELDS
-TASK_FIELDS = ("digit_accuracy",)  # results a task other than the paper's records (tasks/)
 BASE_COLUMNS = (
     "experiment",
     "row",

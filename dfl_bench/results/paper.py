@@ -11,16 +11,18 @@ from typing import Any
 
 import yaml
 
+from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
+
 DATA_FILE = Path(__file__).with_name("paper_numbers.yaml")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "conf" / "experiment"
 COLUMNS = ("accuracy", "cons", "cu_cons", "cu_ant")
 RECORD_FIELDS = {  # accuracy: the best over the evaluations, as the authors report (Section 10)
-    "accuracy": "best_test_accuracy",
-    "cons": "cons_ratio",
+    "accuracy": BEST_TEST_ACCURACY,
+    "cons": CONS_RATIO,
     "cu_cons": "cu_cons",
     "cu_ant": "cu_ant",
 }
-FINAL_ACCURACY = "test_accuracy"  # the accuracy at the last step, shown beside the best
+FINAL_ACCURACY = TEST_ACCURACY  # the accuracy at the last step, shown beside the best
 DASH = "-"  # the paper's printed "-": an undefined ratio
 ORDERS = ("header", "swapped")  # a two-half table's halves as printed, or exchanged
 

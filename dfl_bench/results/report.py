@@ -19,6 +19,7 @@ from dfl_bench.results.noise import Noise, paper_noise
 from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, Paper
 from dfl_bench.results.plan import DEFAULT, SPREAD
 from dfl_bench.results.tables import Table, build_table
+from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
 
 INDEX_HEADER = [
     "table",
@@ -228,8 +229,8 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
     return "\n".join(lines) + "\n"
 
 
-SPREAD_METRICS = {"best_test_accuracy": "accuracy (best)", "test_accuracy": "final accuracy",
-                  "cons_ratio": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}  # fmt: skip
+SPREAD_METRICS = {BEST_TEST_ACCURACY: "accuracy (best)", TEST_ACCURACY: "final accuracy",
+                  CONS_RATIO: "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}  # fmt: skip
 
 
 def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
@@ -253,7 +254,7 @@ def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
         cells = [name, str(len(group))]
         cells.append(", ".join(str(int(s)) for s in sorted(group.seed.dropna())))
         for column in SPREAD_METRICS:
-            accuracy = column.endswith("test_accuracy")
+            accuracy = column in (TEST_ACCURACY, BEST_TEST_ACCURACY)
             values = group[column].dropna() * (100 if accuracy else 1)
             digits = 2 if accuracy else 3
             std = values.std(ddof=1) if len(values) > 1 else 0.0

@@ -42,6 +42,7 @@ from dfl_bench.operators import OperatorSet
 from dfl_bench.run.model import DFLNet, dropout_masks
 from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
 from dfl_bench.run.problems import crisp_labels, interpretation, pair_truth, predicates
+from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
 
 LOSS_TERMS = ("dfl", "ce", "pair")
 LOSS_KEYS = ("loss/total", *(f"loss/{term}" for term in LOSS_TERMS))  # logged on logging steps
@@ -386,11 +387,11 @@ class DFLModule(L.LightningModule):
         rates = ratios(tail) if self._tail_logs else {}
         pair = list(self.pair_accuracy.values())
         return {
-            "test_accuracy": self.test_accuracy,
-            "best_test_accuracy": self.best_test_accuracy,
+            TEST_ACCURACY: self.test_accuracy,
+            BEST_TEST_ACCURACY: self.best_test_accuracy,
             "pair_accuracy": sum(pair) / len(pair) if pair else None,
             **{f"pair_accuracy/{k}": v for k, v in self.pair_accuracy.items()},
-            "cons_ratio": rates.get("cons_ratio"),
+            CONS_RATIO: rates.get(CONS_RATIO),
             "cu_cons": rates.get("cu_cons"),
             "cu_ant": rates.get("cu_ant"),
             **{k: (tail[k] if self._tail_logs else None) for k in MAGNITUDES},
@@ -404,8 +405,8 @@ class DFLModule(L.LightningModule):
         checkpoint["dfl_summary_state"] = {
             "tail": self._tail.tolist(),
             "tail_logs": self._tail_logs,
-            "test_accuracy": self.test_accuracy,
-            "best_test_accuracy": self.best_test_accuracy,
+            TEST_ACCURACY: self.test_accuracy,
+            BEST_TEST_ACCURACY: self.best_test_accuracy,
             "pair_accuracy": dict(self.pair_accuracy),
             "evaluated_step": self.evaluated_step,
             "generator": self.generator().get_state(),
@@ -418,8 +419,8 @@ class DFLModule(L.LightningModule):
             return
         self._tail = torch.tensor(state["tail"], dtype=torch.float64)
         self._tail_logs = state["tail_logs"]
-        self.test_accuracy = state["test_accuracy"]
-        self.best_test_accuracy = state["best_test_accuracy"]
+        self.test_accuracy = state[TEST_ACCURACY]
+        self.best_test_accuracy = state[BEST_TEST_ACCURACY]
         self.pair_accuracy = dict(state["pair_accuracy"])
         self.evaluated_step = state.get("evaluated_step", -1)
         self._generator, self._generator_state = None, state.get("generator")

@@ -43,6 +43,7 @@ from dfl_bench.run.module import (
     run_seed,
 )
 from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
+from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, TEST_ACCURACY
 
 NAME = "mnist_addition"
 STACKS = False  # one run per process (no stacked step yet)
@@ -310,24 +311,24 @@ class AdditionModule(L.LightningModule):
         self.test_accuracy = right_sums / max(n_sums, 1)
         self.digit_accuracy = right_digits / max(n_digits, 1)
         self.best_test_accuracy = max(self.best_test_accuracy or 0.0, self.test_accuracy)
-        return {"sum_accuracy": self.test_accuracy, "digit_accuracy": self.digit_accuracy}
+        return {"sum_accuracy": self.test_accuracy, DIGIT_ACCURACY: self.digit_accuracy}
 
     def summary(self) -> dict[str, Any]:
         """The record's results: test_accuracy is the sum accuracy (the field's number)."""
         return {
-            "test_accuracy": self.test_accuracy,
-            "best_test_accuracy": self.best_test_accuracy,
+            TEST_ACCURACY: self.test_accuracy,
+            BEST_TEST_ACCURACY: self.best_test_accuracy,
             "sum_accuracy": self.test_accuracy,
-            "digit_accuracy": self.digit_accuracy,
+            DIGIT_ACCURACY: self.digit_accuracy,
             "steps": self.global_step,
             "evaluated_step": self.evaluated_step,
         }
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["task_state"] = {
-            "test_accuracy": self.test_accuracy,
-            "best_test_accuracy": self.best_test_accuracy,
-            "digit_accuracy": self.digit_accuracy,
+            TEST_ACCURACY: self.test_accuracy,
+            BEST_TEST_ACCURACY: self.best_test_accuracy,
+            DIGIT_ACCURACY: self.digit_accuracy,
             "evaluated_step": self.evaluated_step,
             "generator": self.generator().get_state(),
         }
@@ -337,10 +338,10 @@ class AdditionModule(L.LightningModule):
         if state is None:
             return
         self.test_accuracy, self.best_test_accuracy = (
-            state["test_accuracy"],
-            state["best_test_accuracy"],
+            state[TEST_ACCURACY],
+            state[BEST_TEST_ACCURACY],
         )
-        self.digit_accuracy, self.evaluated_step = state["digit_accuracy"], state["evaluated_step"]
+        self.digit_accuracy, self.evaluated_step = state[DIGIT_ACCURACY], state["evaluated_step"]
         self._generator, self._generator_state = None, state["generator"]
 
 

@@ -1,0 +1,93 @@
+"""The run record, every field named once: what a record holds (RECORD_FIELDS, the contract
+with the results module), a run's results (METRIC_FIELDS; a task's own in TASK_FIELDS), what a
+run's summary gives the record (SUMMARY_FIELDS), and which config keys a record's hash leaves
+out (NOT_HASHED), holds at one value (HASHED_AS) or at their old value (ADDED_KEYS). Pure data:
+every layer reads it (the trainer writes these fields, the results module reads them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# A run's headline number and its best over the evaluations (the paper reports the best).
+TEST_ACCURACY, BEST_TEST_ACCURACY = "test_accuracy", "best_test_accuracy"
+CONS_RATIO, CU_CONS, CU_ANT = "cons_ratio", "cu_cons", "cu_ant"  # Section 9.1
+DIGIT_ACCURACY = "digit_accuracy"  # MNIST addition's per-image accuracy (tasks/mnist_addition.py)
+
+# A run's results in its record: test accuracy (final, best) and the Section 9.1 measures.
+METRIC_FIELDS = (
+    TEST_ACCURACY,
+    BEST_TEST_ACCURACY,
+    CONS_RATIO,
+    CU_CONS,
+    CU_ANT,
+    "cons_magnitude",
+    "ant_magnitude",
+)
+TASK_FIELDS = (DIGIT_ACCURACY,)  # results a task other than the paper's records
+RECORD_FIELDS = (
+    "status",
+    "reason",
+    "config",
+    "seed",
+    "profile",
+    "data_checksum",
+    "git_commit",
+    "steps",
+    "wall_time_s",
+    *METRIC_FIELDS,
+)
+SUMMARY_FIELDS = (
+    TEST_ACCURACY,
+    BEST_TEST_ACCURACY,
+    "pair_accuracy",
+    CONS_RATIO,
+    CU_CONS,
+    CU_ANT,
+    "cons_magnitude",
+    "ant_magnitude",
+    "steps",
+)
+STATUSES = ("ok", "failed")
+# Not hashed: logging, paths and flags, and what names a job rather than changes its result
+# (experiment, table row, provenance), so a configuration that is a row of two tables has one hash.
+NOT_HASHED = (
+    "logger",
+    "records_dir",
+    "checkpoint_dir",
+    "force",
+    "progress_bar",
+    "cuda_graph",
+    "compile_dfl",
+    "threads",
+    "rows",
+    "families",
+    "experiment_name",
+    "row",
+    "provenance",
+    "row_provenance",
+)
+
+# Keys added after records were made, each with the value that computes what those records
+# computed: at that value a key is left out of the hash, so adding it moved no record's hash.
+ADDED_KEYS: dict[tuple[str, ...], Any] = {
+    ("model", "ntn_bias"): False,
+    ("task",): {"name": "mnist_kb"},  # the task group (dfl_bench/tasks/), the paper's task
+}
+
+
+# Hashed at one value whatever they hold: where a run trains and where its data comes from. A
+# configuration has one record whatever the device (a GPU run's record names the stack it trained
+# in; docs/scaling.md gives the measured gap to the run alone), so skip, reuse and table cells
+# take a GPU run for the CPU's; every data source delivers the same MNIST (the record's
+# data_checksum says which arrays it trained on), so a cache folder or a source changes no hash.
+HASHED_AS: dict[tuple[str, str], Any] = {
+    ("trainer", "accelerator"): "cpu",
+    ("data", "source"): "auto",
+    ("data", "root"): None,
+    ("data", "cache_dir"): None,
+}
+
+
+# What the runs of one table cell may differ in: their seeds (the device is not hashed).
+CELL_ASIDE = ("seed", "data.split_seed")
