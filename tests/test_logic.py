@@ -214,7 +214,7 @@ def test_both_selects_by_name() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"name": "triple"}, "valid choices: \\['both', 'same', 'sum9'\\]"),
+        ({"name": "triple"}, "valid choices: \\['both', .*'same', .*'sum9'"),
         ({"name": "same", "formulas": [4]}, "valid choices: \\['same/1', 'same/2', 'same/3'\\]"),
         ({"name": "sum9", "formulas": ["same/1"]}, "valid choices"),
         ({"name": "both", "formulas": [1]}, "give names"),

@@ -10,7 +10,7 @@ from dfl_bench.run.module import DFLModule
 from dfl_bench.run.problems import CE_ONLY, crisp_labels, pair_truth, predicates, problems
 
 x, y = Var("x"), Var("y")
-less = Predicate("less", 2)
+less = Predicate("precedes", 2)  # not the guide's `less` (DEVELOPERS.md), which may be added
 OPS = {
     "tnorm": {"name": "product"},
     "tconorm": {"name": "product"},
@@ -38,7 +38,7 @@ def test_pair_truth():
     assert pair_truth("same", y)[0].tolist() == [True, False, True, False]
     assert pair_truth("sum9", y)[0].tolist() == [False, True, False, False]
     with pytest.raises(ValueError, match="valid choices"):
-        pair_truth("less", y)
+        pair_truth("precedes", y)
 
 
 def test_pair_truth_batched_equals_per_row():
@@ -49,26 +49,26 @@ def test_pair_truth_batched_equals_per_row():
 
 
 def test_problems_are_ce_only_and_the_registered_kbs():
-    assert problems() == [CE_ONLY, "same", "sum9", "both"]
-    assert [predicates(p) for p in problems()] == [(), ("same",), ("sum9",), ("same", "sum9")]
+    assert problems()[:4] == [CE_ONLY, "same", "sum9", "both"]  # then any KB added later
+    assert [predicates(p) for p in problems()[:4]] == [(), ("same",), ("sum9",), ("same", "sum9")]
     with pytest.raises(ValueError, match="valid choices"):
-        predicates("less")
+        predicates("precedes")
 
 
 def test_a_new_kb_with_a_new_binary_predicate_is_one_decorated_function(registry):
-    @knowledge_base("order", truths={less: smaller})
+    @knowledge_base("ranking", truths={less: smaller})
     def order_kb() -> tuple[Family, ...]:
-        return (Family("order/1", Forall((x, y), less(x, y) >> ~less(y, x))),)
+        return (Family("ranking/1", Forall((x, y), less(x, y) >> ~less(y, x))),)
 
     y_ = torch.tensor([3, 1, 7])
-    assert "order" in problems() and predicates("order") == ("less",)
-    assert pair_truth("less", y_)[0].tolist() == [False, False, True]
-    labels = crisp_labels(y_, predicates("order"))
-    assert labels["less"].sum() == 3 and labels["digit"].shape == (3, 10)
-    module = DFLModule("order", OPS, w_dfl=1.0)
-    assert list(module.net.heads) == ["less"]
-    result = build_kb("order", formulas=[1])({"less": torch.rand(3, 3)}, module.ops, labels)
-    assert set(result.formula_valuations) == {"order/1"} and result.metrics is not None
+    assert "ranking" in problems() and predicates("ranking") == ("precedes",)
+    assert pair_truth("precedes", y_)[0].tolist() == [False, False, True]
+    labels = crisp_labels(y_, predicates("ranking"))
+    assert labels["precedes"].sum() == 3 and labels["digit"].shape == (3, 10)
+    module = DFLModule("ranking", OPS, w_dfl=1.0)
+    assert list(module.net.heads) == ["precedes"]
+    result = build_kb("ranking", formulas=[1])({"precedes": torch.rand(3, 3)}, module.ops, labels)
+    assert set(result.formula_valuations) == {"ranking/1"} and result.metrics is not None
 
 
 def test_registration_checks_the_truths(registry):

@@ -4,13 +4,13 @@ A knowledge base is registered where it is defined (`same_kb.py`, `sum9_kb.py`),
 predicates and how their crisp truth follows from the digit labels of two images (Section 9.2):
 
 >>> from dfl_bench.logic.formulas import Forall, Var
->>> x, y, less = Var("x"), Var("y"), Predicate("less", 2)
->>> @knowledge_base("order", truths={less: lambda y_i, y_j: y_i < y_j})
-... def order_kb() -> tuple[Family, ...]:
-...     return (Family("order/1", Forall((x, y), less(x, y) >> ~less(y, x))),)
->>> order_kb.predicates, "less" in pair_truths()
-(('less',), True)
->>> del KBS["order"]  # this example's KB leaves the table again
+>>> x, y, before = Var("x"), Var("y"), Predicate("before", 2)
+>>> @knowledge_base("ranking", truths={before: lambda y_i, y_j: y_i < y_j})
+... def ranking_kb() -> tuple[Family, ...]:
+...     return (Family("ranking/1", Forall((x, y), before(x, y) >> ~before(y, x))),)
+>>> ranking_kb.predicates, "before" in pair_truths()
+(('before',), True)
+>>> del KBS["ranking"]  # this example's KB leaves the table again
 
 so adding a knowledge base takes one decorated function and one `conf/problem` file
 (DEVELOPERS.md); `union` registers knowledge bases together (`both`).
