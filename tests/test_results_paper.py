@@ -125,3 +125,16 @@ def test_transcription_matches_the_latex(name):
             bold = [c for c, (_, b) in zip(COLUMNS, printed, strict=True) if b]
             assert bold == list(cell.bold), (label, index)
             start += len(COLUMNS)
+
+
+def test_the_main_text_tables_are_one_flag_of_the_data_file():
+    from dfl_bench.results import claims, figures
+
+    assert PAPER.main == (
+        "same_symmetric",
+        "sum9_symmetric",
+        "aggregation",
+        "tnorms",
+        "implications",
+    )
+    assert claims.MAIN == figures.MAIN_TABLES == PAPER.main

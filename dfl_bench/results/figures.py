@@ -13,12 +13,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from dfl_bench.results.agreement import pearson  # noqa: E402
-from dfl_bench.results.paper import COLUMNS, RECORD_FIELDS  # noqa: E402
+from dfl_bench.results.paper import COLUMNS, RECORD_FIELDS, load_paper  # noqa: E402
 from dfl_bench.results.tables import Table  # noqa: E402
 
 LABELS = {"accuracy": "test accuracy (%)", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
 PROBLEM_COLOURS = {"same": "tab:blue", "sum9": "tab:red"}
-MAIN_TABLES = ("same_symmetric", "sum9_symmetric", "aggregation", "tnorms", "implications")
+MAIN_TABLES = load_paper().main  # the main-text tables (paper_numbers.yaml's `main` flag)
 
 
 def sweep_figure(table: Table, parameter: str, path: Path) -> Path:

@@ -72,6 +72,7 @@ class PaperTable:
     not_printed: str | None = None
     order: str = "header"  # the order its halves are compared in: ORDERS
     order_reason: str | None = None
+    main: bool = False  # a main-text table (Sections 10.1-10.2, analysed in Section 10.3)
     beyond: bool = False  # an experiment beyond the paper: no paper numbers, rows vs `reference`
     reference: str | None = None  # the row the others are compared with (beyond the paper)
 
@@ -110,6 +111,11 @@ class Paper:
     tables: dict[str, PaperTable]
     baseline: float
     baseline_std: float
+
+    @property
+    def main(self) -> tuple[str, ...]:
+        """The main-text tables (`main: true` in the data file), in the paper's order."""
+        return tuple(name for name, table in self.tables.items() if table.main)
 
 
 @cache
@@ -168,6 +174,7 @@ def _table(name: str, spec: dict[str, Any]) -> PaperTable:
         not_printed=spec.get("not_printed"),
         order=compare.get("order", "header"),
         order_reason=" ".join((compare.get("reason") or "").split()) or None,
+        main=bool(spec.get("main", False)),
     )
 
 

@@ -1,0 +1,45 @@
+"""The paper's qualitative claims (Sections 10.1-10.4, appendix), each a check over the tables:
+the framework (framework.py: views, comparison rules, `claim`, `evaluate`) and one module per
+part of the paper, whose claims register in the paper's order when imported here."""
+
+from dfl_bench.results.claims import analysis, appendix, conclusions, individual, symmetric
+from dfl_bench.results.claims.conclusions import SYMMETRIC
+from dfl_bench.results.claims.framework import (
+    BASE,
+    CLAIMS,
+    MAIN,
+    SECTIONS,
+    STATUSES,
+    SYM_R,
+    SYM_S,
+    Claim,
+    NotMeasurable,
+    Sample,
+    Verdict,
+    View,
+    claim,
+    evaluate,
+    views,
+)
+
+__all__ = [
+    "BASE",
+    "CLAIMS",
+    "MAIN",
+    "SECTIONS",
+    "STATUSES",
+    "SYMMETRIC",
+    "SYM_R",
+    "SYM_S",
+    "Claim",
+    "NotMeasurable",
+    "Sample",
+    "Verdict",
+    "View",
+    "claim",
+    "evaluate",
+    "views",
+]
+
+PARTS = (symmetric, individual, analysis, appendix, conclusions)  # the paper's order
+CLAIMS.sort(key=lambda item: [m.__name__ for m in PARTS].index(item.check.__module__))

@@ -1,0 +1,61 @@
+"""Section 10.3: the analysis of the gradient measures over the main-text tables."""
+
+from __future__ import annotations
+
+from dfl_bench.results.claims.framework import (
+    MAIN,
+    View,
+    _corr,
+    _sign,
+    claim,
+)
+
+
+@claim(
+    "cu_ant_correlates_with_accuracy",
+    "analysis",
+    "10.3",
+    "[The plot of cu_ant to accuracy] shows a positive correlation.",
+)
+def _cu_ant_acc(v: View) -> tuple[bool | None, str]:
+    _, rho, p, detail = _corr(v, MAIN, "cu_ant", "accuracy")
+    return _sign(rho, p, 1), detail + " (main-text tables)"
+
+
+@claim(
+    "cu_cons_same_slightly_positive",
+    "analysis",
+    "10.3",
+    "Although there seems to be a slight positive correlation [of cu_cons to accuracy] for the "
+    "same problem, it is not as pronounced [as cu_ant's].",
+)
+def _cu_cons_same(v: View) -> tuple[bool | None, str]:
+    _, rho, p, detail = _corr(v, MAIN, "cu_cons", "accuracy", "same")
+    _, rho_ant, _, detail_ant = _corr(v, MAIN, "cu_ant", "accuracy", "same")
+    return 0 < rho < rho_ant, f"{detail}; {detail_ant}"
+
+
+@claim(
+    "cu_cons_sum9_negative",
+    "analysis",
+    "10.3",
+    "For the sum9, this correlation [cu_cons to accuracy] is negative instead.",
+)
+def _cu_cons_sum9(v: View) -> tuple[bool | None, str]:
+    _, rho, p, detail = _corr(v, MAIN, "cu_cons", "accuracy", "sum9")
+    return _sign(rho, p, -1), detail
+
+
+@claim(
+    "cons_anticorrelates_with_cu",
+    "analysis",
+    "10.3",
+    "We plot all experimental values of cons to the values of cu_cons and cu_ant. For both, "
+    "there seems to be a negative correlation.",
+)
+def _cons_cu(v: View) -> tuple[bool | None, str]:
+    _, rho1, p1, d1 = _corr(v, MAIN, "cons", "cu_cons")
+    _, rho2, p2, d2 = _corr(v, MAIN, "cons", "cu_ant")
+    signs = [_sign(rho1, p1, -1), _sign(rho2, p2, -1)]
+    holds = False if False in signs else None if None in signs else True
+    return holds, f"{d1}; {d2}"

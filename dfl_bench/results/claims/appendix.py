@@ -1,0 +1,287 @@
+"""The appendix: varying the aggregators, the sigmoidal implication's s and b0, the formulas."""
+
+from __future__ import annotations
+
+from dfl_bench.results import stats
+from dfl_bench.results.agreement import spearman
+from dfl_bench.results.claims.framework import (
+    FORMULA_1_CONS,
+    NotMeasurable,
+    View,
+    _above,
+    _exactly,
+    _f,
+    _margin_text,
+    _sign,
+    _top,
+    _vs,
+    claim,
+)
+
+PRODUCT_RMSE = ("symmetric_aggregators", "product_rmse")
+PRODUCT_LOG = ("symmetric_aggregators", "product_log_product")
+TNORMS_RMSE = ["godel", "lukasiewicz", "product", "yager_p2", "yager_p20", "nilpotent"]
+SYMMETRIC_S = {"godel": "godel_S", "lukasiewicz": "lukasiewicz", "product": "product_S"}
+
+
+@claim(
+    "rmse_log_product_beat_symmetric",
+    "symmetric_aggregators",
+    "App. aggregators",
+    "Nearly all configurations perform significantly better using these aggregators than when "
+    "using their 'symmetric' aggregator [at least 3/4 of the cells beat Table mnist_symmetric "
+    "beyond the noise].",
+)
+def _beat_symmetric(v: View) -> tuple[bool | None, str]:
+    wins, total, parts = 0, 0, []
+    for tnorm in TNORMS_RMSE:
+        sym = SYMMETRIC_S.get(tnorm, f"{tnorm}_S" if "yager" in tnorm else tnorm)
+        deltas = []
+        for aggregator in ("log_product", "rmse"):
+            cell = ("symmetric_aggregators", f"{tnorm}_{aggregator}")
+            interval = v.interval(cell, ("same_symmetric", sym))
+            wins, total = wins + (interval.outcome > 0), total + 1
+            deltas.append(interval.text())
+        parts.append(f"{tnorm} {' / '.join(deltas)}")
+    return wins >= 0.75 * total, (
+        f"{wins} of {total} cells beat the symmetric row beyond the noise; "
+        f"log-product / RMSE minus symmetric: {', '.join(parts)}"
+    )
+
+
+@claim(
+    "godel_lk_yager_beat_baseline_both",
+    "symmetric_aggregators",
+    "App. aggregators",
+    "The Gödel, Łukasiewicz and Yager t-norms all outperform the baseline with both aggregators.",
+)
+def _glky(v: View) -> tuple[bool | None, str]:
+    rows = [f"{t}_{a}" for t in TNORMS_RMSE[:2] + TNORMS_RMSE[3:5] for a in ("log_product", "rmse")]
+    above, within, detail = _above(v, "symmetric_aggregators", rows)
+    return _exactly(above, within, rows), detail
+
+
+@claim(
+    "product_worse_with_rmse",
+    "symmetric_aggregators",
+    "App. aggregators",
+    "The product t-norm seems to do slightly worse with the RMSE aggregator than with the "
+    "log-product aggregator.",
+)
+def _product_rmse(v: View) -> tuple[bool | None, str]:
+    cells = (
+        ("symmetric_aggregators", "product_rmse"),
+        ("symmetric_aggregators", "product_log_product"),
+    )
+    interval = v.interval(*cells)
+    return _vs(-1, interval), (
+        f"RMSE {_f(v.get(*cells[0]))} vs log-product {_f(v.get(*cells[1]))}: "
+        f"{_margin_text(interval)}"
+    )
+
+
+@claim(
+    "product_rmse_higher_cons_lower_cu",
+    "symmetric_aggregators",
+    "App. aggregators",
+    "cons is higher using this [RMSE] aggregator. However, the values of cu_cons and cu_ant are "
+    "much lower than when using the log-product aggregator.",
+)
+def _product_rmse_ratios(v: View) -> tuple[bool | None, str]:
+    cells = (
+        ("symmetric_aggregators", "product_rmse"),
+        ("symmetric_aggregators", "product_log_product"),
+    )
+    wanted = {"cons": 1, "cu_cons": -1, "cu_ant": -1}
+    found = {c: _vs(want, v.interval(*cells, c)) for c, want in wanted.items()}
+    holds = False if False in found.values() else None if None in found.values() else True
+    parts = [f"{c} {v.interval(*cells, c).text()}" for c in wanted]
+    return holds, f"RMSE minus log-product: {', '.join(parts)}"
+
+
+@claim(
+    "lukasiewicz_log_product_low_cu_cons",
+    "symmetric_aggregators",
+    "App. aggregators",
+    "The Łukasiewicz t-norm has a particularly high accuracy of 96.9% with the log product and is "
+    "on the level of the product t-norm. However, it has a very low value for cu_cons of 0.06.",
+)
+def _luk_log(v: View) -> tuple[bool | None, str]:
+    luk, product = (
+        ("symmetric_aggregators", "lukasiewicz_log_product"),
+        ("symmetric_aggregators", "product_log_product"),
+    )
+    interval = v.interval(luk, product)
+    cu = v.get(*luk, "cu_cons")
+    return interval.outcome == 0 and cu < 0.1, (
+        f"T_LK {_f(v.get(*luk))} vs T_P {_f(v.get(*product))}: {_margin_text(interval)}; "
+        f"T_LK cu_cons {cu:.2f}"
+    )
+
+
+@claim(
+    "lukasiewicz_only_higher_cu_cons_with_rmse",
+    "symmetric_aggregators",
+    "App. aggregators",
+    "It is also the only configuration for which cu_cons is higher when using the RMSE aggregator "
+    "than the log-product aggregator.",
+)
+def _luk_only(v: View) -> tuple[bool | None, str]:
+    higher, within = [], []
+    for tnorm in TNORMS_RMSE:
+        cells = (
+            ("symmetric_aggregators", f"{tnorm}_rmse"),
+            (
+                "symmetric_aggregators",
+                f"{tnorm}_log_product",
+            ),
+        )
+        outcome = v.interval(*cells, "cu_cons").outcome
+        (higher if outcome > 0 else within if outcome == 0 else []).append(tnorm)
+    return _exactly(higher, within, ["lukasiewicz"]), (
+        f"cu_cons higher with RMSE beyond the noise: {higher}; within it: {within}"
+    )
+
+
+@claim(
+    "s9_best_s",
+    "sigmoidal_s",
+    "App. sigmoidal",
+    "The value of 9 gives the best results, with 97.3% accuracy.",
+)
+def _s9(v: View) -> tuple[bool | None, str]:
+    top, detail = _top(v, "sigmoidal_s", v.rows("sigmoidal_s"))
+    return "9" in top, detail
+
+
+def _trend(v: View, experiment: str, column: str) -> tuple[float, float, str]:
+    """Spearman rho of the swept value against a column and its permutation p-value
+    (NotMeasurable below stats.MIN_CELLS values)."""
+    rows = v.rows(experiment)
+    xs, ys = [float(r) for r in rows], [v.get(experiment, r, column) for r in rows]
+    if len(rows) < stats.MIN_CELLS:
+        raise NotMeasurable(f"too few cells: {len(rows)} values (a trend needs {stats.MIN_CELLS})")
+    rho = spearman(xs, ys)
+    if rho is None:
+        raise NotMeasurable(f"{len(rows)} values with {column}: constant")
+    p = stats.spearman_p(xs, ys)
+    return rho, p, f"rho(s, {column}) = {rho:+.2f} (p = {p:.3f}) over {len(rows)} values"
+
+
+@claim(
+    "s_increases_cons",
+    "sigmoidal_s",
+    "App. sigmoidal",
+    "Increasing s seems to increase cons.",
+)
+def _s_cons(v: View) -> tuple[bool | None, str]:
+    rho, p, detail = _trend(v, "sigmoidal_s", "cons")
+    return _sign(rho, p, 1), detail
+
+
+@claim(
+    "s_decreases_cu",
+    "sigmoidal_s",
+    "App. sigmoidal",
+    "Both cu_cons and cu_ant decrease when s increases.",
+)
+def _s_cu(v: View) -> tuple[bool | None, str]:
+    r1, p1, d1 = _trend(v, "sigmoidal_s", "cu_cons")
+    r2, p2, d2 = _trend(v, "sigmoidal_s", "cu_ant")
+    signs = [_sign(r1, p1, -1), _sign(r2, p2, -1)]
+    holds = False if False in signs else None if None in signs else True
+    return holds, f"{d1}; {d2}"
+
+
+@claim(
+    "s_best_not_highest_cu",
+    "sigmoidal_s",
+    "App. sigmoidal",
+    "The best parameter value clearly is not the one for which the values of cu_cons and cu_ant "
+    "are highest, namely the Reichenbach implication itself [s -> 0].",
+)
+def _s_not_cu(v: View) -> tuple[bool | None, str]:
+    rows = v.rows("sigmoidal_s")
+    best, _ = _top(v, "sigmoidal_s", rows)
+    cons, _ = _top(v, "sigmoidal_s", rows, "cu_cons")
+    ant, _ = _top(v, "sigmoidal_s", rows, "cu_ant")
+    smallest = min(rows, key=float)
+    ok = smallest in cons and smallest in ant and smallest not in best
+    return ok, (
+        f"top accuracy s in {best}, top cu_cons s in {cons}, top cu_ant s in {ant} "
+        "(each tied within the noise)"
+    )
+
+
+@claim(
+    "b0_half_best",
+    "sigmoidal_b0",
+    "App. sigmoidal",
+    "Clearly, -1/2 works best, having the highest accuracy and cu_cons.",
+)
+def _b0(v: View) -> tuple[bool | None, str]:
+    rows = v.rows("sigmoidal_b0")
+    best, d1 = _top(v, "sigmoidal_b0", rows)
+    cons, d2 = _top(v, "sigmoidal_b0", rows, "cu_cons")
+    return "-0.5" in best and "-0.5" in cons, f"{d1}; {d2}"
+
+
+@claim(
+    "removing_3_small_effect",
+    "formulas",
+    "App. formulas",
+    "Removing the reflexivity formula (3) does not largely impact the performance [(1) & (2) "
+    "within the noise of all formulas, the s=9 run of sigmoidal_s].",
+)
+def _no_3(v: View) -> tuple[bool | None, str]:
+    interval = v.interval(("formulas", "f12"), ("sigmoidal_s", "9"))
+    a, full = v.get("formulas", "f12"), v.get("sigmoidal_s", "9")
+    return interval.outcome == 0, (
+        f"(1)&(2) {_f(a)} vs all formulas {_f(full)}: {_margin_text(interval)}"
+    )
+
+
+@claim(
+    "removing_1_biggest_drop",
+    "formulas",
+    "App. formulas",
+    "The biggest drop in performance is by removing formula (1) that defines the same predicate.",
+)
+def _no_1(v: View) -> tuple[bool | None, str]:
+    bottom, detail = _top(v, "formulas", ["f12", "f23", "f13"], lowest=True)
+    return "f23" in bottom, detail
+
+
+@claim(
+    "only_1_beats_only_2",
+    "formulas",
+    "App. formulas",
+    "Using only formula (1) gets slightly better performance than only using formula (2).",
+)
+def _f1_f2(v: View) -> tuple[bool | None, str]:
+    interval = v.interval(("formulas", "f1"), ("formulas", "f2"))
+    a, b = v.get("formulas", "f1"), v.get("formulas", "f2")
+    return _vs(1, interval), f"(1) {_f(a)} vs (2) {_f(b)}: {_margin_text(interval)}"
+
+
+@claim(
+    "formula_1_antecedent_dominated",
+    "formulas",
+    "App. formulas",
+    "Since 95% of the derivatives are with respect to the negated antecedent [cons of (1) <= 0.1], "
+    "this formula contributes by finding additional counterexamples.",
+)
+def _f1_cons(v: View) -> tuple[bool | None, str]:
+    x = v.get("formulas", "f1", "cons")
+    return x <= FORMULA_1_CONS, f"cons of (1) alone {x:.2f} (the paper: 95% antecedent, <= 0.05)"
+
+
+@claim(
+    "only_3_best_single",
+    "formulas",
+    "App. formulas",
+    "Just using the reflexivity formula (3) has the highest accuracy when used individually.",
+)
+def _f3(v: View) -> tuple[bool | None, str]:
+    top, detail = _top(v, "formulas", ["f1", "f2", "f3"])
+    return "f3" in top, detail

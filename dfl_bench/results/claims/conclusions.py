@@ -1,0 +1,98 @@
+"""Section 10.4: the conclusions, over several tables."""
+
+from __future__ import annotations
+
+from dfl_bench.results.claims.framework import (
+    BASE,
+    SYM_R,
+    SYM_S,
+    NotMeasurable,
+    View,
+    _cells,
+    _f,
+    _margin_text,
+    claim,
+)
+from dfl_bench.results.claims.symmetric import SUM9_OF_SAME
+
+SYMMETRIC = {  # Section 10.1's fully symmetric configurations; T_P + I_RC is product_S / product
+    "same_symmetric": [*SYM_S, *SYM_R, "lukasiewicz", "nilpotent"],
+    "sum9_symmetric": list(SUM9_OF_SAME),
+}
+T_P_I_RC = {("same_symmetric", "product_S"), ("sum9_symmetric", "product")}
+
+
+@claim(
+    "only_symmetric_product_reichenbach",
+    "conclusions",
+    "10.4",
+    "The only well performing fully symmetric option is the product t-norm with the Reichenbach "
+    "implication [the only symmetric rows above the baseline beyond the noise are T_P + I_RC].",
+)
+def _only_tp_irc(v: View) -> tuple[bool | None, str]:
+    well, within, parts = [], [], []
+    for experiment, rows in SYMMETRIC.items():
+        for row in rows:
+            interval = v.interval((experiment, row), BASE)
+            if interval.outcome > 0:
+                well.append((experiment, row))
+                parts.append(f"{experiment}/{row} {interval.text()}")
+            elif interval.outcome == 0:
+                within.append((experiment, row))
+    others = set(well) - T_P_I_RC
+    holds = False if others else True if well else None
+    return holds, f"above the baseline beyond the noise: {', '.join(parts) or 'none'}"
+
+
+INDIVIDUAL = {  # Section 10.2's factors: the table and its rows that vary one operator
+    "universal aggregator": ("aggregation", "forall_"),
+    "existential aggregator": ("aggregation", "exists_"),
+    "t-norm": ("tnorms", ""),
+    "implication": ("implications", ""),
+}
+
+
+@claim(
+    "aggregators_most_important",
+    "conclusions",
+    "10.4",
+    "If we are willing to forego symmetry, we find that the choice of the aggregators is the most "
+    "important factor for performance [of Section 10.2's four factors, an aggregator has the "
+    "largest share of choices that fall below the supervised baseline beyond the noise: a bad "
+    "choice there costs most often].",
+)
+def _aggregators_matter(v: View) -> tuple[bool | None, str]:
+    shares, ranges = {}, {}
+    for factor, (experiment, prefix) in INDIVIDUAL.items():
+        rows = v.rows(experiment, prefix)
+        values = _cells(v, experiment, rows)
+        below = [r for r in rows if v.interval((experiment, r), BASE).outcome < 0]
+        shares[factor] = len(below) / len(rows)
+        ranges[factor] = max(values.values()) - min(values.values())
+    top = max(shares, key=shares.__getitem__)
+    tied = [k for k, x in shares.items() if x == shares[top]]
+    holds = all("aggregator" in k for k in tied) if len(tied) == 1 else None
+    return holds, (
+        "share of choices below the baseline: "
+        + ", ".join(f"{k} {x:.2f}" for k, x in shares.items())
+        + "; range (best - worst, not the measure: collapsed rows decide it, and the paper's "
+        "own numbers fail it): " + ", ".join(f"{k} {x:.2f}" for k, x in ranges.items())
+    )
+
+
+@claim(
+    "dfl_improves_on_baseline",
+    "conclusions",
+    "10.4",
+    "DFL significantly improves on the supervised baseline [the default configuration, Section "
+    "10.2's fixed operators, minus the baseline: its 95% interval is above 0].",
+)
+def _dfl_improves(v: View) -> tuple[bool | None, str]:
+    run = v.default_run
+    if run is None:
+        raise NotMeasurable("default configuration missing")
+    interval = v.against(run, BASE)
+    return interval.outcome > 0, (
+        f"default {_f(run.mean)} ({run.seeds}) vs baseline {_f(v.baseline())}: "
+        f"{_margin_text(interval)}"
+    )

@@ -1,0 +1,268 @@
+"""Section 10.1: the symmetric configurations (Tables mnist_symmetric, sum9_symmetric)."""
+
+from __future__ import annotations
+
+from dfl_bench.results import stats
+from dfl_bench.results.agreement import spearman
+from dfl_bench.results.claims.framework import (
+    BASE,
+    SYM_R,
+    SYM_S,
+    NotMeasurable,
+    View,
+    _above,
+    _cells,
+    _exactly,
+    _f,
+    _margin_text,
+    _top,
+    _vs,
+    claim,
+)
+
+
+@claim(
+    "s_beat_r_same",
+    "same_symmetric",
+    "10.1.1",
+    "One general observation that can be made is that S-implications seem to work much better "
+    "than R-implications.",
+)
+def _s_beat_r_same(v: View) -> tuple[bool | None, str]:
+    wins, ties, parts = 0, 0, []
+    for a, b in zip(SYM_S, SYM_R, strict=True):
+        interval = v.interval(("same_symmetric", a), ("same_symmetric", b))
+        wins, ties = wins + (interval.outcome > 0), ties + (interval.outcome == 0)
+        parts.append(f"{a[:-2]} {interval.text()}")
+    half = len(SYM_S) / 2
+    holds = True if wins > half else None if wins + ties > half else False
+    return holds, (
+        f"S beats R beyond the noise in {wins} of {len(SYM_S)} t-norms ({ties} within it); "
+        f"S - R: {', '.join(parts)}"
+    )
+
+
+@claim(
+    "r_only_yager20_beats_baseline",
+    "same_symmetric",
+    "10.1.1",
+    "The only configuration with R-implications that outperform the supervised baseline is "
+    "T_Y, p=20.",
+)
+def _r_only_yager20(v: View) -> tuple[bool | None, str]:
+    above, within, detail = _above(v, "same_symmetric", SYM_R)
+    return _exactly(above, within, ["yager_p20_R"]), f"above: {above}; {detail}"
+
+
+@claim(
+    "yager20_s_similar_to_r",
+    "same_symmetric",
+    "10.1.1",
+    "[T_Y, p=20 is the only R-implication configuration above the baseline,] but here the "
+    "S-implication performs similar to it [within the seed noise].",
+)
+def _yager20_s_r(v: View) -> tuple[bool | None, str]:
+    interval = v.interval(("same_symmetric", "yager_p20_S"), ("same_symmetric", "yager_p20_R"))
+    return interval.outcome == 0, f"yager_p20 S - R: {_margin_text(interval)}"
+
+
+@claim(
+    "godel_on_par_with_baseline",
+    "same_symmetric",
+    "10.1.1",
+    "The Gödel t-norm performs on par with the supervised baseline.",
+)
+def _godel_par(v: View) -> tuple[bool | None, str]:
+    interval = v.interval(("same_symmetric", "godel_S"), BASE)
+    x, base = v.get("same_symmetric", "godel_S"), v.baseline()
+    return (
+        interval.outcome == 0,
+        f"godel_S {_f(x)} vs baseline {_f(base)}: {_margin_text(interval)}",
+    )
+
+
+@claim(
+    "lukasiewicz_below_baseline",
+    "same_symmetric",
+    "10.1.1",
+    "The Łukasiewicz t-norm performs worse than the supervised baseline.",
+)
+def _luk_below(v: View) -> tuple[bool | None, str]:
+    interval = v.interval(("same_symmetric", "lukasiewicz"), BASE)
+    x, base = v.get("same_symmetric", "lukasiewicz"), v.baseline()
+    return _vs(
+        -1, interval
+    ), f"lukasiewicz {_f(x)} vs baseline {_f(base)}: {_margin_text(interval)}"
+
+
+@claim(
+    "lukasiewicz_cons_half",
+    "same_symmetric",
+    "10.1.1",
+    "By the definition of I_LK, cons = 1/2 as the consequent and negated antecedent derivatives "
+    "are equal.",
+)
+def _luk_half(v: View) -> tuple[bool | None, str]:
+    x = v.get("same_symmetric", "lukasiewicz", "cons")
+    return abs(x - 0.5) <= 0.01, f"cons {x:.3f}"
+
+
+@claim(
+    "lukasiewicz_cu_cons_below_random",
+    "same_symmetric",
+    "10.1.1",
+    "cu_cons is very low with only 0.01, which is worse than random guessing [0.1].",
+)
+def _luk_cu_cons(v: View) -> tuple[bool | None, str]:
+    x = v.get("same_symmetric", "lukasiewicz", "cu_cons")
+    return x < 0.1, f"cu_cons {x:.2f} (random guessing: 0.1)"
+
+
+@claim(
+    "yager20_beats_baseline",
+    "same_symmetric",
+    "10.1.1",
+    "For p=20 the top performance is quite a bit higher than the baseline [beyond the noise].",
+)
+def _yager20(v: View) -> tuple[bool | None, str]:
+    interval = v.interval(("same_symmetric", "yager_p20_S"), BASE)
+    x, base = v.get("same_symmetric", "yager_p20_S"), v.baseline()
+    return _vs(1, interval), f"yager_p20_S {_f(x)} vs baseline {_f(base)}: {_margin_text(interval)}"
+
+
+@claim(
+    "yager2_below_lukasiewicz",
+    "same_symmetric",
+    "10.1.1",
+    "For p=2, the results are even worse than the Łukasiewicz t-norm.",
+)
+def _yager2(v: View) -> tuple[bool | None, str]:
+    interval = v.interval(("same_symmetric", "yager_p2_S"), ("same_symmetric", "lukasiewicz"))
+    a, b = v.get("same_symmetric", "yager_p2_S"), v.get("same_symmetric", "lukasiewicz")
+    return _vs(-1, interval), f"yager_p2_S {_f(a)} vs lukasiewicz {_f(b)}: {_margin_text(interval)}"
+
+
+@claim(
+    "yager15_vanishes",
+    "same_symmetric",
+    "10.1.1",
+    "The derivative with p=1.5 simply vanishes throughout the whole run (no ratios).",
+)
+def _yager15(v: View) -> tuple[bool | None, str]:
+    gone = [v.undefined("same_symmetric", row, "cons") for row in ("yager_p1_5_S", "yager_p1_5_R")]
+    return all(gone), f"cons undefined (S, R): {gone}"
+
+
+@claim(
+    "product_best_same_symmetric",
+    "same_symmetric",
+    "10.1.1",
+    "The product t-norm performs best.",
+)
+def _product_best(v: View) -> tuple[bool | None, str]:
+    top, detail = _top(v, "same_symmetric", v.rows("same_symmetric"))
+    return "product_S" in top, detail
+
+
+@claim(
+    "product_highest_cu_ratios",
+    "same_symmetric",
+    "10.1.1",
+    "[The product t-norm] also has the highest values for cu_cons and cu_ant (S-implications).",
+)
+def _product_cu(v: View) -> tuple[bool | None, str]:
+    rows = ["godel_S", "product_S", "lukasiewicz", "yager_p2_S", "yager_p20_S"]
+    top_cons, a = _top(v, "same_symmetric", rows, "cu_cons")
+    top_ant, b = _top(v, "same_symmetric", rows, "cu_ant")
+    return "product_S" in top_cons and "product_S" in top_ant, f"{a}; {b}"
+
+
+@claim(
+    "nilpotent_like_baseline",
+    "same_symmetric",
+    "10.1.1",
+    "The Nilpotent t-norm performs exactly like the supervised baseline since the derivative of "
+    "the universal aggregator vanished during the complete training run.",
+)
+def _nilpotent(v: View) -> tuple[bool | None, str]:
+    gone = v.undefined("same_symmetric", "nilpotent", "cons")
+    interval = v.interval(("same_symmetric", "nilpotent"), BASE)
+    x, base = v.get("same_symmetric", "nilpotent"), v.baseline()
+    return gone and interval.outcome == 0, (
+        f"cons undefined: {gone}; nilpotent {_f(x)} vs baseline {_f(base)}: "
+        f"{_margin_text(interval)}"
+    )
+
+
+@claim(
+    "sum9_only_product_yager20_beat_baseline",
+    "sum9_symmetric",
+    "10.1.2",
+    "The only configurations that clearly outperform the supervised baseline are the product "
+    "t-norm and the Yager t-norm with p=20.",
+)
+def _sum9_above(v: View) -> tuple[bool | None, str]:
+    above, within, detail = _above(v, "sum9_symmetric", v.rows("sum9_symmetric"))
+    return _exactly(above, within, ["product", "yager_p20"]), f"above: {above}; {detail}"
+
+
+@claim(
+    "sum9_product_best",
+    "sum9_symmetric",
+    "10.1.2",
+    "... with the product t-norm being the most promising candidate.",
+)
+def _sum9_product(v: View) -> tuple[bool | None, str]:
+    top, detail = _top(v, "sum9_symmetric", v.rows("sum9_symmetric"))
+    return "product" in top, detail
+
+
+@claim(
+    "sum9_vanishing",
+    "sum9_symmetric",
+    "10.1.2",
+    "In addition to the Nilpotent t-norm, the derivatives of the Łukasiewicz t-norm and Yager "
+    "t-norm with p=2 vanish throughout the whole run.",
+)
+def _sum9_vanish(v: View) -> tuple[bool | None, str]:
+    rows = ("nilpotent", "lukasiewicz", "yager_p2")
+    gone = {row: v.undefined("sum9_symmetric", row, "cons") for row in rows}
+    return all(gone.values()), f"cons undefined: {gone}"
+
+
+SUM9_OF_SAME = {  # Table sum9_symmetric's rows and their Table mnist_symmetric S-implication rows
+    "godel": "godel_S",
+    "product": "product_S",
+    "lukasiewicz": "lukasiewicz",
+    "yager_p1_5": "yager_p1_5_S",
+    "yager_p2": "yager_p2_S",
+    "yager_p20": "yager_p20_S",
+    "nilpotent": "nilpotent",
+}
+REFLECT_RHO = 0.5  # "closely reflect": rank correlation at least this
+
+
+@claim(
+    "sum9_reflects_same",
+    "sum9_symmetric",
+    "10.1.2",
+    "These closely reflect the results for the same problem [the same best t-norm, and a "
+    "Spearman rho of at least 0.5 between the sum9 and the same (S-implication) accuracies of "
+    "the seven t-norms].",
+)
+def _sum9_reflects(v: View) -> tuple[bool | None, str]:
+    sum9 = _cells(v, "sum9_symmetric", SUM9_OF_SAME)
+    same = _cells(v, "same_symmetric", SUM9_OF_SAME.values())
+    if len(sum9) < stats.MIN_CELLS:
+        raise NotMeasurable(
+            f"too few cells: {len(sum9)} t-norms (a correlation needs {stats.MIN_CELLS})"
+        )
+    rho = spearman(list(sum9.values()), list(same.values()))
+    if rho is None:
+        raise NotMeasurable("constant accuracies")
+    top_sum9, _ = _top(v, "sum9_symmetric", SUM9_OF_SAME)
+    top_same, _ = _top(v, "same_symmetric", SUM9_OF_SAME.values())
+    shared = [row for row in top_sum9 if SUM9_OF_SAME[row] in top_same]
+    return rho >= REFLECT_RHO and bool(shared), (
+        f"rho {rho:+.2f} over {len(sum9)} t-norms; top sum9 {top_sum9}, top same {top_same}"
+    )
