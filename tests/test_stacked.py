@@ -245,6 +245,35 @@ def test_a_run_that_turns_nan_fails_alone_and_the_others_finish(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("path", ["own", "layout"])
+def test_poisoning_one_run_of_four_fails_it_alone_and_leaves_the_others_bit_identical(
+    tmp_path, path
+):
+    """NaN weights in run 2 (not the first) of a stack of 4: that run fails, and the other three
+    learn exactly what they learn in the unpoisoned stack, on the CPU's own networks and on the
+    layout the GPU uses."""
+    runs = [("seed=0",), ("seed=1",), ("seed=2",), ("seed=3",)]
+    poisoned = [*runs[:2], ("seed=2", "debug.nan_at_step=5"), runs[3]]
+    clean, _ = stacked(tmp_path / "clean", *runs, **GPU_PATHS[path])
+    bad, _ = stacked(tmp_path / "bad", *poisoned, **GPU_PATHS[path])
+    assert bad.failure(2) == "non-finite loss: loss term 'dfl' is not finite at step 6"
+    assert [bad.failure(r) for r in (0, 1, 3)] == [None, None, None]
+    for r in (0, 1, 3):
+        got, want = bad.summary(r), clean.summary(r)
+        assert {k: got[k] for k in METRICS} == {k: want[k] for k in METRICS}, r
+        nets = (
+            (
+                bad.net.copy_to(r, model.DFLNet(("same",))),
+                clean.net.copy_to(r, model.DFLNet(("same",))),
+            )
+            if bad.stacked
+            else (bad.nets[r], clean.nets[r])
+        )
+        for (name, a), b in zip(nets[0].named_parameters(), nets[1].parameters(), strict=True):
+            assert torch.equal(a, b), (r, name)
+
+
+@pytest.mark.slow
 def test_on_the_graph_path_a_nan_run_fails_where_the_eager_stack_fails_it(tmp_path):
     runs = [("seed=0",), ("seed=1", "debug.nan_at_step=5"), ("seed=2",)]
     graph, _ = stacked(tmp_path / "graph", *runs, **GPU_PATHS["graph"])
