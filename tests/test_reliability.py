@@ -294,10 +294,13 @@ def test_gpu_only_flags_on_the_cpu_are_recorded_off_with_a_note(tmp_path, capsys
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("tnorm=no_such",), "tnorm=no_such: no such tnorm; valid choices: ['drastic', 'godel',"),
+        (
+            ("tnorm=no_such",),
+            "tnorm=no_such: no such tnorm; valid choices: ['aczel_alsina', 'dombi',",
+        ),
         (
             ("-m", "exists=max,maximum"),
-            "exists=max: no such exists; valid choices: ['bounded_sum',",
+            "exists=max: no such exists; valid choices: ['aczel_alsina',",
         ),
         (("tnorm.q=2",), "Could not override 'tnorm.q'. To append to your config use +tnorm.q=2"),
         (

@@ -113,7 +113,64 @@ def _tail_steps(metrics_tail: float, max_steps: int) -> int:
     return int(metrics_tail)
 
 
-class DFLModule(L.LightningModule):
+class RunModule(L.LightningModule):
+    """What every task's module shares (dfl_bench/tasks/): its own random stream (`generator`),
+    the NaN policy (`_bad`, the first non-finite loss term of TERMS; raised at logging steps and
+    at the end) and the evaluation schedule (`evaluate_if_due`, every `eval_every` steps and at
+    the last; the subclass gives `evaluate(batches)`)."""
+
+    TERMS: tuple[str, ...] = LOSS_TERMS
+
+    def __init__(self, seed: int, eval_every: int, max_steps: int | None) -> None:
+        super().__init__()
+        self.seed, self.eval_every, self.max_steps = seed, eval_every, max_steps
+        self._generator: torch.Generator | None = None
+        self._generator_state: Tensor | None = None  # from a checkpoint, set on first use
+        # first bad step and term index; a buffer, so it follows the module to its device
+        self.register_buffer("_bad", torch.full((2,), -1, dtype=torch.long), persistent=False)
+        self.evaluated_step = -1  # the step of the last test evaluation
+
+    def generator(self) -> torch.Generator:
+        """The run's own RNG for dropout and negative pairs (seeded by `run_seed(seed, 1)`, kept
+        in checkpoints): a run's draws do not depend on what else the process runs."""
+        if self._generator is None or self._generator.device != self.device:
+            self._generator = torch.Generator(self.device)
+            self._generator.manual_seed(run_seed(self.seed, TRAINING_STREAM))
+            if self._generator_state is not None:
+                self._generator.set_state(self._generator_state)
+                self._generator_state = None
+        return self._generator
+
+    def _raise_if_bad(self) -> None:
+        """Raise NonFiniteLossError if any loss term was flagged (one host sync)."""
+        step, term = self._bad.tolist()
+        if step >= 0:
+            raise NonFiniteLossError(step, self.TERMS[term])
+
+    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
+        """Evaluate on the test set every `eval_every` steps and at the last step."""
+        self.evaluate_if_due()
+
+    def evaluate_if_due(self) -> None:
+        """This step's evaluation (if it is an evaluation step), once: a checkpoint callback calls
+        it before saving, so a checkpoint holds the state after its step's evaluation."""
+        step = self.global_step
+        if step == self.evaluated_step:
+            return
+        if step >= self.max_steps:
+            self._raise_if_bad()
+        if evaluation_step(step, self.max_steps, self.eval_every):
+            results = self.evaluate(self.trainer.datamodule.test_batches(self.device))
+            for logger in self.loggers:
+                logger.log_metrics({f"test/{k}": v for k, v in results.items()}, step=step)
+            self.evaluated_step = step
+
+    def evaluate(self, batches: list[tuple[Tensor, ...]]) -> dict[str, float]:
+        """The task's test metrics (its subclass's)."""
+        raise NotImplementedError
+
+
+class DFLModule(RunModule):
     """One module for every problem (`problems.problems()`: `ce_only` and each registered
     knowledge base, e.g. `same`, `sum9`, `both`; Section 9.3)."""
 
@@ -132,7 +189,7 @@ class DFLModule(L.LightningModule):
         max_steps: int | None = None,
         seed: int = 0,
     ) -> None:
-        super().__init__()
+        super().__init__(seed, eval_every, max_steps)
         binary = predicates(problem)
         if log_every < 1 or eval_every < 0:
             raise ValueError(f"need log_every >= 1, eval_every >= 0; got {log_every}, {eval_every}")
@@ -154,19 +211,12 @@ class DFLModule(L.LightningModule):
             )
             self.kb = build_kb(problem, **dict(kb or {}))
         self.net = DFLNet(self.predicates, ntn_k, ntn_bias)
-        self.log_every, self.eval_every = log_every, eval_every
-        self.metrics_tail, self.max_steps = metrics_tail, max_steps
-        self.seed = seed
-        self._generator: torch.Generator | None = None
-        self._generator_state: Tensor | None = None  # from a checkpoint, set on first use
+        self.log_every, self.metrics_tail = log_every, metrics_tail
         self._tail = torch.zeros(len(MAGNITUDES), dtype=torch.float64)
         self._tail_logs = 0
-        # first bad step and term index; a buffer, so it follows the module to its device
-        self.register_buffer("_bad", torch.full((2,), -1, dtype=torch.long), persistent=False)
         self.test_accuracy: float | None = None
         self.best_test_accuracy: float | None = None
         self.pair_accuracy: dict[str, float] = {}
-        self.evaluated_step = -1  # the step of the last test evaluation
         self._dfl_term = dfl_term  # compiled by `compile_dfl`
 
     def compile_dfl(self, runs: int = 1) -> None:
@@ -218,17 +268,6 @@ class DFLModule(L.LightningModule):
             both = self.net.pair_logits(torch.stack([e_l, e_u]))
             return {k: v[0] for k, v in both.items()}, {k: v[1] for k, v in both.items()}
         return self.net.pair_logits(e_l), self.net.pair_logits(e_u)
-
-    def generator(self) -> torch.Generator:
-        """The run's own RNG for dropout and negative pairs (seeded by `run_seed(seed, 1)`, kept
-        in checkpoints): a run's draws do not depend on what else the process runs."""
-        if self._generator is None or self._generator.device != self.device:
-            self._generator = torch.Generator(self.device)
-            self._generator.manual_seed(run_seed(self.seed, TRAINING_STREAM))
-            if self._generator_state is not None:
-                self._generator.set_state(self._generator_state)
-                self._generator_state = None
-        return self._generator
 
     def training_step(self, batch: Mapping[str, tuple[Tensor, Tensor]], batch_idx: int) -> Tensor:
         """Eq. "loss" on one labeled and one unlabeled batch; metrics on logging steps only."""
@@ -298,12 +337,6 @@ class DFLModule(L.LightningModule):
         interp = interpretation(digit_logits, pair_logits)
         return self.kb(interp, self.ops, labels=crisp_labels(y, self.predicates))
 
-    def _raise_if_bad(self) -> None:
-        """Raise NonFiniteLossError if any loss term was flagged (one host sync)."""
-        step, term = self._bad.tolist()
-        if step >= 0:
-            raise NonFiniteLossError(step, LOSS_TERMS[term])
-
     def _log_step(
         self,
         step: int,
@@ -328,24 +361,6 @@ class DFLModule(L.LightningModule):
         if step > self.max_steps - _tail_steps(self.metrics_tail, self.max_steps):
             self._tail += torch.tensor([metrics[k] for k in MAGNITUDES], dtype=torch.float64)
             self._tail_logs += 1
-
-    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
-        """Evaluate on the test set every `eval_every` steps and at the last step."""
-        self.evaluate_if_due()
-
-    def evaluate_if_due(self) -> None:
-        """This step's evaluation (if it is an evaluation step), once: a checkpoint callback calls
-        it before saving, so a checkpoint holds the state after its step's evaluation."""
-        step = self.global_step
-        if step == self.evaluated_step:
-            return
-        if step >= self.max_steps:
-            self._raise_if_bad()
-        if evaluation_step(step, self.max_steps, self.eval_every):
-            results = self.evaluate(self.trainer.datamodule.test_batches(self.device))
-            for logger in self.loggers:
-                logger.log_metrics({f"test/{k}": v for k, v in results.items()}, step=step)
-            self.evaluated_step = step
 
     @torch.inference_mode()
     def evaluate(self, batches: list[tuple[Tensor, Tensor]]) -> dict[str, float]:

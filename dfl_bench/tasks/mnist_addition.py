@@ -36,18 +36,12 @@ from dfl_bench.operators import OperatorSet
 from dfl_bench.run.data import Shuffled, normalize
 from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
 from dfl_bench.run.model import MnistNet, dropout_masks
-from dfl_bench.run.module import (
-    NonFiniteLossError,
-    evaluation_step,
-    flag_nonfinite,
-    run_seed,
-)
+from dfl_bench.run.module import RunModule, flag_nonfinite
 from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
 from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, TEST_ACCURACY
 
 NAME = "mnist_addition"
 STACKS = False  # one run per process (no stacked step yet)
-TERMS = ("dfl",)
 
 
 def place_values(digits: int) -> Tensor:
@@ -211,9 +205,12 @@ class AdditionData(L.LightningDataModule):
         return [(x[g.to(device)], d.to(device), s.to(device)) for g, d, s in parts]
 
 
-class AdditionModule(L.LightningModule):
+class AdditionModule(RunModule):
     """The digit network trained on sums only (module doc); the lifecycle (job.py) runs it as it
-    runs the paper's DFLModule: `summary`, `evaluate_if_due`, `evaluated_step`, NaN policy."""
+    runs the paper's DFLModule (`summary`; `evaluate_if_due`, the NaN policy and the run's own
+    random stream are RunModule's)."""
+
+    TERMS = ("dfl",)
 
     def __init__(
         self,
@@ -225,22 +222,16 @@ class AdditionModule(L.LightningModule):
         max_steps: int | None = None,
         seed: int = 0,
     ) -> None:
-        super().__init__()
+        super().__init__(seed, eval_every, max_steps)
         self.ops, self.digits = operators, digits
         self.exact = is_exact(operators)
         self.optimizer_cfg = dict(optimizer or {"name": "adam"})
         optimizer_kwargs(self.optimizer_cfg)
         self.net = MnistNet()
-        self.log_every, self.eval_every, self.max_steps, self.seed = (
-            log_every, eval_every, max_steps, seed,
-        )  # fmt: skip
-        self.register_buffer("_bad", torch.full((2,), -1, dtype=torch.long), persistent=False)
-        self._generator: torch.Generator | None = None
-        self._generator_state: Tensor | None = None
+        self.log_every = log_every
         self.test_accuracy: float | None = None
         self.best_test_accuracy: float | None = None
         self.digit_accuracy: float | None = None
-        self.evaluated_step = -1
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return build_optimizer(self.parameters(), self.optimizer_cfg)
@@ -248,16 +239,6 @@ class AdditionModule(L.LightningModule):
     def on_fit_start(self) -> None:
         if self.max_steps is None:
             self.max_steps = self.trainer.max_steps
-
-    def generator(self) -> torch.Generator:
-        """The run's own RNG for dropout (as DFLModule.generator; kept in checkpoints)."""
-        if self._generator is None or self._generator.device != self.device:
-            self._generator = torch.Generator(self.device)
-            self._generator.manual_seed(run_seed(self.seed, 1))
-            if self._generator_state is not None:
-                self._generator.set_state(self._generator_state)
-                self._generator_state = None
-        return self._generator
 
     def training_step(self, batch: Mapping[str, Tensor], batch_idx: int) -> Tensor:
         """-forall of the batch's sum valuations; losses logged every `log_every` steps."""
@@ -272,27 +253,6 @@ class AdditionModule(L.LightningModule):
             self._raise_if_bad()
             self.log_dict({"loss/total": loss.detach(), "loss/dfl": loss.detach()})
         return loss
-
-    def _raise_if_bad(self) -> None:
-        step, term = self._bad.tolist()
-        if step >= 0:
-            raise NonFiniteLossError(step, TERMS[term])
-
-    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
-        self.evaluate_if_due()
-
-    def evaluate_if_due(self) -> None:
-        """This step's evaluation, once (as DFLModule.evaluate_if_due)."""
-        step = self.global_step
-        if step == self.evaluated_step:
-            return
-        if step >= self.max_steps:
-            self._raise_if_bad()
-        if evaluation_step(step, self.max_steps, self.eval_every):
-            results = self.evaluate(self.trainer.datamodule.test_batches(self.device))
-            for logger in self.loggers:
-                logger.log_metrics({f"test/{k}": v for k, v in results.items()}, step=step)
-            self.evaluated_step = step
 
     @torch.inference_mode()
     def evaluate(self, batches: list[tuple[Tensor, ...]]) -> dict[str, float]:
