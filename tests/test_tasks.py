@@ -178,6 +178,7 @@ def test_the_addition_multirun_records_sum_and_digit_accuracy_and_renders(tmp_pa
     assert render([f"--records-dir={records}", "--tables=mnist_addition"]) == 0
     text = (records / "tables" / "mnist_addition.md").read_text()
     assert (
-        "| row | n | Accuracy | digit accuracy | wall time (min) | accuracy - product_sum |" in text
+        "| row | n | Accuracy | digit accuracy (final) | wall time (min) | accuracy - product_sum |"
+        in text
     )
     assert "| godel_max [1] | 3 |" in text

@@ -228,7 +228,7 @@ def beyond_markdown(table: Table) -> str:
     records = table.records[table.records["status"] == "ok"]
     digits = "digit_accuracy" in records and records["digit_accuracy"].notna().any()
     ratios = [c for c in COLUMNS[1:] if any(o.n[c] for o in ours.values())]
-    header = ["row", "n", HEADERS["accuracy"], *(["digit accuracy"] if digits else [])]
+    header = ["row", "n", HEADERS["accuracy"], *(["digit accuracy (final)"] if digits else [])]
     header += [*(HEADERS[c] for c in ratios), "wall time (min)", f"accuracy - {paper.reference}"]
     notes, per_row = footnotes(table)
     body = []
