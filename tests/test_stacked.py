@@ -288,11 +288,8 @@ def test_on_the_graph_path_a_nan_run_fails_where_the_eager_stack_fails_it(tmp_pa
             assert got[key] == pytest.approx(want[key], nan_ok=True, **LAYOUT), key
 
 
-@pytest.mark.slow
-def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, monkeypatch):
-    runs = [("seed=0",), ("seed=1",)]
-    whole = sweep_jobs(tmp_path / "whole", *runs)
-    stacked_runs.run_sweep(whole, stack_size=2)
+def crash_at_step_10(monkeypatch) -> None:
+    """Make the next stacks in this process die after step 10 (their checkpoint at step 8)."""
 
     class Crash(L.Callback):
         def on_train_batch_end(self, trainer, *args):
@@ -303,6 +300,15 @@ def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, mon
     monkeypatch.setattr(
         lifecycle, "build_trainer", lambda cfg, lg, hooks: build(cfg, lg, [*hooks, Crash()])
     )
+
+
+@pytest.mark.slow
+def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, monkeypatch):
+    runs = [("seed=0",), ("seed=1",)]
+    whole = sweep_jobs(tmp_path / "whole", *runs)
+    stacked_runs.run_sweep(whole, stack_size=2)
+
+    crash_at_step_10(monkeypatch)
     crashed = sweep_jobs(tmp_path, *runs)
     stacked_runs.run_sweep(crashed, stack_size=2)
     assert all("RuntimeError: killed" in job.error for job in crashed)
@@ -321,15 +327,7 @@ def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, mon
 def test_force_restarts_an_interrupted_stack_instead_of_resuming_it(tmp_path, monkeypatch):
     runs = [("seed=0",), ("seed=1",)]
 
-    class Crash(L.Callback):
-        def on_train_batch_end(self, trainer, *args):
-            if trainer.global_step == 10:
-                raise RuntimeError("killed")
-
-    build = lifecycle.build_trainer
-    monkeypatch.setattr(
-        lifecycle, "build_trainer", lambda cfg, lg, hooks: build(cfg, lg, [*hooks, Crash()])
-    )
+    crash_at_step_10(monkeypatch)
     stacked_runs.run_sweep(sweep_jobs(tmp_path, *runs), stack_size=2)
     assert list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))
     monkeypatch.undo()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import os
 import re
 import shlex
@@ -35,6 +34,7 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from dfl_bench.lifecycle import loggers, records
+from dfl_bench.lifecycle.lock import held
 from dfl_bench.results import plan
 from dfl_bench.results.plan import Job
 
@@ -378,25 +378,19 @@ class AlreadyReproducing(RuntimeError):
 def reproduction_lock(records_dir: Path) -> Iterator[None]:
     """One reproduction per records folder at a time: an flock on `<records>/.reproduce.lock`
     (it dies with its process) holding the holder's pid and start time."""
+    since = f"pid {os.getpid()}, since {datetime.now():%Y-%m-%d %H:%M:%S}"
     try:
         records_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(records_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as err:
         raise ValueError(f"--records {records_dir} cannot be written ({err.strerror})") from None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 200).decode(errors="replace").strip() or "pid ?"
-            raise AlreadyReproducing(
-                f"already running ({holder}) into {records_dir}: wait for it, or stop it and "
-                "rerun this command to resume"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}, since {datetime.now():%Y-%m-%d %H:%M:%S}".encode(), 0)
-        yield
-    finally:
-        os.close(fd)
+        with held(records_dir / LOCK, since):
+            yield
+    except BlockingIOError as err:
+        raise AlreadyReproducing(
+            f"already running ({err.holder}) into {records_dir}: wait for it, or stop it and "
+            "rerun this command to resume"
+        ) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -118,7 +118,25 @@ class TrainStream:
         self._unlabeled.load_state_dict(state["unlabeled"])
 
 
-class MnistDataModule(L.LightningDataModule):
+class InMemoryData(L.LightningDataModule):
+    """What a task's data module shares: MNIST in memory (`arrays`, its `checksum` for the
+    record) and the training device its tensors move to once."""
+
+    arrays: MnistArrays | None = None
+
+    @property
+    def checksum(self) -> str:
+        """Checksum of the full MNIST arrays that were loaded (see MnistArrays.checksum)."""
+        if self.arrays is None:
+            raise RuntimeError("call setup() before asking for the checksum")
+        return self.arrays.checksum
+
+    def _device(self) -> torch.device:
+        trainer = getattr(self, "trainer", None)
+        return trainer.strategy.root_device if trainer is not None else torch.device("cpu")
+
+
+class MnistDataModule(InMemoryData):
     """The semi-supervised MNIST split of Section 9.3 as in-memory tensors on the training device.
 
     `seed` orders the batches; `split_seed` (default: `seed`) picks the labeled images.
@@ -162,17 +180,6 @@ class MnistDataModule(L.LightningDataModule):
         self.labeled_idx, self.unlabeled_idx = split_labeled(
             n_train, self.labeled_fraction, self.split_seed
         )
-
-    @property
-    def checksum(self) -> str:
-        """Checksum of the full MNIST arrays that were loaded (see MnistArrays.checksum)."""
-        if self.arrays is None:
-            raise RuntimeError("call setup() before asking for the checksum")
-        return self.arrays.checksum
-
-    def _device(self) -> torch.device:
-        trainer = getattr(self, "trainer", None)
-        return trainer.strategy.root_device if trainer is not None else torch.device("cpu")
 
     def train_dataloader(self) -> TrainStream:
         """The paired labeled/unlabeled stream, its tensors moved once to the training device."""

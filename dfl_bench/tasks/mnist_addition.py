@@ -27,13 +27,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import lightning as L
 import numpy as np
 import torch
 from torch import Tensor
 
 from dfl_bench.operators import OperatorSet
-from dfl_bench.run.data import Shuffled, normalize
+from dfl_bench.run.data import InMemoryData, Shuffled, normalize
 from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
 from dfl_bench.run.model import MnistNet, dropout_masks
 from dfl_bench.run.module import RunModule, flag_nonfinite
@@ -131,7 +130,7 @@ class SumStream:
         self._order.load_state_dict(state["order"])
 
 
-class AdditionData(L.LightningDataModule):
+class AdditionData(InMemoryData):
     """The MNIST addition split (module doc) as in-memory tensors on the training device; takes
     the `data` config (its labeled fraction and split seed do not apply)."""
 
@@ -170,16 +169,6 @@ class AdditionData(L.LightningDataModule):
         self.test_groups = torch.from_numpy(test)
         self.test_digits = torch.from_numpy(a.test_y[test].astype(np.int64))
         self.test_sums = group_labels(a.test_y, test, self.digits)
-
-    @property
-    def checksum(self) -> str:
-        if self.arrays is None:
-            raise RuntimeError("call setup() before asking for the checksum")
-        return self.arrays.checksum
-
-    def _device(self) -> torch.device:
-        trainer = getattr(self, "trainer", None)
-        return trainer.strategy.root_device if trainer is not None else torch.device("cpu")
 
     def train_dataloader(self) -> SumStream:
         device = self._device()
