@@ -12,7 +12,8 @@ from dfl_bench.operators import build, choices, spec
 from dfl_bench.operators.implications import sigmoidal_rescale
 from dfl_bench.operators.numerics import EPS, log_, pnorm2
 
-CORNERS = [0.0, 1e-30, 1e-7, 0.5, 1 - 1e-7, 1.0]
+# 1e-45 and 1e-40 are float32 subnormals: a float32 network output can be one, and its square is 0
+CORNERS = [0.0, 1e-45, 1e-40, 1e-30, 1e-7, 0.5, 1 - 1e-7, 1.0]
 P_VALUES = [0.5, 1.0, 2.0, 20.0, 200.0]
 
 

@@ -23,12 +23,15 @@ the discarded branch kept finite so no NaN reaches a gradient.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
 
 from dfl_bench.operators.numerics import Dim, dims, flatten_dims, floor_, log_, pnorm, pnorm2, pow_
 from dfl_bench.operators.registry import Param, register
+
+Binary = Callable[[Tensor, Tensor, float], Tensor]
 
 FAMILIES = ("hamacher", "frank", "dombi", "schweizer_sklar", "aczel_alsina")
 
@@ -60,6 +63,14 @@ def _zero_if_any_zero(value: Tensor, *xs: Tensor) -> Tensor:
     for x in xs[1:]:
         zero = zero | (x == 0.0)
     return torch.where(zero, 0.0, value)
+
+
+def _gradient_at_floor(f: Binary, a: Tensor, b: Tensor, p: float) -> Tensor:
+    """f(a, b) in value, with the derivative f has at (max(a, EPS), max(b, EPS)): finite where an
+    input is 0 or subnormal (in float32 the square of such an input underflows to 0, and a
+    quotient's derivative divides by it: Hamacher p = 0 at (0, 1e-45) gave NaN and killed runs)."""
+    at_floor = f(floor_(a), floor_(b), p)
+    return at_floor + (f(a, b, p) - at_floor).detach()
 
 
 def _any_zero(x: Tensor, dim: Dim) -> Tensor:
@@ -270,19 +281,19 @@ def _register(name: str) -> None:
 
     @register("tnorm", name, p=param)
     def tnorm(a: Tensor, b: Tensor, p: float = param.default) -> Tensor:
-        return t(a, b, p)
+        return _gradient_at_floor(t, a, b, p)
 
     @register("tconorm", name, p=param)
     def tconorm(a: Tensor, b: Tensor, p: float = param.default) -> Tensor:
-        return 1.0 - t(1.0 - a, 1.0 - b, p)
+        return 1.0 - _gradient_at_floor(t, 1.0 - a, 1.0 - b, p)
 
     @register("implication", f"{name}_s", p=param)
     def s_implication(a: Tensor, c: Tensor, p: float = param.default) -> Tensor:
-        return 1.0 - t(a, 1.0 - c, p)
+        return 1.0 - _gradient_at_floor(t, a, 1.0 - c, p)
 
     @register("implication", f"{name}_r", p=param)
     def r_implication(a: Tensor, c: Tensor, p: float = param.default) -> Tensor:
-        return r(a, c, p)
+        return _gradient_at_floor(r, a, c, p)
 
     @register("forall", name, p=param)
     def universal(x: Tensor, dim: Dim = -1, p: float = param.default) -> Tensor:

@@ -107,9 +107,13 @@ def pnorm(x: Tensor, p: float, dim: Dim) -> Tensor:
     ds = dims(x, dim)
     m = x.amax(dim=ds, keepdim=True)
     pos = m > 0
-    t = torch.where(pos, x / torch.where(pos, m, 1.0), 1.0)
+    # A subnormal maximum scales as a constant (the norm is homogeneous, so the value is the
+    # same and so is the derivative, (x_i / N)**(p - 1)): d(x / m)/dm = -x / m**2 would be inf.
+    subnormal = pos & (m < torch.finfo(x.dtype).tiny)
+    scale = torch.where(subnormal, m.detach(), m)
+    t = torch.where(pos, x / torch.where(pos, scale, 1.0), 1.0)
     root = pow_(t, p).sum(dim=ds, keepdim=True).pow(1.0 / p)
-    return (m * root).squeeze(ds)
+    return (scale * root).squeeze(ds)
 
 
 class _PNorm2(torch.autograd.Function):
