@@ -479,7 +479,9 @@ def test_the_index_shows_the_seed_spread_of_the_baseline_and_default(tmp_path):
     assert "| default (config " in lines and "| 1 | 1 | 50.00 ± 0.00 |" in lines
 
 
-def real_record(root: Path, overrides: list[str], accuracy: float, seed: int = 0) -> dict:
+def real_record(
+    root: Path, overrides: list[str], accuracy: float, seed: int = 0, experiment: str = "tnorms"
+) -> dict:
     """A whole record of the config `python -m dfl_bench <overrides> seed=<seed>` trains."""
     from dfl_bench.lifecycle import records, sweep, train
 
@@ -487,9 +489,10 @@ def real_record(root: Path, overrides: list[str], accuracy: float, seed: int = 0
     summary = {"test_accuracy": accuracy, "best_test_accuracy": accuracy}
     summary["steps"] = config["profile"]["max_steps"]
     record = records.make_record(
-        status="ok", reason=None, config=config, summary=summary, experiment="tnorms"
+        status="ok", reason=None, config=config, summary=summary, experiment=experiment
     )
-    records.write_record(records.record_path(root, "tnorms", records.config_hash(config)), record)
+    path = records.record_path(root, experiment, records.config_hash(config))
+    records.write_record(path, record)
     return config
 
 
@@ -510,6 +513,26 @@ def test_a_cell_averages_one_configuration_and_labels_each_other(tmp_path):
     assert "| **godel, problem.w_dfl=0.001 (not in the paper)** paper |" in text
     assert ". another configuration than row `godel` (problem.w_dfl=0.001): not averaged" in text
     assert not any("w_dfl`: authors' code" in n for n in extra["godel, problem.w_dfl=0.001"].notes)
+
+
+def test_a_record_counts_for_the_row_whose_configuration_it_trained(tmp_path):
+    """`row=product_sum task.digits=2` is row product_sum_n2's configuration: it counts there
+    (not as another configuration of product_sum), and two digits are not compared with one."""
+    base = ["+experiment=mnist_addition", "profile=smoke"]
+    for seed in range(3):
+        real_record(tmp_path, [*base, "row=product_sum", "task.digits=2"], 0.9, seed, "mnist_addition")
+        real_record(tmp_path, [*base, "row=product_sum"], 0.97 + seed / 100, seed, "mnist_addition")
+    frame = load_records(tmp_path)
+    assert set(frame["row"]) == {"product_sum"}
+    table = build_table(PAPER.tables["mnist_addition"], frame, "smoke", REPO)
+    ours = table.ours()
+    assert (ours["product_sum_n2"].n_ok, ours["product_sum"].n_ok) == (3, 3)
+    assert ours["product_sum_n2"].number("accuracy") == pytest.approx(90.0)
+    assert not any(row.extra for row in table.rows)
+    text = render.markdown(table, agreement(table), [])
+    line = next(x for x in text.splitlines() if x.startswith("| product_sum_n2 "))
+    assert line.startswith("| product_sum_n2 [1] | 3 | 90.00 ± 0.00 (final 90.00 ± 0.00) |")
+    assert line.endswith("| another task setting |")
 
 
 def test_a_row_whose_only_records_trained_another_configuration_is_not_the_papers_cell(

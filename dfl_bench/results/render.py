@@ -197,6 +197,9 @@ def markdown(
     return "\n".join(out) + "\n"
 
 
+ANOTHER_TASK = "another task setting"  # e.g. two digits beside one: no comparison
+
+
 def versus(ours: Ours | None, reference: Ours | None) -> tuple[Interval | None, str]:
     """A row's accuracy minus the reference row's: Welch's interval and a word (above, below,
     tie), or why there is none."""
@@ -238,6 +241,8 @@ def beyond_markdown(table: Table) -> str:
         marks = "".join(f" [{m}]" for m in per_row.get(index, []))
         n = "-" if mine is None else f"{mine.n_ok}" + (f" {FEW}" if mine.n_ok < MIN_SEEDS else "")
         vs = "" if row.label == paper.reference else versus(mine, reference)[1]
+        if vs and not table.comparable(row.label, paper.reference or ""):
+            vs = ANOTHER_TASK
         cells = [plain(row.label) + (" (other configuration)" if row.extra else "") + marks, n]
         cells.append(ours_value(mine, "accuracy"))
         cells += [_spread(own["digit_accuracy"], 100, 2)] if digits else []

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, hashed_config
+from dfl_bench.schema import ADDED_KEYS
 from dfl_bench.results.paper import (
     COLUMNS,
     FINAL_ACCURACY,
@@ -90,6 +91,18 @@ class Table:
                     out.setdefault(paper.key, (paper, ours))
         return out
 
+    def task(self, key: str) -> Any:
+        """The task setting (config `task`) of row `key`'s records; None without records.
+        Rows of two task settings (one digit, two) are not compared."""
+        ours = self.ours().get(key)
+        own = self.records[self.records["configuration"] == (ours and ours.configuration)]
+        return None if own.empty else own["config"].iloc[0].get("task", ADDED_KEYS[("task",)])
+
+    def comparable(self, key: str, other: str) -> bool:
+        """Whether rows `key` and `other` have one task setting (a row without records: yes)."""
+        tasks = self.task(key), self.task(other)
+        return None in tasks or tasks[0] == tasks[1]
+
     def ours(self) -> dict[str, Ours]:
         """Our cells by config row (extra rows included)."""
         out: dict[str, Ours] = {}
@@ -119,7 +132,7 @@ def build_table(paper: PaperTable, frame: pd.DataFrame, profile: str, repo: Path
     """The experiment's records at `profile` (no other profile) grouped into the paper's cells,
     one configuration per cell (`configurations`)."""
     records = frame[(frame["experiment"] == paper.experiment) & (frame["profile"] == profile)]
-    keys = record_keys(records, paper)
+    keys = trained_rows(paper, profile, records, record_keys(records, paper))
     groups: dict[str, pd.DataFrame] = {}
     variants: dict[str, Variant] = {}
     for key in sorted(keys.dropna().unique(), key=_sort_key):
@@ -146,6 +159,30 @@ def build_table(paper: PaperTable, frame: pd.DataFrame, profile: str, repo: Path
         if len(ours.commits) > 1 and training_code_changed(ours.commits, repo) is not False
     }
     return Table(paper=paper, profile=profile, rows=rows, records=records, mixed_commits=mixed)
+
+
+def trained_rows(
+    paper: PaperTable, profile: str, records: pd.DataFrame, keys: pd.Series
+) -> pd.Series:
+    """Each record's row: the one whose configuration it trained (`row=product_sum
+    task.digits=2` counts for the row that is that configuration), else its own."""
+    if paper.key is None or records.empty:
+        return keys
+    expected: dict[str, str] = {}
+    for key in paper.keys():
+        config = cell_config(paper.experiment, profile, paper.key, key)
+        if config is not None:
+            expected[key] = cell_hash(config)
+    owners: dict[str, list[str]] = {}
+    for key, digest in expected.items():
+        owners.setdefault(digest, []).append(key)
+    moved = [
+        owners[digest][0]
+        if expected.get(key) != digest and len(owners.get(digest, [])) == 1
+        else key
+        for key, digest in zip(keys, records["configuration"], strict=True)
+    ]
+    return pd.Series(moved, index=keys.index, dtype=object)
 
 
 def configurations(

@@ -12,6 +12,7 @@ from dfl_bench import markdown
 from dfl_bench.results import stats
 from dfl_bench.results.claims import SECTIONS, STATUSES
 from dfl_bench.results.tables import Ours, Table
+from dfl_bench.schema import ADDED_KEYS
 
 if TYPE_CHECKING:
     from dfl_bench.results.report import Rendered
@@ -111,8 +112,12 @@ def _table_facts(table: Table, r: Rendered) -> list[str]:
     if accuracy:
         low, high = min(accuracy, key=accuracy.get), max(accuracy, key=accuracy.get)
         span = f"{accuracy[low]:.2f} ({low}) .. {accuracy[high]:.2f} ({high})"
-    above, below = _against_baseline(ours, r)
-    vanished = sorted(key for key, o in ours.items() if o.undefined("cons"))
+    same_task = {k: o for k, o in ours.items() if table.task(k) == ADDED_KEYS[("task",)]}
+    above, below = _against_baseline(same_task, r)
+    if ours and not same_task:
+        above = below = "another task than the baseline's: not compared"
+    defined = any(o.n["cons"] for o in ours.values())  # a task without implications has none
+    vanished = sorted(key for key, o in ours.items() if defined and o.undefined("cons"))
     paper_gone = sorted(
         cell.key
         for cell, _ in table.pairs().values()
@@ -229,7 +234,7 @@ def beyond(table: Table) -> str:
     """A table beyond the paper in words: the rows above, tied with and below its reference row
     (Welch's interval over both rows' seeds), those whose ratios vanished, and those with too
     few seeds."""
-    from dfl_bench.results.render import MISSING, versus
+    from dfl_bench.results.render import ANOTHER_TASK, MISSING, versus
 
     ours = table.ours()
     reference = table.paper.reference or ""
@@ -239,6 +244,7 @@ def beyond(table: Table) -> str:
             interval, text = versus(ours.get(key), ours.get(reference))
             word = text.rsplit(" ", 1)[-1] if interval is not None else "too few seeds for"
             word = "no records beside" if text == MISSING else word
+            word = word if table.comparable(key, reference) else ANOTHER_TASK + " than"
             groups.setdefault(word, []).append(f"`{key}`")
     parts = [f"{word} `{reference}`: {', '.join(keys)}" for word, keys in groups.items()]
     defined = any(o.n["cons"] for o in ours.values())  # a task without implications has none
