@@ -520,7 +520,9 @@ def test_a_record_counts_for_the_row_whose_configuration_it_trained(tmp_path):
     (not as another configuration of product_sum), and two digits are not compared with one."""
     base = ["+experiment=mnist_addition", "profile=smoke"]
     for seed in range(3):
-        real_record(tmp_path, [*base, "row=product_sum", "task.digits=2"], 0.9, seed, "mnist_addition")
+        real_record(
+            tmp_path, [*base, "row=product_sum", "task.digits=2"], 0.9, seed, "mnist_addition"
+        )
         real_record(tmp_path, [*base, "row=product_sum"], 0.97 + seed / 100, seed, "mnist_addition")
     frame = load_records(tmp_path)
     assert set(frame["row"]) == {"product_sum"}

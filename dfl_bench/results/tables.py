@@ -11,7 +11,6 @@ from typing import Any
 import pandas as pd
 
 from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, hashed_config
-from dfl_bench.schema import ADDED_KEYS
 from dfl_bench.results.paper import (
     COLUMNS,
     FINAL_ACCURACY,
@@ -21,6 +20,7 @@ from dfl_bench.results.paper import (
     cell_key,
 )
 from dfl_bench.results.plan import cell_config
+from dfl_bench.schema import ADDED_KEYS
 
 KEY_COLUMNS = {"problem.name": "problem"}
 SEEDS = CELL_ASIDE  # a cell's runs differ in these only

@@ -113,7 +113,36 @@ def _tail_steps(metrics_tail: float, max_steps: int) -> int:
     return int(metrics_tail)
 
 
-class RunModule(L.LightningModule):
+class EvaluationSchedule:
+    """The test evaluations of a module (a run or a stack of runs): every `eval_every` steps and
+    at the last, each step once; the module gives `at_last_step()` (its NaN policy's last word)
+    and `evaluate_at(step)`."""
+
+    global_step: int
+    evaluated_step: int
+    max_steps: int
+    eval_every: int
+
+    def at_last_step(self) -> None:
+        raise NotImplementedError
+
+    def evaluate_at(self, step: int) -> None:
+        raise NotImplementedError
+
+    def evaluate_if_due(self) -> None:
+        """This step's evaluation (if it is an evaluation step), once: a checkpoint callback calls
+        it before saving, so a checkpoint holds the state after its step's evaluation."""
+        step = self.global_step
+        if step == self.evaluated_step:
+            return
+        if step >= self.max_steps:
+            self.at_last_step()
+        if evaluation_step(step, self.max_steps, self.eval_every):
+            self.evaluate_at(step)
+            self.evaluated_step = step
+
+
+class RunModule(EvaluationSchedule, L.LightningModule):
     """What every task's module shares (dfl_bench/tasks/): its own random stream (`generator`),
     the NaN policy (`_bad`, the first non-finite loss term of TERMS; raised at logging steps and
     at the end) and the evaluation schedule (`evaluate_if_due`, every `eval_every` steps and at
@@ -151,19 +180,14 @@ class RunModule(L.LightningModule):
         """Evaluate on the test set every `eval_every` steps and at the last step."""
         self.evaluate_if_due()
 
-    def evaluate_if_due(self) -> None:
-        """This step's evaluation (if it is an evaluation step), once: a checkpoint callback calls
-        it before saving, so a checkpoint holds the state after its step's evaluation."""
-        step = self.global_step
-        if step == self.evaluated_step:
-            return
-        if step >= self.max_steps:
-            self._raise_if_bad()
-        if evaluation_step(step, self.max_steps, self.eval_every):
-            results = self.evaluate(self.trainer.datamodule.test_batches(self.device))
-            for logger in self.loggers:
-                logger.log_metrics({f"test/{k}": v for k, v in results.items()}, step=step)
-            self.evaluated_step = step
+    def at_last_step(self) -> None:
+        self._raise_if_bad()
+
+    def evaluate_at(self, step: int) -> None:
+        """The test metrics now, to every logger."""
+        results = self.evaluate(self.trainer.datamodule.test_batches(self.device))
+        for logger in self.loggers:
+            logger.log_metrics({f"test/{k}": v for k, v in results.items()}, step=step)
 
     def evaluate(self, batches: list[tuple[Tensor, ...]]) -> dict[str, float]:
         """The task's test metrics (its subclass's)."""

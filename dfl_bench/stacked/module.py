@@ -41,8 +41,8 @@ from dfl_bench.run.module import (
     LOSS_KEYS,
     LOSS_TERMS,
     DFLModule,
+    EvaluationSchedule,
     NonFiniteLossError,
-    evaluation_step,
     flag_nonfinite,
 )
 from dfl_bench.run.optim import build_optimizer
@@ -58,7 +58,7 @@ def run_batch(batch: Batch, r: int) -> dict[str, tuple[Tensor, Tensor]]:
     return {k: (x[r], y[r]) for k, (x, y) in batch.items()}
 
 
-class StackedModule(L.LightningModule):
+class StackedModule(EvaluationSchedule, L.LightningModule):
     """The runs `members` (DFLModules that agree on SHARED and on having a DFL term) as one;
     `stacked`: the StackedNet layout (CUDA), else each run's own network (CPU);
     `cuda_graph`: replay steps as a CUDA graph (stacked layout only; off CUDA, tests: the same
@@ -314,28 +314,24 @@ class StackedModule(L.LightningModule):
             logger.save()
         self._pending.clear()
 
-    def evaluate_if_due(self) -> None:
-        """This step's evaluation of every live run, once (LastCheckpoint calls it before saving),
-        each run with `DFLModule.evaluate` on its own weights; a run flagged at the last step is
-        retired first, as a single run raises there."""
-        step = self.global_step
-        if step == self.evaluated_step:
-            return
-        if step >= self.max_steps:
-            self._retire_bad()
-        if evaluation_step(step, self.max_steps, self.eval_every):
-            batches = self.trainer.datamodule.test_batches(self.device)
-            for r in self.alive:
-                member = self.members[r]
-                if self.stacked:
-                    self.net.copy_to(r, member.net)
-                results = member.evaluate(batches)
-                if self.run_loggers[r] is not None:
-                    self.run_loggers[r].log_metrics(
-                        {f"test/{k}": v for k, v in results.items()}, step=step
-                    )
-                member.evaluated_step = step
-        self.evaluated_step = step
+    def at_last_step(self) -> None:
+        """A run flagged at the last step is retired, as a single run raises there."""
+        self._retire_bad()
+
+    def evaluate_at(self, step: int) -> None:
+        """Every live run's evaluation (LastCheckpoint calls it before saving), each with
+        `DFLModule.evaluate` on its own weights."""
+        batches = self.trainer.datamodule.test_batches(self.device)
+        for r in self.alive:
+            member = self.members[r]
+            if self.stacked:
+                self.net.copy_to(r, member.net)
+            results = member.evaluate(batches)
+            if self.run_loggers[r] is not None:
+                self.run_loggers[r].log_metrics(
+                    {f"test/{k}": v for k, v in results.items()}, step=step
+                )
+            member.evaluated_step = step
 
     def summary(self, r: int) -> dict[str, Any]:
         """Run r's `DFLModule.summary()` (frozen where it was retired) at the stack's step."""
