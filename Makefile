@@ -42,7 +42,7 @@ format: ## apply ruff formatting and safe fixes
 
 theory: ## reproduce the paper's analytical results under results/theory/, and the families' under results/theory/families/
 	$(PYTHON) -m dfl_bench.theory
-	$(PYTHON) -m dfl_bench.theory.families
+	$(PYTHON) -m dfl_bench.theory.family_theory
 
 tables: ## render the paper's tables and figures from RECORDS_DIR, every profile (no training), into results/ for results/records, else RECORDS_DIR, or OUT; TABLES=a,b
 	$(PYTHON) -m dfl_bench.results --records-dir "$(RECORDS_DIR)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dfl_bench.bench import report, runs, steps
+from dfl_bench.bench import bench_report, runs, steps
 from dfl_bench.bench.__main__ import main
 from dfl_bench.bench.timing import interleaved, loglog_slope, summary_ms
 from dfl_bench.lifecycle import records
@@ -189,7 +189,7 @@ def test_targets_table_marks_each_measured_value(tmp_path):
             {"name": "default", "torch_threads": 2, "wall_time_s": 1000.0, "steps": 70000}
         ],
     }
-    rows = {r[0]: r for r in report.target_rows(result)}
+    rows = {r[0]: r for r in bench_report.target_rows(result)}
     assert rows["CLI iteration / bare CNN step, same (1 thread)"][1:] == ["1.4", "<= 1.5", "met"]
     assert rows["CLI iteration / bare CNN step, ce_pair (1 thread)"][3] == "**not met**"
     assert rows["real paper-profile run, default (2 threads), minutes"][1:] == [

@@ -15,7 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dfl_bench.run import mnist_sources
-from dfl_bench.run.data import MEAN, STD, MnistDataModule, TrainStream, normalize, split_labeled
+from dfl_bench.run.mnist_data import (
+    MEAN,
+    STD,
+    MnistDataModule,
+    TrainStream,
+    normalize,
+    split_labeled,
+)
 from dfl_bench.run.mnist_sources import MnistSourceError, load_hub, load_idx, load_mnist, read_idx
 
 

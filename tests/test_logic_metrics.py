@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from dfl_bench.logic import Family, Forall, KnowledgeBase, Predicate, Var, build_kb
 from dfl_bench.logic.compiler import compile_family
+from dfl_bench.logic.kb_registry import KBS
 from dfl_bench.logic.metrics import MAGNITUDES, RATIOS, data_truths
-from dfl_bench.logic.registry import KBS
 from dfl_bench.operators import OperatorSet
 
 DTYPE = torch.float64

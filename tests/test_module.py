@@ -13,8 +13,8 @@ from lightning.pytorch.loggers import Logger
 
 from dfl_bench.lifecycle.records import SUMMARY_FIELDS
 from dfl_bench.logic import KBResult
-from dfl_bench.run.data import MnistDataModule
-from dfl_bench.run.module import DFLModule, NonFiniteLossError, undersampled_bce
+from dfl_bench.run.dfl_module import DFLModule, NonFiniteLossError, undersampled_bce
+from dfl_bench.run.mnist_data import MnistDataModule
 from dfl_bench.run.optim import build_optimizer
 
 OPS = {
@@ -293,7 +293,7 @@ def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(problem):
     """`compile_dfl` compiles `dfl_term` whole (fullgraph): every registered operator, swapped
     into the default set, traces without a graph break and gives the eager value."""
     from dfl_bench.operators.registry import KINDS, choices
-    from dfl_bench.run.module import dfl_term
+    from dfl_bench.run.dfl_module import dfl_term
 
     torch._dynamo.config.recompile_limit = 1000
     traced = torch.compile(dfl_term, backend="eager", dynamic=False, fullgraph=True)

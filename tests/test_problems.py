@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from dfl_bench.logic import KBS, Family, Forall, Predicate, Var, build_kb, knowledge_base
-from dfl_bench.run.module import DFLModule
+from dfl_bench.run.dfl_module import DFLModule
 from dfl_bench.run.problems import CE_ONLY, crisp_labels, pair_truth, predicates, problems
 
 x, y = Var("x"), Var("y")

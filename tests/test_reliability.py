@@ -23,7 +23,7 @@ from omegaconf import OmegaConf
 from dfl_bench.lifecycle import job, records, train
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.run import mnist_sources
-from dfl_bench.run.module import DFLModule
+from dfl_bench.run.dfl_module import DFLModule
 
 REPO = Path(__file__).resolve().parent.parent
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary

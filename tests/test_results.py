@@ -18,7 +18,7 @@ from dfl_bench.results.agreement import agreement, spearman
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import cell_key, load_paper
 from dfl_bench.results.plan import cell_config
-from dfl_bench.results.report import build
+from dfl_bench.results.publish import build
 from dfl_bench.results.tables import build_table
 
 REPO = Path(__file__).resolve().parent.parent
@@ -462,7 +462,7 @@ def test_compare_takes_several_experiments_and_names_a_rowless_run_after_its_own
 
 
 def test_the_index_shows_the_seed_spread_of_the_baseline_and_default(tmp_path):
-    from dfl_bench.results.report import seed_spread
+    from dfl_bench.results.publish import seed_spread
 
     for seed, acc in enumerate((0.90, 0.92, 0.94)):
         write(tmp_path, "baseline", f"b{seed}", row="ce_pair", seed=seed, accuracy=acc, cons=None)
@@ -610,7 +610,7 @@ def test_the_results_and_the_planner_import_no_trainer_library():
     trainer = ("lightning", "wandb", "torchmetrics", "torch")
     probe = (
         "import sys; import dfl_bench.results.__main__, dfl_bench.results.plan, "
-        "dfl_bench.results.report, dfl_bench.results.reproduce; "
+        "dfl_bench.results.publish, dfl_bench.results.reproduce; "
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({trainer!r})))"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True)

@@ -13,7 +13,7 @@ import pytest
 from dfl_bench.results import claims, render, stats
 from dfl_bench.results.load import load_records
 from dfl_bench.results.noise import Noise
-from dfl_bench.results.report import build, default_run
+from dfl_bench.results.publish import build, default_run
 from tests.test_results import PAPER, REPO, write
 
 SWAPPED = PAPER.tables["symmetric_aggregators"]

@@ -26,12 +26,12 @@ from dfl_bench.lifecycle import job as lifecycle
 from dfl_bench.lifecycle import loggers, records, train
 from dfl_bench.lifecycle import stacks as stacked_runs
 from dfl_bench.lifecycle.trainer import build_trainer
-from dfl_bench.run import data, model, module
-from dfl_bench.run.data import MnistDataModule
-from dfl_bench.stacked import module as stacked_module
-from dfl_bench.stacked.data import StackedDataModule
-from dfl_bench.stacked.module import StackedModule
+from dfl_bench.run import dfl_module, mnist_data, model
+from dfl_bench.run.mnist_data import MnistDataModule
+from dfl_bench.stacked import stacked_module
 from dfl_bench.stacked.net import StackedNet
+from dfl_bench.stacked.stacked_data import StackedDataModule
+from dfl_bench.stacked.stacked_module import StackedModule
 
 REPO = Path(__file__).resolve().parent.parent
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
@@ -81,7 +81,7 @@ class Recorder(Logger):
 def draws(monkeypatch):
     """Every batch and dropout mask drawn, keyed by the seed of the generator that drew it."""
     seen = defaultdict(list)
-    indices, masks = data.TrainStream.indices, model.dropout_masks
+    indices, masks = mnist_data.TrainStream.indices, model.dropout_masks
 
     def batches(self):
         for li, ui in indices(self):
@@ -93,13 +93,13 @@ def draws(monkeypatch):
         seen["mask", generator.initial_seed()].append(out[1].sum().item())
         return out
 
-    monkeypatch.setattr(data.TrainStream, "indices", batches)
-    monkeypatch.setattr(module, "dropout_masks", drawn)
+    monkeypatch.setattr(mnist_data.TrainStream, "indices", batches)
+    monkeypatch.setattr(dfl_module, "dropout_masks", drawn)
     monkeypatch.setattr(stacked_module, "dropout_masks", drawn)
     return seen
 
 
-def alone(tmp: Path, *overrides: str) -> tuple[module.DFLModule, Recorder]:
+def alone(tmp: Path, *overrides: str) -> tuple[dfl_module.DFLModule, Recorder]:
     """One run trained as a job trains it (no records), with a recording logger."""
     cfg, _ = composed(tmp, *SHORT, *overrides)
     config, run = train.prepared(cfg, overrides)
@@ -175,7 +175,7 @@ GPU_PATHS = {  # StackedModule's options on the GPU's path, run here without the
 def test_a_stacked_run_is_the_run_alone(tmp_path, draws, runs, path, close):
     stack, recorders = stacked(tmp_path / "stack", *runs, **GPU_PATHS[path])
     compiled = GPU_PATHS[path].get("compile_dfl", False)
-    assert all((m._dfl_term is not module.dfl_term) == compiled for m in stack.members)
+    assert all((m._dfl_term is not dfl_module.dfl_term) == compiled for m in stack.members)
     assert (stack._graph is not None) == GPU_PATHS[path].get("cuda_graph", False)
     stacked_draws = dict(draws)
     draws.clear()

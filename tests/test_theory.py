@@ -147,13 +147,17 @@ def test_family_measures_meet_their_closed_forms():
     """The product members' S-implication is Reichenbach: in the corner U(0, 1/2)^2 its
     consequent share is E[a] / (E[a] + E[1 - c]) = 1/4; Lukasiewicz (Schweizer-Sklar p = 1)
     splits evenly; an S-implication's uniform share is 1/2 by contraposition."""
-    from dfl_bench.theory import families
+    from dfl_bench.theory import family_theory
 
     for family, p in (("hamacher", 1.0), ("frank", 1.0), ("aczel_alsina", 1.0)):
-        share = families.consequent_share(f"{family}_s", p, 0.5, 20_000, seed=0)
+        share = family_theory.consequent_share(f"{family}_s", p, 0.5, 20_000, seed=0)
         assert share == pytest.approx(0.25, abs=0.01)
-    assert families.consequent_share("schweizer_sklar_s", 1.0, 0.5, 20_000, 0) == pytest.approx(0.5)
-    assert families.consequent_share("dombi_s", 2.0, 1.0, 20_000, 0) == pytest.approx(0.5, abs=0.02)
-    assert families.fraction("forall", "schweizer_sklar", 1.0, 4, 20_000, 0) == pytest.approx(
+    assert family_theory.consequent_share(
+        "schweizer_sklar_s", 1.0, 0.5, 20_000, 0
+    ) == pytest.approx(0.5)
+    assert family_theory.consequent_share("dombi_s", 2.0, 1.0, 20_000, 0) == pytest.approx(
+        0.5, abs=0.02
+    )
+    assert family_theory.fraction("forall", "schweizer_sklar", 1.0, 4, 20_000, 0) == pytest.approx(
         1 / 24, abs=0.005
     )  # Lukasiewicz: 1/n! (Prop. luk)

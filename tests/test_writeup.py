@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dfl_bench.results import report, writeup
+from dfl_bench.results import publish, writeup
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
 
@@ -50,7 +50,7 @@ def test_the_committed_block_is_what_the_committed_records_give():
         frame = load_records(REPO / "results" / "records")
     paper = load_paper()
     profiles = sorted(frame["profile"].dropna().unique())
-    results = [report.build(paper, frame, p, list(paper.tables), REPO) for p in profiles]
+    results = [publish.build(paper, frame, p, list(paper.tables), REPO) for p in profiles]
     assert writeup.summary(results) == committed_block()
     front = (REPO / "README.md").read_text()
     for name in (n for n, t in paper.tables.items() if t.beyond):

@@ -2,6 +2,6 @@
 
 `python -m dfl_bench.bench` (`__main__`) runs the timed sections (sections.py on steps.py and
 timing.py; runs.py for whole CLI runs), checks them against targets.py and writes
-results/bench/ (report.py, plots.py); `python -m dfl_bench.bench time-kb` times the knowledge
-bases alone (kb_timing.py).
+results/bench/ (bench_report.py, bench_plots.py); `python -m dfl_bench.bench time-kb` times the
+knowledge bases alone (kb_timing.py).
 """

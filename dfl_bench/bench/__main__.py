@@ -23,10 +23,10 @@ from typing import Any
 import torch
 
 from dfl_bench.bench import (
+    bench_report,
     kb_timing,
     ntn_timing,
     op_count,
-    report,
     runs,
     sections,
     stacking,
@@ -138,7 +138,7 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 for n in (1, 2)
             ]
     result["machine"]["load_average_end"] = load()
-    report.write(result, args.out)
+    bench_report.write(result, args.out)
     return result
 
 

@@ -20,7 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from dfl_bench import markdown
 from dfl_bench.bench import steps
 from dfl_bench.bench.stacking import table_rows
-from dfl_bench.run.module import DFLModule, dfl_term
+from dfl_bench.run.dfl_module import DFLModule, dfl_term
 
 # aten operations that only make views or metadata: no kernel on a GPU
 NO_KERNEL = frozenset(

@@ -21,7 +21,7 @@ from hydra import compose, initialize_config_dir
 from dfl_bench.bench.steps import NEVER, Batch, build_module, draw_batches, iteration, load_data
 from dfl_bench.bench.timing import interleaved, load, summary_ms
 from dfl_bench.paths import CONFIG_DIR
-from dfl_bench.stacked.module import StackedModule
+from dfl_bench.stacked.stacked_module import StackedModule
 
 
 def table_rows(experiment: str) -> tuple[str, list[tuple[str, ...]]]:

@@ -22,9 +22,9 @@ from torch import Tensor
 from dfl_bench.lifecycle import train
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
-from dfl_bench.run.data import MnistDataModule
+from dfl_bench.run.dfl_module import DFLModule, interpretation, pair_truth, undersampled_bce
+from dfl_bench.run.mnist_data import MnistDataModule
 from dfl_bench.run.model import MaterializedNTN, MnistNet, dropout_masks
-from dfl_bench.run.module import DFLModule, interpretation, pair_truth, undersampled_bce
 
 Batch = dict[str, tuple[Tensor, Tensor]]
 NEVER = 10**9

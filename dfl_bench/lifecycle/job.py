@@ -39,10 +39,10 @@ from dfl_bench import tasks
 from dfl_bench.lifecycle import checkpoint, loggers, records
 from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads, uses_cuda
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.run.data import MnistDataModule
-from dfl_bench.run.module import NonFiniteLossError
-from dfl_bench.stacked.data import StackedDataModule
-from dfl_bench.stacked.module import StackedModule
+from dfl_bench.run.dfl_module import NonFiniteLossError
+from dfl_bench.run.mnist_data import MnistDataModule
+from dfl_bench.stacked.stacked_data import StackedDataModule
+from dfl_bench.stacked.stacked_module import StackedModule
 
 EXIT_TERMINATED, EXIT_INTERRUPTED = 143, 130  # SIGTERM, Ctrl-C (SIGINT)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dfl_bench.logic.registry import union
+from dfl_bench.logic.kb_registry import union
 from dfl_bench.logic.same_kb import same_kb
 from dfl_bench.logic.sum9_kb import sum9_kb
 

@@ -11,8 +11,8 @@ from torch import Tensor
 
 from dfl_bench.logic.compiler import Compiled, Context, Operators, batch_size, compile_family
 from dfl_bench.logic.formulas import Family, reads
+from dfl_bench.logic.kb_registry import KBS
 from dfl_bench.logic.metrics import Pair, data_truths, gradient_metrics
-from dfl_bench.logic.registry import KBS
 
 SCALES = ("mean", "sum")
 

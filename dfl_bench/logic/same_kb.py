@@ -5,8 +5,8 @@ from __future__ import annotations
 from torch import Tensor
 
 from dfl_bench.logic.formulas import Family, Forall
+from dfl_bench.logic.kb_registry import knowledge_base
 from dfl_bench.logic.predicates import d, digit, same, x, y
-from dfl_bench.logic.registry import knowledge_base
 
 
 def same_digit(y_i: Tensor, y_j: Tensor) -> Tensor:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from torch import Tensor
 
 from dfl_bench.logic.formulas import Exists, Family, Forall, OrOver
+from dfl_bench.logic.kb_registry import knowledge_base
 from dfl_bench.logic.predicates import d, digit, sum9, x, y
-from dfl_bench.logic.registry import knowledge_base
 
 
 def sum_is_9(y_i: Tensor, y_j: Tensor) -> Tensor:

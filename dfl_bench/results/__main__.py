@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def render(args: argparse.Namespace, argv: list[str] | None) -> int:
     """`main` on checked arguments: bad input raises ValueError before anything is written."""
-    from dfl_bench.results import report  # pandas, scipy, matplotlib: not for --help
+    from dfl_bench.results import publish  # pandas, scipy, matplotlib: not for --help
     from dfl_bench.results.load import RecordWarning, load_records
 
     command = "python -m dfl_bench.results " + shlex.join(sys.argv[1:] if argv is None else argv)
@@ -105,8 +105,8 @@ def render(args: argparse.Namespace, argv: list[str] | None) -> int:
     present = sorted(frame["profile"].dropna().unique())
     profiles = [args.profile] if args.profile else present or ["quick"]
     paper = load_paper()
-    results = [report.build(paper, frame, p, args.names, REPO_DIR) for p in profiles]
-    written, kept = report.write(results, frame, args.out, command.strip(), args.force)
+    results = [publish.build(paper, frame, p, args.names, REPO_DIR) for p in profiles]
+    written, kept = publish.write(results, frame, args.out, command.strip(), args.force)
     print(
         f"[dfl_bench.results] {len(frame)} records from {args.records} (profiles {present}); "
         f"wrote {len(written)} files under {args.out}/ (index: {args.out / 'tables' / 'README.md'})"

@@ -15,7 +15,7 @@ from dfl_bench.results.tables import Ours, Table
 from dfl_bench.schema import ADDED_KEYS
 
 if TYPE_CHECKING:
-    from dfl_bench.results.report import Rendered
+    from dfl_bench.results.publish import Rendered
 
 PROFILES = ("quick", "long")  # always shown, so `long` fills in once its records land
 NO_RECORDS = "no records yet"

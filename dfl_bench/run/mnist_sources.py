@@ -10,7 +10,7 @@ Sources (tried in this order by ``source="auto"``):
 * ``torchvision``: ``torchvision.datasets.MNIST(root, download=False)`` when it imports.
 
 Every source yields the original uint8 bytes (`MnistArrays`), verified against the known
-checksum of the standard MNIST; data.py turns them into the training streams.
+checksum of the standard MNIST; mnist_data.py turns them into the training streams.
 """
 
 from __future__ import annotations

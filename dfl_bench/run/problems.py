@@ -14,8 +14,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from dfl_bench.logic import KBS
+from dfl_bench.logic.kb_registry import DIGIT, pair_truths
 from dfl_bench.logic.predicates import DIGITS
-from dfl_bench.logic.registry import DIGIT, pair_truths
 
 CE_ONLY = "ce_only"
 

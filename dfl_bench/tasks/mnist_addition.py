@@ -32,10 +32,10 @@ import torch
 from torch import Tensor
 
 from dfl_bench.operators import OperatorSet
-from dfl_bench.run.data import InMemoryData, Shuffled, normalize
+from dfl_bench.run.dfl_module import RunModule, flag_nonfinite
+from dfl_bench.run.mnist_data import InMemoryData, Shuffled, normalize
 from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
 from dfl_bench.run.model import MnistNet, dropout_masks
-from dfl_bench.run.module import RunModule, flag_nonfinite
 from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
 from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, TEST_ACCURACY
 

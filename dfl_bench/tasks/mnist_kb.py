@@ -1,6 +1,6 @@
 """The paper's task (Section 9.3): semi-supervised MNIST with 1% labels, the NTN heads of the
 knowledge base's binary predicates, the `same`/`sum9`/`both` knowledge bases (`problem=`); its
-step is DFLModule's (dfl_bench/run/module.py), its data MnistDataModule's."""
+step is DFLModule's (dfl_bench/run/dfl_module.py), its data MnistDataModule's."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from dfl_bench.operators import OperatorSet
-from dfl_bench.run.data import MnistDataModule
-from dfl_bench.run.module import DFLModule
+from dfl_bench.run.dfl_module import DFLModule
+from dfl_bench.run.mnist_data import MnistDataModule
 
 NAME = "mnist_kb"
 STACKS = True

@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from dfl_bench.theory import plots, surfaces
+from dfl_bench.theory import surfaces, theory_plots
 from dfl_bench.theory.fractions import default_cases, fraction_table
 from dfl_bench.theory.gradient_ascent import (
     MAIN_PROTOCOL,
@@ -15,7 +15,7 @@ from dfl_bench.theory.gradient_ascent import (
     VARIANT_PROTOCOLS,
     ascent_table,
 )
-from dfl_bench.theory.report import write_readme
+from dfl_bench.theory.theory_report import write_readme
 
 AGGREGATOR_PS = (1.5, 2.0, 3.0, 5.0, 10.0)
 BINARY_PS = (0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     files = [
         out / "fractions.csv",
         out / "gradient_ascent.csv",
-        plots.ratio_figure(fractions, out / "ratio_2_yager.png"),
-        plots.ascent_figure(ascent, out / "gradient_ascent.png"),
+        theory_plots.ratio_figure(fractions, out / "ratio_2_yager.png"),
+        theory_plots.ascent_figure(ascent, out / "gradient_ascent.png"),
         *surfaces.draw_all(out, defaults["resolution"]),
     ]
     command = shlex.join(

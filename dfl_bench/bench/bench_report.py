@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from dfl_bench import markdown
-from dfl_bench.bench import plots
+from dfl_bench.bench import bench_plots
 from dfl_bench.bench.targets import (
     PAPER_PROFILE,
     TARGETS,
@@ -478,4 +478,4 @@ def write(result: dict[str, Any], out: Path) -> None:
     (out / "bench.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / "README.md").write_text(readme(result))
     if "scaling" in result:
-        plots.plot(result, out / "scaling.png")
+        bench_plots.plot(result, out / "scaling.png")

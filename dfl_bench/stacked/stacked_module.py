@@ -36,8 +36,7 @@ import torch
 from lightning.pytorch.loggers import Logger
 from torch import Tensor, nn
 
-from dfl_bench.run.model import dropout_masks
-from dfl_bench.run.module import (
+from dfl_bench.run.dfl_module import (
     LOSS_KEYS,
     LOSS_TERMS,
     DFLModule,
@@ -45,6 +44,7 @@ from dfl_bench.run.module import (
     NonFiniteLossError,
     flag_nonfinite,
 )
+from dfl_bench.run.model import dropout_masks
 from dfl_bench.run.optim import build_optimizer
 from dfl_bench.stacked.net import StackedNet
 

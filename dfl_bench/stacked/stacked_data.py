@@ -10,7 +10,7 @@ import lightning as L
 import torch
 from torch import Tensor
 
-from dfl_bench.run.data import MnistDataModule, TrainStream, split_labeled
+from dfl_bench.run.mnist_data import MnistDataModule, TrainStream, split_labeled
 
 Batch = dict[str, tuple[Tensor, Tensor]]
 
