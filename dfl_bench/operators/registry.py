@@ -6,7 +6,7 @@ An operator is registered where it is defined, with its parameters and their val
     def yager(a, b, p=2.0): ...
 
 so adding an operator takes one function and one yaml file, `conf/<kind>/<name>.yaml` holding
-`name` and the defaults (tests/test_operators_registry.py fails naming the file to add).
+`name` and the defaults (tests/operators/test_operators_registry.py fails naming the file to add).
 
 Why the option files stay rather than being registered from this table (Hydra's ConfigStore
 could): each file is where a user picks the operator, with its formula and section beside it;

@@ -14,7 +14,7 @@ from dfl_bench.results import claims, render, stats
 from dfl_bench.results.load import load_records
 from dfl_bench.results.noise import Noise
 from dfl_bench.results.publish import build, default_run
-from tests.test_results import PAPER, REPO, write
+from tests.results.test_results import PAPER, REPO, write
 
 SWAPPED = PAPER.tables["symmetric_aggregators"]
 NOISE = Noise(0.4, "test")  # one run's seed std: two single runs differ beyond 1.11 points

@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 from dfl_bench.lifecycle import trainer
 from dfl_bench.paths import CONFIG_DIR
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SUBMITIT = "hydra_plugins.hydra_submitit_launcher.submitit_launcher"
 
 

@@ -159,7 +159,7 @@ def test_the_addition_multirun_records_sum_and_digit_accuracy_and_renders(tmp_pa
 
     from dfl_bench.results.__main__ import main as render
 
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]
     records = tmp_path / "records"
     command = [
         *(sys.executable, "-m", "dfl_bench", "-m", "+experiment=mnist_addition", "profile=smoke"),

@@ -116,7 +116,7 @@ def test_only_an_ok_record_counts_as_done(tmp_path):
 
 def test_git_commit_inside_and_outside_a_checkout(tmp_path):
     assert records.git_commit(tmp_path) is None
-    commit = records.git_commit(records.Path(__file__).resolve().parent.parent)
+    commit = records.git_commit(records.Path(__file__).resolve().parents[2])
     assert commit is None or re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit)
 
 

@@ -24,7 +24,7 @@ from dfl_bench.lifecycle.records import RECORD_FIELDS
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 METRICS = ("test_accuracy", "best_test_accuracy", "cons_ratio", "cu_cons", "cu_ant")
 
 

@@ -16,7 +16,7 @@ from dfl_bench.results import plan
 
 pytestmark = pytest.mark.slow  # composes every job of every experiment (half a minute)
 
-FIXTURE = Path(__file__).resolve().parent / "data" / "config_hashes.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "config_hashes.json"
 
 
 def current_hashes(records_dir: Path) -> dict[str, list[str]]:

@@ -13,7 +13,7 @@ from dfl_bench.results import publish, writeup
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 README = REPO / "results" / "README.md"
 SECTION = "### The committed reproduction"
 # The numbers the section's prose may state: its rules (95% intervals holding 0 or not,

@@ -33,7 +33,7 @@ from dfl_bench.stacked.net import StackedNet
 from dfl_bench.stacked.stacked_data import StackedDataModule
 from dfl_bench.stacked.stacked_module import StackedModule
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
 # log_every=3: steps with and without metrics
 SHORT = (

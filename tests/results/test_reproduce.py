@@ -19,7 +19,7 @@ import pytest
 from dfl_bench.lifecycle import records
 from dfl_bench.results import plan, reproduce
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RENDERER = importlib.util.find_spec("dfl_bench.results.__main__") is not None
 
 

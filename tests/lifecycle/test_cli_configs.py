@@ -19,7 +19,7 @@ from dfl_bench.lifecycle.trainer import build_trainer, check_trainer
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.run.problems import problems
 
-CONF = Path(__file__).resolve().parent.parent / "conf"
+CONF = Path(__file__).resolve().parents[2] / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
 PAPER_TABLES = {
     "same_symmetric": 12,

@@ -25,7 +25,7 @@ from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.run import mnist_sources
 from dfl_bench.run.dfl_module import DFLModule
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
 SHORT = ("profile.max_steps=12", "profile.subset_train=640", "profile.checkpoint_every=4")
 

@@ -12,7 +12,7 @@ import yaml
 from dfl_bench.lifecycle.sweep import job_config
 from dfl_bench.results.paper import COLUMNS, DASH, DATA_FILE, cell_key, load_paper
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TEX = REPO.parent / "shared" / "paper" / "analyzing-dfl-operators.tex"
 PAPER = load_paper()
 

@@ -10,7 +10,7 @@ from omegaconf import OmegaConf
 
 from dfl_bench.operators import KINDS, OperatorSet, build, choices, spec
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
+CONF = Path(__file__).resolve().parents[2] / "conf"
 FAMILIES = {"hamacher", "frank", "dombi", "schweizer_sklar", "aczel_alsina"}  # families.py
 CONTRACT = {
     "tnorm": {"godel", "product", "lukasiewicz", "drastic", "nilpotent_minimum", "yager"}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dfl_bench.lifecycle.records import config_hash
-from dfl_bench.results import claims, render, report
+from dfl_bench.results import claims, publish, render
 from dfl_bench.results.__main__ import main
 from dfl_bench.results.agreement import agreement, spearman
 from dfl_bench.results.load import RecordWarning, load_records
@@ -21,7 +21,7 @@ from dfl_bench.results.plan import cell_config
 from dfl_bench.results.publish import build
 from dfl_bench.results.tables import build_table
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PAPER = load_paper()
 
 
@@ -217,7 +217,7 @@ def test_a_rendering_with_fewer_ok_runs_never_replaces_a_table_unless_forced(tmp
     assert main(args) == 0
     table, index = out / "tables" / "tnorms.md", out / "tables" / "README.md"
     before, index_before = table.read_text(), index.read_text()
-    assert report.ok_runs(before) == {"quick": 2}
+    assert publish.ok_runs(before) == {"quick": 2}
     assert main([*args, "--profile=smoke"]) == 0  # no smoke records: every cell would be missing
     assert "kept 1 table(s)" in capsys.readouterr().out
     assert (table.read_text(), index.read_text()) == (before, index_before)
@@ -226,7 +226,7 @@ def test_a_rendering_with_fewer_ok_runs_never_replaces_a_table_unless_forced(tmp
     assert "tnorms.md (quick: 2 ok runs, the new rendering 1)" in capsys.readouterr().out
     assert table.read_text() == before
     assert main([*args, "--force"]) == 0
-    assert report.ok_runs(table.read_text()) == {"quick": 1}
+    assert publish.ok_runs(table.read_text()) == {"quick": 1}
 
 
 def test_the_renderer_takes_every_name_a_reproduction_takes(tmp_path, capsys):
