@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from dfl_bench.lifecycle.provenance import job_provenance
+
+UNRESOLVED = ("rows", "families")  # a config's tables: not part of what a job is
 
 
 def resolved_config(cfg: DictConfig) -> dict[str, Any]:
@@ -20,10 +22,16 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
             f"row={cfg.get('row')!r} is not a row of experiment {cfg.experiment_name!r}; "
             f"valid rows: {list(rows)}"
         )
-    config = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    assert isinstance(config, dict)
-    config.pop("rows", None)
-    config.pop("families", None)
+    config: dict[str, Any] = {}
+    for key in cfg:  # all but the tables of rows and families, which jobs only read from
+        if key not in UNRESOLVED:
+            value = cfg[key]
+            container = isinstance(value, DictConfig | ListConfig)
+            config[str(key)] = (
+                OmegaConf.to_container(value, resolve=True, throw_on_missing=True)
+                if container
+                else value
+            )
     row_provenance = config.pop("row_provenance", None)
     config["provenance"] = job_provenance(
         config.get("provenance"), row_provenance, config.get("row"), config

@@ -121,9 +121,10 @@ def plan(
             with open_dict(whole):
                 del whole["hydra"]  # then it is what `compose(base)` gives
             composed: dict[tuple[str, ...], DictConfig] = {(): whole}
+            setting: dict[tuple[str, ...], tuple[str, ...]] = {}
             for job in sweep.expand([f"seed={','.join(map(str, range(n)))}"], params):
                 try:
-                    config = resolve.resolved_config(job_config(base, job, composed))
+                    config = resolve.resolved_config(job_config(base, job, composed, setting))
                     guards.check_config(config, optimizer=bool(overrides))
                     if overrides:
                         check_operators(config)
@@ -146,11 +147,16 @@ def check_operators(config: dict[str, Any]) -> None:
 
 
 def job_config(
-    base: Sequence[str], job: Sequence[str], composed: dict[tuple[str, ...], DictConfig]
+    base: Sequence[str],
+    job: Sequence[str],
+    composed: dict[tuple[str, ...], DictConfig],
+    setting: dict[tuple[str, ...], tuple[str, ...]],
 ) -> DictConfig:
     """The config Hydra composes for `base + job`, composing once per choice of config groups
-    (`composed` caches them) and setting the job's plain values (row, seed, a swept parameter)
-    on a copy: what `compose(base + job)` gives, without composing every job."""
+    (`composed` caches them) and setting the job's plain values (row, seed, a swept parameter):
+    what `compose(base + job)` gives, without composing every job. The jobs of one choice set
+    the same keys (`setting` holds them), so each sets its values on the shared config, which
+    is valid until the next job's (no copy of the whole config per job)."""
     groups, values = [], []
     loader = GlobalHydra.instance().config_loader()
     for override in OverridesParser.create().parse_overrides(list(job)):
@@ -163,7 +169,9 @@ def job_config(
     key = tuple(groups)
     if key not in composed:
         composed[key] = compose("config", overrides=[*base, *groups])
-    cfg = composed[key].copy()
+    cfg, keys = composed[key], tuple(dotted for dotted, _ in values)
+    if setting.setdefault(key, keys) != keys:
+        cfg = cfg.copy()  # another job set other keys on the shared config: start from a copy
     for dotted, value in values:
         OmegaConf.update(cfg, dotted, value, merge=False)
     return cfg

@@ -2,7 +2,7 @@
 pinned: refactoring the configs or the code that composes them must not change a record's hash.
 
 Regenerate (only for a deliberate change of what a job computes):
-    python -m tests.test_config_hashes
+    python -m tests.lifecycle.test_config_hashes
 """
 
 from __future__ import annotations
