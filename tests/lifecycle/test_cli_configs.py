@@ -3,6 +3,8 @@ a valid operator set, with one distinct config hash per distinct configuration."
 
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 from pathlib import Path
 
@@ -44,10 +46,14 @@ def compose_job(overrides: list[str], hydra: bool = False):
 
 
 def sweep_configs(experiment: str) -> list[dict]:
-    """The resolved config of every job `+experiment=NAME -m` launches (the sweeper's product).
+    """The resolved config of every job `+experiment=NAME -m` launches (the sweeper's product),
+    a copy of the one composition all tests share."""
+    return copy.deepcopy(_sweep_configs(experiment))
 
-    Composes once; value sweeps (row, implication.s) are set on a copy, group sweeps recompose.
-    """
+
+@functools.cache
+def _sweep_configs(experiment: str) -> list[dict]:
+    """Composes once; value sweeps (row, implication.s) set on a copy, group sweeps recompose."""
     base = compose_job([f"+experiment={experiment}"], hydra=True)
     params = base.hydra.sweeper.params or {}
     axes = [[(key, value) for value in str(values).split(",")] for key, values in params.items()]

@@ -250,6 +250,7 @@ def test_a_well_performing_symmetric_row_other_than_product_fails_the_only_claim
     assert verdict.status == "fails" and "sum9_symmetric/yager_p20 +2.00 [" in verdict.detail
 
 
+@pytest.mark.slow  # renders every table of the committed records at two profiles
 def test_verdicts_show_long_beside_quick_once_its_records_land(tmp_path):
     from dfl_bench.results.__main__ import main
 
