@@ -30,6 +30,7 @@ from dfl_bench.bench import (
     runs,
     sections,
     stacking,
+    step_vs_commit,
     steps,
 )
 from dfl_bench.bench.timing import load
@@ -144,7 +145,8 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """`time-kb [options]` times the knowledge bases, `time-ntn [options]` the two NTN heads,
-    `count-ops [options]` counts a step's operations; anything else runs `bench`."""
+    `count-ops [options]` counts a step's operations, `step-vs-commit --base REV` compares the
+    CPU iteration with REV's; anything else runs `bench`."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["time-kb"]:
         kb_timing.main(argv[1:])
@@ -152,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ntn_timing.main(argv[1:])
     elif argv[:1] == ["count-ops"]:
         op_count.main(argv[1:])
+    elif argv[:1] == ["step-vs-commit"]:
+        step_vs_commit.main(argv[1:])
     else:
         bench(argv)
 
