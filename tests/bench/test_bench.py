@@ -292,3 +292,15 @@ def test_op_count_of_a_run_covers_its_dfl_term_within_its_loss():
         counts[row] = op_count.run_counts(module, batch)
         assert 0 < counts[row]["dfl_term"] < counts[row]["loss"]
     assert counts["product_S"]["dfl_term"] < counts["yager_p2_R"]["dfl_term"]
+
+
+def test_step_vs_commit_reports_the_median_ratio_of_its_rounds(tmp_path):
+    from dfl_bench.bench import step_vs_commit
+
+    result = {"base": "abc", "head": "def", "rounds": 3}
+    result["same"] = {"base_ms": 10.0, "head_ms": 10.4, "ratio": 1.04, "ratios": [1.1, 1.04, 0.9]}
+    path = step_vs_commit.write(result, tmp_path, "python -m dfl_bench.bench step-vs-commit")
+    text = path.read_text()
+    assert "`def` against `abc`" in text
+    assert "| same | 10.00 | 10.40 | 1.040 | 1.100, 1.040, 0.900 |" in text
+    assert json.loads((tmp_path / "step_vs_commit.json").read_text())["same"]["ratio"] == 1.04
