@@ -91,13 +91,71 @@ def table(experiments: Sequence[str]) -> list[dict[str, Any]]:
     return out
 
 
+def stack_counts(runs: Sequence[int] = (1, 4, 16), problem: str = "same") -> list[dict[str, int]]:
+    """Computing operations of one whole training iteration (network, loss, backward, update)
+    of R runs of `problem`'s default configuration stacked in the StackedNet layout (the GPU's;
+    counted on the CPU, without the CUDA graph), for each R: on a GPU each is a kernel launch,
+    so a step whose count grows with R is bound by launches, not arithmetic (issue: a stack's
+    step should issue as many operations at R = 16 as at R = 1)."""
+    from dfl_bench.bench.stacking import stacked_batch
+    from dfl_bench.stacked.stacked_module import StackedModule
+
+    cpu = torch.device("cpu")
+    data = steps.load_data(64, cpu, 500)
+    out = []
+    for r in runs:
+        modules, batches = [], []
+        for seed in range(r):
+            modules.append(steps.build_module(problem, steps.NEVER, cpu, [f"seed={seed}"]))
+            data.seed = seed
+            batches.append(steps.draw_batches(data, 64, 1)[0])
+        stack = StackedModule(modules, [None] * r, stacked=True, cuda_graph=False).train()
+        optimizer = stack.configure_optimizers()
+        batch = stacked_batch(batches)
+        stack.iterate(optimizer, batch, 1)  # the first step builds what later steps reuse
+        with OpCounter() as counter:
+            stack.iterate(optimizer, batch, 2)
+        out.append({"runs": r, "operations": counter.kernels})
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Print the counts as Markdown."""
     parser = argparse.ArgumentParser(
         prog="python -m dfl_bench.bench count-ops", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--tables", nargs="*", default=["same_symmetric", "sum9_symmetric"])
+    parser.add_argument(
+        "--stacks", type=int, nargs="*", default=[], help="also count a stacked iteration at R"
+    )
     args = parser.parse_args(argv)
+    if args.stacks:
+        counts = stack_counts(args.stacks)
+        stacks = " ".join(map(str, args.stacks))
+        print(
+            f"`python -m dfl_bench.bench count-ops --tables --stacks {stacks}`"
+            ": computing tensor operations (a kernel each on a GPU) of one whole training "
+            "iteration of R stacked runs (StackedNet layout, default configuration of `same`, "
+            "b = 64; counted on the CPU without the CUDA graph).\n"
+        )
+        base = counts[0]["operations"] / counts[0]["runs"]
+        rows = [
+            (
+                c["runs"],
+                c["operations"],
+                f"{c['operations'] / c['runs']:.0f}",
+                f"{c['operations'] / base:.2f}",
+            )
+            for c in counts
+        ]
+        print(
+            "\n".join(
+                markdown.table(["R", "operations", "per run", f"/ R={counts[0]['runs']}"], rows)
+            )
+        )
+        print()
+        if not args.tables:
+            return
     rows = table(args.tables)
     print(
         "`python -m dfl_bench.bench count-ops --tables "

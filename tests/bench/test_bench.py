@@ -304,3 +304,15 @@ def test_step_vs_commit_reports_the_median_ratio_of_its_rounds(tmp_path):
     assert "`def` against `abc`" in text
     assert "| same | 10.00 | 10.40 | 1.040 | 1.100, 1.040, 0.900 |" in text
     assert json.loads((tmp_path / "step_vs_commit.json").read_text())["same"]["ratio"] == 1.04
+
+
+def test_a_stacked_iteration_counts_at_least_one_runs_loss_per_run():
+    """The whole stacked iteration (network, loss, backward, update) launches at least the
+    loss's operations of one run, and a stack of two more than a stack of one."""
+    from dfl_bench.bench import op_count
+
+    one, two = op_count.stack_counts((1, 2))
+    batch = steps.draw_batches(steps.load_data(64, torch.device("cpu"), 500), 64, 1)[0]
+    module = steps.build_module("same", steps.NEVER, torch.device("cpu"))
+    assert one["operations"] > op_count.run_counts(module, batch)["loss"]
+    assert two["runs"] == 2 and two["operations"] > one["operations"]
