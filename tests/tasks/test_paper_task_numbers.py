@@ -2,7 +2,7 @@
 four runs of 100 iterations (the default `same` configuration, Goedel on `sum9`, Lukasiewicz on
 `sum9`, `problem=both`) against the records the pre-module code (tests/data/
 paper_task_numbers.json, its `made_by`) wrote, to the digit. Bit-exactness holds for one kernel
-path: on another torch build or CPU capability the test says so and skips."""
+path: on another torch build, CPU capability or CPU model the test says so and skips."""
 
 from __future__ import annotations
 
@@ -21,10 +21,19 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURE = json.loads((REPO / "tests" / "data" / "paper_task_numbers.json").read_text())
 
 
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), '' where there is none."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return ""
+    return next((line.split(":", 1)[1].strip() for line in lines if "model name" in line), "")
+
+
 def same_kernels() -> str | None:
     """Why this machine cannot reproduce the fixture bit for bit, or None."""
-    here = (torch.__version__, torch.backends.cpu.get_cpu_capability())
-    there = (FIXTURE["torch"], FIXTURE["cpu_capability"])
+    here = (torch.__version__, torch.backends.cpu.get_cpu_capability(), cpu_model())
+    there = (FIXTURE["torch"], FIXTURE["cpu_capability"], FIXTURE["cpu_model"])
     return None if here == there else f"torch/CPU {here} here, {there} for the fixture"
 
 
