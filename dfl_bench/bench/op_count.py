@@ -95,23 +95,17 @@ def stack_counts(runs: Sequence[int] = (1, 4, 16), problem: str = "same") -> lis
     """Computing operations of one whole training iteration (network, loss, backward, update)
     of R runs of `problem`'s default configuration stacked in the StackedNet layout (the GPU's;
     counted on the CPU, without the CUDA graph), for each R: on a GPU each is a kernel launch,
-    so a step whose count grows with R is bound by launches, not arithmetic (issue: a stack's
-    step should issue as many operations at R = 16 as at R = 1)."""
-    from dfl_bench.bench.stacking import stacked_batch
+    so a step whose count grows with R is bound by launches, not arithmetic."""
+    from dfl_bench.bench.stacking import stack_runs, stacked_batch
     from dfl_bench.stacked.stacked_module import StackedModule
 
-    cpu = torch.device("cpu")
-    data = steps.load_data(64, cpu, 500)
+    data = steps.load_data(64, torch.device("cpu"), 500)
     out = []
     for r in runs:
-        modules, batches = [], []
-        for seed in range(r):
-            modules.append(steps.build_module(problem, steps.NEVER, cpu, [f"seed={seed}"]))
-            data.seed = seed
-            batches.append(steps.draw_batches(data, 64, 1)[0])
+        modules, batches = stack_runs(problem, r, data, 64, 1)
         stack = StackedModule(modules, [None] * r, stacked=True, cuda_graph=False).train()
         optimizer = stack.configure_optimizers()
-        batch = stacked_batch(batches)
+        batch = stacked_batch([run[0] for run in batches])
         stack.iterate(optimizer, batch, 1)  # the first step builds what later steps reuse
         with OpCounter() as counter:
             stack.iterate(optimizer, batch, 2)

@@ -69,6 +69,26 @@ def separate_iterations(
     return run
 
 
+def stack_runs(
+    problem: str,
+    r: int,
+    data: Any,
+    batch_size: int,
+    n_batches: int,
+    variants: Sequence[Sequence[str]] = ((),),
+) -> tuple[list[Any], list[list[Batch]]]:
+    """R runs of `problem` on the device of `data` (run r: seed r, the overrides `variants[r]`,
+    cycled), each with its own initialisation and its `n_batches` batches in its own order."""
+    modules, batches = [], []
+    for seed in range(r):
+        L.seed_everything(seed, verbose=False)
+        overrides = [*variants[seed % len(variants)], f"seed={seed}"]
+        modules.append(build_module(problem, NEVER, data.train_x.device, overrides))
+        data.seed = seed
+        batches.append(draw_batches(data, batch_size, n_batches))
+    return modules, batches
+
+
 def stack_throughput(
     runs: Sequence[int] = (1, 4, 16),
     device: str = "cpu",
@@ -104,13 +124,7 @@ def stack_throughput(
     data = load_data(batch_size, dev)
     rows = []
     for r in runs:
-        modules, batches = [], []
-        for seed in range(r):
-            L.seed_everything(seed, verbose=False)  # each run its own initialisation
-            overrides = [*variants[seed % len(variants)], f"seed={seed}"]
-            modules.append(build_module(problem, NEVER, dev, overrides))
-            data.seed = seed  # and its own data order
-            batches.append(draw_batches(data, batch_size, n_batches))
+        modules, batches = stack_runs(problem, r, data, batch_size, n_batches, variants)
         cuda = dev.type == "cuda"
         stack = StackedModule(
             modules, [None] * r, stacked=cuda, cuda_graph=cuda and graph, compile_dfl=compile_dfl

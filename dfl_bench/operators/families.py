@@ -68,9 +68,11 @@ def _zero_if_any_zero(value: Tensor, *xs: Tensor) -> Tensor:
 def _gradient_at_floor(f: Binary, a: Tensor, b: Tensor, p: float) -> Tensor:
     """f(a, b) in value, with the derivative f has at (max(a, EPS), max(b, EPS)): finite where an
     input is 0 or subnormal (in float32 the square of such an input underflows to 0, and a
-    quotient's derivative divides by it: Hamacher p = 0 at (0, 1e-45) gave NaN and killed runs)."""
+    quotient's derivative divides by it: Hamacher p = 0 at (0, 1e-45) would give NaN)."""
     at_floor = f(floor_(a), floor_(b), p)
-    return at_floor + (f(a, b, p) - at_floor).detach()
+    with torch.no_grad():  # the exact value only: no graph to keep for it
+        exact = f(a, b, p)
+    return at_floor + (exact - at_floor.detach())
 
 
 def _any_zero(x: Tensor, dim: Dim) -> Tensor:
