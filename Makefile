@@ -74,7 +74,7 @@ scope-comparison: ## same_symmetric with each quantifier scope (family = the aut
 		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)"
 	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric \
 		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(SCOPE_RECORDS)" --logger "$(LOGGER)" \
-		problem.kb.scope=formula experiment_name=same_symmetric_formula
+		kb.scope=formula experiment_name=same_symmetric_formula
 	$(PYTHON) -m dfl_bench.results.compare --a "$(RECORDS_DIR):same_symmetric" \
 		--b "$(SCOPE_RECORDS):same_symmetric_formula" --labels family,formula --profile "$(PROFILE)" \
 		--title "Quantifier scope on Table mnist_symmetric (profile $(PROFILE))" \

@@ -1,7 +1,8 @@
 """The run record, every field named once: what a record holds (RECORD_FIELDS, the contract
 with the results module), a run's results (METRIC_FIELDS; a task's own in TASK_FIELDS), what a
 run's summary gives the record (SUMMARY_FIELDS), and which config keys a record's hash leaves
-out (NOT_HASHED), holds at one value (HASHED_AS) or at their old value (ADDED_KEYS). Pure data:
+out (NOT_HASHED), holds at one value (HASHED_AS), at their old value (ADDED_KEYS) or at their
+old place (MOVED_KEYS). Pure data:
 every layer reads it (the trainer writes these fields, the results module reads them).
 """
 
@@ -74,6 +75,16 @@ ADDED_KEYS: dict[tuple[str, ...], Any] = {
     ("model", "ntn_bias"): False,
     ("task",): {"name": "mnist_kb"},  # the task group (dfl_bench/tasks/), the paper's task
 }
+
+
+# Keys moved after records were made, as (today's place, the old place). A config is hashed with
+# each at its old place, so the move changed no record's hash; a record is read with each at
+# today's place (lifecycle/records.current_form). The `problem` group became `kb`, one flat node.
+MOVED_KEYS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("kb", "name"), ("problem", "name")),
+    (("kb", "w_dfl"), ("problem", "w_dfl")),
+    *((("kb", key), ("problem", "kb", key)) for key in ("formulas", "weights", "scale", "scope")),
+)
 
 
 # Hashed at one value whatever they hold: where a run trains and where its data comes from. A

@@ -25,22 +25,22 @@ def guide_blocks(section: str) -> dict[str, str]:
 @pytest.mark.slow
 def test_the_guides_knowledge_base_trains_as_written(tmp_path):
     blocks = guide_blocks("Adding a knowledge base")
-    (tmp_path / "conf" / "problem").mkdir(parents=True)
-    (tmp_path / "conf" / "problem" / "order.yaml").write_text(blocks["yaml"])
+    (tmp_path / "conf" / "kb").mkdir(parents=True)
+    (tmp_path / "conf" / "kb" / "order.yaml").write_text(blocks["yaml"])
     (tmp_path / "order_kb.py").write_text(blocks["python"])
     driver = f"""
 import order_kb  # the guide's module, registered as a contributor's import would
 from jobs import composed
 from dfl_bench.lifecycle import train
-from dfl_bench.run.problems import predicates, problems
+from dfl_bench.run.interpretation import kb_names, predicates
 
-assert "order" in problems() and predicates("order") == ("less",)
+assert "order" in kb_names() and predicates("order") == ("less",)
 cfg, hydra_cfg = composed(
-    __import__("pathlib").Path({str(tmp_path)!r}), "problem=order",
+    __import__("pathlib").Path({str(tmp_path)!r}), "kb=order",
     "hydra.searchpath=[file://{tmp_path / "conf"}]",
 )
 record = train.run(cfg, hydra_cfg)
-assert record["status"] == "ok" and record["config"]["problem"]["name"] == "order", record
+assert record["status"] == "ok" and record["config"]["kb"]["name"] == "order", record
 print("trained", record["cons_ratio"] is not None)
 """
     path = os.pathsep.join([str(tmp_path), str(REPO / "tests"), str(REPO)])

@@ -129,7 +129,7 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     p, slices, Path(tmp) / "paper" / f"{p}_{t}", extra=[*extra, f"threads={t}"]
                 )
                 for t in args.paper_threads
-                for p in sections.PROBLEMS
+                for p in sections.KBS
             ]
         if "sweep" in args.sections:
             result["sweep"] = [

@@ -90,7 +90,7 @@ def readme(result: dict[str, Any]) -> str:
         ]
         for f in eval_fraction(result):
             out.append(
-                f"- {f['problem']}: {f['evaluations']} "
+                f"- {f['kb']}: {f['evaluations']} "
                 f"evaluations = {f['eval_s']:.1f} s "
                 f"= {100 * f['fraction']:.2f}% of the extrapolated run "
                 f"(target < 1%: {mark('eval_fraction_of_run', f['fraction'])})."
@@ -106,15 +106,13 @@ def target_rows(result: dict[str, Any]) -> list[list[str]]:
     """One row per measured target: what, the measured value, the bound, met or not."""
     rows = []
     for r in result.get("floor", {}).get("rows", []):
-        name = floor_target(r["problem"])
-        rows.append(
-            [f"CLI iteration / bare CNN step, {r['problem']} (1 thread)", name, r["vs_cnn"]]
-        )
+        name = floor_target(r["kb"])
+        rows.append([f"CLI iteration / bare CNN step, {r['kb']} (1 thread)", name, r["vs_cnn"]])
     for r in result.get("paper_run", []):
         what = f"real paper-profile run, {r['name']} ({r['torch_threads']} threads), minutes"
         rows.append([what, "paper_run_min", r["wall_time_s"] / 60])
     for r in result.get("iteration", {}).get("ratios", []):
-        key = f"{r['problem']}, {r['threads']} thread(s)"
+        key = f"{r['kb']}, {r['threads']} thread(s)"
         rows.append(
             [
                 f"factorized vs materialized NTN, {key}",
@@ -132,7 +130,7 @@ def target_rows(result: dict[str, Any]) -> list[list[str]]:
     for f in eval_fraction(result):
         rows.append(
             [
-                f"evaluation share of a paper run, {f['problem']} ({f['torch_threads']} "
+                f"evaluation share of a paper run, {f['kb']} ({f['torch_threads']} "
                 "thread(s), extrapolated)",
                 "eval_fraction_of_run",
                 f["fraction"],
@@ -175,10 +173,10 @@ def _floor_md(section: dict[str, Any]) -> list[str]:
     cnn = section["cnn_step"]
     rows = [
         [
-            r["problem"],
+            r["kb"],
             f"{r['cli_ms_per_iteration']:.2f}",
             " / ".join(f"{ms:.2f}" for ms in r.get("cli_ms_per_iteration_reps", [])),
-            checked(floor_target(r["problem"]), r["vs_cnn"], "{:.2f}x"),
+            checked(floor_target(r["kb"]), r["vs_cnn"], "{:.2f}x"),
         ]
         for r in section["rows"]
     ]
@@ -199,14 +197,14 @@ def _floor_md(section: dict[str, Any]) -> list[str]:
         f"cross-entropy, backward, `torch.optim.Adam`; channels_last): median "
         f"{cnn['median_ms']:.2f} ms (IQR {cnn['iqr_ms']:.2f}, n {cnn['n']}, timed before and "
         f"after each CLI run). CLI iteration: the marginal train time per iteration between "
-        f"`python -m dfl_bench problem=P profile=paper profile.max_steps=N threads=1 "
+        f"`python -m dfl_bench kb=P profile=paper profile.max_steps=N threads=1 "
         f"logger=none` runs of N = {slices[0]} and {slices[1]} (Trainer, data stream, logging "
-        f"every {PAPER_PROFILE.log_every} included), repeated round-robin over the problems "
+        f"every {PAPER_PROFILE.log_every} included), repeated round-robin over the knowledge bases "
         "(the median counts). `ce_pair` is the paper's baseline "
         "(w_dfl = 0: CE + the labeled pair loss; the CNN sees only the 64 labeled images).",
         "",
         *markdown.table(
-            ["problem", "CLI ms / iteration (median)", "each repeat", "/ CNN step (target)"], rows
+            ["kb", "CLI ms / iteration (median)", "each repeat", "/ CNN step (target)"], rows
         ),
         "",
         "Where a step's time goes: each part's forward + backward timed on its own from fixed "
@@ -215,7 +213,7 @@ def _floor_md(section: dict[str, Any]) -> list[str]:
         "products over 2 x 64^2 pairs cost about half of the CNN's, which is what keeps "
         "`same`/`sum9` above 1.5x.",
         "",
-        *markdown.table(["problem", *names, "sum"], parts),
+        *markdown.table(["kb", *names, "sum"], parts),
     ]
 
 
@@ -262,7 +260,7 @@ def _iteration_md(section: dict[str, Any]) -> list[str]:
     rows = [
         [
             r["threads"],
-            r["problem"],
+            r["kb"],
             r["variant"],
             f"{r['median_ms']:.2f}",
             f"{r['iqr_ms']:.2f}",
@@ -273,7 +271,7 @@ def _iteration_md(section: dict[str, Any]) -> list[str]:
     ratios = [
         [
             r["threads"],
-            r["problem"],
+            r["kb"],
             checked("speedup_vs_materialized", r["speedup_vs_materialized"], "{:.1f}x"),
             f"{r['vs_ce_only']:.2f}x",
             f"{100 * r['metrics_overhead_logging_step']:+.1f}% "
@@ -293,9 +291,9 @@ def _iteration_md(section: dict[str, Any]) -> list[str]:
         "`dfl_logging` = a logging step (Section 9.1 metrics computed); `materialized` = the same "
         "step with each NTN head replaced by the materialized-pairs formulation (b*b concatenated "
         "embeddings through a per-pair bilinear layer, `dfl_bench.run.model.MaterializedNTN`, same "
-        "weights); `supervised` = problem=ce_only (the CNN on the 64 labeled images, CE only).",
+        "weights); `supervised` = kb=ce_only (the CNN on the 64 labeled images, CE only).",
         "",
-        *markdown.table(["threads", "problem", "variant", "median ms", "IQR ms", "n"], rows),
+        *markdown.table(["threads", "kb", "variant", "median ms", "IQR ms", "n"], rows),
         "",
         "Ratios of medians from the same run (targets: >= 25x faster than materialized; "
         "metrics <= +10% on logging steps, and by construction nothing on other steps: labels "
@@ -305,7 +303,7 @@ def _iteration_md(section: dict[str, Any]) -> list[str]:
         *markdown.table(
             [
                 "threads",
-                "problem",
+                "kb",
                 "speedup vs materialized",
                 "time / ce_only step",
                 "metrics on a logging step",
@@ -332,7 +330,7 @@ def _stacking_md(section: dict[str, Any]) -> list[str]:
         f"## Many runs per process (`hydra/launcher=stacked`, {section['device']}, "
         f"{section['threads']} thread(s))",
         "",
-        f"One iteration of R `{section['problem']}` runs as one stacked model "
+        f"One iteration of R `{section['kb']}` runs as one stacked model "
         "(`StackedModule`: parameters stacked on a run dimension, each run with its own "
         "initialisation, batches, dropout and negative pairs) against R single-run iterations "
         "one after another, on the same batches, interleaved. Target (GPU): 16 stacked runs at "
@@ -384,14 +382,14 @@ def _scaling_md(section: dict[str, Any]) -> list[str]:
 
 def _paper_md(paper: list[dict[str, Any]], bare: dict[tuple[int, str], float]) -> list[str]:
     def bare_ms(p: dict[str, Any]) -> str:
-        ms = bare.get((p["torch_threads"][0], p["problem"]))
+        ms = bare.get((p["torch_threads"][0], p["kb"]))
         if ms is None or len(p["torch_threads"]) != 1:
             return "n/a"
         return f"{ms:.2f} (+{p['ms_per_iteration'] - ms:.2f})"
 
     rows = [
         [
-            p["problem"],
+            p["kb"],
             ", ".join(str(t) for t in p["torch_threads"]),
             f"{p['slices'][0]} / {p['slices'][1]}",
             f"{p['train_wall_s'][0]:.1f} / {p['train_wall_s'][1]:.1f}",
@@ -407,7 +405,7 @@ def _paper_md(paper: list[dict[str, Any]], bare: dict[tuple[int, str], float]) -
         "",
         "## Full paper-profile run (70,000 iterations), extrapolated",
         "",
-        "Two real CLI runs `python -m dfl_bench problem=P profile=paper profile.max_steps=N "
+        "Two real CLI runs `python -m dfl_bench kb=P profile=paper profile.max_steps=N "
         f"threads=T logger=none` (Trainer, data stream, logging every {PAPER_PROFILE.log_every}, "
         f"evaluation every {PAPER_PROFILE.eval_every} and at the last step, checkpoint every "
         f"{PAPER_PROFILE.checkpoint_every}). Extrapolated = process start-up + 70,000 x the "
@@ -420,7 +418,7 @@ def _paper_md(paper: list[dict[str, Any]], bare: dict[tuple[int, str], float]) -
         "",
         *markdown.table(
             [
-                "problem",
+                "kb",
                 "threads",
                 "iterations",
                 "train wall s",
@@ -453,7 +451,7 @@ def _sweep_md(sweep: list[dict[str, Any]]) -> list[str]:
         "## Local parallel sweeps (joblib launcher)",
         "",
         "`python -m dfl_bench -m hydra/launcher=parallel hydra.launcher.n_jobs=J seed=0,1,.. "
-        "problem=same profile=quick profile.max_steps=S logger=none`; torch threads per job = "
+        "kb=same profile=quick profile.max_steps=S logger=none`; torch threads per job = "
         "cores // n_jobs (trainer.torch_threads). Wall time includes process start-up.",
         "",
         *markdown.table(

@@ -22,7 +22,7 @@ PARTS = ("iteration", "cnn", "ntn")
 
 
 def timings(
-    problem: str, repeats: int, warmup: int, subset_test: int | None = None
+    kb: str, repeats: int, warmup: int, subset_test: int | None = None
 ) -> dict[str, dict[str, float]]:
     """Median ms per head of the iteration (`steps.iteration`) and of its CNN and NTN parts
     (`steps.parts`), all timed round-robin."""
@@ -30,7 +30,7 @@ def timings(
     batches = steps.draw_batches(steps.load_data(64, device, subset_test), 64, 8)
     calls = {}
     for head, overrides in HEADS.items():
-        module = steps.build_module(problem, steps.NEVER, device, overrides)
+        module = steps.build_module(kb, steps.NEVER, device, overrides)
         parts = steps.parts(module, batches[0])
         calls[head, "iteration"] = steps.iteration(module, batches)
         calls[head, "cnn"], calls[head, "ntn"] = parts["cnn"], parts["ntn"]
@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m dfl_bench.bench time-ntn", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--problem", default="same")
+    parser.add_argument("--kb", default="same")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=60)
     parser.add_argument("--warmup", type=int, default=5)
@@ -54,13 +54,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     before = load()
-    ms = timings(args.problem, args.repeats, args.warmup, args.subset_test)
+    ms = timings(args.kb, args.repeats, args.warmup, args.subset_test)
     text, code = ms.values()
     rows = [[head, *(f"{v[p]:.2f}" for p in PARTS)] for head, v in ms.items()]
     rows.append(["ratio k=50 / k=10", *(f"{text[p] / code[p]:.2f}" for p in PARTS)])
     print(
         f"\n## CPU step time\n\n`python -m dfl_bench.bench time-ntn --threads {args.threads}`: "
-        f"problem {args.problem}, default operators, b = 64, {args.threads} torch thread(s), "
+        f"knowledge base {args.kb}, default operators, b = 64, {args.threads} torch thread(s), "
         f"median of {args.repeats} round-robin repeats (ms), {cpu_model()}, "
         f"load average {before[0]:.1f} -> {load()[0]:.1f}. `cnn`: the CNN forward + backward "
         "on the step's images; `ntn`: every head on all pairs of both batches, forward + "

@@ -82,18 +82,18 @@ def table(experiments: Sequence[str]) -> list[dict[str, Any]]:
     batch = steps.draw_batches(steps.load_data(64, torch.device("cpu"), 500), 64, 1)[0]
     jobs = [("default", "same", [])]
     for experiment in experiments:
-        problem, rows = table_rows(experiment)
-        jobs += [(f"{experiment} {row[1][4:]}", problem, list(row)) for row in rows]
+        kb, rows = table_rows(experiment)
+        jobs += [(f"{experiment} {row[1][4:]}", kb, list(row)) for row in rows]
     out = []
-    for name, problem, overrides in jobs:
-        module = steps.build_module(problem, steps.NEVER, torch.device("cpu"), overrides)
-        out.append({"run": name, "problem": problem, **run_counts(module, batch)})
+    for name, kb, overrides in jobs:
+        module = steps.build_module(kb, steps.NEVER, torch.device("cpu"), overrides)
+        out.append({"run": name, "kb": kb, **run_counts(module, batch)})
     return out
 
 
-def stack_counts(runs: Sequence[int] = (1, 4, 16), problem: str = "same") -> list[dict[str, int]]:
+def stack_counts(runs: Sequence[int] = (1, 4, 16), kb: str = "same") -> list[dict[str, int]]:
     """Computing operations of one whole training iteration (network, loss, backward, update)
-    of R runs of `problem`'s default configuration stacked in the StackedNet layout (the GPU's;
+    of R runs of `kb`'s default configuration stacked in the StackedNet layout (the GPU's;
     counted on the CPU, without the CUDA graph), for each R: on a GPU each is a kernel launch,
     so a step whose count grows with R is bound by launches, not arithmetic."""
     from dfl_bench.bench.stacking import stack_runs, stacked_batch
@@ -102,7 +102,7 @@ def stack_counts(runs: Sequence[int] = (1, 4, 16), problem: str = "same") -> lis
     data = steps.load_data(64, torch.device("cpu"), 500)
     out = []
     for r in runs:
-        modules, batches = stack_runs(problem, r, data, 64, 1)
+        modules, batches = stack_runs(kb, r, data, 64, 1)
         stack = StackedModule(modules, [None] * r, stacked=True, cuda_graph=False).train()
         optimizer = stack.configure_optimizers()
         batch = stacked_batch([run[0] for run in batches])
@@ -160,8 +160,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         "\n".join(
             markdown.table(
-                ["run", "problem", "DFL term", "whole loss"],
-                [(r["run"], r["problem"], r["dfl_term"], r["loss"]) for r in rows],
+                ["run", "kb", "DFL term", "whole loss"],
+                [(r["run"], r["kb"], r["dfl_term"], r["loss"]) for r in rows],
             )
         )
     )

@@ -48,7 +48,7 @@ def cli(
 
 
 def paper_extrapolation(
-    problem: str,
+    kb: str,
     steps: tuple[int, int],
     workdir: Path,
     total: int = 70_000,
@@ -64,7 +64,7 @@ def paper_extrapolation(
     for n in (n1, n2):
         wall, recs = cli(
             # the final window holds >= 1 logging step however short the slice
-            [f"problem={problem}", "profile=paper", f"profile.max_steps={n}", TAIL, *extra],
+            [f"kb={kb}", "profile=paper", f"profile.max_steps={n}", TAIL, *extra],
             workdir / f"{n}",
         )
         walls.append(wall)
@@ -75,7 +75,7 @@ def paper_extrapolation(
     startup = walls[1] - trains[1]
     run_s = startup + total * rate
     return {
-        "problem": problem,
+        "kb": kb,
         "slices": list(steps),
         "torch_threads": sorted(threads),
         "process_wall_s": walls,
@@ -94,13 +94,13 @@ def sweep_throughput(
     jobs: int,
     steps: int,
     workdir: Path,
-    problem: str = "same",
+    kb: str = "same",
     extra: Sequence[str] = (),
 ) -> dict[str, Any]:
     """One `-m` sweep of `jobs` seeds under the joblib launcher with `n_jobs` workers."""
     seeds = ",".join(str(s) for s in range(jobs))
     overrides = [
-        f"problem={problem}",
+        f"kb={kb}",
         "profile=quick",
         f"profile.max_steps={steps}",
         f"profile.eval_every={steps}",

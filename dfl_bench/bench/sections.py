@@ -8,7 +8,7 @@ stacking   R runs as one stacked model (hydra/launcher=stacked) vs R separate it
            on the CPU (`stacking.stack_throughput`);
 scaling    iteration, CNN-only (supervised) step and logic part for b = 16 .. 256;
 eval       one evaluation on the 10k test set;
-paper      two paper-profile CLI runs per problem, extrapolated to 70,000 iterations;
+paper      two paper-profile CLI runs per knowledge base, extrapolated to 70,000 iterations;
 sweep      joblib sweeps of the quick profile with 1 and 2 parallel jobs.
 """
 
@@ -32,8 +32,8 @@ from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 
 SECTIONS = ("floor", "iteration", "stacking", "scaling", "eval", "paper", "sweep")
-PROBLEMS = ("same", "sum9")
-FLOOR_PROBLEMS = ("same", "sum9", "ce_pair")  # ce_pair: the paper's baseline, w_dfl = 0
+KBS = ("same", "sum9")
+FLOOR_KBS = ("same", "sum9", "ce_pair")  # ce_pair: the paper's baseline, w_dfl = 0
 MATERIALIZED_EVERY = 5  # the materialized step is far slower: time it in every 5th round
 
 
@@ -75,7 +75,7 @@ def iteration_section(
     for n in threads:
         torch.set_num_threads(n)
         fns = {("supervised", "supervised"): steps.build_module("ce_only", steps.NEVER, device)}
-        for p in PROBLEMS:
+        for p in KBS:
             fns[(p, "dfl")] = steps.build_module(p, steps.NEVER, device)
             fns[(p, "dfl_logging")] = steps.build_module(p, 1, device)
             fns[(p, "materialized")] = steps.materialize(steps.build_module(p, steps.NEVER, device))
@@ -84,18 +84,18 @@ def iteration_section(
         slow = {key: MATERIALIZED_EVERY for key in calls if key[1] == "materialized"}
         samples = interleaved(calls, repeats, warmup, device, slow)
         medians = {}
-        for (problem, variant), secs in samples.items():
+        for (kb, variant), secs in samples.items():
             stats = summary_ms(secs)
-            medians[problem, variant] = stats["median_ms"]
-            rows.append({"threads": n, "problem": problem, "variant": variant, **stats})
+            medians[kb, variant] = stats["median_ms"]
+            rows.append({"threads": n, "kb": kb, "variant": variant, **stats})
         sup = medians["supervised", "supervised"]
         during = [before, load()]
-        for p in PROBLEMS:
+        for p in KBS:
             dfl = medians[p, "dfl"]
             ratios.append(
                 {
                     "threads": n,
-                    "problem": p,
+                    "kb": p,
                     "speedup_vs_materialized": medians[p, "materialized"] / dfl,
                     "vs_ce_only": dfl / sup,
                     "metrics_overhead_logging_step": medians[p, "dfl_logging"] / dfl - 1,
@@ -151,17 +151,17 @@ def floor_section(
     extra: Sequence[str] = (),
     reps: int = 2,
 ) -> dict[str, Any]:
-    """1 thread: each FLOOR_PROBLEMS run's marginal ms per CLI iteration (two paper-profile slices,
-    `runs.paper_extrapolation`, `reps` times round-robin over the problems; the median) over the
-    bare CNN step's median, the latter timed before and after every CLI pair (so that load
-    drifts hit both); then each problem's step parts."""
+    """1 thread: each FLOOR_KBS run's marginal ms per CLI iteration (two paper-profile slices,
+    `runs.paper_extrapolation`, `reps` times round-robin over the knowledge bases; the median)
+    over the bare CNN step's median, the latter timed before and after every CLI pair (so that load
+    drifts hit both); then each knowledge base's step parts."""
     torch.set_num_threads(1)
     batch = steps.draw_batches(data, 64, 1)[0]
     cnn = steps.bare_cnn(batch)
     samples = interleaved({"cnn": cnn}, repeats, warmup, device)["cnn"]
-    marginal: dict[str, list[float]] = {p: [] for p in FLOOR_PROBLEMS}
+    marginal: dict[str, list[float]] = {p: [] for p in FLOOR_KBS}
     for rep in range(reps):
-        for p in FLOOR_PROBLEMS:
+        for p in FLOOR_KBS:
             run = runs.paper_extrapolation(
                 p, slices, workdir / f"{p}_{rep}", extra=[*extra, "threads=1"]
             )
@@ -170,7 +170,7 @@ def floor_section(
     floor = summary_ms(samples)
     rows = [
         {
-            "problem": p,
+            "kb": p,
             "cli_ms_per_iteration": statistics.median(ms),
             "cli_ms_per_iteration_reps": ms,
             "vs_cnn": statistics.median(ms) / floor["median_ms"],
@@ -179,7 +179,7 @@ def floor_section(
         for p, ms in marginal.items()
     ]
     parts = {}
-    for p in FLOOR_PROBLEMS:
+    for p in FLOOR_KBS:
         module = steps.build_module(p, steps.NEVER, device)
         timed = interleaved(steps.parts(module, batch), repeats, warmup, device)
         parts[p] = {k: summary_ms(v)["median_ms"] for k, v in timed.items()}

@@ -25,10 +25,10 @@ from dfl_bench.stacked.stacked_module import StackedModule
 
 
 def table_rows(experiment: str) -> tuple[str, list[tuple[str, ...]]]:
-    """The problem of `experiment` (a paper table) and the overrides of each of its rows."""
+    """The knowledge base of `experiment` (a paper table) and the overrides of each of its rows."""
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         cfg = compose("config", overrides=[f"+experiment={experiment}"])
-    return cfg.problem.name, [(f"+experiment={experiment}", f"row={row}") for row in cfg.rows]
+    return cfg.kb.name, [(f"+experiment={experiment}", f"row={row}") for row in cfg.rows]
 
 
 def stacked_iteration(
@@ -70,20 +70,20 @@ def separate_iterations(
 
 
 def stack_runs(
-    problem: str,
+    kb: str,
     r: int,
     data: Any,
     batch_size: int,
     n_batches: int,
     variants: Sequence[Sequence[str]] = ((),),
 ) -> tuple[list[Any], list[list[Batch]]]:
-    """R runs of `problem` on the device of `data` (run r: seed r, the overrides `variants[r]`,
+    """R runs of `kb` on the device of `data` (run r: seed r, the overrides `variants[r]`,
     cycled), each with its own initialisation and its `n_batches` batches in its own order."""
     modules, batches = [], []
     for seed in range(r):
         L.seed_everything(seed, verbose=False)
         overrides = [*variants[seed % len(variants)], f"seed={seed}"]
-        modules.append(build_module(problem, NEVER, data.train_x.device, overrides))
+        modules.append(build_module(kb, NEVER, data.train_x.device, overrides))
         data.seed = seed
         batches.append(draw_batches(data, batch_size, n_batches))
     return modules, batches
@@ -92,7 +92,7 @@ def stack_runs(
 def stack_throughput(
     runs: Sequence[int] = (1, 4, 16),
     device: str = "cpu",
-    problem: str = "same",
+    kb: str = "same",
     batch_size: int = 64,
     repeats: int = 10,
     warmup: int = 2,
@@ -103,7 +103,7 @@ def stack_throughput(
 ) -> dict[str, Any]:
     """Throughput of R stacked runs against R separate runs, for each R in `runs`.
 
-    Returns ``{"device", "threads", "problem", "batch_size", "repeats", "warmup", "load"
+    Returns ``{"device", "threads", "kb", "batch_size", "repeats", "warmup", "load"
     (1/5/15 min load averages), "rows": [{"runs": R, "stacked": summary, "separate": summary,
     "speedup", "stacked_runs_per_s", "separate_runs_per_s"}, ...]}``, where each summary is
     `timing.summary_ms` of one call (`median_ms`, `q1_ms`, `q3_ms`, `iqr_ms`, `n`): a call is
@@ -113,18 +113,18 @@ def stack_throughput(
     overhead only (on a CPU one run trains as a plain DFLModule). On CUDA the stack uses the
     StackedNet layout and, with `graph`, replays its steps as a CUDA graph (with `compile_dfl`,
     of each run's compiled DFL term; the separate runs then use the compiled terms too). With
-    `experiment`, run r is row r of that table (cycled; `problem` is the table's): a stack of
+    `experiment`, run r is row r of that table (cycled; `kb` is the table's): a stack of
     different operators.
     """
     if experiment is not None:
-        problem, variants = table_rows(experiment)
+        kb, variants = table_rows(experiment)
     else:
         variants = [()]
     dev = torch.device(device)
     data = load_data(batch_size, dev)
     rows = []
     for r in runs:
-        modules, batches = stack_runs(problem, r, data, batch_size, n_batches, variants)
+        modules, batches = stack_runs(kb, r, data, batch_size, n_batches, variants)
         cuda = dev.type == "cuda"
         stack = StackedModule(
             modules, [None] * r, stacked=cuda, cuda_graph=cuda and graph, compile_dfl=compile_dfl
@@ -153,7 +153,7 @@ def stack_throughput(
     return {
         "device": str(dev),
         "threads": torch.get_num_threads(),
-        "problem": problem,
+        "kb": kb,
         "experiment": experiment,
         "compile_dfl": compile_dfl,
         "batch_size": batch_size,
@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--runs", type=int, nargs="+", default=[1, 4, 16])
-    parser.add_argument("--problem", default="same")
+    parser.add_argument("--kb", default="same")
     parser.add_argument("--experiment", default=None, help="stack this table's rows (cycled)")
     parser.add_argument("--compile-dfl", action="store_true", help="compile each run's DFL term")
     parser.add_argument("--repeats", type=int, default=10)
@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     result = stack_throughput(
         args.runs,
         args.device,
-        args.problem,
+        args.kb,
         repeats=args.repeats,
         compile_dfl=args.compile_dfl,
         experiment=args.experiment,

@@ -22,28 +22,28 @@ from pathlib import Path
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 
-# One process: the default configuration's module for `problem`, `steps` timed iterations
+# One process: the default configuration's module for `kb`, `steps` timed iterations
 # (median ms on stdout), with the bench API both revisions have (bench/steps.py, timing.py).
 TIMER = """
 import json, sys, torch
 torch.set_num_threads(1)
 from dfl_bench.bench import steps
 from dfl_bench.bench.timing import interleaved, summary_ms
-problem, n, warmup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+kb, n, warmup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 device = torch.device("cpu")
 data = steps.load_data(64, device, 500)
-module = steps.build_module(problem, 10**9, device)
+module = steps.build_module(kb, 10**9, device)
 run = steps.iteration(module, steps.draw_batches(data, 64, 8))
 secs = interleaved({"it": run}, n, warmup, device)["it"]
 print(json.dumps(summary_ms(secs)["median_ms"]))
 """
 
 
-def time_checkout(folder: Path, problem: str, steps: int, warmup: int) -> float:
+def time_checkout(folder: Path, kb: str, steps: int, warmup: int) -> float:
     """Median ms of one iteration in a fresh process of the checkout at `folder`."""
     env = {**os.environ, "PYTHONPATH": str(folder), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", TIMER, problem, str(steps), str(warmup)],
+        [sys.executable, "-c", TIMER, kb, str(steps), str(warmup)],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -55,8 +55,8 @@ def time_checkout(folder: Path, problem: str, steps: int, warmup: int) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def compare(base: str, problems: Sequence[str], rounds: int, steps: int, warmup: int) -> dict:
-    """{problem: {base_ms, head_ms, ratio}} and the revisions, from `rounds` alternating rounds."""
+def compare(base: str, kbs: Sequence[str], rounds: int, steps: int, warmup: int) -> dict:
+    """{kb: {base_ms, head_ms, ratio}} and the revisions, from `rounds` alternating rounds."""
     head = _git("rev-parse", "--short", "HEAD") + (
         "-dirty" if _git("status", "--porcelain") else ""
     )
@@ -65,14 +65,14 @@ def compare(base: str, problems: Sequence[str], rounds: int, steps: int, warmup:
         worktree = Path(tmp) / "base"
         _git("worktree", "add", "--detach", str(worktree), base)
         try:
-            for problem in problems:
+            for kb in kbs:
                 ratios, base_ms, head_ms = [], [], []
                 for i in range(rounds):
                     order = [(REPO_DIR, head_ms), (worktree, base_ms)]
                     for folder, samples in order if i % 2 == 0 else order[::-1]:
-                        samples.append(time_checkout(folder, problem, steps, warmup))
+                        samples.append(time_checkout(folder, kb, steps, warmup))
                     ratios.append(head_ms[-1] / base_ms[-1])
-                out[problem] = {
+                out[kb] = {
                     "base_ms": statistics.median(base_ms),
                     "head_ms": statistics.median(head_ms),
                     "ratio": statistics.median(ratios),
@@ -90,10 +90,10 @@ def _git(*args: str) -> str:
 
 
 def write(result: dict, out: Path, command: str) -> Path:
-    """`out/step_vs_commit.md` (and .json): one row per problem."""
+    """`out/step_vs_commit.md` (and .json): one row per knowledge base."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "step_vs_commit.json").write_text(json.dumps(result, indent=1) + "\n")
-    problems = [k for k, v in result.items() if isinstance(v, dict)]
+    kbs = [k for k, v in result.items() if isinstance(v, dict)]
     rows = [
         [
             p,
@@ -102,17 +102,17 @@ def write(result: dict, out: Path, command: str) -> Path:
             f"{result[p]['ratio']:.3f}",
             ", ".join(f"{r:.3f}" for r in result[p]["ratios"]),
         ]
-        for p in problems
+        for p in kbs
     ]
     text = [
         f"# One CPU training iteration: `{result['head']}` against `{result['base']}`",
         "",
-        f"`{command}`: one torch thread, batch 64, the default configuration of each problem; "
-        f"{result['rounds']} rounds, each timing both revisions once in fresh processes "
+        f"`{command}`: one torch thread, batch 64, the default configuration of each knowledge "
+        f"base; {result['rounds']} rounds, each timing both revisions once in fresh processes "
         "(alternating which goes first); ratio = the median over the rounds of this revision's "
         "median iteration over the base's (below 1: faster).",
         "",
-        *markdown.table(["problem", "base ms", "this ms", "ratio", "ratio per round"], rows),
+        *markdown.table(["kb", "base ms", "this ms", "ratio", "ratio per round"], rows),
         "",
     ]
     path = out / "step_vs_commit.md"
@@ -123,7 +123,7 @@ def write(result: dict, out: Path, command: str) -> Path:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.bench step-vs-commit")
     parser.add_argument("--base", required=True, help="git revision to compare with")
-    parser.add_argument("--problems", nargs="+", default=["same", "sum9"])
+    parser.add_argument("--kbs", nargs="+", default=["same", "sum9"])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=60, help="timed iterations per process")
     parser.add_argument("--warmup", type=int, default=10)
@@ -132,5 +132,5 @@ def main(argv: Sequence[str] | None = None) -> None:
     command = "python -m dfl_bench.bench step-vs-commit " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
-    result = compare(args.base, args.problems, args.rounds, args.steps, args.warmup)
+    result = compare(args.base, args.kbs, args.rounds, args.steps, args.warmup)
     print(write(result, args.out, command.strip()).read_text())

@@ -58,10 +58,10 @@ def materialize(module: DFLModule) -> DFLModule:
 
 
 def build_module(
-    problem: str, log_every: int, device: torch.device, overrides: Sequence[str] = ()
+    kb: str, log_every: int, device: torch.device, overrides: Sequence[str] = ()
 ) -> DFLModule:
-    """The DFLModule of the default config for `problem`; logging steps iff log_every == 1."""
-    config = compose_config([f"problem={problem}", *overrides])
+    """The DFLModule of the default config for `kb`; logging steps iff log_every == 1."""
+    config = compose_config([f"kb={kb}", *overrides])
     config["profile"]["log_every"] = log_every
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
     return train.build_module(config, operators).to(device).train()

@@ -40,7 +40,7 @@ def eval_fraction(result: dict[str, Any]) -> list[dict[str, Any]]:
     cost = evals * result["eval"]["median_ms"] / 1000
     return [
         {
-            "problem": p["problem"],
+            "kb": p["kb"],
             "torch_threads": p["torch_threads"],
             "evaluations": evals,
             "eval_s": cost,
@@ -62,11 +62,11 @@ def checked(name: str, value: float, fmt: str) -> str:
 
 
 def bare_steps(result: dict[str, Any]) -> dict[tuple[int, str], float]:
-    """Median ms of the bare non-logging step per (threads, problem), from the iteration section."""
+    """Median ms of the bare non-logging step per (threads, kb), from the iteration section."""
     rows = result.get("iteration", {}).get("rows", [])
-    return {(r["threads"], r["problem"]): r["median_ms"] for r in rows if r["variant"] == "dfl"}
+    return {(r["threads"], r["kb"]): r["median_ms"] for r in rows if r["variant"] == "dfl"}
 
 
-def floor_target(problem: str) -> str:
-    """The floor section's target for a problem: the w_dfl=0 baseline has its own bound."""
-    return "baseline_vs_cnn" if problem == "ce_pair" else "cli_vs_cnn"
+def floor_target(kb: str) -> str:
+    """The floor section's target for a knowledge base: the w_dfl=0 baseline has its own bound."""
+    return "baseline_vs_cnn" if kb == "ce_pair" else "cli_vs_cnn"

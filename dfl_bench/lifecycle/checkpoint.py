@@ -31,7 +31,7 @@ def save(trainer: L.Trainer, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def problem(path: Path) -> str | None:
+def defect(path: Path) -> str | None:
     """Why the checkpoint at `path` cannot be resumed from (truncated, corrupt, a zip that is no
     Lightning checkpoint), or None."""
     try:
@@ -80,7 +80,7 @@ def resumable(folder: Path, keys: Sequence[str] | None = None) -> Path | None:
     path = folder / NAME
     if not path.is_file():
         return None
-    why = problem(path)
+    why = defect(path)
     members = read_members(folder) if keys is not None else None
     if why is None and members is not None and members != list(keys or []):
         why, aside = f"it trained other runs ({members}, not {list(keys or [])})", "other"

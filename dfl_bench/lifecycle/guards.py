@@ -95,7 +95,7 @@ def check_config(config: Mapping[str, Any], optimizer: bool = True) -> None:
     check_seed(config.get("seed"))
     if config.get("threads") is not None:
         _integer(config["threads"], "threads", 1)
-    _number(config["problem"].get("w_dfl"), "problem.w_dfl", 0.0, open_low=False)
+    _number(config["kb"].get("w_dfl"), "kb.w_dfl", 0.0, open_low=False)
     _integer(config["model"].get("ntn_k"), "model.ntn_k", 1)
     if not isinstance(config["model"].get("ntn_bias"), bool):
         raise ValueError(

@@ -23,7 +23,15 @@ from dfl_bench.paths import CONFIG_DIR
 INFO_FLAGS = ("help", "hydra_help", "cfg", "info", "shell_completion", "resolve")
 
 
-def problem(argv: Sequence[str]) -> str | None:
+def renamed(line: str) -> str:
+    """An override of the old `problem` group in today's names (`problem.kb.scope=formula` is
+    `kb.scope=formula`, `problem=sum9` is `kb=sum9`)."""
+    prefix = line[: len(line) - len(line.lstrip("+~"))]
+    rest = line[len(prefix) :].removeprefix("problem")
+    return f"{prefix}kb{rest.removeprefix('.kb')}"
+
+
+def defect(argv: Sequence[str]) -> str | None:
     """Why `python -m dfl_bench ARGV` cannot start (one line), or None."""
     try:
         with contextlib.redirect_stderr(io.StringIO()):
@@ -37,6 +45,11 @@ def problem(argv: Sequence[str]) -> str | None:
     except OverrideParseException as err:
         return str(err).splitlines()[0]
     for override in parsed:
+        if override.key_or_group.lstrip("+~").split(".")[0] == "problem":
+            return (
+                f"{override.input_line}: the `problem` group is now `kb` (the knowledge base "
+                f"and its DFL weight): {renamed(override.input_line)}"
+            )
         if override.key_or_group == "experiment" and override.is_sweep_override():
             return (
                 f"{override.input_line}: one experiment per command (each has its own sweep of "

@@ -15,7 +15,7 @@ SOURCES = ("paper", "authors' code", "our choice")
 
 
 def _has_key(config: Mapping[str, Any], dotted: str) -> bool:
-    """Whether `config` holds the dotted key (e.g. "problem.w_dfl")."""
+    """Whether `config` holds the dotted key (e.g. "kb.w_dfl")."""
     node: Any = config
     for part in dotted.split("."):
         if not isinstance(node, Mapping) or part not in node:

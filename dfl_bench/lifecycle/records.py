@@ -21,6 +21,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     CELL_ASIDE,
     HASHED_AS,
     METRIC_FIELDS,
+    MOVED_KEYS,
     NOT_HASHED,
     RECORD_FIELDS,
     STATUSES,
@@ -44,9 +45,55 @@ def _without_added_defaults(config: Mapping[str, Any], path: tuple[str, ...]) ->
     return out
 
 
+def _dicts(value: Any) -> Any:
+    """`value` with every mapping in it copied as a dict (the rest shared)."""
+    if isinstance(value, Mapping):
+        return {k: _dicts(v) for k, v in value.items()}
+    return value
+
+
+def _moved(
+    config: Mapping[str, Any], moves: Sequence[tuple[tuple[str, ...], tuple[str, ...]]]
+) -> dict[str, Any]:
+    """A copy of `config` with the value at each move's first path put at its second (a mapping
+    left empty is dropped); a path that is absent moves nothing."""
+    out = _dicts(config)
+    for source, target in moves:
+        nodes = [out]
+        for key in source[:-1]:
+            nodes.append(nodes[-1].get(key) if isinstance(nodes[-1], dict) else None)
+        if not isinstance(nodes[-1], dict) or source[-1] not in nodes[-1]:
+            continue
+        value = nodes[-1].pop(source[-1])
+        for parent, key in zip(reversed(nodes[:-1]), reversed(source[:-1]), strict=True):
+            if parent[key] == {}:
+                del parent[key]
+        node = out
+        for key in target[:-1]:
+            node = node.setdefault(key, {})
+        node[target[-1]] = value
+    return out
+
+
+def current_form(config: Mapping[str, Any]) -> dict[str, Any]:
+    """`config` (a record's, of any age) with every MOVED_KEYS key at today's place."""
+    return _moved(config, [(old, new) for new, old in reversed(MOVED_KEYS)])
+
+
+def current_key(dotted: str) -> str:
+    """A dotted config key (a provenance entry's, e.g. "problem.w_dfl") in today's names."""
+    parts = tuple(dotted.split("."))
+    for new, old in MOVED_KEYS:
+        if parts[: len(old)] == old:
+            return ".".join((*new, *parts[len(old) :]))
+    return dotted
+
+
 def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a resolved config that changes a result: all but logging, paths and flags,
-    the ADDED_KEYS at their old value, and the HASHED_AS settings at their one value."""
+    the ADDED_KEYS at their old value, the MOVED_KEYS at their old place and the HASHED_AS
+    settings at their one value."""
+    config = _moved(config, MOVED_KEYS)
     out = _without_added_defaults({k: v for k, v in config.items() if k not in NOT_HASHED}, ())
     for (group, key), value in HASHED_AS.items():
         if isinstance(out.get(group), Mapping) and key in out[group]:
@@ -95,7 +142,7 @@ def record_path(records_dir: str | Path, experiment: str, digest: str) -> Path:
     return Path(records_dir) / experiment / f"{digest}.json"
 
 
-def problem(path: str | Path) -> str | None:
+def defect(path: str | Path) -> str | None:
     """Why the file at `path` is not a whole, valid run record; None when it is one or there is
     no file (asking prints nothing: the writer names what it replaces)."""
     try:
@@ -136,8 +183,8 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
 
 
 def read_record(path: str | Path) -> dict[str, Any] | None:
-    """The whole, valid record at `path`, or None when there is none (`problem` says why)."""
-    if problem(path) is not None:
+    """The whole, valid record at `path`, or None when there is none (`defect` says why)."""
+    if defect(path) is not None:
         return None
     try:
         with open(path, encoding="utf-8") as f:
@@ -192,7 +239,7 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
         raise ValueError(f"record status {record['status']!r} is not one of {list(STATUSES)}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    why = problem(path)
+    why = defect(path)
     if why is not None:
         aside = path.with_name(path.name + ".invalid")
         os.replace(path, aside)

@@ -2,11 +2,11 @@
 
     run_sweep(jobs, stack_size)   each job: skipped / reused / trained, its record written
 
-Jobs whose configs agree on what one model must share (`stack_key`: the problem and whether it
-has a DFL term, optimizer, profile, data settings but the seeds, model, trainer, threads) form
-groups; a group's jobs are locked, skipped when their record says ok or reused from another
-experiment (as a separate job), and the rest train in stacks of at most `stack_size` through
-the one lifecycle of a job (`job.fit_runs`). A stack's checkpoint
+Jobs whose configs agree on what one model must share (`stack_key`: the knowledge base and
+whether it has a DFL term, optimizer, profile, data settings but the seeds, model, trainer,
+threads) form groups; a group's jobs are locked, skipped when their record says ok or reused
+from another experiment (as a separate job), and the rest train in stacks of at most
+`stack_size` through the one lifecycle of a job (`job.fit_runs`). A stack's checkpoint
 (`<checkpoint_dir>/_stacks/<digest>/last.ckpt`, its runs listed in `members.json`) resumes the
 whole stack, also when some of its runs already wrote their records.
 """
@@ -33,13 +33,13 @@ MIXING = ("gradient_clip_val",)  # Trainer settings that couple the runs of a st
 
 
 def stack_key(config: Mapping[str, Any]) -> str:
-    """What runs of one stack must share, as a string (SHARED, the problem, data settings but
+    """What runs of one stack must share, as a string (SHARED, the knowledge base, data settings but
     the seeds, the debug SIGTERM hook); a job whose Trainer couples runs (gradient clipping: one
     norm over the stack) gets a key of its own."""
     data = {k: v for k, v in config["data"].items() if k != "split_seed"}
-    problem = config["problem"]
+    kb = config["kb"]
     shared = {
-        "problem": [problem["name"], problem["w_dfl"] > 0],
+        "kb": [kb["name"], kb["w_dfl"] > 0],
         "task": config.get("task"),
         "data": data,
         **{k: config.get(k) for k in SHARED},

@@ -12,7 +12,7 @@ predicates and how their crisp truth follows from the digit labels of two images
 (('before',), True)
 >>> del KBS["ranking"]  # this example's KB leaves the table again
 
-so adding a knowledge base takes one decorated function and one `conf/problem` file
+so adding a knowledge base takes one decorated function and one `conf/kb` file
 (DEVELOPERS.md); `union` registers knowledge bases together (`both`).
 """
 
@@ -26,7 +26,7 @@ from torch import Tensor
 from dfl_bench.logic.formulas import Family, Predicate, reads
 
 PairTruth = Callable[[Tensor, Tensor], Tensor]
-DIGIT = "digit"  # the unary predicate every problem reads: the softmax over the ten digits
+DIGIT = "digit"  # the unary predicate every knowledge base reads: the softmax over the ten digits
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The predicates of the MNIST problems (Section 9.2) and their interpretation keys."""
+"""The predicates of the MNIST knowledge bases (Section 9.2) and their interpretation keys."""
 
 from __future__ import annotations
 

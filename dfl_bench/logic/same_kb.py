@@ -1,4 +1,4 @@
-"""The `same` problem's knowledge base (Section 9.2.1); d ranges over the ten digits."""
+"""The `same` knowledge base (Section 9.2.1); d ranges over the ten digits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `sum9` problem's knowledge base (Section 9.2.2); the disjunction folds S over d."""
+"""The `sum9` knowledge base (Section 9.2.2); the disjunction folds S over d."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from dfl_bench.results.paper import COLUMNS, RECORD_FIELDS, load_paper  # noqa: 
 from dfl_bench.results.tables import Table  # noqa: E402
 
 LABELS = {"accuracy": "test accuracy (%)", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
-PROBLEM_COLOURS = {"same": "tab:blue", "sum9": "tab:red"}
+KB_COLOURS = {"same": "tab:blue", "sum9": "tab:red"}
 MAIN_TABLES = load_paper().main  # the main-text tables (paper_numbers.yaml's `main` flag)
 
 
@@ -75,15 +75,15 @@ def measures_figure(frame: pd.DataFrame, profile: str, path: Path) -> Path:
     ]
     fig, axes = plt.subplots(2, 2, figsize=(10, 8))
     for ax, (x, y) in zip(axes.flat, panels, strict=True):
-        for problem, colour in PROBLEM_COLOURS.items():
-            sub = runs[runs["problem"] == problem]
+        for kb, colour in KB_COLOURS.items():
+            sub = runs[runs["kb"] == kb]
             xs = _column(sub, x)
             ys = _column(sub, y)
             keep = xs.notna() & ys.notna()
             r = pearson(xs[keep].tolist(), ys[keep].tolist())
             text = "r n/a" if r is None else f"r = {r:+.2f}"
             ax.scatter(
-                xs[keep], ys[keep], s=14, color=colour, label=f"{problem} ({text}, n={keep.sum()})"
+                xs[keep], ys[keep], s=14, color=colour, label=f"{kb} ({text}, n={keep.sum()})"
             )
         ax.set_xlabel(LABELS[x])
         ax.set_ylabel(LABELS[y])

@@ -11,7 +11,14 @@ from typing import Any
 import pandas as pd
 
 from dfl_bench.kinds import KINDS
-from dfl_bench.lifecycle.records import METRIC_FIELDS, cell_hash, config_hash, invalid
+from dfl_bench.lifecycle.records import (
+    METRIC_FIELDS,
+    cell_hash,
+    config_hash,
+    current_form,
+    current_key,
+    invalid,
+)
 from dfl_bench.schema import TASK_FIELDS
 
 METRICS = METRIC_FIELDS
@@ -23,7 +30,7 @@ BASE_COLUMNS = (
     "status",
     "reason",
     *KINDS,
-    "problem",
+    "kb",
     "formulas",
     "w_dfl",
     "optimizer",
@@ -106,9 +113,10 @@ def counted_once(rows: list[dict[str, Any]], root: Path) -> tuple[list[dict[str,
 
 
 def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
-    """One record as flat columns: operator names and `<kind>.<param>`, problem, metrics."""
-    config = record["config"]
-    problem = config.get("problem") or {}
+    """One record as flat columns: operator names and `<kind>.<param>`, knowledge base, metrics
+    (its config read in today's names: records.current_form)."""
+    config = current_form(record["config"])
+    kb = config.get("kb") or {}
     optimizer = config.get("optimizer") or {}
     row: dict[str, Any] = {
         "experiment": record.get("experiment") or config.get("experiment_name") or path.parent.name,
@@ -117,9 +125,9 @@ def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "profile": record.get("profile") or (config.get("profile") or {}).get("name"),
         "status": record.get("status"),
         "reason": record.get("reason"),
-        "problem": problem.get("name"),
-        "formulas": _text((problem.get("kb") or {}).get("formulas")),
-        "w_dfl": problem.get("w_dfl"),
+        "kb": kb.get("name"),
+        "formulas": _text(kb.get("formulas")),
+        "w_dfl": kb.get("w_dfl"),
         "optimizer": optimizer.get("name"),
         "lr": optimizer.get("lr"),
         "steps": record.get("steps"),
@@ -127,7 +135,7 @@ def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "wall_time_s": record.get("wall_time_s"),
         "finished": record.get("finished"),
         "reused_from": _text(record.get("reused_from")),
-        "provenance": config.get("provenance") or record.get("provenance"),
+        "provenance": _current_keys(config.get("provenance") or record.get("provenance")),
         "configuration": cell_hash(config),
         "run": config_hash(config),
         "config": config,
@@ -140,6 +148,13 @@ def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
         row[kind] = spec.get("name")
         row.update({f"{kind}.{k}": v for k, v in spec.items() if k != "name"})
     return row
+
+
+def _current_keys(provenance: Any) -> Any:
+    """A record's provenance with each dotted key in today's names (records.current_key)."""
+    if not isinstance(provenance, Mapping):
+        return provenance
+    return {current_key(k): v for k, v in provenance.items()}
 
 
 def _text(value: Any) -> str | None:

@@ -43,7 +43,7 @@ class PaperCell:
     key: str | None
     label: str
     group: str
-    problem: str | None
+    kb: str | None  # the knowledge base of its group (main-text tables)
     values: dict[str, float | str | None]
     bold: tuple[str, ...] = ()
     source: str = "table"
@@ -135,11 +135,11 @@ def load_paper(path: Path = DATA_FILE) -> Paper:
 def _table(name: str, spec: dict[str, Any]) -> PaperTable:
     """One table of the data file."""
     groups = tuple(spec["groups"])
-    problems = spec.get("problems") or [None] * len(groups)
+    kbs = spec.get("kbs") or [None] * len(groups)
     rows = []
     for row in spec["rows"]:
         cells = []
-        for group, problem, cell in zip(groups, problems, row["cells"], strict=True):
+        for group, kb, cell in zip(groups, kbs, row["cells"], strict=True):
             values = dict(zip(COLUMNS, cell["values"], strict=True))
             bad = [v for v in values.values() if not (v is None or v == DASH or _is_number(v))]
             if bad:
@@ -149,7 +149,7 @@ def _table(name: str, spec: dict[str, Any]) -> PaperTable:
                     key=cell_key(cell["row"]),
                     label=cell.get("tex", row["tex"]),
                     group=group,
-                    problem=problem,
+                    kb=kb,
                     values=values,
                     bold=tuple(cell.get("bold", ())),
                     source=cell.get("source", "table"),
@@ -189,7 +189,7 @@ def beyond_paper(path: Path) -> PaperTable:
     caption = " ".join(line for line in comments if not line.startswith("python -m"))
     empty = dict.fromkeys(COLUMNS)
     rows = tuple(
-        (row, (PaperCell(key=row, label=row, group="ours", problem=None, values=empty),))
+        (row, (PaperCell(key=row, label=row, group="ours", kb=None, values=empty),))
         for row in (r.strip() for r in swept)
     )
     return PaperTable(

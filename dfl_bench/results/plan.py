@@ -184,7 +184,7 @@ def unusable(jobs: Sequence[Job], records_dir: str | Path) -> list[str]:
     folders = sorted({job.path.parent for job in jobs})
     lines = []
     for path in sorted(p for folder in folders for p in folder.glob("*.json")):
-        why = records.problem(path)
+        why = records.defect(path)
         if why is not None:
             fate = "its job reruns, keeping it as .invalid" if path in paths else "ignored"
             lines.append(f"{path}: not a run record ({why}); {fate}")
@@ -199,7 +199,7 @@ def cell_config(
     train it today; None when that does not compose (no such experiment, profile or row)."""
     overrides = [*base_overrides(experiment), f"profile={profile}", "seed=0"]
     if key is not None:
-        overrides.append(f"{'problem' if key == 'problem.name' else key}={value}")
+        overrides.append(f"{'kb' if key == 'kb.name' else key}={value}")
     try:
         return resolve.resolved_config(sweep.job_config(overrides))
     except (ValueError, OSError, HydraException, OmegaConfBaseException):

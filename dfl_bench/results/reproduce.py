@@ -53,7 +53,7 @@ def cuda_available() -> bool:
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """Bad arguments end in one line naming the problem (exit status 2), not a usage block."""
+    """Bad arguments end in one line saying what is wrong (exit status 2), not a usage block."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise ValueError(message)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, hashed_config
+from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, current_key, hashed_config
 from dfl_bench.results.paper import (
     COLUMNS,
     FINAL_ACCURACY,
@@ -22,7 +22,7 @@ from dfl_bench.results.paper import (
 from dfl_bench.results.plan import cell_config
 from dfl_bench.schema import ADDED_KEYS
 
-KEY_COLUMNS = {"problem.name": "problem"}
+KEY_COLUMNS = {"kb.name": "kb"}
 SEEDS = CELL_ASIDE  # a cell's runs differ in these only
 TRAINING_CODE = ("dfl_bench", "conf", ":(exclude)dfl_bench/results")
 
@@ -208,11 +208,11 @@ def configurations(
 
 
 def differences(expected: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    """Each hashed setting (dotted key, seeds aside) where `config` differs from `expected`,
-    with its value in `config`."""
+    """Each hashed setting (dotted key in today's names, seeds aside) where `config` differs
+    from `expected`, with its value in `config`."""
     want, have = _flat(hashed_config(expected)), _flat(hashed_config(config))
     keys = [k for k in sorted(want.keys() | have.keys()) if k not in SEEDS]
-    return {k: have.get(k) for k in keys if want.get(k) != have.get(k)}
+    return dict(sorted((current_key(k), have.get(k)) for k in keys if want.get(k) != have.get(k)))
 
 
 def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -5,15 +5,15 @@ Loss of one step (labeled batch D_l, unlabeled batch D_u, 64 images each)::
     w_dfl * L_DFL(D_u, K)  +  CE(D_l)  +  sum over binary predicates of BCE(pairs of D_l x D_l)
 
 * L_DFL is `kb(interp, ops).loss` on the unlabeled batch, interp = {"digit": softmax (b, 10),
-  and per binary predicate of the problem's KB (e.g. "same"): sigmoid(NTN) (b, b)}
-  (`problems.interpretation`). It is skipped entirely when w_dfl = 0.
+  and per binary predicate of the knowledge base (e.g. "same"): sigmoid(NTN) (b, b)}
+  (`interpretation.interpretation`). It is skipped entirely when w_dfl = 0.
 * CE is the mean cross-entropy over the labeled batch.
 * The pair loss is the mean BCE over all b*b ordered labeled pairs (the diagonal included) that
   are positive, plus as many negatives drawn uniformly without replacement (the run's own RNG,
   `DFLModule.generator`); the negatives are undersampled as Section 9.3 says.
-* problem="ce_only" has no NTN head: the loss is CE only (conf/problem/ce_only.yaml). The paper's
-  purely supervised baseline (95.18%) is problem="same" with w_dfl=0: CE + the pair loss
-  (conf/problem/ce_pair.yaml).
+* kb="ce_only" has no NTN head: the loss is CE only (conf/kb/ce_only.yaml). The paper's purely
+  supervised baseline (95.18%) is kb="same" with w_dfl=0: CE + the pair loss
+  (conf/kb/ce_pair.yaml).
 
 Logging (`log_every`, aligned with the Trainer's `log_every_n_steps`): the losses and, from
 `kb(interp, ops, labels=...)` with the unlabeled batch's labels, the Section 9.1 metrics
@@ -39,9 +39,9 @@ from dfl_bench.logic import build_kb
 from dfl_bench.logic.kb import KBResult, KnowledgeBase
 from dfl_bench.logic.metrics import MAGNITUDES, ratios
 from dfl_bench.operators import OperatorSet
+from dfl_bench.run.interpretation import crisp_labels, interpretation, pair_truth, predicates
 from dfl_bench.run.model import DFLNet, dropout_masks
 from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
-from dfl_bench.run.problems import crisp_labels, interpretation, pair_truth, predicates
 from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
 
 LOSS_TERMS = ("dfl", "ce", "pair")
@@ -195,16 +195,17 @@ class RunModule(EvaluationSchedule, L.LightningModule):
 
 
 class DFLModule(RunModule):
-    """One module for every problem (`problems.problems()`: `ce_only` and each registered
-    knowledge base, e.g. `same`, `sum9`, `both`; Section 9.3)."""
+    """One module for every knowledge base (`interpretation.kb_names()`: `ce_only` and each
+    registered one, e.g. `same`, `sum9`, `both`; Section 9.3); `kb_options` select and weigh
+    its formulas (`logic.build_kb`)."""
 
     def __init__(
         self,
-        problem: str,
+        kb: str,
         operators: OperatorSet | Mapping[str, Mapping[str, Any]] | None = None,
         w_dfl: float = 1.0,
         optimizer: Mapping[str, Any] | None = None,
-        kb: Mapping[str, Any] | None = None,
+        kb_options: Mapping[str, Any] | None = None,
         ntn_k: int = 50,
         ntn_bias: bool = False,
         log_every: int = 50,
@@ -214,26 +215,26 @@ class DFLModule(RunModule):
         seed: int = 0,
     ) -> None:
         super().__init__(seed, eval_every, max_steps)
-        binary = predicates(problem)
+        binary = predicates(kb)
         if log_every < 1 or eval_every < 0:
             raise ValueError(f"need log_every >= 1, eval_every >= 0; got {log_every}, {eval_every}")
         if w_dfl < 0:
             raise ValueError(f"w_dfl must be >= 0, got {w_dfl}")
-        self.problem, self.predicates = problem, binary
+        self.kb_name, self.predicates = kb, binary
         self.w_dfl = float(w_dfl) if self.predicates else 0.0
         self.optimizer_cfg = dict(optimizer or {"name": "adam"})
         optimizer_kwargs(self.optimizer_cfg)
-        self.kb = None
+        self.kb: KnowledgeBase | None = None
         self.ops = None
         if self.w_dfl > 0:
             if operators is None:
-                raise ValueError(f"problem {problem!r} with w_dfl > 0 needs operators")
+                raise ValueError(f"knowledge base {kb!r} with w_dfl > 0 needs operators")
             self.ops = (
                 operators
                 if isinstance(operators, OperatorSet)
                 else OperatorSet.from_config(operators)
             )
-            self.kb = build_kb(problem, **dict(kb or {}))
+            self.kb = build_kb(kb, **dict(kb_options or {}))
         self.net = DFLNet(self.predicates, ntn_k, ntn_bias)
         self.log_every, self.metrics_tail = log_every, metrics_tail
         self._tail = torch.zeros(len(MAGNITUDES), dtype=torch.float64)

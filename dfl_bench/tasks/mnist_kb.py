@@ -1,5 +1,5 @@
 """The paper's task (Section 9.3): semi-supervised MNIST with 1% labels, the NTN heads of the
-knowledge base's binary predicates, the `same`/`sum9`/`both` knowledge bases (`problem=`); its
+knowledge base's binary predicates, the `same`/`sum9`/`both` knowledge bases (`kb=`); its
 step is DFLModule's (dfl_bench/run/dfl_module.py), its data MnistDataModule's."""
 
 from __future__ import annotations
@@ -16,14 +16,16 @@ STACKS = True
 
 
 def build(config: Mapping[str, Any], operators: OperatorSet) -> DFLModule:
-    """The LightningModule of Section 9.3 for this problem, operators, optimizer and budget."""
-    problem, profile = config["problem"], config["profile"]
+    """The LightningModule of Section 9.3 for this knowledge base, operators, optimizer and
+    budget."""
+    kb, profile = dict(config["kb"]), config["profile"]
+    name, w_dfl = kb.pop("name"), kb.pop("w_dfl")
     return DFLModule(
-        problem=problem["name"],
+        kb=name,
         operators=operators,
-        w_dfl=problem["w_dfl"],
+        w_dfl=w_dfl,
         optimizer=config["optimizer"],
-        kb=problem["kb"],
+        kb_options=kb,
         ntn_k=config["model"]["ntn_k"],
         ntn_bias=config["model"]["ntn_bias"],
         log_every=profile["log_every"],

@@ -102,7 +102,7 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
     assert {"machine", "iteration", "stacking", "scaling", "eval"} <= set(result)
     assert [r["runs"] for r in result["stacking"]["rows"]] == [2]
     assert {"cpu", "cores", "torch", "command", "load_average_start"} <= set(result["machine"])
-    variants = {(r["problem"], r["variant"]) for r in result["iteration"]["rows"]}
+    variants = {(r["kb"], r["variant"]) for r in result["iteration"]["rows"]}
     assert {
         ("supervised", "supervised"),
         ("same", "materialized"),
@@ -161,12 +161,12 @@ def test_bare_cnn_and_step_parts_train_what_they_name():
     data = steps.load_data(64, CPU, subset_test=64)
     batch = steps.draw_batches(data, 8, 1)[0]
     steps.bare_cnn(batch)()
-    for problem, names in [
+    for kb, names in [
         ("same", ["cnn", "ntn", "pair_bce", "dfl_loss", "optimizer"]),
         ("ce_pair", ["cnn", "ntn", "pair_bce", "optimizer"]),
         ("ce_only", ["cnn", "optimizer"]),
     ]:
-        module = steps.build_module(problem, steps.NEVER, CPU)
+        module = steps.build_module(kb, steps.NEVER, CPU)
         fns = steps.parts(module, batch)
         assert list(fns) == names
         before = [w.detach().clone() for w in module.parameters()]
@@ -181,8 +181,8 @@ def test_targets_table_marks_each_measured_value(tmp_path):
     result = {
         "floor": {
             "rows": [
-                {"problem": "same", "vs_cnn": 1.4},
-                {"problem": "ce_pair", "vs_cnn": 1.2},
+                {"kb": "same", "vs_cnn": 1.4},
+                {"kb": "ce_pair", "vs_cnn": 1.2},
             ]
         },
         "paper_run": [

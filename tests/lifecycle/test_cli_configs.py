@@ -19,7 +19,7 @@ from dfl_bench.lifecycle.records import NOT_HASHED, config_hash
 from dfl_bench.lifecycle.train import resolved_config
 from dfl_bench.lifecycle.trainer import build_trainer, check_trainer
 from dfl_bench.operators import KINDS, OperatorSet
-from dfl_bench.run.problems import problems
+from dfl_bench.run.interpretation import kb_names
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
@@ -103,7 +103,7 @@ def test_default_config_is_section_10_2_fixed_operators():
     implication = config["implication"]
     assert (implication["name"], implication["base"]) == ("sigmoidal", "reichenbach")
     assert (implication["s"], implication["b0"]) == (9.0, -0.5)
-    assert (config["problem"]["name"], config["profile"]["name"]) == ("same", "quick")
+    assert (config["kb"]["name"], config["profile"]["name"]) == ("same", "quick")
 
 
 def test_recommended_parameters_do_not_leak_into_other_operators():
@@ -116,10 +116,10 @@ def test_recommended_parameters_do_not_leak_into_other_operators():
 def test_symmetric_rows_take_the_t_norm_family():
     config = resolved(compose_job(["+experiment=same_symmetric", "row=product_R"]))
     assert config["tnorm"] == {"name": "product"} and config["implication"] == {"name": "goguen"}
-    assert config["problem"]["w_dfl"] == 10.0
+    assert config["kb"]["w_dfl"] == 10.0
     config = resolved(compose_job(["+experiment=same_symmetric", "row=yager_p20_S"]))
     assert config["forall"] == {"name": "yager", "p": 20.0}
-    assert config["problem"]["w_dfl"] == 1.0
+    assert config["kb"]["w_dfl"] == 1.0
 
 
 def test_unknown_operator_option_lists_the_valid_choices():
@@ -159,27 +159,27 @@ def test_a_configuration_in_two_tables_has_one_hash(first, second):
 
 def test_the_paper_baseline_is_same_without_the_dfl_loss():
     pair, ce_only = job("baseline"), job("baseline", "row=ce_only")
-    assert (pair["row"], pair["problem"]["name"], pair["problem"]["w_dfl"]) == (
+    assert (pair["row"], pair["kb"]["name"], pair["kb"]["w_dfl"]) == (
         "ce_pair",
         "same",
         0,
     )
-    assert ce_only["problem"]["name"] == "ce_only"
-    plain = resolved(compose_job(["problem=same", "problem.w_dfl=0"]))
+    assert ce_only["kb"]["name"] == "ce_only"
+    plain = resolved(compose_job(["kb=same", "kb.w_dfl=0"]))
     assert config_hash(pair) == config_hash(plain)
 
 
-def test_problem_names_match_the_registry():
-    options = {p.stem: yaml.safe_load(p.read_text()) for p in (CONF / "problem").glob("*.yaml")}
-    assert set(problems()) <= set(options)
-    assert all(o["name"] in problems() for o in options.values())
-    assert all(o["kb"]["scope"] == "family" for o in options.values())
+def test_kb_names_match_the_registry():
+    options = {p.stem: yaml.safe_load(p.read_text()) for p in (CONF / "kb").glob("*.yaml")}
+    assert set(kb_names()) <= set(options)
+    assert all(o["name"] in kb_names() for o in options.values())
+    assert all(o["scope"] == "family" for o in options.values())
 
 
 def test_scope_is_a_command_line_choice():
     family = job("same_symmetric", "row=godel_S")
-    formula = job("same_symmetric", "row=godel_S", "problem.kb.scope=formula")
-    assert (family["problem"]["kb"]["scope"], formula["problem"]["kb"]["scope"]) == (
+    formula = job("same_symmetric", "row=godel_S", "kb.scope=formula")
+    assert (family["kb"]["scope"], formula["kb"]["scope"]) == (
         "family",
         "formula",
     )
@@ -209,14 +209,14 @@ def test_every_job_carries_checked_provenance(experiment):
 @pytest.mark.parametrize(
     ("experiment", "override", "key", "source"),
     [
-        ("tnorms", "row=godel", "problem.w_dfl", "authors' code"),
+        ("tnorms", "row=godel", "kb.w_dfl", "authors' code"),
         ("implications", "row=yager_r_p20", "implication.p", "authors' code"),
-        ("implications", "row=godel", "problem.w_dfl", "authors' code"),
+        ("implications", "row=godel", "kb.w_dfl", "authors' code"),
         ("aggregation", "row=exists_gm_p2", "exists.p", "our choice"),
         ("aggregation", "row=exists_gm_p20", "exists.p", "authors' code"),
         ("aggregation", "row=forall_yager_p20", "forall.p", "paper"),
-        ("same_symmetric", "row=godel_S", "problem.kb.scope", "authors' code"),
-        ("best", "problem=both", "problem.w_dfl", "our choice"),
+        ("same_symmetric", "row=godel_S", "kb.scope", "authors' code"),
+        ("best", "kb=both", "kb.w_dfl", "our choice"),
         ("sigmoidal_s", "implication.s=2.5", "implication.s", "authors' code"),
     ],
 )
@@ -228,7 +228,7 @@ def test_values_the_paper_does_not_print_say_where_they_come_from(
 
 def test_row_provenance_updates_the_experiment_entries():
     assert "exists.p" not in job("aggregation", "row=exists_maximum")["provenance"]
-    assert "problem.w_dfl" not in job("aggregation", "row=forall_minimum")["provenance"]
+    assert "kb.w_dfl" not in job("aggregation", "row=forall_minimum")["provenance"]
 
 
 @pytest.mark.parametrize(

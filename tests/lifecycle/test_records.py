@@ -133,16 +133,39 @@ def test_record_fields_are_the_published_contract():
 def test_hash_is_pinned_and_ignores_what_names_a_job():
     """Records are found by this hash: change the pinned value only on purpose (old records of
     a changed hash are not found again, and their configuration reruns)."""
-    config = {"seed": 0, "tnorm": {"name": "yager", "p": 1.5}, "problem": {"w_dfl": 10}}
+    config = {"seed": 0, "tnorm": {"name": "yager", "p": 1.5}, "kb": {"w_dfl": 10}}
     named = {
         **config,
         "experiment_name": "aggregation",
         "row": "forall_log_product",
-        "provenance": {"problem.w_dfl": {"source": "paper", "note": "caption"}},
+        "provenance": {"kb.w_dfl": {"source": "paper", "note": "caption"}},
     }
     assert records.config_hash(config) == records.config_hash(named) == "774ab84b6fd935c3"
-    assert records.config_hash({**config, "problem": {"w_dfl": 10.0}}) == "774ab84b6fd935c3"
+    assert records.config_hash({**config, "kb": {"w_dfl": 10.0}}) == "774ab84b6fd935c3"
     assert records.config_hash({**config, "seed": True}) != records.config_hash(config)
+
+
+def test_a_moved_key_hashes_at_its_old_place():
+    """The `problem` group became `kb` (one flat node): a config in either form has one hash,
+    a record's config reads in today's form, and a moved key still changes the hash."""
+    kb = {"name": "same", "formulas": ["same/1"], "weights": None, "scale": "mean"}
+    new = {"seed": 0, "kb": {**kb, "scope": "family", "w_dfl": 10.0}}
+    old = {
+        "seed": 0,
+        "problem": {
+            "name": "same",
+            "kb": {"formulas": ["same/1"], "weights": None, "scale": "mean", "scope": "family"},
+            "w_dfl": 10.0,
+        },
+    }
+    assert records.config_hash(new) == records.config_hash(old)
+    assert records.current_form(old) == new and records.current_form(new) == new
+    assert records.hashed_config(new)["problem"] == old["problem"] and "kb" not in old
+    assert records.current_key("problem.kb.scope") == "kb.scope"
+    assert records.current_key("problem.w_dfl") == "kb.w_dfl"
+    assert records.current_key("tnorm.p") == "tnorm.p"
+    scoped = {"seed": 0, "kb": {**new["kb"], "scope": "formula"}}
+    assert records.config_hash(scoped) != records.config_hash(new)
 
 
 def test_a_key_added_at_its_old_value_moves_no_hash():
@@ -204,7 +227,7 @@ def test_only_a_whole_valid_record_is_done_and_nothing_else_is_overwritten_silen
     path.parent.mkdir()
     path.write_text(text)
     assert not records.is_done(path) and records.read_record(path) is None
-    assert why in records.problem(path)
+    assert why in records.defect(path)
     assert capsys.readouterr().err == ""  # asking is silent: the writer names it, once
     records.write_record(path, full_record())
     err = capsys.readouterr().err
@@ -216,11 +239,9 @@ def test_only_a_whole_valid_record_is_done_and_nothing_else_is_overwritten_silen
 def test_an_ok_record_without_a_test_accuracy_or_of_another_hash_is_not_done(tmp_path):
     path = records.record_path(tmp_path, "exp", "0123456789abcdef")
     records.write_record(path, {**full_record(), "test_accuracy": None})
-    assert not records.is_done(path) and "status ok without a test accuracy" in records.problem(
-        path
-    )
+    assert not records.is_done(path) and "status ok without a test accuracy" in records.defect(path)
     records.write_record(path, {**full_record(), "config_hash": "fedcba9876543210"})
-    assert not records.is_done(path) and "config hash fedcba9876543210" in records.problem(path)
+    assert not records.is_done(path) and "config hash fedcba9876543210" in records.defect(path)
 
 
 def test_reuse_follows_to_a_record_that_trained_never_to_itself(tmp_path):
@@ -233,7 +254,7 @@ def test_reuse_follows_to_a_record_that_trained_never_to_itself(tmp_path):
     assert not trained.exists()
     itself = {**full_record(), "reused_from": "b/" + copy.name}
     records.write_record(copy, itself)
-    assert not records.is_done(copy) and "reused_from names itself" in records.problem(copy)
+    assert not records.is_done(copy) and "reused_from names itself" in records.defect(copy)
 
 
 def test_one_configuration_has_one_hash_on_any_device_and_a_cell_sets_aside_the_seeds():

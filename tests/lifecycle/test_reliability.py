@@ -20,7 +20,7 @@ from hydra.types import RunMode
 from jobs import composed, smoke_overrides
 from omegaconf import OmegaConf
 
-from dfl_bench.lifecycle import job, records, train
+from dfl_bench.lifecycle import job, preflight, records, train
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.run import mnist_sources
 from dfl_bench.run.dfl_module import DFLModule
@@ -133,11 +133,9 @@ def test_an_override_the_experiment_row_replaces_is_refused(tmp_path, no_data):
 
 
 def test_a_value_override_beside_a_row_is_honoured(tmp_path):
-    cfg, hydra_cfg = composed(
-        tmp_path, "+experiment=same_symmetric", "row=godel_S", "problem.w_dfl=2.5"
-    )
+    cfg, hydra_cfg = composed(tmp_path, "+experiment=same_symmetric", "row=godel_S", "kb.w_dfl=2.5")
     config, _ = train.checked(cfg, hydra_cfg.overrides.task)
-    assert config["problem"]["w_dfl"] == 2.5 and config["tnorm"]["name"] == "godel"
+    assert config["kb"]["w_dfl"] == 2.5 and config["tnorm"]["name"] == "godel"
 
 
 # 4. a corrupt or wrong data cache
@@ -243,8 +241,8 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
     [
         ("profile.max_steps=0", r"profile.max_steps must be an integer >= 1, got 0"),
         ("profile.max_steps=-1", r"profile.max_steps must be an integer >= 1"),
-        ("problem.w_dfl=nan", r"problem.w_dfl must be a finite number >= 0.0, got nan"),
-        ("problem.w_dfl=inf", r"problem.w_dfl must be a finite number"),
+        ("kb.w_dfl=nan", r"kb.w_dfl must be a finite number >= 0.0, got nan"),
+        ("kb.w_dfl=inf", r"kb.w_dfl must be a finite number"),
         ("profile.metrics_tail=0", r"profile.metrics_tail must be a finite number > 0"),
         ("profile.metrics_tail=1.5", r"fraction in \(0, 1\) or a whole number"),
         ("data.labeled_fraction=1.5", r"labeled_fraction must lie in \(0, 1\)"),
@@ -259,8 +257,8 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("+optimizer.eps=-1", r"optimizer.eps must be a finite number >= 0.0, got -1"),
         ("+optimizer.betas=[0.9,1.0]", r"optimizer.betas must lie in \[0, 1\), got \[0.9, 1.0\]"),
         ("+optimizer.nesterov=true", r"optimizer 'adam' has no parameters \['nesterov'\]"),
-        ("problem.kb.weights={same/1:nan}", r"the weight of same/1 must be a finite number >= 0"),
-        ("problem.kb.weights={same/2:-1}", r"the weight of same/2 must be a finite number >= 0"),
+        ("kb.weights={same/1:nan}", r"the weight of same/1 must be a finite number >= 0"),
+        ("kb.weights={same/2:-1}", r"the weight of same/2 must be a finite number >= 0"),
         ("data.source=web", r"data.source='web' is not valid; choose one of \['auto'"),
         ("data.root=/no/such/folder", r"data.root=/no/such/folder is not a folder"),
     ],
@@ -289,6 +287,21 @@ def test_gpu_only_flags_on_the_cpu_are_recorded_off_with_a_note(tmp_path, capsys
     assert "compile_dfl=true is ignored on the CPU" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("line", "today"),
+    [
+        ("problem=sum9", "kb=sum9"),
+        ("problem.w_dfl=0", "kb.w_dfl=0"),
+        ("problem.kb.formulas=[same/1]", "kb.formulas=[same/1]"),
+        ("+problem.kb.extra=1", "+kb.extra=1"),
+    ],
+)
+def test_an_override_of_the_old_problem_group_is_named_in_todays_words(line, today):
+    assert preflight.renamed(line) == today
+    why = f"{line}: the `problem` group is now `kb` (the knowledge base and its DFL weight)"
+    assert preflight.defect([line]) == f"{why}: {today}"
+
+
 # 8b. the command line itself, before Hydra: one line naming the valid choices, exit 2
 @pytest.mark.slow
 @pytest.mark.parametrize(
@@ -306,6 +319,11 @@ def test_gpu_only_flags_on_the_cpu_are_recorded_off_with_a_note(tmp_path, capsys
         (
             ("-m", "+experiment=tnorms,same_symmetric"),
             "+experiment=tnorms,same_symmetric: one experiment per command",
+        ),
+        (
+            ("problem.kb.scope=formula",),
+            "problem.kb.scope=formula: the `problem` group is now `kb` (the knowledge base and "
+            "its DFL weight): kb.scope=formula",
         ),
     ],
 )
@@ -395,20 +413,20 @@ def test_records_are_strict_json(tmp_path):
     record = records.make_record(
         status="failed",
         reason="x",
-        config={"problem": {"w_dfl": float("inf")}},
+        config={"kb": {"w_dfl": float("inf")}},
         summary={"test_accuracy": float("nan"), "cu_cons": float("-inf")},
     )
     path = records.write_record(tmp_path / "r.json", record)
     loaded = strict_load(path)
     assert loaded["test_accuracy"] is None and loaded["cu_cons"] is None
-    assert loaded["config"]["problem"]["w_dfl"] is None
+    assert loaded["config"]["kb"]["w_dfl"] is None
 
 
 def test_a_record_of_random_bytes_is_named_and_rerun(tmp_path):
     path = tmp_path / "r.json"
     path.write_bytes(bytes(range(256)) * 4)
     assert records.read_record(path) is None and not records.is_done(path)
-    assert "not JSON" in records.problem(path)
+    assert "not JSON" in records.defect(path)
 
 
 def test_record_paths_inside_the_working_folder_are_relative(tmp_path):

@@ -63,8 +63,8 @@ def test_every_experiment_and_the_default_config_are_selectable():
         (["profile.max_steps=10"], r"profile.max_steps=10: set the budget with --profile"),
         (["--tables=,"], r"TABLES=',' names no experiment \(leave it empty for all\)$"),
         (
-            ["logger=none", "problem.kb.scope=formula"],
-            r"problem.kb.scope=formula changes what a table cell means: name a separate "
+            ["logger=none", "kb.scope=formula"],
+            r"kb.scope=formula changes what a table cell means: name a separate "
             r"experiment \(experiment_name=<new name>, as make scope-comparison does\)$",
         ),
         (
@@ -120,7 +120,7 @@ def test_plan_expands_each_sweep_times_the_seeds(tmp_path):
     s_values = {j.overrides[0] for j in jobs if j.experiment == "sigmoidal_s"}
     assert len(s_values) == 8 and "implication.s=2.5" in s_values
     assert {j.overrides for j in jobs if j.experiment == "best"} == {
-        (f"problem={p}", f"seed={s}") for p in ("sum9", "both") for s in (0, 1)
+        (f"kb={p}", f"seed={s}") for p in ("sum9", "both") for s in (0, 1)
     }
     assert len({j.path for j in jobs}) == len(jobs)
     assert all(j.path.parent == tmp_path / j.experiment and not j.done() for j in jobs)
@@ -193,7 +193,7 @@ def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp, capsys):
     assert reproduce.main([*args, "experiment_name=poisoned", "debug.nan_at_step=1"]) == 1
     out = capsys.readouterr().out
     assert "3 job(s) failed:" in out and "0/3 jobs ok" in out
-    for job in ("best problem=sum9 seed=0", "best problem=both seed=0", "default seed=0"):
+    for job in ("best kb=sum9 seed=0", "best kb=both seed=0", "default seed=0"):
         assert f"  {job}: non-finite loss" in out
 
 

@@ -86,7 +86,7 @@ def _config(experiment: str, row, seed: int, profile: str, extra: dict) -> dict:
         "experiment_name": experiment,
         "row": row,
         "profile": {"name": profile},
-        "problem": {"name": "same", "w_dfl": 10.0, "kb": {"formulas": None}},
+        "kb": {"name": "same", "w_dfl": 10.0, "formulas": None},
         "optimizer": {"name": "adam", "lr": 0.001},
         "tnorm": {"name": "yager", "p": 1.5},
         "implication": {"name": "sigmoidal", "s": 9.0, "b0": -0.5},
@@ -286,14 +286,14 @@ def test_mixed_commits_warn(tmp_path):
 
 def test_provenance_and_reuse_become_footnotes(tmp_path):
     provenance = {
-        "problem.w_dfl": {"source": "authors' code", "note": "config.py"},
+        "kb.w_dfl": {"source": "authors' code", "note": "config.py"},
         "tnorm.p": {"source": "paper", "note": ""},
     }
     path = write(tmp_path, "tnorms", "p", row="godel", extra_config={"provenance": provenance})
     record = json.loads(path.read_text())
     path.write_text(json.dumps({**record, "reused_from": "aggregation/exists_gm_p1_5"}))
     text = render.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)), [])
-    assert "`problem.w_dfl`: authors' code (config.py)" in text
+    assert "`kb.w_dfl`: authors' code (config.py)" in text
     assert "tnorm.p" not in text
     assert "reused from aggregation/exists_gm_p1_5" in text
 
@@ -500,19 +500,19 @@ def test_a_cell_averages_one_configuration_and_labels_each_other(tmp_path):
     godel = ["+experiment=tnorms", "row=godel", "profile=smoke"]
     real_record(tmp_path, godel, 0.10)
     real_record(tmp_path, godel, 0.20, seed=1)
-    real_record(tmp_path, [*godel, "problem.w_dfl=0.001"], 0.50)
+    real_record(tmp_path, [*godel, "kb.w_dfl=0.001"], 0.50)
     real_record(tmp_path, [*godel, "profile.max_steps=40"], 0.90)
     table = tnorms_table(tmp_path, "smoke")
     cell = table.pairs()["godel"][1]
     assert (cell.n_ok, cell.number("accuracy")) == (2, pytest.approx(15.0))
     extra = {row.label: row.cells[0][1] for row in table.rows if row.extra}
-    assert extra.keys() == {"godel, problem.w_dfl=0.001", "godel, profile.max_steps=40"}
-    assert extra["godel, problem.w_dfl=0.001"].number("accuracy") == pytest.approx(50.0)
+    assert extra.keys() == {"godel, kb.w_dfl=0.001", "godel, profile.max_steps=40"}
+    assert extra["godel, kb.w_dfl=0.001"].number("accuracy") == pytest.approx(50.0)
     assert extra["godel, profile.max_steps=40"].n_ok == 1
     text = render.markdown(table, agreement(table), [])
-    assert "| **godel, problem.w_dfl=0.001 (not in the paper)** paper |" in text
-    assert ". another configuration than row `godel` (problem.w_dfl=0.001): not averaged" in text
-    assert not any("w_dfl`: authors' code" in n for n in extra["godel, problem.w_dfl=0.001"].notes)
+    assert "| **godel, kb.w_dfl=0.001 (not in the paper)** paper |" in text
+    assert ". another configuration than row `godel` (kb.w_dfl=0.001): not averaged" in text
+    assert not any("w_dfl`: authors' code" in n for n in extra["godel, kb.w_dfl=0.001"].notes)
 
 
 def test_a_record_counts_for_the_row_whose_configuration_it_trained(tmp_path):
@@ -540,12 +540,12 @@ def test_a_record_counts_for_the_row_whose_configuration_it_trained(tmp_path):
 def test_a_row_whose_only_records_trained_another_configuration_is_not_the_papers_cell(
     tmp_path,
 ):
-    real_record(tmp_path, ["+experiment=tnorms", "row=product", "problem.w_dfl=0.001"], 0.50)
+    real_record(tmp_path, ["+experiment=tnorms", "row=product", "kb.w_dfl=0.001"], 0.50)
     table = tnorms_table(tmp_path)
     assert table.pairs()["product"][1] is None
     extra = {row.label: row.cells[0][1] for row in table.rows if row.extra}
-    assert extra.keys() == {"product, problem.w_dfl=0.001"}
-    assert extra["product, problem.w_dfl=0.001"].number("accuracy") == pytest.approx(50.0)
+    assert extra.keys() == {"product, kb.w_dfl=0.001"}
+    assert extra["product, kb.w_dfl=0.001"].number("accuracy") == pytest.approx(50.0)
 
 
 @pytest.mark.parametrize(

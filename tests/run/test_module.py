@@ -64,7 +64,7 @@ class Poison(L.Callback):
 
 
 def fit(
-    problem: str = "same",
+    kb: str = "same",
     steps: int = 6,
     log_every: int = 2,
     eval_every: int = 3,
@@ -78,7 +78,7 @@ def fit(
         subset_train=2000, subset_test=256, labeled_fraction=0.05, batch_size=32, seed=seed
     )
     module = module or DFLModule(
-        problem,
+        kb,
         OPS,
         w_dfl=1.0,
         log_every=log_every,
@@ -133,16 +133,16 @@ def test_training_reduces_the_loss_and_learns_digits():
     assert module.test_accuracy > 0.3  # chance is 0.1
 
 
-@pytest.mark.parametrize("problem", ["same", "sum9", "both", "ce_only"])
-def test_summary_keys_and_problem_heads(problem):
-    module, log = fit(problem, steps=4)
+@pytest.mark.parametrize("kb", ["same", "sum9", "both", "ce_only"])
+def test_summary_keys_and_kb_heads(kb):
+    module, log = fit(kb, steps=4)
     summary = module.summary()
     assert set(SUMMARY_FIELDS) <= set(summary)
     assert summary["steps"] == 4 and 0.0 <= summary["test_accuracy"] <= 1.0
     heads = {"same": ["same"], "sum9": ["sum9"], "both": ["same", "sum9"], "ce_only": []}
-    assert sorted(module.net.heads) == heads[problem]
+    assert sorted(module.net.heads) == heads[kb]
     losses = {k: v for _, m in log.rows for k, v in m.items() if k.startswith("loss/")}
-    if problem == "ce_only":
+    if kb == "ce_only":
         assert losses["loss/dfl"] == losses["loss/pair"] == 0.0
         assert summary["cons_ratio"] is None and summary["pair_accuracy"] is None
     else:
@@ -276,20 +276,20 @@ def test_log_every_must_match_the_trainer():
         trainer.fit(module, datamodule=dm)
 
 
-@pytest.mark.parametrize(("problem", "w_dfl", "images"), [("same", 1.0, 64), ("same", 0.0, 32)])
-def test_the_cnn_sees_the_unlabeled_batch_only_when_a_dfl_term_reads_it(problem, w_dfl, images):
+@pytest.mark.parametrize(("kb", "w_dfl", "images"), [("same", 1.0, 64), ("same", 0.0, 32)])
+def test_the_cnn_sees_the_unlabeled_batch_only_when_a_dfl_term_reads_it(kb, w_dfl, images):
     seen: list[int] = []
-    module = DFLModule(problem, OPS, w_dfl=w_dfl, log_every=2, eval_every=0, max_steps=2)
+    module = DFLModule(kb, OPS, w_dfl=w_dfl, log_every=2, eval_every=0, max_steps=2)
     module.net.net.conv1.register_forward_hook(
         lambda mod, inp, out: seen.append(len(inp[0])) if mod.training else None
     )
-    fit(problem, steps=2, module=module)
+    fit(kb, steps=2, module=module)
     assert seen == [images, images]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("problem", ["same", "sum9"])
-def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(problem):
+@pytest.mark.parametrize("kb", ["same", "sum9"])
+def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(kb):
     """`compile_dfl` compiles `dfl_term` whole (fullgraph): every registered operator, swapped
     into the default set, traces without a graph break and gives the eager value."""
     from dfl_bench.operators.registry import KINDS, choices
@@ -299,10 +299,10 @@ def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(problem):
     traced = torch.compile(dfl_term, backend="eager", dynamic=False, fullgraph=True)
     torch.manual_seed(0)
     logits = torch.randn(64, 10)
-    pairs = {"same": torch.randn(64, 64)} if problem == "same" else {"sum9": torch.randn(64, 64)}
+    pairs = {"same": torch.randn(64, 64)} if kb == "same" else {"sum9": torch.randn(64, 64)}
     for kind in KINDS:
         for name in choices(kind):
-            module = DFLModule(problem, {**OPS, kind: {"name": name}}, max_steps=1)
+            module = DFLModule(kb, {**OPS, kind: {"name": name}}, max_steps=1)
             got = traced(module.kb, module.ops, logits, pairs)
             want = dfl_term(module.kb, module.ops, logits, pairs)
             torch.testing.assert_close(got, want, msg=f"{kind}={name}")

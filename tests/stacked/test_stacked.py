@@ -400,8 +400,8 @@ def test_stack_keys_group_what_one_model_can_share():
 
     assert key("seed=0") == key("seed=1") == key("tnorm=product", "seed=4")
     assert key("seed=0") != key("optimizer=sgd")
-    assert key("seed=0") != key("problem=sum9")
-    assert key("seed=0") != key("problem=ce_pair")  # no DFL term: no unlabeled forward
+    assert key("seed=0") != key("kb=sum9")
+    assert key("seed=0") != key("kb=ce_pair")  # no DFL term: no unlabeled forward
     assert key("seed=0") != key("+debug.sigterm_at_step=3")
     clipped = ("+trainer.gradient_clip_val=1.0",)
     assert key(*clipped) != key(*clipped, "seed=1")  # one norm over a stack would couple runs
@@ -480,13 +480,13 @@ def test_stack_throughput_reports_both_timings_per_stack_size():
 def test_a_table_stack_in_the_bench_trains_each_row_of_the_table():
     from dfl_bench.bench.stacking import table_rows
 
-    problem, rows = table_rows("sum9_symmetric")
-    assert problem == "sum9" and len(rows) == 7
+    kb, rows = table_rows("sum9_symmetric")
+    assert kb == "sum9" and len(rows) == 7
     assert rows[0] == ("+experiment=sum9_symmetric", "row=godel")
 
 
 def test_two_jobs_of_one_config_hash_train_once_and_the_second_is_skipped(tmp_path, capsys):
-    jobs = sweep_jobs(tmp_path, ("problem.w_dfl=10",), ("problem.w_dfl=10.0",), ("seed=1",))
+    jobs = sweep_jobs(tmp_path, ("kb.w_dfl=10",), ("kb.w_dfl=10.0",), ("seed=1",))
     stacked_runs.run_sweep(jobs, stack_size=16)
     assert [job.error for job in jobs] == [None, None, None]
     assert jobs[1].record == records.read_record(jobs[0].paths[0])

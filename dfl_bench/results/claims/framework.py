@@ -64,7 +64,7 @@ class View:
     source: str
     values: Mapping[Key, float]  # means; nan = undefined ratio; absent = no cell
     baseline_accuracy: float | None
-    problems: Mapping[Cell, str]
+    kbs: Mapping[Cell, str]
     layout: Mapping[str, list[str]]  # experiment -> the paper's rows (what a claim quantifies over)
     noise: Noise | None = None  # the paper's view: one run per cell with this seed std
     samples: Mapping[Key, tuple[float, ...]] = field(default_factory=dict)  # ours: per seed
@@ -198,11 +198,11 @@ def views(
     ours: dict[Key, float] = {}
     samples: dict[Key, tuple[float, ...]] = {}
     configurations: dict[Cell, str] = {}
-    problems: dict[Cell, str] = {}
+    kbs: dict[Cell, str] = {}
     for name, table in tables.items():
         for key, (cell, _) in table.pairs().items():
-            if cell.problem:
-                problems[(name, key)] = cell.problem
+            if cell.kb:
+                kbs[(name, key)] = cell.kb
             if any(v is not None for v in cell.values.values()):
                 for column in cell.values:
                     number = cell.number(column)
@@ -219,9 +219,9 @@ def views(
     fixed = paper.get(("aggregation", DEFAULT_CELL, "accuracy"))
     paper_default = None if fixed is None else Sample((fixed,), "one run (Table aggregation)")
     return (
-        View("paper", paper, paper_baseline, problems, layout, noise, {}, configurations,
+        View("paper", paper, paper_baseline, kbs, layout, noise, {}, configurations,
              paper_default),
-        View("ours", ours, baseline, problems, layout, None, samples, configurations,
+        View("ours", ours, baseline, kbs, layout, None, samples, configurations,
              default_run),
     )  # fmt: skip
 
@@ -300,16 +300,16 @@ def _exactly(above: Iterable, within: Iterable, want: Iterable) -> bool | None:
 
 
 def _corr(
-    v: View, tables: Iterable[str], x: str, y: str, problem: str | None = None
+    v: View, tables: Iterable[str], x: str, y: str, kb: str | None = None
 ) -> tuple[float, float, float, str]:
     """Pearson r, Spearman rho and its permutation p-value of two columns over the cells of the
-    given tables (optionally one problem), each configuration once; NotMeasurable below
+    given tables (optionally one knowledge base), each configuration once; NotMeasurable below
     stats.MIN_CELLS cells."""
     pairs, seen = [], set()
     for (exp, row, column), value in v.values.items():
         if exp not in tables or column != x:
             continue
-        if problem is not None and v.problems.get((exp, row)) != problem:
+        if kb is not None and v.kbs.get((exp, row)) != kb:
             continue
         configuration = v.configurations.get((exp, row), f"{exp}/{row}")
         other = v.values.get((exp, row, y))
@@ -319,7 +319,7 @@ def _corr(
             continue
         seen.add(configuration)
         pairs.append((value, other))
-    where = f" ({problem})" if problem else ""
+    where = f" ({kb})" if kb else ""
     if len(pairs) < stats.MIN_CELLS:
         raise NotMeasurable(
             f"too few cells: {len(pairs)} with {x} and {y}{where} (a correlation needs "

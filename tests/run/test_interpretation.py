@@ -1,4 +1,5 @@
-"""Problems read the knowledge-base registry: predicates, pair truths, labels, new KBs."""
+"""The knowledge bases as the model reads them (the registry): predicates, pair truths, labels,
+new KBs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import torch
 
 from dfl_bench.logic import KBS, Family, Forall, Predicate, Var, build_kb, knowledge_base
 from dfl_bench.run.dfl_module import DFLModule
-from dfl_bench.run.problems import CE_ONLY, crisp_labels, pair_truth, predicates, problems
+from dfl_bench.run.interpretation import CE_ONLY, crisp_labels, kb_names, pair_truth, predicates
 
 x, y = Var("x"), Var("y")
 less = Predicate("precedes", 2)  # not the guide's `less` (DEVELOPERS.md), which may be added
@@ -48,9 +49,9 @@ def test_pair_truth_batched_equals_per_row():
         assert torch.equal(batched, torch.stack([pair_truth(predicate, row) for row in y]))
 
 
-def test_problems_are_ce_only_and_the_registered_kbs():
-    assert problems()[:4] == [CE_ONLY, "same", "sum9", "both"]  # then any KB added later
-    assert [predicates(p) for p in problems()[:4]] == [(), ("same",), ("sum9",), ("same", "sum9")]
+def test_kb_names_are_ce_only_and_the_registered_kbs():
+    assert kb_names()[:4] == [CE_ONLY, "same", "sum9", "both"]  # then any KB added later
+    assert [predicates(p) for p in kb_names()[:4]] == [(), ("same",), ("sum9",), ("same", "sum9")]
     with pytest.raises(ValueError, match="valid choices"):
         predicates("precedes")
 
@@ -61,7 +62,7 @@ def test_a_new_kb_with_a_new_binary_predicate_is_one_decorated_function(registry
         return (Family("ranking/1", Forall((x, y), less(x, y) >> ~less(y, x))),)
 
     y_ = torch.tensor([3, 1, 7])
-    assert "ranking" in problems() and predicates("ranking") == ("precedes",)
+    assert "ranking" in kb_names() and predicates("ranking") == ("precedes",)
     assert pair_truth("precedes", y_)[0].tolist() == [False, False, True]
     labels = crisp_labels(y_, predicates("ranking"))
     assert labels["precedes"].sum() == 3 and labels["digit"].shape == (3, 10)

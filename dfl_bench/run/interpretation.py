@@ -1,8 +1,8 @@
-"""What each problem means for the model (Section 9.2): its binary predicates, the batch's
+"""What a knowledge base means for the model (Section 9.2): its binary predicates, the batch's
 interpretation and the crisp labels, all read from the knowledge-base registry (`logic.KBS`).
 
-A problem is a registered knowledge base (`same`, `sum9`, `both`, ...) or `ce_only`, the
-cross-entropy baseline without predicates (conf/problem/ce_only.yaml).
+The `kb` choice is a registered knowledge base (`same`, `sum9`, `both`, ...) or `ce_only`, the
+cross-entropy baseline without predicates (conf/kb/ce_only.yaml).
 """
 
 from __future__ import annotations
@@ -20,18 +20,19 @@ from dfl_bench.logic.predicates import DIGITS
 CE_ONLY = "ce_only"
 
 
-def problems() -> list[str]:
-    """Every valid problem name: `ce_only` and the registered knowledge bases."""
+def kb_names() -> list[str]:
+    """Every valid `kb.name`: `ce_only` and the registered knowledge bases."""
     return [CE_ONLY, *KBS]
 
 
-def predicates(problem: str) -> tuple[str, ...]:
-    """The binary predicates of a problem (one NTN head each, in order); none for `ce_only`."""
-    if problem == CE_ONLY:
+def predicates(kb: str) -> tuple[str, ...]:
+    """The binary predicates of a knowledge base (one NTN head each, in order); none for
+    `ce_only`."""
+    if kb == CE_ONLY:
         return ()
-    if problem not in KBS:
-        raise ValueError(f"unknown problem {problem!r}; valid choices: {problems()}")
-    return KBS[problem].predicates
+    if kb not in KBS:
+        raise ValueError(f"unknown knowledge base {kb!r}; valid choices: {kb_names()}")
+    return KBS[kb].predicates
 
 
 def pair_truth(name: str, y: Tensor) -> Tensor:
