@@ -20,6 +20,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from dfl_bench.lifecycle import guards, records, resolve, sweep
 from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.results import config_cache
 
 CONF = Path(CONFIG_DIR)
 DEFAULT = "default"  # `python -m dfl_bench` alone: the fixed operators of Section 10.2
@@ -112,31 +113,56 @@ def plan(
     common = [f"profile={profile}", f"records_dir={records_dir}", *overrides]
     folder = Path(records_dir).resolve()  # as train.py's to_absolute_path, from this folder
     jobs, errors = [], []
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        for name in names:
-            n = n_seeds(name, seeds, spread_seeds)
-            base = base_overrides(name) + common
-            whole = compose("config", overrides=base, return_hydra_config=True)
-            params = dict(whole.hydra.sweeper.params or {})
-            with open_dict(whole):
-                del whole["hydra"]  # then it is what `compose(base)` gives
-            composed: dict[tuple[str, ...], DictConfig] = {(): whole}
-            setting: dict[tuple[str, ...], tuple[str, ...]] = {}
-            for job in sweep.expand([f"seed={','.join(map(str, range(n)))}"], params):
-                try:
-                    config = resolve.resolved_config(job_config(base, job, composed, setting))
-                    guards.check_config(config, optimizer=bool(overrides))
-                    if overrides:
-                        check_operators(config)
-                except (ValueError, HydraException, OmegaConfBaseException) as err:
-                    errors.append(f"{name} {' '.join(job)}: {err}")
-                    continue
-                digest = records.config_hash(config)
-                path = records.record_path(folder, config["experiment_name"], digest)
-                jobs.append(Job(name, tuple(job), path))
+    for name in names:
+        n = n_seeds(name, seeds, spread_seeds)
+        base = [*base_overrides(name), *common]
+        try:
+            if any(o.startswith("hydra.searchpath") for o in overrides):  # files outside conf/
+                planned = experiment_jobs(base, n, bool(overrides))
+            else:
+                key = [name, profile, n, list(overrides)]
+                planned = config_cache.cached(
+                    "plan", key, lambda b=base, n=n: experiment_jobs(b, n, bool(overrides))
+                )
+        except InvalidJobs as err:
+            errors += [f"{name} {line}" for line in err.args[0]]
+            continue
+        for job, experiment, digest in planned:
+            jobs.append(Job(name, tuple(job), records.record_path(folder, experiment, digest)))
     if errors:
         raise ValueError(f"{len(errors)} invalid job(s): " + "; ".join(errors))
     return jobs
+
+
+class InvalidJobs(ValueError):
+    """Jobs of one experiment that do not compose or check: one line each."""
+
+
+def experiment_jobs(base: Sequence[str], n: int, operators: bool) -> list[list[Any]]:
+    """[overrides, experiment_name, config hash] of every job of the experiment `base` selects,
+    seeds 0..n-1, each composed and resolved as train.py does (`operators`: also build its
+    operators); InvalidJobs names every job that fails."""
+    planned, errors = [], []
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        whole = compose("config", overrides=list(base), return_hydra_config=True)
+        params = dict(whole.hydra.sweeper.params or {})
+        with open_dict(whole):
+            del whole["hydra"]  # then it is what `compose(base)` gives
+        composed: dict[tuple[str, ...], DictConfig] = {(): whole}
+        setting: dict[tuple[str, ...], tuple[str, ...]] = {}
+        for job in sweep.expand([f"seed={','.join(map(str, range(n)))}"], params):
+            try:
+                config = resolve.resolved_config(job_config(base, job, composed, setting))
+                guards.check_config(config, optimizer=operators)
+                if operators:
+                    check_operators(config)
+            except (ValueError, HydraException, OmegaConfBaseException) as err:
+                errors.append(f"{' '.join(job)}: {err}")
+                continue
+            planned.append([list(job), config["experiment_name"], records.config_hash(config)])
+    if errors:
+        raise InvalidJobs(errors)
+    return planned
 
 
 def check_operators(config: dict[str, Any]) -> None:
@@ -200,10 +226,14 @@ def cell_config(
     overrides = [*base_overrides(experiment), f"profile={profile}", "seed=0"]
     if key is not None:
         overrides.append(f"{'kb' if key == 'kb.name' else key}={value}")
-    try:
-        return resolve.resolved_config(sweep.job_config(overrides))
-    except (ValueError, OSError, HydraException, OmegaConfBaseException):
-        return None
+
+    def compute() -> dict[str, Any] | None:
+        try:
+            return resolve.resolved_config(sweep.job_config(overrides))
+        except (ValueError, OSError, HydraException, OmegaConfBaseException):
+            return None
+
+    return config_cache.cached("cell", overrides, compute)
 
 
 def job_seconds(profile: str, records_dir: str | Path, device: str = "cpu") -> float:

@@ -1,0 +1,86 @@
+"""Composed configs kept on disk: Hydra takes about a second per experiment to compose and
+planning every table resolves some 400 jobs, yet what they give depends only on conf/ and this
+package's code. So a planned experiment's jobs and a cell's config are kept under
+`$DFL_BENCH_CACHE` (default ~/.cache/dfl_bench/configs) in a folder named by the fingerprint of
+those files, and read back while none of them changes; DFL_BENCH_CACHE=off composes every time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+import hydra
+import omegaconf
+
+from dfl_bench.paths import CONFIG_DIR
+
+PACKAGE = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
+
+
+# The package's folders whose code composes no config (what renders, times or derives
+# theory); every other module counts, plan.py and this one included.
+NOT_COMPOSING = ("bench", "theory")
+COMPOSING_RESULTS = ("plan.py", "config_cache.py")
+
+
+def composes(relative: Path) -> bool:
+    """Whether the package module at `relative` may change a composed config."""
+    top = relative.parts[0]
+    if top == "results":
+        return relative.name in COMPOSING_RESULTS
+    return top not in NOT_COMPOSING
+
+
+@cache
+def fingerprint() -> str:
+    """sha256 over every file a composed config depends on: conf/**/*.yaml, the package's
+    Python but what only renders, times or derives theory (the registry fills operators'
+    defaults) and the Hydra and OmegaConf versions."""
+    digest = hashlib.sha256(f"{hydra.__version__} {omegaconf.__version__}".encode())
+    files = [(Path(CONFIG_DIR), p) for p in sorted(Path(CONFIG_DIR).rglob("*.yaml"))]
+    files += [
+        (PACKAGE, p) for p in sorted(PACKAGE.rglob("*.py")) if composes(p.relative_to(PACKAGE))
+    ]
+    for root, path in files:
+        digest.update(f"{path.relative_to(root).as_posix()}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def folder() -> Path | None:
+    """Where this code's configs are kept, or None when caching is off."""
+    where = os.environ.get("DFL_BENCH_CACHE", "")
+    if where.lower() in ("off", "0", "false", "no"):
+        return None
+    base = Path(where) if where else Path.home() / ".cache" / "dfl_bench" / "configs"
+    return base / fingerprint()
+
+
+def cached(kind: str, key: Any, compute: Callable[[], T]) -> T:
+    """`compute()`'s JSON value for `key` (a JSON value) of `kind`, from the cache when it holds
+    one; computed and kept otherwise (an unwritable cache only costs the time)."""
+    place = folder()
+    if place is None:
+        return compute()
+    name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
+    path = place / kind / f"{name}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        pass
+    value = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(value, sort_keys=True))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return value

@@ -1,0 +1,84 @@
+"""Composed configs kept on disk (results/config_cache.py): read back while conf/ and the code
+are unchanged, recomputed when a file changes or caching is off; a plan is the same either way."""
+
+from __future__ import annotations
+
+import pytest
+
+from dfl_bench.results import config_cache, plan
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("DFL_BENCH_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_a_kept_value_is_read_back_and_off_computes_every_time(cache_dir, monkeypatch):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": [1, 2.5, None]}
+
+    assert config_cache.cached("t", ["k", 1], compute) == {"x": [1, 2.5, None]}
+    assert config_cache.cached("t", ["k", 1], compute) == {"x": [1, 2.5, None]}
+    assert len(calls) == 1 and len(list(cache_dir.rglob("*.json"))) == 1
+    config_cache.cached("t", ["k", 2], compute)  # another key: computed
+    assert len(calls) == 2
+    monkeypatch.setenv("DFL_BENCH_CACHE", "off")
+    config_cache.cached("t", ["k", 1], compute)
+    assert len(calls) == 3
+
+
+def test_the_fingerprint_follows_every_file_a_config_depends_on(tmp_path, monkeypatch):
+    conf, package = tmp_path / "conf", tmp_path / "pkg"
+    (conf / "tnorm").mkdir(parents=True)
+    package.mkdir()
+    (conf / "tnorm" / "product.yaml").write_text("name: product\n")
+    (package / "registry.py").write_text("P = 1\n")
+    monkeypatch.setattr(config_cache, "CONFIG_DIR", str(conf))
+    monkeypatch.setattr(config_cache, "PACKAGE", package)
+
+    def fingerprint():
+        config_cache.fingerprint.cache_clear()
+        return config_cache.fingerprint()
+
+    try:
+        first = fingerprint()
+        (conf / "tnorm" / "product.yaml").write_text("name: product\np: 2\n")
+        second = fingerprint()
+        (package / "registry.py").write_text("P = 2\n")
+        third = fingerprint()
+        assert len({first, second, third}) == 3
+        (conf / "tnorm" / "product.yaml").write_text("name: product\n")
+        (package / "registry.py").write_text("P = 1\n")
+        assert fingerprint() == first
+        (package / "results").mkdir()
+        (package / "results" / "render.py").write_text("WIDTH = 80\n")  # renders, composes none
+        assert fingerprint() == first
+        (package / "results" / "plan.py").write_text("SEEDS = 3\n")
+        assert fingerprint() != first
+    finally:
+        config_cache.fingerprint.cache_clear()
+
+
+def test_a_plan_from_the_cache_is_the_plan_composed(tmp_path, cache_dir, monkeypatch):
+    cold = plan.plan(["best", "baseline"], "smoke", 2, tmp_path / "records")
+    assert len(list((cache_dir / config_cache.fingerprint() / "plan").glob("*.json"))) == 2
+
+    def refused(*args):
+        raise AssertionError("composed although the cache holds the experiment")
+
+    monkeypatch.setattr(plan, "experiment_jobs", refused)
+    assert plan.plan(["best", "baseline"], "smoke", 2, tmp_path / "records") == cold
+    monkeypatch.undo()
+    monkeypatch.setenv("DFL_BENCH_CACHE", "off")
+    assert plan.plan(["best", "baseline"], "smoke", 2, tmp_path / "records") == cold
+
+
+def test_invalid_jobs_are_named_every_time_and_never_kept(tmp_path, cache_dir):
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"2 invalid job\(s\): default seed=0"):
+            plan.plan(["default"], "smoke", 2, tmp_path, overrides=["tnorm.p=-1"])
+    assert not list(cache_dir.rglob("*.json"))
