@@ -75,6 +75,7 @@ class PaperTable:
     main: bool = False  # a main-text table (Sections 10.1-10.2, analysed in Section 10.3)
     beyond: bool = False  # an experiment beyond the paper: no paper numbers, rows vs `reference`
     reference: str | None = None  # the row the others are compared with (beyond the paper)
+    references: tuple[str, ...] = ()  # the rows the write-up compares every row with (beyond)
 
     def cells(self) -> list[PaperCell]:
         """Every cell that names a config row, left to right, top to bottom."""
@@ -181,7 +182,8 @@ def _table(name: str, spec: dict[str, Any]) -> PaperTable:
 def beyond_paper(path: Path) -> PaperTable:
     """The table of an experiment the paper does not have: its rows are the values its sweep
     gives `row` (conf/experiment/<name>.yaml), its caption the file's first comment paragraph,
-    no paper numbers; every row is compared with the first (the `reference`)."""
+    no paper numbers; every row is compared with the first (the `reference`), and in the
+    write-up with each row whose `rows` entry says `reference: true` (the first when none)."""
     text = path.read_text()
     spec = yaml.safe_load(text)
     swept = str(spec["hydra"]["sweeper"]["params"]["row"]).split(",")
@@ -191,6 +193,9 @@ def beyond_paper(path: Path) -> PaperTable:
     rows = tuple(
         (row, (PaperCell(key=row, label=row, group="ours", kb=None, values=empty),))
         for row in (r.strip() for r in swept)
+    )
+    flagged = tuple(
+        row for row, _ in rows if (spec.get("rows") or {}).get(row, {}).get("reference") is True
     )
     return PaperTable(
         experiment=path.stem,
@@ -202,6 +207,7 @@ def beyond_paper(path: Path) -> PaperTable:
         rows=rows,
         beyond=True,
         reference=rows[0][0],
+        references=flagged or (rows[0][0],),
     )
 
 

@@ -167,6 +167,9 @@ def write(
                 front, writeup.table_block(name, results), *writeup.table_markers(name)
             ):
                 written.append(front)
+            block = writeup.beyond_block(name, results)
+            if writeup.patch(out / "README.md", block, *writeup.beyond_markers(name)):
+                written.append(out / "README.md")
     return written, list(kept.values())
 
 

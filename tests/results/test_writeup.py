@@ -58,3 +58,8 @@ def test_the_committed_block_is_what_the_committed_records_give():
         if begin in front:  # the front page shows this table: as the records give it
             shown = front[front.index(begin) : front.index(end) + len(end)]
             assert shown == writeup.table_block(name, results), name
+        begin, end = writeup.beyond_markers(name)
+        text = README.read_text()
+        if begin in text:  # the write-up's words on it: as the records give them
+            shown = text[text.index(begin) : text.index(end) + len(end)]
+            assert shown == writeup.beyond_block(name, results), name
