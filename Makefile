@@ -29,8 +29,8 @@ install: ## install torch (local CPU wheel first), the package with dev tools, a
 test: lint ## lint (ruff), then the whole test suite, slowest 15 shown (what CI runs; minutes)
 	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q --durations=15
 
-test-fast: ## the development loop: unit, property, oracle and doctests, no end-to-end runs
-	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -m "not slow"
+test-fast: ## the development loop: unit, property, oracle and doctests, no end-to-end runs; one worker per core
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -m "not slow" -n auto
 
 lint: ## ruff lint + format check
 	$(PYTHON) -m ruff check dfl_bench tests hydra_plugins

@@ -50,6 +50,8 @@ SUMMARY_FIELDS = (
     "steps",
 )
 STATUSES = ("ok", "failed")
+# What names a job and its outcome, first in a W&B summary and in the results' record columns.
+IDENTITY_FIELDS = ("experiment", "row", "seed", "profile", "status", "reason")
 # Not hashed: logging, paths and flags, and what names a job rather than changes its result
 # (experiment, table row, provenance), so a configuration that is a row of two tables has one hash.
 NOT_HASHED = (

@@ -19,7 +19,14 @@ from urllib.parse import urlparse
 from hydra.utils import get_object
 
 from dfl_bench.paths import CONFIG_DIR
-from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
+from dfl_bench.schema import (
+    BEST_TEST_ACCURACY,
+    CONS_RATIO,
+    CU_ANT,
+    CU_CONS,
+    IDENTITY_FIELDS,
+    TEST_ACCURACY,
+)
 
 if TYPE_CHECKING:  # Lightning is the trainer's: naming the loggers (choices) needs none of it
     from lightning.pytorch.loggers import Logger, WandbLogger
@@ -28,19 +35,7 @@ CONF = Path(CONFIG_DIR) / "logger"
 WANDB_MODES = ("auto", "online", "offline", "disabled")
 # Run-record fields put in the W&B run summary: a dashboard grouped by experiment then shows a
 # table's columns (accuracy, cons%, cu_cons%, cu_ant% of Section 9.1) per row and seed.
-SUMMARY_KEYS = (
-    "experiment",
-    "row",
-    "seed",
-    "profile",
-    "status",
-    "reason",
-    TEST_ACCURACY,
-    BEST_TEST_ACCURACY,
-    CONS_RATIO,
-    "cu_cons",
-    "cu_ant",
-)
+SUMMARY_KEYS = (*IDENTITY_FIELDS, TEST_ACCURACY, BEST_TEST_ACCURACY, CONS_RATIO, CU_CONS, CU_ANT)
 
 
 def wandb_logged_in() -> bool:

@@ -19,16 +19,11 @@ from dfl_bench.lifecycle.records import (
     current_key,
     invalid,
 )
-from dfl_bench.schema import TASK_FIELDS
+from dfl_bench.schema import IDENTITY_FIELDS, TASK_FIELDS
 
 METRICS = METRIC_FIELDS
 BASE_COLUMNS = (
-    "experiment",
-    "row",
-    "seed",
-    "profile",
-    "status",
-    "reason",
+    *IDENTITY_FIELDS,
     *KINDS,
     "kb",
     "formulas",

@@ -12,7 +12,7 @@ from dfl_bench import markdown
 from dfl_bench.results import stats
 from dfl_bench.results.claims import SECTIONS, STATUSES
 from dfl_bench.results.tables import Ours, Table
-from dfl_bench.schema import ADDED_KEYS
+from dfl_bench.schema import ADDED_KEYS, BEST_TEST_ACCURACY
 
 if TYPE_CHECKING:
     from dfl_bench.results.publish import Rendered
@@ -345,7 +345,7 @@ def collapsed_runs(table: Table, floor: float) -> list[str]:
         own = ok[ok["configuration"] == ours.configuration].sort_values("seed")
         low = [
             f"{int(seed)} ({100 * acc:.2f})"
-            for seed, acc in zip(own["seed"], own["best_test_accuracy"], strict=True)
+            for seed, acc in zip(own["seed"], own[BEST_TEST_ACCURACY], strict=True)
             if 100 * acc < floor
         ]
         if low:
