@@ -59,7 +59,10 @@ def folder() -> Path | None:
     where = os.environ.get("DFL_BENCH_CACHE", "")
     if where.lower() in ("off", "0", "false", "no"):
         return None
-    base = Path(where) if where else Path.home() / ".cache" / "dfl_bench" / "configs"
+    try:
+        base = Path(where) if where else Path.home() / ".cache" / "dfl_bench" / "configs"
+    except RuntimeError:  # no home folder to keep it in: compose every time
+        return None
     return base / fingerprint()
 
 
