@@ -7,7 +7,7 @@ import os
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -116,14 +116,12 @@ def plan(
     for name in names:
         n = n_seeds(name, seeds, spread_seeds)
         base = [*base_overrides(name), *common]
+        jobs_of = partial(experiment_jobs, base, n, bool(overrides))
         try:
             if any(o.startswith("hydra.searchpath") for o in overrides):  # files outside conf/
-                planned = experiment_jobs(base, n, bool(overrides))
+                planned = jobs_of()
             else:
-                key = [name, profile, n, list(overrides)]
-                planned = config_cache.cached(
-                    "plan", key, lambda b=base, n=n: experiment_jobs(b, n, bool(overrides))
-                )
+                planned = config_cache.cached("plan", [name, profile, n, list(overrides)], jobs_of)
         except InvalidJobs as err:
             errors += [f"{name} {line}" for line in err.args[0]]
             continue

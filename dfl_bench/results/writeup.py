@@ -308,7 +308,7 @@ def beyond_block(name: str, results: Sequence[Rendered]) -> str:
         for key in keys:
             if key == ref or not table.comparable(key, ref or key):
                 continue
-            if ref is None and table.task(key) not in (None, ADDED_KEYS[("task",)]):
+            if ref is None and not papers_task(table, key):
                 continue  # another task than the baseline's
             interval, text = versus(ours.get(key), other)
             word = text.rsplit(" ", 1)[-1] if interval is not None else "too few seeds"
@@ -319,17 +319,10 @@ def beyond_block(name: str, results: Sequence[Rendered]) -> str:
         if groups:
             parts = [f"{word}: {', '.join(groups[word])}" for word in WORDS if word in groups]
             lines.append(f"- against {label}, {_accuracy(other)}: " + "; ".join(parts))
-    if (
-        base is not None
-        and base.std["accuracy"] is not None
-        and table.task(keys[0])
-        in (
-            None,
-            ADDED_KEYS[("task",)],
-        )
-    ):
+    rows = [key for key in keys if papers_task(table, key)]
+    if base is not None and base.std["accuracy"] is not None and rows:
         floor = base.number("accuracy") - COLLAPSE_SDS * base.std["accuracy"]
-        runs = collapsed_runs(table, floor)
+        runs = collapsed_runs(table, rows, floor)
         lines.append(
             f"- runs that collapsed (best accuracy more than {COLLAPSE_SDS} baseline seed sds "
             f"below its mean, under {floor:.2f}): " + ("; ".join(runs) or "none")
@@ -337,12 +330,19 @@ def beyond_block(name: str, results: Sequence[Rendered]) -> str:
     return "\n".join([*lines, beyond_markers(name)[1]])
 
 
-def collapsed_runs(table: Table, floor: float) -> list[str]:
-    """Per row, the seeds (and their best accuracy, %) of the ok runs below `floor`."""
+def papers_task(table: Table, key: str) -> bool:
+    """Whether row `key` trains the paper's task (or has no records), so the paper's supervised
+    baseline measures it."""
+    return table.task(key) in (None, ADDED_KEYS[("task",)])
+
+
+def collapsed_runs(table: Table, rows: Sequence[str], floor: float) -> list[str]:
+    """Per row of `rows`, the seeds (and their best accuracy, %) of the ok runs below `floor`."""
     ok = table.records[table.records["status"] == "ok"]
+    ours = table.ours()
     out = []
-    for key, ours in table.ours().items():
-        own = ok[ok["configuration"] == ours.configuration].sort_values("seed")
+    for key in (k for k in rows if k in ours):
+        own = ok[ok["configuration"] == ours[key].configuration].sort_values("seed")
         low = [
             f"{int(seed)} ({100 * acc:.2f})"
             for seed, acc in zip(own["seed"], own[BEST_TEST_ACCURACY], strict=True)
