@@ -8,7 +8,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "dfl_bench"
 # bottom to top; the top-level modules (kinds, schema, paths, markdown) are pure, below all
-LAYERS = ("", "operators", "logic", "run", "stacked", "tasks", "lifecycle", "results")
+LAYERS = ("", "operators", "logic", "run", "stack", "tasks", "lifecycle", "results")
 ON_TOP = {"theory": 7, "bench": 8}  # beside results (theory), above everything (bench)
 
 

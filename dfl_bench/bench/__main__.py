@@ -29,7 +29,7 @@ from dfl_bench.bench import (
     op_count,
     runs,
     sections,
-    stacking,
+    stack_timing,
     step_vs_commit,
     steps,
 )
@@ -66,7 +66,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--paper-runs", type=Path, default=runs.PAPER_RUNS, help="records of `make paper-run`"
     )
     parser.add_argument(
-        "--stack-runs", type=int, nargs="+", default=[1, 4, 16], help="stacking section's R"
+        "--stack-runs", type=int, nargs="+", default=[1, 4, 16], help="stack_timing section's R"
     )
     parser.add_argument("--sweep-jobs", type=int, default=4)
     parser.add_argument("--sweep-steps", type=int, default=200)
@@ -106,9 +106,9 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
             data, args.batch_size, args.threads, args.repeats, args.warmup, device
         )
     torch.set_num_threads(default_threads)
-    if "stacking" in args.sections:
+    if "stack_timing" in args.sections:
         torch.set_num_threads(1)
-        result["stacking"] = stacking.stack_throughput(
+        result["stack_timing"] = stack_timing.stack_throughput(
             args.stack_runs, args.device, repeats=max(3, args.repeats // 3), warmup=args.warmup
         )
         torch.set_num_threads(default_threads)

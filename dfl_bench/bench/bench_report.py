@@ -73,8 +73,8 @@ def readme(result: dict[str, Any]) -> str:
         out += _paper_run_md(result["paper_run"])
     if "iteration" in result:
         out += _iteration_md(result["iteration"])
-    if "stacking" in result:
-        out += _stacking_md(result["stacking"])
+    if "stack_timing" in result:
+        out += _stack_timing_md(result["stack_timing"])
     if "scaling" in result:
         out += _scaling_md(result["scaling"])
     if "eval" in result:
@@ -136,11 +136,11 @@ def target_rows(result: dict[str, Any]) -> list[list[str]]:
                 f["fraction"],
             ]
         )
-    stacking = result.get("stacking", {})
+    stacking = result.get("stack_timing", {})
     for r in stacking.get("rows", []):
         if r["runs"] == STACK_TARGET_RUNS:
             what = f"{r['runs']} stacked runs vs separate, throughput ({stacking['device']})"
-            rows.append([what, "stacked_throughput", r["speedup"]])
+            rows.append([what, "stack_throughput", r["speedup"]])
     return [
         [
             what,
@@ -154,7 +154,7 @@ def target_rows(result: dict[str, Any]) -> list[list[str]]:
 
 def status(name: str, value: float, result: dict[str, Any]) -> str:
     """met / **not met**; the stacking target is a GPU one, only informative on a CPU."""
-    if name == "stacked_throughput" and result.get("stacking", {}).get("device") != "cuda":
+    if name == "stack_throughput" and result.get("stack_timing", {}).get("device") != "cuda":
         return "GPU target (CPU: measured only)"
     return "met" if meets(name, value) else "**not met**"
 
@@ -314,24 +314,24 @@ def _iteration_md(section: dict[str, Any]) -> list[str]:
     ]
 
 
-def _stacking_md(section: dict[str, Any]) -> list[str]:
+def _stack_timing_md(section: dict[str, Any]) -> list[str]:
     rows = [
         [
             r["runs"],
-            f"{r['stacked']['median_ms']:.1f} ({r['stacked']['iqr_ms']:.1f})",
+            f"{r['stack']['median_ms']:.1f} ({r['stack']['iqr_ms']:.1f})",
             f"{r['separate']['median_ms']:.1f} ({r['separate']['iqr_ms']:.1f})",
             f"{r['speedup']:.2f}x",
-            f"{r['stacked_runs_per_s']:.1f}",
+            f"{r['stack_runs_per_s']:.1f}",
         ]
         for r in section["rows"]
     ]
     return [
         "",
-        f"## Many runs per process (`hydra/launcher=stacked`, {section['device']}, "
+        f"## Many runs per process (`hydra/launcher=stack`, {section['device']}, "
         f"{section['threads']} thread(s))",
         "",
         f"One iteration of R `{section['kb']}` runs as one stacked model "
-        "(`StackedModule`: parameters stacked on a run dimension, each run with its own "
+        "(`StackModule`: parameters stacked on a run dimension, each run with its own "
         "initialisation, batches, dropout and negative pairs) against R single-run iterations "
         "one after another, on the same batches, interleaved. Target (GPU): 16 stacked runs at "
         ">= 15x the throughput of 16 separate ones; on a CPU the launcher is worth it only where "

@@ -9,7 +9,7 @@ fails is recorded with its error and the session goes on):
 1. `graph_vs_eager`: one stacked sweep (4 seeds, `--check-steps` steps, metrics every 25) with
    CUDA graphs, with graphs of compiled DFL terms (`compile_dfl`), without graphs, and each
    seed alone: the records' numbers side by side, and the wall times;
-2. `stacking`: `bench.stacking` on CUDA (R separate DFLModule steps against R stacked steps,
+2. `stack_timing`: `bench.stack_timing` on CUDA (R separate DFLModule steps against R stacked steps,
    captured; seeds of the default configuration and the rows of same_symmetric, each with and
    without compiled DFL terms), per stacked iteration and per run-iteration;
 3. `single`: `python -m dfl_bench trainer=gpu` at the quick profile (1,000 iterations), with
@@ -141,7 +141,7 @@ def graph_vs_eager(session: Session, steps: int) -> dict[str, Any]:
         tic = time.perf_counter()
         done = session.cli(
             [
-                *("-m", "seed=0,1,2,3", "hydra/launcher=stacked", session.trainer, *NO_LOGS),
+                *("-m", "seed=0,1,2,3", "hydra/launcher=stack", session.trainer, *NO_LOGS),
                 *(f"profile.max_steps={steps}", "profile.log_every=25", "profile.eval_every=100"),
                 *(*extra, f"records_dir={folder}/records"),
                 *(f"checkpoint_dir={folder}/ckpt", f"hydra.sweep.dir={folder}/sweep"),
@@ -187,10 +187,10 @@ def compile_ok(results: dict[str, Any]) -> bool:
     return graph_ok(results.get("graph_vs_eager"), "compiled") and faster
 
 
-def stacking(runs: Sequence[int], device: str) -> dict[str, Any]:
-    """`bench.stacking` on the device: captured, captured with compiled DFL terms, eager; seeds
+def stack_timing(runs: Sequence[int], device: str) -> dict[str, Any]:
+    """`bench.stack_timing` on the device: captured, captured with compiled DFL terms, eager; seeds
     of one configuration and the rows of same_symmetric."""
-    from dfl_bench.bench.stacking import stack_throughput
+    from dfl_bench.bench.stack_timing import stack_throughput
 
     dev = "cuda" if device == "gpu" else "cpu"
     top = (16,)  # the target's stack size
@@ -239,7 +239,7 @@ def table(session: Session) -> dict[str, Any]:
         tic = time.perf_counter()
         done = session.cli(
             [
-                *("-m", f"+experiment={TABLE}", "hydra/launcher=stacked", session.trainer),
+                *("-m", f"+experiment={TABLE}", "hydra/launcher=stack", session.trainer),
                 *(*NO_LOGS, f"records_dir={folder}/records", f"checkpoint_dir={folder}/ckpt"),
                 *(f"hydra.sweep.dir={folder}/sweep", f"compile_dfl={str(compiled).lower()}"),
             ],
@@ -332,7 +332,7 @@ def report(results: dict[str, Any]) -> str:
     per_it = rep.get("ms_per_run_iteration")
     whole = None if per_it is None else per_it * TABLES_LONG_RUN_ITERATIONS / 60000
     graph_ms = (one.get("graph") or {}).get("ms_per_iteration")
-    stack = results.get("stacking", {})
+    stack = results.get("stack_timing", {})
 
     def speedup16(graph: str, compiled: str) -> tuple[float | None, str]:
         """The better 16-run speed-up of two stacking variants, and which it is (` (...)`)."""
@@ -369,13 +369,13 @@ def report(results: dict[str, Any]) -> str:
             f"16 stacked seeds / 16 separate runs, throughput{seeds_how}",
             ">= 15x",
             fmt(seeds16),
-            met(None if seeds16 is None else meets("stacked_throughput", seeds16)),
+            met(None if seeds16 is None else meets("stack_throughput", seeds16)),
         ),
         (
             f"16 stacked rows of {TABLE} / 16 separate runs{rows_how}",
             ">= 15x",
             fmt(rows16),
-            met(None if rows16 is None else meets("stacked_throughput", rows16)),
+            met(None if rows16 is None else meets("stack_throughput", rows16)),
         ),
     ]
     lines += markdown.table(["target", "wanted", "measured", ""], targets)
@@ -409,7 +409,11 @@ def report(results: dict[str, Any]) -> str:
         ]
     else:
         lines.append(f"not run: {check.get('error')}")
-    lines += ["", "## Stacked against separate runs (`bench.stacking`, one stacked iteration)", ""]
+    lines += [
+        "",
+        "## Stacked against separate runs (`bench.stack_timing`, one stacked iteration)",
+        "",
+    ]
     stack_rows = []
     variants = (
         ("seeds, graph", "captured"),
@@ -424,8 +428,8 @@ def report(results: dict[str, Any]) -> str:
                 (
                     label,
                     r["runs"],
-                    fmt(r["stacked"]["median_ms"]),
-                    fmt(r["stacked"]["median_ms"] / r["runs"]),
+                    fmt(r["stack"]["median_ms"]),
+                    fmt(r["stack"]["median_ms"] / r["runs"]),
                     fmt(r["separate"]["median_ms"]),
                     fmt(r["speedup"]),
                 )
@@ -494,7 +498,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     session = Session(args.out, args.scratch, args.budget, args.device)
     stages: dict[str, Callable[[], Any]] = {
         "graph_vs_eager": lambda: graph_vs_eager(session, args.check_steps),
-        "stacking": lambda: stacking(args.runs, args.device),
+        "stack_timing": lambda: stack_timing(args.runs, args.device),
         "single": lambda: single(session),
         "table": lambda: table(session),
         "reproduce": lambda: reproduce(session, args),

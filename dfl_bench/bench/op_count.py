@@ -19,7 +19,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from dfl_bench import markdown
 from dfl_bench.bench import steps
-from dfl_bench.bench.stacking import table_rows
+from dfl_bench.bench.stack_timing import table_rows
 from dfl_bench.run.dfl_module import DFLModule, dfl_term
 
 # aten operations that only make views or metadata: no kernel on a GPU
@@ -93,19 +93,19 @@ def table(experiments: Sequence[str]) -> list[dict[str, Any]]:
 
 def stack_counts(runs: Sequence[int] = (1, 4, 16), kb: str = "same") -> list[dict[str, int]]:
     """Computing operations of one whole training iteration (network, loss, backward, update)
-    of R runs of `kb`'s default configuration stacked in the StackedNet layout (the GPU's;
+    of R runs of `kb`'s default configuration stacked in the StackNet layout (the GPU's;
     counted on the CPU, without the CUDA graph), for each R: on a GPU each is a kernel launch,
     so a step whose count grows with R is bound by launches, not arithmetic."""
-    from dfl_bench.bench.stacking import stack_runs, stacked_batch
-    from dfl_bench.stacked.stacked_module import StackedModule
+    from dfl_bench.bench.stack_timing import stack_batch, stack_runs
+    from dfl_bench.stack.stack_module import StackModule
 
     data = steps.load_data(64, torch.device("cpu"), 500)
     out = []
     for r in runs:
         modules, batches = stack_runs(kb, r, data, 64, 1)
-        stack = StackedModule(modules, [None] * r, stacked=True, cuda_graph=False).train()
+        stack = StackModule(modules, [None] * r, stack_net=True, cuda_graph=False).train()
         optimizer = stack.configure_optimizers()
-        batch = stacked_batch([run[0] for run in batches])
+        batch = stack_batch([run[0] for run in batches])
         stack.iterate(optimizer, batch, 1)  # the first step builds what later steps reuse
         with OpCounter() as counter:
             stack.iterate(optimizer, batch, 2)
@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(
             f"`python -m dfl_bench.bench count-ops --tables --stacks {stacks}`"
             ": computing tensor operations (a kernel each on a GPU) of one whole training "
-            "iteration of R stacked runs (StackedNet layout, default configuration of `same`, "
+            "iteration of R stacked runs (StackNet layout, default configuration of `same`, "
             "b = 64; counted on the CPU without the CUDA graph).\n"
         )
         base = counts[0]["operations"] / counts[0]["runs"]

@@ -1,15 +1,15 @@
 """The benchmark's timed sections (`python -m dfl_bench.bench --sections ...`, all by default):
 
-floor      CLI iterations (same, sum9, the w_dfl=0 baseline; 1 thread) against a bare PyTorch
-           step of the CNN on the same 128 images, and where a step's time goes (its parts);
-iteration  DFL iteration on same/sum9 (non-logging and logging step) vs the materialized-pairs
-           NTN and vs a supervised-only step, interleaved in one process, per thread count;
-stacking   R runs as one stacked model (hydra/launcher=stacked) vs R separate iterations, 1 thread
-           on the CPU (`stacking.stack_throughput`);
-scaling    iteration, CNN-only (supervised) step and logic part for b = 16 .. 256;
-eval       one evaluation on the 10k test set;
-paper      two paper-profile CLI runs per knowledge base, extrapolated to 70,000 iterations;
-sweep      joblib sweeps of the quick profile with 1 and 2 parallel jobs.
+floor        CLI iterations (same, sum9, the w_dfl=0 baseline; 1 thread) against a bare PyTorch
+             step of the CNN on the same 128 images, and where a step's time goes (its parts);
+iteration    DFL iteration on same/sum9 (non-logging and logging step) vs the materialized-pairs
+             NTN and vs a supervised-only step, interleaved in one process, per thread count;
+stack_timing R runs as one stacked model (hydra/launcher=stack) vs R separate iterations, 1 thread
+             on the CPU (`stack_timing.stack_throughput`);
+scaling      iteration, CNN-only (supervised) step and logic part for b = 16 .. 256;
+eval         one evaluation on the 10k test set;
+paper        two paper-profile CLI runs per knowledge base, extrapolated to 70,000 iterations;
+sweep        joblib sweeps of the quick profile with 1 and 2 parallel jobs.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dfl_bench.bench.timing import interleaved, load, loglog_slope, summary_ms
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 
-SECTIONS = ("floor", "iteration", "stacking", "scaling", "eval", "paper", "sweep")
+SECTIONS = ("floor", "iteration", "stack_timing", "scaling", "eval", "paper", "sweep")
 KBS = ("same", "sum9")
 FLOOR_KBS = ("same", "sum9", "ce_pair")  # ce_pair: the paper's baseline, w_dfl = 0
 MATERIALIZED_EVERY = 5  # the materialized step is far slower: time it in every 5th round

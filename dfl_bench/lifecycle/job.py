@@ -10,8 +10,8 @@
      finished, and its summary printed; SIGTERM saves a checkpoint and exits 143.
 
 One run trains as its task's module alone (dfl_bench/tasks/; the paper's: `DFLModule`) on a
-CPU; a stack, or any run of a stackable task on a GPU, trains as a `StackedModule` (its own
-networks on a CPU: each run's arithmetic the run alone's; the StackedNet layout and CUDA graphs
+CPU; a stack, or any run of a stackable task on a GPU, trains as a `StackModule` (its own
+networks on a CPU: each run's arithmetic the run alone's; the StackNet layout and CUDA graphs
 on a GPU).
 """
 
@@ -41,8 +41,8 @@ from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads,
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.run.dfl_module import NonFiniteLossError
 from dfl_bench.run.mnist_data import MnistDataModule
-from dfl_bench.stacked.stacked_data import StackedDataModule
-from dfl_bench.stacked.stacked_module import StackedModule
+from dfl_bench.stack.stack_data import StackDataModule
+from dfl_bench.stack.stack_module import StackModule
 
 EXIT_TERMINATED, EXIT_INTERRUPTED = 143, 130  # SIGTERM, Ctrl-C (SIGINT)
 
@@ -166,7 +166,7 @@ def fit_runs(
         _close(run_loggers, [True] * len(jobs), finalize=not alone)
         raise
     segments = [*_last_checkpoint(hooks).earlier_s, round(time.perf_counter() - tic, 3)]
-    stack = None if alone or not module.stacked else [j.key for j in jobs]
+    stack = None if alone or not module.stack_net else [j.key for j in jobs]
     out = []
     for r, job in enumerate(jobs):
         path = job.paths[0]
@@ -220,12 +220,12 @@ def _last_checkpoint(hooks: Sequence[L.Callback]) -> checkpoint.LastCheckpoint:
 
 def _built(
     jobs: Sequence[Job], run_loggers: Sequence[Any], alone: bool
-) -> tuple[MnistDataModule | StackedDataModule, L.LightningModule]:
-    """The data and the module the jobs train: the task's alone, or a StackedModule."""
+) -> tuple[MnistDataModule | StackDataModule, L.LightningModule]:
+    """The data and the module the jobs train: the task's alone, or a StackModule."""
     cfg = jobs[0].cfg
     if alone:
         return tasks.task(jobs[0].config).data(jobs[0].config), jobs[0].module
-    data = StackedDataModule(
+    data = StackDataModule(
         jobs[0].config["data"],
         seeds=[j.cfg.seed for j in jobs],
         split_seeds=[
@@ -233,11 +233,11 @@ def _built(
         ],
     )
     cuda = uses_cuda(cfg)
-    module = StackedModule(
+    module = StackModule(
         [j.module for j in jobs],
         run_loggers,
         [j.cfg.debug.nan_at_step for j in jobs],
-        stacked=cuda,
+        stack_net=cuda,
         cuda_graph=cuda and bool(cfg.get("cuda_graph", True)),
         compile_dfl=cuda and bool(cfg.get("compile_dfl", False)),
     )

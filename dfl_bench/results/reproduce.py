@@ -6,7 +6,7 @@ Plans every job first (plan.py: each experiment's sweep times the seeds, the rec
 will write), prints how many will run and an estimated time, then runs each experiment with
 missing jobs as one Hydra multirun (`python -m dfl_bench +experiment=X -m ...`; joblib when
 --jobs > 1), polling the records folder for overall progress. With --device gpu every
-experiment trains as stacks of runs on the GPU (`hydra/launcher=stacked trainer=gpu`), --jobs
+experiment trains as stacks of runs on the GPU (`hydra/launcher=stack trainer=gpu`), --jobs
 experiments at once. Jobs whose record is ok are
 skipped, so an interrupted reproduction resumes. A failed job is reported and the rest go on.
 Exit status: 0 every planned job ok, 1 some job failed, 2 invalid input.
@@ -134,7 +134,7 @@ def multirun_command(
 ) -> list[str]:
     """The Hydra multirun of one experiment: its own sweep times seeds 0..n_seeds-1."""
     if args.device == "gpu":
-        launcher = ["hydra/launcher=stacked", "trainer=gpu"]
+        launcher = ["hydra/launcher=stack", "trainer=gpu"]
         launcher.append(f"hydra.launcher.stack_size={args.stack_size}")
     elif args.jobs > 1:
         launcher = ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"]

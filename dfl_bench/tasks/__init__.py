@@ -1,5 +1,5 @@
 """Tasks: what a run learns. A task is one module with `NAME`, `STACKS` (whether its runs can
-train as a stack of R runs, dfl_bench/stacked/), `build(config, operators)` -> its
+train as a stack of R runs, dfl_bench/stack/), `build(config, operators)` -> its
 LightningModule and `data(config)` -> its LightningDataModule, both from a resolved job config
 (conf/task/<name>.yaml picks it: `task=mnist_addition`). The lifecycle (dfl_bench/lifecycle/)
 trains, resumes, records and logs any task alike: a module gives `summary()` (the record's

@@ -78,7 +78,7 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
         str(tmp_path),
         "--sections",
         "iteration",
-        "stacking",
+        "stack_timing",
         "scaling",
         "eval",
         "--stack-runs",
@@ -99,8 +99,8 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
     ]
     main(argv)
     result = json.loads((tmp_path / "bench.json").read_text())
-    assert {"machine", "iteration", "stacking", "scaling", "eval"} <= set(result)
-    assert [r["runs"] for r in result["stacking"]["rows"]] == [2]
+    assert {"machine", "iteration", "stack_timing", "scaling", "eval"} <= set(result)
+    assert [r["runs"] for r in result["stack_timing"]["rows"]] == [2]
     assert {"cpu", "cores", "torch", "command", "load_average_start"} <= set(result["machine"])
     variants = {(r["kb"], r["variant"]) for r in result["iteration"]["rows"]}
     assert {
@@ -241,7 +241,7 @@ def test_the_gpu_session_covers_every_table_and_reports_its_targets():
     assert not cuda_session.compile_ok({"graph_vs_eager": check, "table": slower})
     apart = {**check, "max_accuracy_gap_compiled": 0.05}
     assert not cuda_session.compile_ok({"graph_vs_eager": apart, "table": table})
-    sixteen = {"runs": 16, "speedup": 16.0, "stacked": {"median_ms": 2.0}}
+    sixteen = {"runs": 16, "speedup": 16.0, "stack": {"median_ms": 2.0}}
     sixteen["separate"] = {"median_ms": 32.0}
     results = {
         "machine": {
@@ -253,7 +253,7 @@ def test_the_gpu_session_covers_every_table_and_reports_its_targets():
         },
         "graph_vs_eager": check,
         "single": {"graph": {"ms_per_iteration": 1.2, "wall_s": 1.2}},
-        "stacking": {"table_compiled": {"rows": [sixteen]}},
+        "stack_timing": {"table_compiled": {"rows": [sixteen]}},
         "table": table,
         "reproduce": {"ms_per_run_iteration": 0.5, "ok": 3, "trained_run_iterations": 30000},
     }

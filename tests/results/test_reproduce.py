@@ -174,7 +174,7 @@ def test_the_gpu_path_trains_stacks_and_estimates_a_stacks_share(tmp_path, monke
     monkeypatch.setattr(reproduce, "cuda_available", lambda: True)
     args = reproduce.parse_args(["--device=gpu", "--jobs=3", f"--records={tmp_path}"])
     command = reproduce.multirun_command("tnorms", args, 1, tmp_path / "logs")
-    assert {"hydra/launcher=stacked", "trainer=gpu", "hydra.launcher.stack_size=64"} <= set(command)
+    assert {"hydra/launcher=stack", "trainer=gpu", "hydra.launcher.stack_size=64"} <= set(command)
     assert plan.job_seconds("long", tmp_path, "gpu") == 10000 * plan.GPU_ITERATION_S
     base = {k: None for k in records.RECORD_FIELDS} | {"config": {}, "test_accuracy": 0.5}
     for name, wall, stack in (("s", 40.0, ["a", "b"]), ("a", 600.0, None)):

@@ -130,13 +130,13 @@ def test_dfl_net_has_one_head_per_binary_predicate():
 
 
 def test_stacked_heads_with_the_codes_bias_equal_each_runs_own():
-    from dfl_bench.stacked.net import StackedNet
+    from dfl_bench.stack.stack_net import StackNet
 
     torch.manual_seed(0)
     nets = [DFLNet(("same", "sum9"), ntn_k=10, ntn_bias=True) for _ in range(2)]
-    stacked = StackedNet(nets).eval()
+    stack = StackNet(nets).eval()
     e = torch.randn(2, 5, 50)
-    out = stacked.pair_logits(e)
+    out = stack.pair_logits(e)
     for r, net in enumerate(nets):
         for name, logits in net.pair_logits(e[r]).items():
             assert torch.allclose(out[name][r], logits, atol=1e-6)

@@ -1,6 +1,6 @@
 """Many runs per process: a run trained in a stack is the same run trained alone (on a CPU bit
 for bit: its batches, dropout masks, negative pairs, logged losses, weights and record; in the
-GPU layout equal up to the rounding of grouped kernels), `hydra/launcher=stacked` writes the
+GPU layout equal up to the rounding of grouped kernels), `hydra/launcher=stack` writes the
 records and W&B runs that separate jobs write, a run whose loss turns NaN fails alone while the
 others finish, and an interrupted stack resumes to the uninterrupted records."""
 
@@ -23,15 +23,14 @@ from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
 
 from dfl_bench.lifecycle import job as lifecycle
-from dfl_bench.lifecycle import loggers, records, train
-from dfl_bench.lifecycle import stacks as stacked_runs
+from dfl_bench.lifecycle import loggers, records, stack_sweep, train
 from dfl_bench.lifecycle.trainer import build_trainer
 from dfl_bench.run import dfl_module, mnist_data, model
 from dfl_bench.run.mnist_data import MnistDataModule
-from dfl_bench.stacked import stacked_module
-from dfl_bench.stacked.net import StackedNet
-from dfl_bench.stacked.stacked_data import StackedDataModule
-from dfl_bench.stacked.stacked_module import StackedModule
+from dfl_bench.stack import stack_module
+from dfl_bench.stack.stack_data import StackDataModule
+from dfl_bench.stack.stack_module import StackModule
+from dfl_bench.stack.stack_net import StackNet
 
 REPO = Path(__file__).resolve().parents[2]
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
@@ -95,7 +94,7 @@ def draws(monkeypatch):
 
     monkeypatch.setattr(mnist_data.TrainStream, "indices", batches)
     monkeypatch.setattr(dfl_module, "dropout_masks", drawn)
-    monkeypatch.setattr(stacked_module, "dropout_masks", drawn)
+    monkeypatch.setattr(stack_module, "dropout_masks", drawn)
     return seen
 
 
@@ -109,25 +108,25 @@ def alone(tmp: Path, *overrides: str) -> tuple[dfl_module.DFLModule, Recorder]:
     return run, logger
 
 
-def stacked(
+def train_stack(
     tmp: Path, *runs: tuple[str, ...], layout: bool = False, **gpu_path: bool
-) -> tuple[StackedModule, list[Recorder]]:
+) -> tuple[StackModule, list[Recorder]]:
     """The runs (each a tuple of overrides) trained as one stack, each with a recording logger;
-    `layout`: the GPU's StackedNet layout (on this CPU); `gpu_path`: StackedModule's
+    `layout`: the GPU's StackNet layout (on this CPU); `gpu_path`: StackModule's
     `cuda_graph` (the graph's path, here without the capture) and `compile_dfl`."""
     cfgs = [composed(tmp, *SHORT, *overrides)[0] for overrides in runs]
     built = [train.prepared(cfg, overrides) for cfg, overrides in zip(cfgs, runs, strict=True)]
     recorders = [Recorder() for _ in runs]
     poison = [cfg.debug.nan_at_step for cfg in cfgs]
-    stack = StackedModule([run for _, run in built], recorders, poison, stacked=layout, **gpu_path)
+    stack = StackModule([run for _, run in built], recorders, poison, stack_net=layout, **gpu_path)
     seeds = [cfg.seed for cfg in cfgs]
     trainer = build_trainer(cfgs[0], None, [])
-    trainer.fit(stack, datamodule=StackedDataModule(built[0][0]["data"], seeds, seeds))
+    trainer.fit(stack, datamodule=StackDataModule(built[0][0]["data"], seeds, seeds))
     return stack, recorders
 
 
 def assert_same_run(
-    stack: StackedModule, r: int, recorder: Recorder, run, logger, close: dict
+    stack: StackModule, r: int, recorder: Recorder, run, logger, close: dict
 ) -> None:
     """Run r of the stack logged and learned what the run alone did (up to `close`)."""
     assert [s for s, _ in recorder.rows] == [s for s, _ in logger.rows]
@@ -135,7 +134,9 @@ def assert_same_run(
         assert set(got) == set(want)
         for key, value in want.items():
             assert got[key] == pytest.approx(value, nan_ok=True, **close), key
-    weights = stack.net.copy_to(r, model.DFLNet(run.predicates)) if stack.stacked else stack.nets[r]
+    weights = (
+        stack.net.copy_to(r, model.DFLNet(run.predicates)) if stack.stack_net else stack.nets[r]
+    )
     for (name, got), want in zip(weights.named_parameters(), run.net.parameters(), strict=True):
         torch.testing.assert_close(got, want, rtol=close["rel"], atol=close["abs"], msg=name)
     summary, single = stack.summary(r), run.summary()
@@ -144,7 +145,7 @@ def assert_same_run(
         assert summary[key] == pytest.approx(single[key], nan_ok=True, **close), key
 
 
-GPU_PATHS = {  # StackedModule's options on the GPU's path, run here without the capture
+GPU_PATHS = {  # StackModule's options on the GPU's path, run here without the capture
     "own": {},
     "layout": {"layout": True},
     "graph": {"layout": True, "cuda_graph": True},
@@ -173,23 +174,23 @@ GPU_PATHS = {  # StackedModule's options on the GPU's path, run here without the
     ],
 )
 def test_a_stacked_run_is_the_run_alone(tmp_path, draws, runs, path, close):
-    stack, recorders = stacked(tmp_path / "stack", *runs, **GPU_PATHS[path])
+    stack, recorders = train_stack(tmp_path / "stack", *runs, **GPU_PATHS[path])
     compiled = GPU_PATHS[path].get("compile_dfl", False)
     assert all((m._dfl_term is not dfl_module.dfl_term) == compiled for m in stack.members)
     assert (stack._graph is not None) == GPU_PATHS[path].get("cuda_graph", False)
-    stacked_draws = dict(draws)
+    stack_draws = dict(draws)
     draws.clear()
     for r, overrides in enumerate(runs):
         run, logger = alone(tmp_path / str(r), *overrides)
         assert_same_run(stack, r, recorders[r], run, logger, close)
-    assert dict(draws).keys() == stacked_draws.keys()
+    assert dict(draws).keys() == stack_draws.keys()
     for key, seen in draws.items():
-        assert stacked_draws[key] == seen, key  # the same batches and masks, bit for bit
+        assert stack_draws[key] == seen, key  # the same batches and masks, bit for bit
 
 
 def test_a_runs_order_and_mates_in_a_stack_do_not_change_it(tmp_path):
-    first, _ = stacked(tmp_path / "a", *SEEDS)
-    reordered, _ = stacked(tmp_path / "b", *SEEDS[::-1], ("seed=7",))
+    first, _ = train_stack(tmp_path / "a", *SEEDS)
+    reordered, _ = train_stack(tmp_path / "b", *SEEDS[::-1], ("seed=7",))
     for r in range(3):
         assert reordered.summary(2 - r) == first.summary(r)
         for got, want in zip(
@@ -202,7 +203,7 @@ def test_the_gpu_layout_computes_what_each_run_computes():
     """Grouped convolutions and vmapped heads compute each DFLNet's forward and pair logits."""
     torch.manual_seed(0)
     nets = [model.DFLNet(("same",)) for _ in range(3)]
-    stack = StackedNet(nets)
+    stack = StackNet(nets)
     x = torch.randn(3, 8, 1, 28, 28)
     masks = model.dropout_masks(24)
     masks = (masks[0].view(3, 8, -1, 1, 1), masks[1].view(3, 8, -1))
@@ -225,7 +226,7 @@ def sweep_jobs(tmp: Path, *runs: tuple[str, ...]) -> list[lifecycle.Job]:
 def test_a_run_that_turns_nan_fails_alone_and_the_others_finish(tmp_path):
     runs = [("seed=0",), ("seed=1", "debug.nan_at_step=5"), ("seed=2",)]
     jobs = sweep_jobs(tmp_path, *runs)
-    stacked_runs.run_sweep(jobs, stack_size=16)
+    stack_sweep.run_sweep(jobs, stack_size=16)
     poisoned = train.run(*composed(tmp_path / "alone", *SHORT, *runs[1]))
     got = jobs[1].record
     assert got["status"] == poisoned["status"] == "failed"
@@ -254,8 +255,8 @@ def test_poisoning_one_run_of_four_fails_it_alone_and_leaves_the_others_bit_iden
     layout the GPU uses."""
     runs = [("seed=0",), ("seed=1",), ("seed=2",), ("seed=3",)]
     poisoned = [*runs[:2], ("seed=2", "debug.nan_at_step=5"), runs[3]]
-    clean, _ = stacked(tmp_path / "clean", *runs, **GPU_PATHS[path])
-    bad, _ = stacked(tmp_path / "bad", *poisoned, **GPU_PATHS[path])
+    clean, _ = train_stack(tmp_path / "clean", *runs, **GPU_PATHS[path])
+    bad, _ = train_stack(tmp_path / "bad", *poisoned, **GPU_PATHS[path])
     assert bad.failure(2) == "non-finite loss: loss term 'dfl' is not finite at step 6"
     assert [bad.failure(r) for r in (0, 1, 3)] == [None, None, None]
     for r in (0, 1, 3):
@@ -266,7 +267,7 @@ def test_poisoning_one_run_of_four_fails_it_alone_and_leaves_the_others_bit_iden
                 bad.net.copy_to(r, model.DFLNet(("same",))),
                 clean.net.copy_to(r, model.DFLNet(("same",))),
             )
-            if bad.stacked
+            if bad.stack_net
             else (bad.nets[r], clean.nets[r])
         )
         for (name, a), b in zip(nets[0].named_parameters(), nets[1].parameters(), strict=True):
@@ -276,8 +277,8 @@ def test_poisoning_one_run_of_four_fails_it_alone_and_leaves_the_others_bit_iden
 @pytest.mark.slow
 def test_on_the_graph_path_a_nan_run_fails_where_the_eager_stack_fails_it(tmp_path):
     runs = [("seed=0",), ("seed=1", "debug.nan_at_step=5"), ("seed=2",)]
-    graph, _ = stacked(tmp_path / "graph", *runs, **GPU_PATHS["graph"])
-    eager, _ = stacked(tmp_path / "eager", *runs, **GPU_PATHS["layout"])
+    graph, _ = train_stack(tmp_path / "graph", *runs, **GPU_PATHS["graph"])
+    eager, _ = train_stack(tmp_path / "eager", *runs, **GPU_PATHS["layout"])
     assert graph._graph is not None
     assert graph.failures == eager.failures
     assert eager.failure(1) == "non-finite loss: loss term 'dfl' is not finite at step 6"
@@ -306,16 +307,16 @@ def crash_at_step_10(monkeypatch) -> None:
 def test_an_interrupted_stack_resumes_to_the_uninterrupted_records(tmp_path, monkeypatch):
     runs = [("seed=0",), ("seed=1",)]
     whole = sweep_jobs(tmp_path / "whole", *runs)
-    stacked_runs.run_sweep(whole, stack_size=2)
+    stack_sweep.run_sweep(whole, stack_size=2)
 
     crash_at_step_10(monkeypatch)
     crashed = sweep_jobs(tmp_path, *runs)
-    stacked_runs.run_sweep(crashed, stack_size=2)
+    stack_sweep.run_sweep(crashed, stack_size=2)
     assert all("RuntimeError: killed" in job.error for job in crashed)
     assert list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))
     monkeypatch.undo()
     resumed = sweep_jobs(tmp_path, *runs)
-    stacked_runs.run_sweep(resumed, stack_size=2)
+    stack_sweep.run_sweep(resumed, stack_size=2)
     for job, ref in zip(resumed, whole, strict=True):
         assert job.record["resumed"] and job.record["status"] == "ok"
         fields = records.SUMMARY_FIELDS
@@ -328,18 +329,18 @@ def test_force_restarts_an_interrupted_stack_instead_of_resuming_it(tmp_path, mo
     runs = [("seed=0",), ("seed=1",)]
 
     crash_at_step_10(monkeypatch)
-    stacked_runs.run_sweep(sweep_jobs(tmp_path, *runs), stack_size=2)
+    stack_sweep.run_sweep(sweep_jobs(tmp_path, *runs), stack_size=2)
     assert list((tmp_path / "checkpoints" / "_stacks").glob("*/last.ckpt"))
     monkeypatch.undo()
     forced = sweep_jobs(tmp_path, *[(*r, "force=true") for r in runs])
-    stacked_runs.run_sweep(forced, stack_size=2)
+    stack_sweep.run_sweep(forced, stack_size=2)
     assert [(j.record["status"], j.record["resumed"]) for j in forced] == [("ok", False)] * 2
 
 
 def test_a_stack_killed_between_its_records_resumes_the_rest(tmp_path, monkeypatch):
     runs = [("seed=0",), ("seed=1",)]
     whole = sweep_jobs(tmp_path / "whole", *runs)
-    stacked_runs.run_sweep(whole, stack_size=2)
+    stack_sweep.run_sweep(whole, stack_size=2)
     write, written = records.write_record, []
 
     def killed_after_one(path, record):
@@ -349,11 +350,11 @@ def test_a_stack_killed_between_its_records_resumes_the_rest(tmp_path, monkeypat
         write(path, record)
 
     monkeypatch.setattr(records, "write_record", killed_after_one)
-    stacked_runs.run_sweep(sweep_jobs(tmp_path, *runs), stack_size=2)
+    stack_sweep.run_sweep(sweep_jobs(tmp_path, *runs), stack_size=2)
     monkeypatch.undo()
     assert len(list((tmp_path / "records").rglob("*.json"))) == 1
     resumed = sweep_jobs(tmp_path, *runs)
-    stacked_runs.run_sweep(resumed, stack_size=1)  # the stack is re-formed from its checkpoint
+    stack_sweep.run_sweep(resumed, stack_size=1)  # the stack is re-formed from its checkpoint
     assert resumed[1].record["resumed"] and resumed[1].record["status"] == "ok"
     fields = records.SUMMARY_FIELDS
     for job, ref in zip(resumed, whole, strict=True):
@@ -366,7 +367,7 @@ def test_a_stack_killed_between_its_records_resumes_the_rest(tmp_path, monkeypat
 def test_sigterm_checkpoints_the_stack_and_the_rerun_resumes_it(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
     command = [
-        *(sys.executable, "-m", "dfl_bench", "-m", "hydra/launcher=stacked", "profile=smoke"),
+        *(sys.executable, "-m", "dfl_bench", "-m", "hydra/launcher=stack", "profile=smoke"),
         *("logger=none", "progress_bar=false", f"hydra.sweep.dir={tmp_path / 'sweep'}"),
         *(f"records_dir={tmp_path / 'records'}", f"checkpoint_dir={tmp_path / 'checkpoints'}"),
         *("seed=0,1", "+debug.sigterm_at_step=3,99"),  # the 99 stack is the uninterrupted twin
@@ -396,7 +397,7 @@ def test_sigterm_checkpoints_the_stack_and_the_rerun_resumes_it(tmp_path):
 def test_stack_keys_group_what_one_model_can_share():
     def key(*overrides):
         cfg, _ = composed(Path("/tmp"), *overrides)
-        return stacked_runs.stack_key(train.resolved_config(cfg))
+        return stack_sweep.stack_key(train.resolved_config(cfg))
 
     assert key("seed=0") == key("seed=1") == key("tnorm=product", "seed=4")
     assert key("seed=0") != key("optimizer=sgd")
@@ -414,7 +415,7 @@ def test_the_stacked_launcher_writes_what_separate_jobs_write(tmp_path):
     command = [
         *(sys.executable, "-m", "dfl_bench", "-m", "profile=smoke", "progress_bar=false"),
         *(f"records_dir={tmp_path / 'records'}", f"checkpoint_dir={tmp_path / 'checkpoints'}"),
-        *(search, "+experiment=stack_test", "seed=0,1", "hydra/launcher=stacked"),
+        *(search, "+experiment=stack_test", "seed=0,1", "hydra/launcher=stack"),
         f"hydra.sweep.dir={tmp_path / 'sweep'}",
     ]
     done = subprocess.run(
@@ -466,19 +467,19 @@ def check_wandb_run(run_dir: Path, record: dict) -> None:
 
 @pytest.mark.slow
 def test_stack_throughput_reports_both_timings_per_stack_size():
-    from dfl_bench.bench.stacking import stack_throughput
+    from dfl_bench.bench.stack_timing import stack_throughput
 
     result = stack_throughput(runs=(1, 2), repeats=1, warmup=0, n_batches=1)
     assert result["device"] == "cpu" and [row["runs"] for row in result["rows"]] == [1, 2]
     for row in result["rows"]:
-        assert row["stacked"]["median_ms"] > 0 and row["separate"]["median_ms"] > 0
+        assert row["stack"]["median_ms"] > 0 and row["separate"]["median_ms"] > 0
         assert row["speedup"] == pytest.approx(
-            row["separate"]["median_ms"] / row["stacked"]["median_ms"]
+            row["separate"]["median_ms"] / row["stack"]["median_ms"]
         )
 
 
 def test_a_table_stack_in_the_bench_trains_each_row_of_the_table():
-    from dfl_bench.bench.stacking import table_rows
+    from dfl_bench.bench.stack_timing import table_rows
 
     kb, rows = table_rows("sum9_symmetric")
     assert kb == "sum9" and len(rows) == 7
@@ -487,7 +488,7 @@ def test_a_table_stack_in_the_bench_trains_each_row_of_the_table():
 
 def test_two_jobs_of_one_config_hash_train_once_and_the_second_is_skipped(tmp_path, capsys):
     jobs = sweep_jobs(tmp_path, ("kb.w_dfl=10",), ("kb.w_dfl=10.0",), ("seed=1",))
-    stacked_runs.run_sweep(jobs, stack_size=16)
+    stack_sweep.run_sweep(jobs, stack_size=16)
     assert [job.error for job in jobs] == [None, None, None]
     assert jobs[1].record == records.read_record(jobs[0].paths[0])
     out = capsys.readouterr().out
@@ -498,7 +499,7 @@ def test_two_jobs_of_one_config_hash_train_once_and_the_second_is_skipped(tmp_pa
 @pytest.mark.parametrize("size", ["0", "1.7", "true"])
 def test_a_stack_size_that_is_no_whole_number_from_one_is_invalid_input(tmp_path, size):
     command = [
-        *(sys.executable, "-m", "dfl_bench", "-m", "seed=0", "hydra/launcher=stacked"),
+        *(sys.executable, "-m", "dfl_bench", "-m", "seed=0", "hydra/launcher=stack"),
         *(f"hydra.launcher.stack_size={size}", f"records_dir={tmp_path}"),
         f"hydra.sweep.dir={tmp_path}",
     ]
@@ -517,21 +518,21 @@ def test_one_run_on_a_cpu_trains_alone_and_any_run_on_a_gpu_as_a_stack(tmp_path)
     cpu = lifecycle.Job(*composed(tmp_path, "profile=smoke"))
     gpu = lifecycle.Job(*composed(tmp_path, "profile=smoke", "trainer=gpu"))
     assert lifecycle.trains_alone([cpu]) and not lifecycle.trains_alone([cpu, cpu])
-    assert not lifecycle.trains_alone([gpu])  # a stack of one: the StackedNet layout and graphs
+    assert not lifecycle.trains_alone([gpu])  # a stack of one: the StackNet layout and graphs
 
 
 @pytest.mark.parametrize(("log_every", "captured"), [(1, False), (2, True)])
 def test_the_graph_is_captured_only_after_an_eager_step_without_metrics(log_every, captured):
     """The capture needs the kernels warmed and the DFL terms compiled by an eager step that
     computed no metrics; when every step logs, the stack stays eager."""
-    from dfl_bench.bench.stacking import stacked_batch
+    from dfl_bench.bench.stack_timing import stack_batch
     from dfl_bench.bench.steps import build_module, draw_batches, load_data
 
     cpu = torch.device("cpu")
     runs = [build_module("same", log_every, cpu, [f"seed={seed}"]) for seed in (0, 1)]
     batches = draw_batches(load_data(64, cpu, subset_test=500), 64, 4)
-    stack = StackedModule(runs, [None, None], stacked=True, cuda_graph=True)
+    stack = StackModule(runs, [None, None], stack_net=True, cuda_graph=True)
     optimizer = stack.configure_optimizers()
     for step, batch in enumerate(batches, start=1):
-        stack.iterate(optimizer, stacked_batch([batch, batch]), step)
+        stack.iterate(optimizer, stack_batch([batch, batch]), step)
     assert (stack._graph is not None) == captured

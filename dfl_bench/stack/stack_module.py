@@ -11,7 +11,7 @@ Two layouts of the networks, by device:
 
 * own networks (CPU): each run's `DFLModule.step_loss` on its own `DFLNet`, one after another:
   a run's arithmetic is the run alone's, bit for bit;
-* stacked (`StackedNet`, CUDA): the CNN as grouped convolutions and the heads vmapped, one
+* one net (`StackNet`, CUDA): the CNN as grouped convolutions and the heads vmapped, one
   kernel per layer for all runs, then each run's `DFLModule.loss`. Grouped kernels round
   differently from a run alone's (measured on an H100: test accuracy within 0.003 after 200
   steps, results/bench/cuda/session/; the record names its stack).
@@ -46,7 +46,7 @@ from dfl_bench.run.dfl_module import (
 )
 from dfl_bench.run.model import dropout_masks
 from dfl_bench.run.optim import build_optimizer
-from dfl_bench.stacked.net import StackedNet
+from dfl_bench.stack.stack_net import StackNet
 
 SHARED = ("predicates", "optimizer_cfg", "log_every", "eval_every", "max_steps")
 Batch = Mapping[str, tuple[Tensor, Tensor]]
@@ -58,10 +58,10 @@ def run_batch(batch: Batch, r: int) -> dict[str, tuple[Tensor, Tensor]]:
     return {k: (x[r], y[r]) for k, (x, y) in batch.items()}
 
 
-class StackedModule(EvaluationSchedule, L.LightningModule):
+class StackModule(EvaluationSchedule, L.LightningModule):
     """The runs `members` (DFLModules that agree on SHARED and on having a DFL term) as one;
-    `stacked`: the StackedNet layout (CUDA), else each run's own network (CPU);
-    `cuda_graph`: replay steps as a CUDA graph (stacked layout only; off CUDA, tests: the same
+    `stack_net`: the StackNet layout (CUDA), else each run's own network (CPU);
+    `cuda_graph`: replay steps as a CUDA graph (StackNet layout only; off CUDA, tests: the same
     path without the capture);
     `compile_dfl`: compile each run's DFL term (its metrics stay eager)."""
 
@@ -70,7 +70,7 @@ class StackedModule(EvaluationSchedule, L.LightningModule):
         members: Sequence[DFLModule],
         loggers: Sequence[Logger | None],
         poison_at: Sequence[int | None] = (),
-        stacked: bool = False,
+        stack_net: bool = False,
         cuda_graph: bool = False,
         compile_dfl: bool = False,
     ) -> None:
@@ -88,12 +88,12 @@ class StackedModule(EvaluationSchedule, L.LightningModule):
         self.members = list(members)  # a plain list: their Lightning state is not ours
         self.run_loggers = list(loggers)
         self.poison_at = list(poison_at) or [None] * len(members)
-        self.stacked, self.cuda_graph = stacked, cuda_graph and stacked
+        self.stack_net, self.cuda_graph = stack_net, cuda_graph and stack_net
         if compile_dfl and first.kb is not None:
             for member in members:
                 member.compile_dfl(runs=len(members))
-        if stacked:
-            self.net = StackedNet([m.net for m in members])  # members' nets: evaluation copies
+        if stack_net:
+            self.net = StackNet([m.net for m in members])  # members' nets: evaluation copies
         else:
             self.nets = nn.ModuleList([m.net for m in members])  # trained in place
         self.predicates, self.unlabeled = first.predicates, first.kb is not None
@@ -125,7 +125,7 @@ class StackedModule(EvaluationSchedule, L.LightningModule):
         if self.max_steps is None:
             raise ValueError("stacked runs need max_steps")
         if not hasattr(self.trainer.datamodule, "test_batches"):
-            raise ValueError("StackedModule evaluates on `datamodule.test_batches`")
+            raise ValueError("StackModule evaluates on `datamodule.test_batches`")
         for member in self.members:
             member.to(self.device)
 
@@ -140,7 +140,7 @@ class StackedModule(EvaluationSchedule, L.LightningModule):
         for r, step in enumerate(self.poison_at):
             if step is not None and step == self.global_step:
                 with torch.no_grad():
-                    if self.stacked:
+                    if self.stack_net:
                         self.net.poison(r)
                     else:
                         next(self.nets[r].parameters()).fill_(float("nan"))
@@ -174,7 +174,7 @@ class StackedModule(EvaluationSchedule, L.LightningModule):
             backward(total)
             return total
 
-        optimizer.zero_grad(set_to_none=not self.stacked)
+        optimizer.zero_grad(set_to_none=not self.stack_net)
         optimizer.step(closure=closure)
         self._warm = self._warm or not logging
 
@@ -200,8 +200,8 @@ class StackedModule(EvaluationSchedule, L.LightningModule):
         terms are flagged; on logging steps flagged runs retire before the sum, as a single run
         raises there before its update. `outputs`: the stacked network's, if already computed."""
         kept = self.alive
-        if self.stacked:
-            outs = self._stacked_losses(batch, kept, logging, outputs)
+        if self.stack_net:
+            outs = self._stack_losses(batch, kept, logging, outputs)
         else:
             outs = {r: self.members[r].step_loss(run_batch(batch, r), logging) for r in kept}
         zero = outs[kept[0]][1].new_zeros(4)
@@ -217,7 +217,7 @@ class StackedModule(EvaluationSchedule, L.LightningModule):
         live = [outs[r][0] for r in self.alive]
         return (sum(live) if live else None), terms, {r: outs[r][2] for r in kept}
 
-    def stacked_outputs(self, batch: Batch) -> Outputs:
+    def stack_outputs(self, batch: Batch) -> Outputs:
         """The stacked network's outputs for every run: digit logits (R, n_l + n_u, 10) and each
         head's all-pairs logits on the labeled and on the unlabeled images (R, b, b)."""
         (x_l, _), (x_u, _) = batch["labeled"], batch["unlabeled"]
@@ -238,11 +238,11 @@ class StackedModule(EvaluationSchedule, L.LightningModule):
                 pl, pu = self.net.pair_logits(e_l), self.net.pair_logits(e_u)
         return logits, pl, pu
 
-    def _stacked_losses(
+    def _stack_losses(
         self, batch: Batch, kept: Sequence[int], logging: bool, outputs: Outputs | None = None
     ) -> dict[int, tuple[Tensor, Tensor, Mapping[str, float] | None]]:
         """Each live run's `DFLModule.loss` from the stacked network's outputs."""
-        logits, pl, pu = outputs or self.stacked_outputs(batch)
+        logits, pl, pu = outputs or self.stack_outputs(batch)
         y_l, y_u = batch["labeled"][1], batch["unlabeled"][1]
         out = {}
         for r in kept:
@@ -300,7 +300,7 @@ class StackedModule(EvaluationSchedule, L.LightningModule):
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
         """Retired runs get no update from their (non-finite) gradients."""
         dead = [r for r, why in enumerate(self.failures) if why is not None]
-        if not dead or not self.stacked:  # own networks: a retired run has no gradients
+        if not dead or not self.stack_net:  # own networks: a retired run has no gradients
             return
         for param in self.net.parameters():
             if param.grad is not None:
@@ -324,7 +324,7 @@ class StackedModule(EvaluationSchedule, L.LightningModule):
         batches = self.trainer.datamodule.test_batches(self.device)
         for r in self.alive:
             member = self.members[r]
-            if self.stacked:
+            if self.stack_net:
                 self.net.copy_to(r, member.net)
             results = member.evaluate(batches)
             if self.run_loggers[r] is not None:
@@ -376,7 +376,7 @@ class _StepGraph:
     (`terms`, `unlabeled`) serve the logging steps' logs and metrics. Off CUDA (tests) a replay
     does the same work eagerly on the static copies."""
 
-    def __init__(self, module: StackedModule, batch: Batch, kept: tuple[int, ...]) -> None:
+    def __init__(self, module: StackModule, batch: Batch, kept: tuple[int, ...]) -> None:
         self.kept, self.module = kept, module
         self.static = {k: (x.clone(), y.clone()) for k, (x, y) in batch.items()}
         self.params = [p for p in module.parameters() if p.requires_grad]
@@ -397,7 +397,7 @@ class _StepGraph:
         """What the graph holds: gradients zeroed, every kept run's forward and backward."""
         for p in self.params:
             p.grad.zero_()
-        self.outputs = self.module.stacked_outputs(self.static)
+        self.outputs = self.module.stack_outputs(self.static)
         total, terms, _ = self.module.step_loss(
             self.static, self.module._step, logging=False, outputs=self.outputs
         )

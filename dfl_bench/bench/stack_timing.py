@@ -1,8 +1,8 @@
 """Stacked runs against separate runs: R training iterations as one stacked model
-(`StackedModule`) against R single-run iterations (`DFLModule`), on the same batches, timed
+(`StackModule`) against R single-run iterations (`DFLModule`), on the same batches, timed
 interleaved in the same process so that their ratio is measured under the same load.
 
-    python -m dfl_bench.bench.stacking --device cpu --runs 1 4 16
+    python -m dfl_bench.bench.stack_timing --device cpu --runs 1 4 16
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hydra import compose, initialize_config_dir
 from dfl_bench.bench.steps import NEVER, Batch, build_module, draw_batches, iteration, load_data
 from dfl_bench.bench.timing import interleaved, load, summary_ms
 from dfl_bench.paths import CONFIG_DIR
-from dfl_bench.stacked.stacked_module import StackedModule
+from dfl_bench.stack.stack_module import StackModule
 
 
 def table_rows(experiment: str) -> tuple[str, list[tuple[str, ...]]]:
@@ -31,13 +31,11 @@ def table_rows(experiment: str) -> tuple[str, list[tuple[str, ...]]]:
     return cfg.kb.name, [(f"+experiment={experiment}", f"row={row}") for row in cfg.rows]
 
 
-def stacked_iteration(
-    stack: StackedModule, batches: Sequence[Sequence[Batch]]
-) -> Callable[[], None]:
-    """One stacked iteration per call (every run's step: `StackedModule.iterate`, the update
+def stack_iteration(stack: StackModule, batches: Sequence[Sequence[Batch]]) -> Callable[[], None]:
+    """One stacked iteration per call (every run's step: `StackModule.iterate`, the update
     included); `batches[r]` are run r's batches, cycled."""
     optimizer = stack.configure_optimizers()
-    source = cycle([stacked_batch(step) for step in zip(*batches, strict=True)])
+    source = cycle([stack_batch(step) for step in zip(*batches, strict=True)])
     step = 0
 
     def run() -> None:
@@ -48,7 +46,7 @@ def stacked_iteration(
     return run
 
 
-def stacked_batch(runs: Sequence[Batch]) -> Batch:
+def stack_batch(runs: Sequence[Batch]) -> Batch:
     """The runs' batches of one step as the stack's (R, n, ...) batch."""
     return {k: tuple(torch.stack([run[k][i] for run in runs]) for i in range(2)) for k in runs[0]}
 
@@ -57,7 +55,7 @@ def separate_iterations(
     modules: Sequence[Any], batches: Sequence[Sequence[Batch]]
 ) -> Callable[[], None]:
     """R single-run iterations per call, one per run (`bench.steps.iteration`), on the same
-    batches as `stacked_iteration`."""
+    batches as `stack_iteration`."""
     steps = [iteration(m, b) for m, b in zip(modules, batches, strict=True)]
 
     def run() -> None:
@@ -104,14 +102,14 @@ def stack_throughput(
     """Throughput of R stacked runs against R separate runs, for each R in `runs`.
 
     Returns ``{"device", "threads", "kb", "batch_size", "repeats", "warmup", "load"
-    (1/5/15 min load averages), "rows": [{"runs": R, "stacked": summary, "separate": summary,
-    "speedup", "stacked_runs_per_s", "separate_runs_per_s"}, ...]}``, where each summary is
+    (1/5/15 min load averages), "rows": [{"runs": R, "stack": summary, "separate": summary,
+    "speedup", "stack_runs_per_s", "separate_runs_per_s"}, ...]}``, where each summary is
     `timing.summary_ms` of one call (`median_ms`, `q1_ms`, `q3_ms`, `iqr_ms`, `n`): a call is
     one stacked iteration of all R runs, or R single-run iterations one after another; `speedup`
     is the separate median over the stacked median (> 1: stacking is faster), and the runs per
     second are R training iterations (one per run) per median call. R=1 measures the stacking
     overhead only (on a CPU one run trains as a plain DFLModule). On CUDA the stack uses the
-    StackedNet layout and, with `graph`, replays its steps as a CUDA graph (with `compile_dfl`,
+    StackNet layout and, with `graph`, replays its steps as a CUDA graph (with `compile_dfl`,
     of each run's compiled DFL term; the separate runs then use the compiled terms too). With
     `experiment`, run r is row r of that table (cycled; `kb` is the table's): a stack of
     different operators.
@@ -126,27 +124,27 @@ def stack_throughput(
     for r in runs:
         modules, batches = stack_runs(kb, r, data, batch_size, n_batches, variants)
         cuda = dev.type == "cuda"
-        stack = StackedModule(
-            modules, [None] * r, stacked=cuda, cuda_graph=cuda and graph, compile_dfl=compile_dfl
+        stack = StackModule(
+            modules, [None] * r, stack_net=cuda, cuda_graph=cuda and graph, compile_dfl=compile_dfl
         )
         stack = stack.to(dev).train()
         samples = interleaved(
             {
-                "stacked": stacked_iteration(stack, batches),
+                "stack": stack_iteration(stack, batches),
                 "separate": separate_iterations(modules, batches),
             },
             repeats,
             warmup,
             dev,
         )
-        stacked, separate = summary_ms(samples["stacked"]), summary_ms(samples["separate"])
+        together, separate = summary_ms(samples["stack"]), summary_ms(samples["separate"])
         rows.append(
             {
                 "runs": r,
-                "stacked": stacked,
+                "stack": together,
                 "separate": separate,
-                "speedup": separate["median_ms"] / stacked["median_ms"],
-                "stacked_runs_per_s": 1000.0 * r / stacked["median_ms"],
+                "speedup": separate["median_ms"] / together["median_ms"],
+                "stack_runs_per_s": 1000.0 * r / together["median_ms"],
                 "separate_runs_per_s": 1000.0 * r / separate["median_ms"],
             }
         )

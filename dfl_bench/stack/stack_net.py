@@ -2,7 +2,7 @@
 stacked on a leading run dimension, dropout masks passed in (nothing is drawn here). The CNN runs
 as grouped convolutions and batched matrix products and the NTN heads vmapped over their own
 code (`model.NTN`): one kernel per layer for all runs. (On a CPU, where a step is bound by
-arithmetic, a stack trains each run's own `DFLNet` instead: `stacked.stacked_module`.)
+arithmetic, a stack trains each run's own `DFLNet` instead: `stack.stack_module`.)
 
 Run r of the stack computes what `model.DFLNet` with run r's parameters computes; grouped and
 batched kernels may round differently from the single-run ones (differences of ~1e-6).
@@ -26,7 +26,7 @@ def _key(name: str) -> str:
     return name.replace(".", "/")
 
 
-class StackedNet(nn.Module):
+class StackNet(nn.Module):
     """The parameters of R `DFLNet`s stacked on dim 0 (same predicates and NTN size)."""
 
     def __init__(self, nets: Sequence[DFLNet]) -> None:
@@ -60,7 +60,7 @@ class StackedNet(nn.Module):
         """(R, n, 1, 28, 28) images -> (R, n, 10) logits, (R, n, 50) embeddings (as MnistNet);
         `masks`: (R, n, 20, 1, 1) and (R, n, 50) dropout masks, required in training mode."""
         if self.training and masks is None:
-            raise ValueError("StackedNet draws no dropout masks: pass each run's masks")
+            raise ValueError("StackNet draws no dropout masks: pass each run's masks")
         p = self.param
         h = _grouped_features(x, masks[0] if self.training else None, p)  # (R, n, 320)
         embedding = F.relu(_linear(h, p("net.fc1.weight"), p("net.fc1.bias")))

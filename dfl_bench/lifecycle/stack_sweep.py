@@ -1,4 +1,4 @@
-"""A sweep's jobs trained as stacks of runs in one process (`hydra/launcher=stacked`).
+"""A sweep's jobs trained as stacks of runs in one process (`hydra/launcher=stack`).
 
     run_sweep(jobs, stack_size)   each job: skipped / reused / trained, its record written
 

@@ -15,7 +15,7 @@ from dfl_bench.run.mnist_data import MnistDataModule, TrainStream, split_labeled
 Batch = dict[str, tuple[Tensor, Tensor]]
 
 
-class StackedStream:
+class StackStream:
     """The runs' TrainStreams in lockstep: each item is one step's batches of all runs, (R, n, ...)
     (run r's are what its TrainStream yields alone), gathered at once from the shared images.
 
@@ -47,7 +47,7 @@ class StackedStream:
             stream.load_state_dict(run)
 
 
-class StackedDataModule(L.LightningDataModule):
+class StackDataModule(L.LightningDataModule):
     """One MnistDataModule's images for R runs that differ only in `seed` and `split_seed`."""
 
     def __init__(self, data: Mapping[str, Any], seeds: Sequence[int], split_seeds: Sequence[int]):
@@ -74,13 +74,13 @@ class StackedDataModule(L.LightningDataModule):
         """Checksum of the MNIST arrays loaded (the same for every run)."""
         return self.shared.checksum
 
-    def train_dataloader(self) -> StackedStream:
+    def train_dataloader(self) -> StackStream:
         """Each run's stream over its own split, ordered by its own seed, on the training device."""
         trainer = getattr(self, "trainer", None)
         device = trainer.strategy.root_device if trainer is not None else torch.device("cpu")
         x, y = self.shared.train_x.to(device), self.shared.train_y.to(device)
         batch = self.shared.batch_size
-        return StackedStream(
+        return StackStream(
             [
                 TrainStream(x, y, labeled, unlabeled, batch, seed)
                 for (labeled, unlabeled), seed in zip(self.splits, self.seeds, strict=True)

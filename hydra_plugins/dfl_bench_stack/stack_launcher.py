@@ -1,11 +1,11 @@
-"""`hydra/launcher=stacked`: a dfl_bench sweep's runs trained as stacks in this process.
+"""`hydra/launcher=stack`: a dfl_bench sweep's runs trained as stacks in this process.
 
-    python -m dfl_bench -m +experiment=same_symmetric seed=0,1,2,3 hydra/launcher=stacked
-    python -m dfl_bench -m seed=0,1,2,3 hydra/launcher=stacked hydra.launcher.stack_size=4
+    python -m dfl_bench -m +experiment=same_symmetric seed=0,1,2,3 hydra/launcher=stack
+    python -m dfl_bench -m seed=0,1,2,3 hydra/launcher=stack hydra.launcher.stack_size=4
 
 Each job is set up as Hydra's basic launcher sets it up (its config composed, its output folder
 and `.hydra/` files, its overrides and name); the jobs then train through
-`dfl_bench.lifecycle.stacks.run_sweep` (runs that can share a model in stacks of at most
+`dfl_bench.lifecycle.stack_sweep.run_sweep` (runs that can share a model in stacks of at most
 `stack_size`), and each JobReturn carries its run's test accuracy, or fails as the separate job
 would (Hydra then exits 1 after the sweep). It runs dfl_bench's task only.
 """
@@ -29,7 +29,7 @@ def _set_up(cfg: DictConfig) -> None:
     """The task run in Hydra's job setup: nothing (stacks train once every job is set up)."""
 
 
-class StackedLauncher(Launcher):
+class StackLauncher(Launcher):
     """Launch a sweep's jobs as stacked runs of at most `stack_size` (dfl_bench only)."""
 
     def __init__(self, stack_size: int = 16) -> None:
@@ -55,7 +55,7 @@ class StackedLauncher(Launcher):
     def launch(
         self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
     ) -> Sequence[JobReturn]:
-        from dfl_bench.lifecycle.stacks import Job, run_sweep
+        from dfl_bench.lifecycle.stack_sweep import Job, run_sweep
         from dfl_bench.lifecycle.train import JobFailed
 
         setup_globals()

@@ -1,1 +1,0 @@
-"""dfl_bench's Hydra launcher for many runs per process (`hydra/launcher=stacked`)."""
