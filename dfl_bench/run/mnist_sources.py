@@ -138,7 +138,9 @@ def hub_pickle_path() -> Path:
 
 def _to_bytes(x: np.ndarray) -> np.ndarray:
     """Pixels stored as k/256 back to the exact uint8 k, shaped (n, 28, 28)."""
-    scaled = np.asarray(x, dtype=np.float64) * 256.0
+    x = np.asarray(x)
+    x = x if np.issubdtype(x.dtype, np.floating) else x.astype(np.float64)
+    scaled = x * x.dtype.type(256)  # exact in any float width: a power of two
     k = np.rint(scaled)
     if np.abs(scaled - k).max() > 1e-6 or k.min() < 0 or k.max() > 255:
         raise MnistSourceError("mnist.pkl.gz pixels are not of the form k/256")

@@ -209,6 +209,7 @@ def test_committed_records_each_sit_at_their_own_place():
     assert len(frame) == sum(1 for _ in root.rglob("*.json"))
 
 
+@pytest.mark.slow
 def test_a_rendering_with_fewer_ok_runs_never_replaces_a_table_unless_forced(tmp_path, capsys):
     records, out = tmp_path / "records", tmp_path / "out"
     write(records, "tnorms", "", row="godel")
@@ -573,6 +574,7 @@ def test_records_that_are_not_there_are_an_error_and_nothing_is_written(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_other_records_render_beside_them_never_over_the_committed_results(tmp_path, capsys):
     committed = REPO / "results" / "tables" / "README.md"
     before = committed.read_text()

@@ -188,6 +188,7 @@ def test_a_stacked_run_is_the_run_alone(tmp_path, draws, runs, path, close):
         assert stack_draws[key] == seen, key  # the same batches and masks, bit for bit
 
 
+@pytest.mark.slow
 def test_a_runs_order_and_mates_in_a_stack_do_not_change_it(tmp_path):
     first, _ = train_stack(tmp_path / "a", *SEEDS)
     reordered, _ = train_stack(tmp_path / "b", *SEEDS[::-1], ("seed=7",))
@@ -337,6 +338,7 @@ def test_force_restarts_an_interrupted_stack_instead_of_resuming_it(tmp_path, mo
     assert [(j.record["status"], j.record["resumed"]) for j in forced] == [("ok", False)] * 2
 
 
+@pytest.mark.slow
 def test_a_stack_killed_between_its_records_resumes_the_rest(tmp_path, monkeypatch):
     runs = [("seed=0",), ("seed=1",)]
     whole = sweep_jobs(tmp_path / "whole", *runs)
@@ -486,6 +488,7 @@ def test_a_table_stack_in_the_bench_trains_each_row_of_the_table():
     assert rows[0] == ("+experiment=sum9_symmetric", "row=godel")
 
 
+@pytest.mark.slow
 def test_two_jobs_of_one_config_hash_train_once_and_the_second_is_skipped(tmp_path, capsys):
     jobs = sweep_jobs(tmp_path, ("kb.w_dfl=10",), ("kb.w_dfl=10.0",), ("seed=1",))
     stack_sweep.run_sweep(jobs, stack_size=16)
