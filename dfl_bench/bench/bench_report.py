@@ -18,6 +18,7 @@ from dfl_bench.bench.targets import (
     mark,
     meets,
 )
+from dfl_bench.schema import TEST_ACCURACY
 
 STACK_TARGET_RUNS = 16  # the target: 16 stacked runs at >= 15x 16 separate ones, on a GPU
 GPU_TARGETS = (
@@ -225,7 +226,7 @@ def _paper_run_md(runs: list[dict[str, Any]]) -> list[str]:
             r["steps"],
             r.get("eval_every", "n/a"),
             checked("paper_run_min", r["wall_time_s"] / 60, "{:.1f}"),
-            f"{100 * r['test_accuracy']:.2f}%",
+            f"{100 * r[TEST_ACCURACY]:.2f}%",
             r["git_commit"][:10] if r.get("git_commit") else "n/a",
             f"`{r['path']}`",
         ]

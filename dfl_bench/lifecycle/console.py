@@ -66,7 +66,7 @@ class StepProgressBar(TQDMProgressBar):
 
     def get_metrics(self, trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, Any]:
         """Lightning's bar metrics plus `loss/total` (as logged) and the module's last
-        `test_accuracy`, where there are such."""
+        `schema.TEST_ACCURACY`, where there are such."""
         shown = dict(super().get_metrics(trainer, pl_module))
         loss = trainer.callback_metrics.get("loss/total")
         if loss is not None:

@@ -41,6 +41,14 @@ from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads,
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.run.dfl_module import NonFiniteLossError
 from dfl_bench.run.mnist_data import MnistDataModule
+from dfl_bench.schema import (
+    BEST_TEST_ACCURACY,
+    CONS_RATIO,
+    CU_ANT,
+    CU_CONS,
+    DIGIT_ACCURACY,
+    TEST_ACCURACY,
+)
 from dfl_bench.stack.stack_data import StackDataModule
 from dfl_bench.stack.stack_module import StackModule
 
@@ -316,13 +324,13 @@ def summary_text(record: Mapping[str, Any], path: Path) -> str:
     if record.get("reused_from"):
         status += f" (reused from {record['reused_from']}, not retrained)"
     measures = (
-        f"digit accuracy {pct('digit_accuracy')}"
-        if "digit_accuracy" in record
-        else f"cons {pct('cons_ratio')}  cu_cons {pct('cu_cons')}  cu_ant {pct('cu_ant')}"
+        f"digit accuracy {pct(DIGIT_ACCURACY)}"
+        if DIGIT_ACCURACY in record
+        else f"cons {pct(CONS_RATIO)}  cu_cons {pct(CU_CONS)}  cu_ant {pct(CU_ANT)}"
     )
     lines = [
         f"[dfl_bench] {record['experiment']} [{record['name']}] {status}",
-        f"  test accuracy {pct('test_accuracy')} (best {pct('best_test_accuracy')})  "
+        f"  test accuracy {pct(TEST_ACCURACY)} (best {pct(BEST_TEST_ACCURACY)})  "
         f"{measures}  steps {record['steps']}  wall {record['wall_time_s']:.0f}s",
         f"  record: {path}",
     ]

@@ -189,8 +189,9 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
         "**Best beside final.** Every accuracy the paper prints is the best test accuracy the "
         "authors' code saw over its evaluations (every 1,000 iterations), so the tables, the "
         "agreement and the claims compare the paper's number with our best accuracy over the "
-        "run's evaluations (`best_test_accuracy`); our final accuracy (`test_accuracy`, last step) "
-        "is printed beside it in each table. The ratios are those of the run's last steps in both.",
+        f"run's evaluations (`{BEST_TEST_ACCURACY}`); our final accuracy (`{TEST_ACCURACY}`, last "
+        "step) is printed beside it in each table. The ratios are those of the run's last "
+        "steps in both.",
         "",
         '**Comparative words, by each cell\'s own noise.** "Beats", "outperforms", "much '
         'better", "significantly higher" need the 95% interval of the difference above 0; "on '

@@ -239,8 +239,8 @@ class DFLModule(RunModule):
         self.log_every, self.metrics_tail = log_every, metrics_tail
         self._tail = torch.zeros(len(MAGNITUDES), dtype=torch.float64)
         self._tail_logs = 0
-        self.test_accuracy: float | None = None
-        self.best_test_accuracy: float | None = None
+        self.accuracy: float | None = None
+        self.best_accuracy: float | None = None
         self.pair_accuracy: dict[str, float] = {}
         self._dfl_term = dfl_term  # compiled by `compile_dfl`
 
@@ -415,8 +415,8 @@ class DFLModule(RunModule):
         for p, (tp, pos, tn, neg) in ((p, c.tolist()) for p, c in pairs.items()):
             if pos and neg:
                 results[f"pair_accuracy/{p}"] = 0.5 * (tp / pos + tn / neg)
-        self.test_accuracy = results["accuracy"]
-        self.best_test_accuracy = max(self.best_test_accuracy or 0.0, self.test_accuracy)
+        self.accuracy = results["accuracy"]
+        self.best_accuracy = max(self.best_accuracy or 0.0, self.accuracy)
         self.pair_accuracy = {k.split("/")[1]: v for k, v in results.items() if "/" in k}
         return results
 
@@ -427,8 +427,8 @@ class DFLModule(RunModule):
         rates = ratios(tail) if self._tail_logs else {}
         pair = list(self.pair_accuracy.values())
         return {
-            TEST_ACCURACY: self.test_accuracy,
-            BEST_TEST_ACCURACY: self.best_test_accuracy,
+            TEST_ACCURACY: self.accuracy,
+            BEST_TEST_ACCURACY: self.best_accuracy,
             "pair_accuracy": sum(pair) / len(pair) if pair else None,
             **{f"pair_accuracy/{k}": v for k, v in self.pair_accuracy.items()},
             CONS_RATIO: rates.get(CONS_RATIO),
@@ -445,8 +445,8 @@ class DFLModule(RunModule):
         checkpoint["dfl_summary_state"] = {
             "tail": self._tail.tolist(),
             "tail_logs": self._tail_logs,
-            TEST_ACCURACY: self.test_accuracy,
-            BEST_TEST_ACCURACY: self.best_test_accuracy,
+            TEST_ACCURACY: self.accuracy,
+            BEST_TEST_ACCURACY: self.best_accuracy,
             "pair_accuracy": dict(self.pair_accuracy),
             "evaluated_step": self.evaluated_step,
             "generator": self.generator().get_state(),
@@ -459,8 +459,8 @@ class DFLModule(RunModule):
             return
         self._tail = torch.tensor(state["tail"], dtype=torch.float64)
         self._tail_logs = state["tail_logs"]
-        self.test_accuracy = state[TEST_ACCURACY]
-        self.best_test_accuracy = state[BEST_TEST_ACCURACY]
+        self.accuracy = state[TEST_ACCURACY]
+        self.best_accuracy = state[BEST_TEST_ACCURACY]
         self.pair_accuracy = dict(state["pair_accuracy"])
         self.evaluated_step = state.get("evaluated_step", -1)
         self._generator, self._generator_state = None, state.get("generator")

@@ -3,7 +3,7 @@ train as a stack of R runs, dfl_bench/stack/), `build(config, operators)` -> its
 LightningModule and `data(config)` -> its LightningDataModule, both from a resolved job config
 (conf/task/<name>.yaml picks it: `task=mnist_addition`). The lifecycle (dfl_bench/lifecycle/)
 trains, resumes, records and logs any task alike: a module gives `summary()` (the record's
-results, `test_accuracy` the task's headline number), `evaluate_if_due()`, `evaluated_step`,
+results, `schema.TEST_ACCURACY` the task's headline number), `evaluate_if_due()`, `evaluated_step`,
 raises `NonFiniteLossError` on a non-finite loss, and a data module gives `checksum`.
 
     >>> from dfl_bench.tasks import names

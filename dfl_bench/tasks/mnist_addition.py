@@ -218,8 +218,8 @@ class AdditionModule(RunModule):
         optimizer_kwargs(self.optimizer_cfg)
         self.net = MnistNet()
         self.log_every = log_every
-        self.test_accuracy: float | None = None
-        self.best_test_accuracy: float | None = None
+        self.accuracy: float | None = None
+        self.best_accuracy: float | None = None
         self.digit_accuracy: float | None = None
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
@@ -257,17 +257,17 @@ class AdditionModule(RunModule):
             right_sums += int(((predicted * values).sum(-1) == sums).sum())
             n_digits, n_sums = n_digits + digits.numel(), n_sums + len(sums)
         self.train(was_training)
-        self.test_accuracy = right_sums / max(n_sums, 1)
+        self.accuracy = right_sums / max(n_sums, 1)
         self.digit_accuracy = right_digits / max(n_digits, 1)
-        self.best_test_accuracy = max(self.best_test_accuracy or 0.0, self.test_accuracy)
-        return {"sum_accuracy": self.test_accuracy, DIGIT_ACCURACY: self.digit_accuracy}
+        self.best_accuracy = max(self.best_accuracy or 0.0, self.accuracy)
+        return {"sum_accuracy": self.accuracy, DIGIT_ACCURACY: self.digit_accuracy}
 
     def summary(self) -> dict[str, Any]:
-        """The record's results: test_accuracy is the sum accuracy (the field's number)."""
+        """The record's results: TEST_ACCURACY is the sum accuracy (the field's number)."""
         return {
-            TEST_ACCURACY: self.test_accuracy,
-            BEST_TEST_ACCURACY: self.best_test_accuracy,
-            "sum_accuracy": self.test_accuracy,
+            TEST_ACCURACY: self.accuracy,
+            BEST_TEST_ACCURACY: self.best_accuracy,
+            "sum_accuracy": self.accuracy,
             DIGIT_ACCURACY: self.digit_accuracy,
             "steps": self.global_step,
             "evaluated_step": self.evaluated_step,
@@ -275,8 +275,8 @@ class AdditionModule(RunModule):
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["task_state"] = {
-            TEST_ACCURACY: self.test_accuracy,
-            BEST_TEST_ACCURACY: self.best_test_accuracy,
+            TEST_ACCURACY: self.accuracy,
+            BEST_TEST_ACCURACY: self.best_accuracy,
             DIGIT_ACCURACY: self.digit_accuracy,
             "evaluated_step": self.evaluated_step,
             "generator": self.generator().get_state(),
@@ -286,7 +286,7 @@ class AdditionModule(RunModule):
         state = checkpoint.get("task_state")
         if state is None:
             return
-        self.test_accuracy, self.best_test_accuracy = (
+        self.accuracy, self.best_accuracy = (
             state[TEST_ACCURACY],
             state[BEST_TEST_ACCURACY],
         )

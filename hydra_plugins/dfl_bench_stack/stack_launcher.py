@@ -22,6 +22,8 @@ from hydra.plugins.launcher import Launcher
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, open_dict
 
+from dfl_bench.schema import TEST_ACCURACY
+
 log = logging.getLogger(__name__)
 
 
@@ -84,7 +86,7 @@ class StackLauncher(Launcher):
         run_sweep(jobs, self.stack_size)
         for ret, job in zip(returns, jobs, strict=True):
             if job.error is None:
-                ret.status, ret.return_value = JobStatus.COMPLETED, job.record.get("test_accuracy")
+                ret.status, ret.return_value = JobStatus.COMPLETED, job.record.get(TEST_ACCURACY)
             else:
                 ret.status, ret.return_value = JobStatus.FAILED, JobFailed(job.error)
         return returns
