@@ -329,8 +329,8 @@ class DFLModule(RunModule):
     ) -> tuple[Tensor, Tensor, Mapping[str, float] | None]:
         """Eq. "loss" from the network's outputs (logits of the labeled then the unlabeled images,
         each head's all-pairs logits on both batches): the total, the terms [dfl, ce, pair] and,
-        on logging steps, the Section 9.1 metrics. The one step definition of single and stacked
-        runs; the negatives are drawn from `rng`."""
+        on logging steps, the Section 9.1 metrics. The one step definition of a run alone and of
+        a run in a stack; the negatives are drawn from `rng`."""
         n_l = len(y_l)
         ce = F.cross_entropy(logits[:n_l], y_l)
         zero = ce.new_zeros(())
