@@ -306,7 +306,7 @@ def test_step_vs_commit_reports_the_median_ratio_of_its_rounds(tmp_path):
     assert json.loads((tmp_path / "step_vs_commit.json").read_text())["same"]["ratio"] == 1.04
 
 
-def test_a_stacked_iteration_counts_at_least_one_runs_loss_per_run():
+def test_a_stack_iteration_counts_at_least_one_runs_loss_per_run():
     """The whole stacked iteration (network, loss, backward, update) launches at least the
     loss's operations of one run, and a stack of two more than a stack of one."""
     from dfl_bench.bench import op_count

@@ -129,7 +129,7 @@ def test_dfl_net_has_one_head_per_binary_predicate():
     assert all(h.W.shape == (50, 10, 50) and h.c is not None for h in code.heads.values())
 
 
-def test_stacked_heads_with_the_codes_bias_equal_each_runs_own():
+def test_stack_heads_with_the_codes_bias_equal_each_runs_own():
     from dfl_bench.stack.stack_net import StackNet
 
     torch.manual_seed(0)

@@ -173,7 +173,7 @@ GPU_PATHS = {  # StackModule's options on the GPU's path, run here without the c
         "table-rows-gpu-graph-path-compiled",
     ],
 )
-def test_a_stacked_run_is_the_run_alone(tmp_path, draws, runs, path, close):
+def test_a_run_in_a_stack_is_the_run_alone(tmp_path, draws, runs, path, close):
     stack, recorders = train_stack(tmp_path / "stack", *runs, **GPU_PATHS[path])
     compiled = GPU_PATHS[path].get("compile_dfl", False)
     assert all((m._dfl_term is not dfl_module.dfl_term) == compiled for m in stack.members)
@@ -411,7 +411,7 @@ def test_stack_keys_group_what_one_model_can_share():
 
 
 @pytest.mark.slow
-def test_the_stacked_launcher_writes_what_separate_jobs_write(tmp_path):
+def test_the_stack_launcher_writes_what_separate_jobs_write(tmp_path):
     search = rows_experiment(tmp_path, "stack_test")
     env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO), "WANDB_SILENT": "true"}
     command = [
