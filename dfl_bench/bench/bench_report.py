@@ -137,10 +137,10 @@ def target_rows(result: dict[str, Any]) -> list[list[str]]:
                 f["fraction"],
             ]
         )
-    stacking = result.get("stack_timing", {})
-    for r in stacking.get("rows", []):
+    timing = result.get("stack_timing", {})
+    for r in timing.get("rows", []):
         if r["runs"] == STACK_TARGET_RUNS:
-            what = f"{r['runs']} stacked runs vs separate, throughput ({stacking['device']})"
+            what = f"{r['runs']} stacked runs vs separate, throughput ({timing['device']})"
             rows.append([what, "stack_throughput", r["speedup"]])
     return [
         [
