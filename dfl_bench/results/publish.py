@@ -17,7 +17,7 @@ from dfl_bench.results import claims, figures, render, stats, writeup
 from dfl_bench.results.agreement import Agreement, agreement
 from dfl_bench.results.noise import Noise, paper_noise
 from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, Paper
-from dfl_bench.results.plan import DEFAULT, SPREAD
+from dfl_bench.results.plan import DEFAULT, PAPER_PROFILE, SPREAD
 from dfl_bench.results.tables import Table, build_table
 from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
 
@@ -236,6 +236,7 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
             )
         lines += ["", f"Figure: `../figures/analyze_measures_{r.profile}.png`."]
         lines += seed_spread(frame, r.profile)
+        lines += writeup.runs_table(r) if r.profile == PAPER_PROFILE else []
     return "\n".join(lines) + "\n"
 
 

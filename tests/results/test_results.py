@@ -624,3 +624,30 @@ def test_the_results_and_the_planner_import_no_trainer_library():
     assert helped.returncode == 0 and "usage: python -m dfl_bench.results" in helped.stdout
     imported = {line.split("|")[-1].strip().split(".")[0] for line in helped.stderr.splitlines()}
     assert imported & {*trainer, "pandas", "scipy", "matplotlib"} == set()
+
+
+def test_the_paper_budget_lists_each_run_once_with_every_cell_it_fills(tmp_path):
+    from dfl_bench.results import writeup
+
+    def paper_run(experiment, row, **kwargs):
+        return write(tmp_path, experiment, "r", row=row, profile="paper", **kwargs)
+
+    paper_run("best", None, accuracy=0.978, best=0.980, extra_config={"kb": {"name": "sum9"}})
+    for experiment, row in (("aggregation", "forall_log_product"),
+                            ("implications", "sigmoidal_reichenbach")):  # fmt: skip
+        path = paper_run(experiment, row, accuracy=0.96, best=0.97)
+        record = json.loads(path.read_text())
+        path.write_text(json.dumps({**record, "reused_from": "default/d.json"}))
+    r = build(PAPER, load_records(tmp_path), "paper", list(PAPER.tables), REPO)
+    runs = {run.origin: run for run in writeup.runs(r)}
+    assert len(runs) == 2 and runs["default/d.json"].cells == {
+        "aggregation/forall_log_product": 96.3,
+        "implications/sigmoidal_reichenbach": 96.3,
+    }
+    (best,) = (run for origin, run in runs.items() if origin.startswith("best/"))
+    assert best.cells == {"best/sum9": 97.7} and (best.best, best.final) == (98.0, 97.8)
+    text = "\n".join(writeup.runs_table(r))
+    assert "| best/sum9 | 97.7 | 98.00 (97.80) | +0.30 |" in text
+    assert text.count("| `default/d.json` |") == 1 and "| 1.0 |" in text
+    assert "`best/sum9` (paper 97.7): 98.00 (final 97.80), 1 min" in writeup.runs_in_words(r)
+    assert writeup.runs_table(build(PAPER, load_records(tmp_path), "quick", [], REPO)) == []
