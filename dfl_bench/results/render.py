@@ -11,7 +11,7 @@ from dfl_bench.results.agreement import Agreement
 from dfl_bench.results.claims import Claim, Verdict
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
 from dfl_bench.results.stats import MIN_SEEDS, Interval, welch
-from dfl_bench.results.tables import Ours, Table
+from dfl_bench.results.tables import Ours, Table, devices
 
 HEADERS = {"accuracy": "Accuracy", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
 TEX_HEADERS = {
@@ -185,7 +185,8 @@ def markdown(
     out += [
         "",
         f"Records: {len(table.records)} ({int((table.records['status'] == 'ok').sum())} ok); "
-        f"commits: {', '.join(f'`{c[:12]}`' for c in commits) or '-'}",
+        f"commits: {', '.join(f'`{c[:12]}`' for c in commits) or '-'}; devices: "
+        f"{device_counts(table)}",
     ]
     if table.mixed_commits:
         out.append(f"WARNING: {len(table.mixed_commits)} cell(s) mix commits (see the notes).")
@@ -220,6 +221,12 @@ def _spread(values: pd.Series, scale: float, digits: int) -> str:
         return "-"
     std = values.std(ddof=1) if len(values) > 1 else None
     return _mean_std(float(values.mean()), None if std is None else float(std), digits)
+
+
+def device_counts(table: Table) -> str:
+    """`cpu 40, gpu 12`: the table's records per device they trained on."""
+    where = devices(table.records)
+    return ", ".join(f"{device} {len(seeds)}" for device, seeds in where.items()) or "-"
 
 
 def beyond_markdown(table: Table) -> str:
@@ -270,7 +277,11 @@ def beyond_markdown(table: Table) -> str:
         out += ["", "Notes:", ""] + [f"{n}. {text}" for text, n in notes.items()]
     ok = len(records)
     commits = ", ".join(f"`{c[:12]}`" for c in table.commits()) or "-"
-    out += ["", f"Records: {len(table.records)} ({ok} ok); commits: {commits}"]
+    out += [
+        "",
+        f"Records: {len(table.records)} ({ok} ok); commits: {commits}; devices: "
+        f"{device_counts(table)}",
+    ]
     return "\n".join(out) + "\n"
 
 

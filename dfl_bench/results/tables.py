@@ -281,7 +281,29 @@ def provenance_notes(records: pd.DataFrame, overridden: tuple[str, ...] = ()) ->
                 notes[f"`{key}`: {source}" + (f" ({note})" if note else "")] = None
     for reused in records["reused_from"].dropna():
         notes[f"run reused from {reused} (identical configuration)"] = None
+    where = devices(records)
+    if set(where) - {CPU}:
+        seeds = "; ".join(
+            f"{device}: seed(s) {', '.join(map(str, s))}" for device, s in where.items()
+        )
+        mixed = " (two devices: they round floats differently, so the seeds differ in device too)"
+        notes[f"trained on {seeds}" + (mixed if len(where) > 1 else "")] = None
     return list(notes)
+
+
+CPU = "cpu"
+
+
+def devices(records: pd.DataFrame) -> dict[str, list[int]]:
+    """Where a cell's runs trained (config `trainer.accelerator`; records without one, the CPU),
+    each device with its runs' seeds."""
+    out: dict[str, list[int]] = {}
+    for config, seed in zip(records["config"], records["seed"], strict=True):
+        if pd.isna(seed):
+            continue
+        device = str(((config or {}).get("trainer") or {}).get("accelerator") or CPU)
+        out.setdefault(device, []).append(int(seed))
+    return {device: sorted(seeds) for device, seeds in sorted(out.items())}
 
 
 def training_code_changed(commits: tuple[str, ...], repo: Path) -> bool | None:

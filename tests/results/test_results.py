@@ -651,3 +651,18 @@ def test_the_paper_budget_lists_each_run_once_with_every_cell_it_fills(tmp_path)
     assert text.count("| `default/d.json` |") == 1 and "| 1.0 |" in text
     assert "`best/sum9` (paper 97.7): 98.00 (final 97.80), 1 min" in writeup.runs_in_words(r)
     assert writeup.runs_table(build(PAPER, load_records(tmp_path), "quick", [], REPO)) == []
+
+
+def test_a_cell_trained_on_two_devices_says_which_seeds_trained_where(tmp_path):
+    write(tmp_path, "tnorms", "a", row="godel", seed=0)
+    write(tmp_path, "tnorms", "b", row="product", seed=0)
+    write(tmp_path, "tnorms", "c", row="product", seed=1)
+    cpu_only = render.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)), [])
+    assert "trained on" not in cpu_only and "devices: cpu 3" in cpu_only
+    gpu = {"trainer": {"accelerator": "gpu"}}
+    write(tmp_path, "tnorms", "d", row="godel", seed=1, extra_config=gpu)
+    table = tnorms_table(tmp_path)
+    assert table.ours()["godel"].n_ok == 2  # one cell: the device is not hashed
+    text = render.markdown(table, agreement(table), [])
+    assert "trained on cpu: seed(s) 0; gpu: seed(s) 1 (two devices" in text
+    assert text.count("trained on") == 1 and "devices: cpu 3, gpu 1" in text
