@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables reproduce-tables scope-comparison ntn-comparison gpu-session
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -46,6 +46,9 @@ theory: ## reproduce the paper's analytical results under results/theory/, and t
 
 tables: ## render the paper's tables and figures from RECORDS_DIR, every profile (no training), into results/ for results/records, else RECORDS_DIR, or OUT; TABLES=a,b
 	$(PYTHON) -m dfl_bench.results --records-dir "$(RECORDS_DIR)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
+
+commit-probes: ## probe each table cell whose runs come from several commits: its configuration, 100 steps at each commit, compared to the bit (results/commit_probes.json; resumable)
+	$(PYTHON) -m dfl_bench.results.commit_probe --records-dir "$(RECORDS_DIR)"
 
 train: ## train the paper's recommended configuration (quick profile)
 	$(PYTHON) -m dfl_bench

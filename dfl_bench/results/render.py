@@ -9,6 +9,7 @@ import pandas as pd
 from dfl_bench import markdown as md
 from dfl_bench.results.agreement import Agreement
 from dfl_bench.results.claims import Claim, Verdict
+from dfl_bench.results.commit_probe import PROBE_STEPS, PROBES
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
 from dfl_bench.results.stats import MIN_SEEDS, Interval, welch
 from dfl_bench.results.tables import Ours, Table, devices
@@ -108,16 +109,34 @@ def footnotes(table: Table) -> tuple[dict[str, int], dict[int, list[int]]]:
             if ours is not None and ours.reasons:
                 texts += [f"failed: {reason}" for reason in ours.reasons]
             key = paper.key if paper is not None else row.label
-            if key in table.mixed_commits:
-                commits = ", ".join(c[:10] for c in table.mixed_commits[key])
-                texts.append(
-                    f"WARNING: `{key}` mixes commits that may differ in training code: {commits}"
-                )
+            texts += commit_notes(table, key)
             for text in texts:
                 number = numbers.setdefault(text, len(numbers) + 1)
                 if number not in per_row.setdefault(index, []):
                     per_row[index].append(number)
     return numbers, per_row
+
+
+def commit_notes(table: Table, key: str) -> list[str]:
+    """The note on a cell whose runs come from several commits: by the committed probes
+    (results/commit_probes.json) they train it alike, or differently, or git says the training
+    code may differ (a warning), or nothing (the same training code)."""
+    ours = table.ours().get(key)
+    alike = table.probes.get(key)
+    if ours is None or (alike is None and key not in table.mixed_commits):
+        return []
+    commits = ", ".join(c[:10] for c in ours.commits)
+    if alike:
+        return [
+            f"commits {commits} train the cell to the same numbers (its configuration, "
+            f"{PROBE_STEPS} steps at each commit: {PROBES})"
+        ]
+    if alike is False:
+        return [
+            f"WARNING: `{key}` mixes commits that train it to different numbers ({PROBES}): "
+            f"{commits}"
+        ]
+    return [f"WARNING: `{key}` mixes commits that may differ in training code: {commits}"]
 
 
 def markdown(

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, current_key, hashed_config
+from dfl_bench.results import commit_probe
 from dfl_bench.results.paper import (
     COLUMNS,
     FINAL_ACCURACY,
@@ -81,6 +82,8 @@ class Table:
     rows: list[Row]
     records: pd.DataFrame
     mixed_commits: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Cells of several commits: whether those train the cell alike (commit_probe.verdict).
+    probes: dict[str, bool | None] = field(default_factory=dict)
 
     def pairs(self) -> dict[str, tuple[PaperCell, Ours | None]]:
         """Each distinct config row once (a shared row fills two cells): paper cell and ours."""
@@ -153,12 +156,17 @@ def build_table(paper: PaperTable, frame: pd.DataFrame, profile: str, repo: Path
     for key in sorted(set(groups) - known - set(variants), key=_sort_key):
         rows.append(Row(key, ((None, cells_of[key]),), extra=True))
     rows += [Row(label, ((None, cells_of[label]),), extra=True) for label in variants]
-    mixed = {
-        key: ours.commits
+    probes = {
+        key: commit_probe.verdict(repo, ours.configuration, ours.commits)
         for key, ours in cells_of.items()
-        if len(ours.commits) > 1 and training_code_changed(ours.commits, repo) is not False
+        if len(ours.commits) > 1
     }
-    return Table(paper=paper, profile=profile, rows=rows, records=records, mixed_commits=mixed)
+    mixed = {
+        key: cells_of[key].commits
+        for key, alike in probes.items()
+        if alike is not True and training_code_changed(cells_of[key].commits, repo) is not False
+    }
+    return Table(paper, profile, rows, records, mixed_commits=mixed, probes=probes)
 
 
 def trained_rows(

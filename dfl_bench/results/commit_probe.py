@@ -1,0 +1,222 @@
+"""Whether the commits of a cell train alike: the cell's configuration trained for a short probe
+(PROBE: 100 steps, seed 0, one thread, the CPU) in a checkout of each of its commits, the numbers
+compared to the bit. Results go to results/commit_probes.json, which the tables read: a cell
+whose commits give the same probe numbers is no mixed-commit warning.
+
+    python -m dfl_bench.results.commit_probe [--records-dir results/records] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from dfl_bench.paths import REPO_DIR
+from dfl_bench.schema import DIGIT_ACCURACY, METRIC_FIELDS
+
+PROBES = "results/commit_probes.json"
+PROBE_STEPS = 100
+PROBE = (
+    "profile=quick",
+    f"profile.max_steps={PROBE_STEPS}",
+    f"profile.eval_every={PROBE_STEPS}",
+    "profile.log_every=10",
+    f"profile.checkpoint_every={PROBE_STEPS}",
+    "seed=0",
+    "threads=1",
+    "logger=none",
+    "progress_bar=false",
+)
+# Override keys the probe sets itself (or leaves at their default: the CPU), never a record's.
+OWN_KEYS = (
+    "profile",
+    "seed",
+    "threads",
+    "logger",
+    "progress_bar",
+    "records_dir",
+    "checkpoint_dir",
+    "force",
+    "trainer",
+)
+NUMBERS = (*METRIC_FIELDS, "pair_accuracy", "sum_accuracy", DIGIT_ACCURACY)
+CACHE = Path.home() / ".cache" / "dfl_bench" / "commits"
+
+
+def probe_overrides(overrides: Sequence[str]) -> list[str]:
+    """A record's overrides (in its commit's own vocabulary) with the probe's budget instead of
+    its profile, seed, threads, logging and folders."""
+    kept = [o for o in overrides if o.lstrip("+~").split("=")[0].split(".")[0] not in OWN_KEYS]
+    return [*kept, *PROBE]
+
+
+def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
+    """Each configuration whose ok runs (their own records, not reused copies) come from more
+    than one commit: its experiment and row, and per commit the overrides of its first run."""
+    from dfl_bench.results.load import load_records
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = load_records(records_dir)
+    own = frame[(frame["status"] == "ok") & frame["reused_from"].isna()]
+    out: dict[str, dict[str, Any]] = {}
+    for digest, group in own.groupby("configuration"):
+        if group["git_commit"].nunique() < 2:
+            continue
+        commits: dict[str, list[str]] = {}
+        for _, record in group.sort_values("seed").iterrows():
+            overrides = json.loads(Path(record["path"]).read_text()).get("overrides")
+            commits.setdefault(str(record["git_commit"]), overrides)
+        row = group["row"].iloc[0]
+        out[str(digest)] = {
+            "experiment": str(group["experiment"].iloc[0]),
+            "row": None if not isinstance(row, str) else row,
+            "commits": commits,
+        }
+    return out
+
+
+def checkout(commit: str) -> Path:
+    """The commit's tracked files (git archive), extracted once under CACHE."""
+    folder = CACHE / commit
+    if not (folder / "dfl_bench").is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "archive", commit], cwd=REPO_DIR, capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
+
+
+def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
+    """The probe's numbers at `commit` (or the reason it has none)."""
+    if overrides is None:
+        return {"error": "the record names no overrides"}
+    if commit.endswith("-dirty"):
+        return {"error": "a dirty tree: the commit is not what trained"}
+    args = probe_overrides(overrides)
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "dfl_bench",
+                    *args,
+                    f"records_dir={tmp}/records",
+                    f"checkpoint_dir={tmp}/checkpoints",
+                    f"hydra.run.dir={tmp}/out",
+                ],
+                cwd=checkout(commit),
+                capture_output=True,
+                text=True,
+                timeout=1800,
+            )
+        except (subprocess.SubprocessError, OSError) as err:
+            return {"overrides": args, "error": f"{type(err).__name__}: {err}"}
+        found = sorted(Path(tmp, "records").rglob("*.json"))
+        if done.returncode != 0 or len(found) != 1:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            return {"overrides": args, "error": f"exit {done.returncode}: {tail[0]}"}
+        record = json.loads(found[0].read_text())
+    if record.get("status") != "ok":
+        return {"overrides": args, "error": f"probe run failed: {record.get('reason')}"}
+    return {"overrides": args, "numbers": {k: record[k] for k in NUMBERS if k in record}}
+
+
+def same(commits: Mapping[str, Mapping[str, Any]]) -> bool | None:
+    """Whether every commit's probe gave the same numbers; None while one has none."""
+    numbers = [entry.get("numbers") for entry in commits.values()]
+    if len(numbers) < 2 or any(n is None for n in numbers):
+        return None
+    return all(n == numbers[0] for n in numbers[1:])
+
+
+def machine() -> dict[str, str]:
+    """What bit-exactness depends on: the torch build and the CPU."""
+    import torch
+
+    return {
+        "torch": torch.__version__,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "machine": platform.machine(),
+    }
+
+
+def run(records_dir: Path, out: Path, limit: int | None = None) -> dict[str, Any]:
+    """Probe every (configuration, commit) of `cells_to_probe` not yet in `out` (made on this
+    machine's torch and CPU), writing `out` after each probe (resumable)."""
+    here = machine()
+    known = json.loads(out.read_text()) if out.is_file() else {}
+    if known.get("machine") != here:
+        known = {}
+    cells = known.setdefault("cells", {})
+    known.update(
+        made_by="python -m dfl_bench.results.commit_probe", probe=list(PROBE), machine=here
+    )
+    wanted = cells_to_probe(records_dir)
+    todo = [
+        (digest, commit, overrides)
+        for digest, cell in wanted.items()
+        for commit, overrides in cell["commits"].items()
+        if commit not in cells.get(digest, {}).get("commits", {})
+    ]
+    for i, (digest, commit, overrides) in enumerate(todo[:limit]):
+        cell = cells.setdefault(digest, {k: wanted[digest][k] for k in ("experiment", "row")})
+        print(
+            f"[commit_probe] {i + 1}/{len(todo)} {cell['experiment']}/{cell['row']} at "
+            f"{commit[:10]}",
+            flush=True,
+        )
+        cell.setdefault("commits", {})[commit] = probe(commit, overrides)
+        cell["same"] = same(cell["commits"])
+        out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    return known
+
+
+@cache
+def probed(repo: Path) -> dict[str, dict[str, Any]]:
+    """The committed probes (configuration -> its commits' probes and `same`), {} without."""
+    path = repo / PROBES
+    try:
+        return json.loads(path.read_text()).get("cells", {})
+    except (OSError, ValueError):
+        return {}
+
+
+def verdict(repo: Path, configuration: str | None, commits: Sequence[str]) -> bool | None:
+    """Whether `commits` train `configuration` alike by the committed probes: True (same
+    numbers at every one), False (they differ), None (not all probed)."""
+    cell = probed(repo).get(configuration or "", {})
+    entries = cell.get("commits", {})
+    if not all(c in entries for c in commits):
+        return None
+    return same({c: entries[c] for c in commits})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dfl_bench.results.commit_probe")
+    parser.add_argument("--records-dir", default="results/records")
+    parser.add_argument("--out", default=PROBES)
+    parser.add_argument("--limit", type=int, default=None, help="probe at most N (resumable)")
+    args = parser.parse_args(argv)
+    known = run(Path(args.records_dir), Path(args.out), args.limit)
+    verdicts = [cell.get("same") for cell in known.get("cells", {}).values()]
+    print(
+        f"[commit_probe] {verdicts.count(True)} cells train alike at their commits, "
+        f"{verdicts.count(False)} differ, {verdicts.count(None)} not decided; {args.out}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

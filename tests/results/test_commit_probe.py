@@ -1,0 +1,56 @@
+"""Commit probes: which overrides a probe keeps, when commits count as training alike, and the
+notes a table gives a cell of several commits."""
+
+from __future__ import annotations
+
+import json
+
+from dfl_bench.results import commit_probe, render
+from dfl_bench.results.agreement import agreement
+from dfl_bench.results.load import load_records
+from dfl_bench.results.tables import build_table
+from tests.results.test_results import PAPER, write
+
+
+def test_a_probe_keeps_the_records_choices_and_sets_its_own_budget():
+    overrides = ["row=godel", "+experiment=tnorms", "seed=2", "profile=long", "threads=2"]
+    overrides += ["records_dir=results/records", "logger=none", "trainer=gpu", "problem=both"]
+    args = commit_probe.probe_overrides(overrides)
+    assert args[:3] == ["row=godel", "+experiment=tnorms", "problem=both"]
+    assert args[3:] == list(commit_probe.PROBE)
+    assert "seed=0" in args and "profile=long" not in args and "trainer=gpu" not in args
+
+
+def test_commits_train_alike_only_when_every_probe_gave_the_same_numbers():
+    a, b = {"numbers": {"cu_ant": 0.5, "test_accuracy": 0.9}}, {"numbers": {"cu_ant": 0.5}}
+    assert commit_probe.same({"x": a, "y": dict(a)}) is True
+    assert commit_probe.same({"x": a, "y": b}) is False
+    assert commit_probe.same({"x": a, "y": {"error": "exit 1"}}) is None
+    assert commit_probe.same({"x": a}) is None
+
+
+def _table(tmp_path, probes):
+    records = tmp_path / "records"
+    write(records, "tnorms", "a", row="godel", seed=0, commit="aaa")
+    write(records, "tnorms", "b", row="godel", seed=1, commit="bbb")
+    frame = load_records(records)
+    digest = frame["configuration"].iloc[0]
+    if probes is not None:
+        path = tmp_path / commit_probe.PROBES
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"cells": {digest: {"commits": probes}}}))
+    table = build_table(PAPER.tables["tnorms"], frame, "quick", tmp_path)
+    return table, render.markdown(table, agreement(table), [])
+
+
+def test_a_cell_of_two_commits_is_a_warning_unless_its_probes_agree(tmp_path):
+    same = {"numbers": {"cu_ant": 0.5}}
+    table, text = _table(tmp_path / "unprobed", None)
+    assert "may differ in training code: aaa, bbb" in text and table.mixed_commits
+    table, text = _table(tmp_path / "alike", {"aaa": same, "bbb": same})
+    assert not table.mixed_commits and "WARNING" not in text
+    assert "commits aaa, bbb train the cell to the same numbers" in text
+    table, text = _table(tmp_path / "differ", {"aaa": same, "bbb": {"numbers": {"cu_ant": 0.6}}})
+    assert "WARNING: `godel` mixes commits that train it to different numbers" in text
+    _, text = _table(tmp_path / "half", {"aaa": same})
+    assert "may differ in training code" in text
