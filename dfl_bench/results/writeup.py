@@ -237,7 +237,33 @@ def summary(results: Sequence[Rendered]) -> str:
                     parts.append(f"{status}: {', '.join(named)}")
             lines.append(f"- {name}: {'; '.join(parts)}")
         lines.append("")
+        if r.profile == DECIDED_AT:
+            lines += decided(r)
     return "\n".join([*lines, END])
+
+
+DECIDED_AT = "long"  # the profile whose decided claims the write-up lists with their intervals
+
+
+def decided(r: Rendered) -> list[str]:
+    """The claims our records decide at `r.profile` (holds, fails, within noise), each with
+    its numbers and intervals and the verdict on the paper's own numbers."""
+    body = []
+    for status in STATUSES[:-1]:
+        for item, paper, ours in r.verdicts:
+            if ours.status == status:
+                claim = f"`{item.name}` ({item.where})"
+                body.append([claim, item.experiment, paper.status, f"**{status}**", ours.detail])
+    if not body:
+        return []
+    header = ["claim", "table", "on the paper's numbers", "on ours", "ours: the numbers"]
+    return [
+        f"Decided at `{r.profile}` ({len(body)} of {len(r.verdicts)} claims; the rest need "
+        f"cells with {stats.MIN_SEEDS}+ seeds):",
+        "",
+        *markdown.table(header, body),
+        "",
+    ]
 
 
 # The paper's wall times for its budget (Section 10): the baseline, and a run with the DFL loss.

@@ -63,3 +63,26 @@ def test_the_committed_block_is_what_the_committed_records_give():
         if begin in text:  # the write-up's words on it: as the records give them
             shown = text[text.index(begin) : text.index(end) + len(end)]
             assert shown == writeup.beyond_block(name, results), name
+
+
+def test_the_decided_claims_list_each_verdict_of_ours_with_its_numbers_holds_first():
+    from types import SimpleNamespace
+
+    from dfl_bench.results.claims import Claim, Verdict
+
+    def item(name):
+        return Claim(name, "tnorms", "10.2", "a sentence", lambda view: Verdict("holds", ""))
+
+    verdicts = [
+        (item("a"), Verdict("holds", "p"), Verdict("fails", "+0.1 [-0.2, +0.4]")),
+        (item("b"), Verdict("fails", "p"), Verdict("not measurable", "too few")),
+        (item("c"), Verdict("holds", "p"), Verdict("holds", "+1.0 [+0.5, +1.5]")),
+    ]
+    lines = writeup.decided(SimpleNamespace(profile="long", verdicts=verdicts))
+    assert lines[0].startswith("Decided at `long` (2 of 3 claims")
+    rows = [line for line in lines if line.startswith("| `")]
+    assert rows == [
+        "| `c` (10.2) | tnorms | holds | **holds** | +1.0 [+0.5, +1.5] |",
+        "| `a` (10.2) | tnorms | holds | **fails** | +0.1 [-0.2, +0.4] |",
+    ]
+    assert writeup.decided(SimpleNamespace(profile="long", verdicts=verdicts[1:2])) == []
