@@ -47,6 +47,7 @@ from dfl_bench.schema import (
     CU_ANT,
     CU_CONS,
     DIGIT_ACCURACY,
+    GRADIENT_REACHED,
     TEST_ACCURACY,
 )
 from dfl_bench.stack.stack_data import StackDataModule
@@ -334,6 +335,8 @@ def summary_text(record: Mapping[str, Any], path: Path) -> str:
         f"{measures}  steps {record['steps']}  wall {record['wall_time_s']:.0f}s",
         f"  record: {path}",
     ]
+    if record.get(GRADIENT_REACHED) is False:
+        lines.append("  no gradient reached the network: it trained nothing (see the record)")
     if record.get("log_dir"):
         lines.append(f"  logs: {record['log_dir']}")
     return "\n".join(lines)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.schema import DIGIT_ACCURACY, METRIC_FIELDS
+from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
 
 PROBES = "results/commit_probes.json"
 PROBE_STEPS = 100
@@ -48,7 +48,7 @@ OWN_KEYS = (
     "force",
     "trainer",
 )
-NUMBERS = (*METRIC_FIELDS, "pair_accuracy", "sum_accuracy", DIGIT_ACCURACY)
+NUMBERS = (*METRIC_FIELDS, "pair_accuracy", "sum_accuracy", *TASK_FIELDS)
 CACHE = Path.home() / ".cache" / "dfl_bench" / "commits"
 
 

@@ -21,7 +21,7 @@ from dfl_bench.results.paper import (
     cell_key,
 )
 from dfl_bench.results.plan import cell_config
-from dfl_bench.schema import ADDED_KEYS
+from dfl_bench.schema import ADDED_KEYS, GRADIENT_REACHED
 
 KEY_COLUMNS = {"kb.name": "kb"}
 SEEDS = CELL_ASIDE  # a cell's runs differ in these only
@@ -289,6 +289,13 @@ def provenance_notes(records: pd.DataFrame, overridden: tuple[str, ...] = ()) ->
                 notes[f"`{key}`: {source}" + (f" ({note})" if note else "")] = None
     for reused in records["reused_from"].dropna():
         notes[f"run reused from {reused} (identical configuration)"] = None
+    if GRADIENT_REACHED in records:
+        none = records[records[GRADIENT_REACHED] == 0]["seed"].dropna().astype(int)
+        if len(none):
+            notes[
+                f"no gradient reached the network in seed(s) {', '.join(map(str, sorted(none)))}"
+                " (ADAM's moments were 0 at its end): the accuracy there is the untrained network's"
+            ] = None
     where = devices(records)
     if set(where) - {CPU}:
         seeds = "; ".join(

@@ -17,7 +17,7 @@ from dfl_bench.results import stats
 from dfl_bench.results.claims import SECTIONS, STATUSES
 from dfl_bench.results.plan import PAPER_PROFILE
 from dfl_bench.results.tables import Ours, Table
-from dfl_bench.schema import ADDED_KEYS, BEST_TEST_ACCURACY, TEST_ACCURACY
+from dfl_bench.schema import ADDED_KEYS, BEST_TEST_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
 
 if TYPE_CHECKING:
     from dfl_bench.results.publish import Rendered
@@ -399,7 +399,19 @@ def beyond(table: Table) -> str:
     vanished = [f"`{k}`" for k, o in ours.items() if defined and o.n_ok and o.undefined("cons")]
     if vanished:
         parts.append(f"no derivative left (cons undefined): {', '.join(vanished)}")
+    untrained = [f"`{k}`" for k in ours if untrained_runs(table, k)]
+    if untrained:
+        parts.append(f"no gradient reached the network: {', '.join(untrained)}")
     return "; ".join(parts) or "no records"
+
+
+def untrained_runs(table: Table, key: str) -> int:
+    """How many ok runs of row `key` no gradient reached (their records say so)."""
+    if GRADIENT_REACHED not in table.records:
+        return 0
+    ours = table.ours().get(key)
+    own = table.records[table.records["configuration"] == (ours and ours.configuration)]
+    return int(((own["status"] == "ok") & (own[GRADIENT_REACHED] == 0)).sum())
 
 
 def patch(readme: Path, block: str, begin: str = BEGIN, end: str = END) -> bool:

@@ -42,3 +42,16 @@ def build_optimizer(
     """The optimizer `cfg` names, on `parameters`."""
     cls, kwargs = optimizer_kwargs(cfg)
     return cls(parameters, **kwargs)
+
+
+def gradient_reached(optimizer: torch.optim.Optimizer) -> bool | None:
+    """Whether a nonzero gradient reached any parameter: ADAM's moments (`exp_avg`,
+    `exp_avg_sq`) stay exactly 0 until one does and then decay geometrically (0.9, 0.999 a step),
+    so they are 0 at the end only when no gradient came in the last thousands of steps (a
+    parameter that never had a gradient has no state); None for an optimizer without moments."""
+    if "betas" not in optimizer.defaults:
+        return None
+    moments = [
+        s[key] for s in optimizer.state.values() for key in ("exp_avg", "exp_avg_sq") if key in s
+    ]
+    return any(bool((m != 0).any()) for m in moments)

@@ -36,8 +36,8 @@ from dfl_bench.run.dfl_module import RunModule, flag_nonfinite
 from dfl_bench.run.mnist_data import InMemoryData, Shuffled, normalize
 from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
 from dfl_bench.run.model import MnistNet, dropout_masks
-from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
-from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, TEST_ACCURACY
+from dfl_bench.run.optim import build_optimizer, gradient_reached, optimizer_kwargs
+from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
 
 NAME = "mnist_addition"
 STACKS = False  # one run per process (no stacked step yet)
@@ -263,12 +263,15 @@ class AdditionModule(RunModule):
         return {"sum_accuracy": self.accuracy, DIGIT_ACCURACY: self.digit_accuracy}
 
     def summary(self) -> dict[str, Any]:
-        """The record's results: TEST_ACCURACY is the sum accuracy (the field's number)."""
+        """The record's results: TEST_ACCURACY is the sum accuracy (the field's number), and
+        whether any gradient reached the network (with no supervised term, a conjunction that
+        is 0 with a zero derivative at the untrained network's digits trains nothing)."""
         return {
             TEST_ACCURACY: self.accuracy,
             BEST_TEST_ACCURACY: self.best_accuracy,
             "sum_accuracy": self.accuracy,
             DIGIT_ACCURACY: self.digit_accuracy,
+            GRADIENT_REACHED: gradient_reached(self.trainer.optimizers[0]),
             "steps": self.global_step,
             "evaluated_step": self.evaluated_step,
         }

@@ -666,3 +666,19 @@ def test_a_cell_trained_on_two_devices_says_which_seeds_trained_where(tmp_path):
     text = render.markdown(table, agreement(table), [])
     assert "trained on cpu: seed(s) 0; gpu: seed(s) 1 (two devices" in text
     assert text.count("trained on") == 1 and "devices: cpu 3, gpu 1" in text
+
+
+def test_runs_no_gradient_reached_are_named_in_a_footnote_and_the_beyond_words(tmp_path):
+    from dfl_bench.results import writeup
+
+    for seed, reached in ((0, False), (1, False), (2, True)):
+        path = write(tmp_path, "mnist_addition", "a", row="lukasiewicz_sum", seed=seed)
+        record = json.loads(path.read_text())
+        path.write_text(json.dumps({**record, "gradient_reached": reached}))
+    write(tmp_path, "mnist_addition", "p", row="product_sum")
+    table = build_table(PAPER.tables["mnist_addition"], load_records(tmp_path), "quick", REPO)
+    text = render.beyond_markdown(table)
+    assert "no gradient reached the network in seed(s) 0, 1 (ADAM's moments were 0" in text
+    assert text.count("no gradient reached") == 1
+    assert "no gradient reached the network: `lukasiewicz_sum`" in writeup.beyond(table)
+    assert writeup.untrained_runs(table, "product_sum") == 0

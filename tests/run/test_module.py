@@ -306,3 +306,19 @@ def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(kb):
             got = traced(module.kb, module.ops, logits, pairs)
             want = dfl_term(module.kb, module.ops, logits, pairs)
             torch.testing.assert_close(got, want, msg=f"{kind}={name}")
+
+
+def test_gradient_reached_says_whether_adam_ever_saw_a_nonzero_gradient():
+    from dfl_bench.run.optim import gradient_reached
+
+    w = torch.nn.Parameter(torch.ones(3))
+    adam = build_optimizer([w], {"name": "adam"})
+    assert gradient_reached(adam) is False  # no step yet
+    (0.0 * w.relu().sum() - torch.relu(-w).sum()).backward()  # a graph, every derivative 0
+    adam.step()
+    assert w.grad is not None and gradient_reached(adam) is False
+    assert torch.equal(w.detach(), torch.ones(3))
+    w.grad = torch.tensor([0.0, 1e-30, 0.0])
+    adam.step()
+    assert gradient_reached(adam) is True
+    assert gradient_reached(build_optimizer([w], {"name": "sgd"})) is None

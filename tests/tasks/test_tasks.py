@@ -175,6 +175,7 @@ def test_the_addition_multirun_records_sum_and_digit_accuracy_and_renders(tmp_pa
     assert all(
         r["sum_accuracy"] == r["test_accuracy"] and 0 <= r["digit_accuracy"] <= 1 for r in found
     )
+    assert all(r["gradient_reached"] is True for r in found)
     assert render([f"--records-dir={records}", "--tables=mnist_addition"]) == 0
     text = (records / "tables" / "mnist_addition.md").read_text()
     assert (
@@ -182,3 +183,26 @@ def test_the_addition_multirun_records_sum_and_digit_accuracy_and_renders(tmp_pa
         in text
     )
     assert "| godel_max [1] | 3 |" in text
+
+
+@pytest.mark.parametrize(
+    ("tnorm", "exists", "trains"),
+    [
+        ({"name": "lukasiewicz"}, {"name": "bounded_sum"}, False),
+        ({"name": "yager", "p": 2.0}, {"name": "yager", "p": 2.0}, False),
+        ({"name": "product"}, {"name": "probabilistic_sum"}, True),
+        ({"name": "godel"}, {"name": "maximum"}, True),
+    ],
+)
+def test_a_nilpotent_conjunction_of_untrained_digits_passes_no_gradient(tnorm, exists, trains):
+    """Untrained digits are near-uniform (every probability far below 1/2): T_LK(a, b) =
+    max(0, a + b - 1) and Yager p=2 are 0 there with a zero derivative, so MNIST addition, whose
+    only loss is the sum's, cannot start (the runs' records say gradient_reached false)."""
+    logits = (0.1 * torch.randn(64, 2, 10, generator=torch.Generator().manual_seed(0))).double()
+    logits.requires_grad_(True)
+    sums = torch.randint(0, 19, (64,), generator=torch.Generator().manual_seed(1))
+    operators = ops(tnorm, exists)
+    exact = addition.is_exact(operators)
+    valuation = addition.sum_valuation(logits.log_softmax(-1), sums, operators, exact)
+    addition.dfl_loss(valuation, operators, exact).backward()
+    assert bool((logits.grad != 0).any()) is trains
