@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from dfl_bench import markdown
+from dfl_bench.lifecycle.records import cell_hash
 from dfl_bench.results import stats
 from dfl_bench.results.claims import SECTIONS, STATUSES
-from dfl_bench.results.plan import PAPER_PROFILE
+from dfl_bench.results.plan import PAPER_PROFILE, cell_config
 from dfl_bench.results.tables import Ours, Table
 from dfl_bench.schema import ADDED_KEYS, BEST_TEST_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
 
@@ -193,13 +194,33 @@ def _claim_counts(r: Rendered) -> str:
     return ", ".join(f"{n} {s}" for s, n in counts.items()) + f" (of {len(mine)})"
 
 
-def seeded(r: Rendered) -> str:
-    """Distinct cells (configurations) with enough seeds to decide a comparison."""
+def cell_seeds(r: Rendered) -> dict[str, int]:
+    """Every cell of the tables at `r.profile` once (its configuration; a row of two tables is
+    one cell), with its ok seeds; a cell without records counts 0. Other configurations of a
+    row (labelled rows of their own) are no cells of the tables."""
     cells: dict[str, int] = {}
     for table in r.tables.values():
-        for key, ours in table.ours().items():
-            cells[ours.configuration or f"{table.paper.experiment}/{key}"] = ours.n["accuracy"]
-    return f"{sum(n >= stats.MIN_SEEDS for n in cells.values())} of {len(cells)}"
+        ours = table.ours()
+        for key in table.paper.keys():
+            mine = ours.get(key)
+            digest = mine.configuration if mine is not None else None
+            digest = digest or configuration(table, key) or f"{table.paper.experiment}/{key}"
+            cells[digest] = max(cells.get(digest, 0), mine.n["accuracy"] if mine else 0)
+    return cells
+
+
+def configuration(table: Table, key: str) -> str | None:
+    """The config hash (seeds aside) row `key` trains at the table's profile today."""
+    config = cell_config(table.paper.experiment, table.profile, table.paper.key, key)
+    return None if config is None else cell_hash(config)
+
+
+def seeded(r: Rendered) -> str:
+    """Distinct cells with enough seeds to decide a comparison, of all, and the seeds missing."""
+    cells = cell_seeds(r).values()
+    missing = sum(max(0, stats.MIN_SEEDS - n) for n in cells)
+    enough = sum(n >= stats.MIN_SEEDS for n in cells)
+    return f"{enough} of {len(cells)} ({missing} seeds missing)"
 
 
 def summary(results: Sequence[Rendered]) -> str:
