@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
@@ -73,7 +76,7 @@ class Row:
     extra: bool = False
 
 
-@dataclass
+@dataclass(frozen=True)
 class Table:
     """One experiment at one profile, in the paper's layout (plus rows the paper does not print)."""
 
@@ -106,15 +109,19 @@ class Table:
         tasks = self.task(key), self.task(other)
         return None in tasks or tasks[0] == tasks[1]
 
-    def ours(self) -> dict[str, Ours]:
+    def ours(self) -> Mapping[str, Ours]:
         """Our cells by config row (extra rows included)."""
+        return self._ours
+
+    @cached_property
+    def _ours(self) -> Mapping[str, Ours]:
         out: dict[str, Ours] = {}
         for row in self.rows:
             for paper, ours in row.cells:
                 key = paper.key if paper is not None else row.label
                 if ours is not None and key is not None:
                     out.setdefault(key, ours)
-        return out
+        return MappingProxyType(out)
 
     def commits(self) -> list[str]:
         """The git commits the table's records come from."""
