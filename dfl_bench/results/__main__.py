@@ -109,7 +109,8 @@ def render(args: argparse.Namespace, argv: list[str] | None) -> int:
     written, kept = publish.write(results, frame, args.out, command.strip(), args.force)
     print(
         f"[dfl_bench.results] {len(frame)} records from {args.records} (profiles {present}); "
-        f"wrote {len(written)} files under {args.out}/ (index: {args.out / 'tables' / 'README.md'})"
+        f"{len(written)} files under {args.out}/, a figure redrawn only when it changed "
+        f"(index: {args.out / 'tables' / 'README.md'})"
     )
     if kept:
         print(

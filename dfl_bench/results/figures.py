@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -10,7 +11,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from PIL import Image  # noqa: E402
 
 from dfl_bench.results.agreement import pearson  # noqa: E402
 from dfl_bench.results.paper import COLUMNS, RECORD_FIELDS, load_paper  # noqa: E402
@@ -125,12 +128,54 @@ def _column(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
-    """Write a PNG and close the figure."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    """Write a PNG and close the figure; a PNG drawn from what this one shows (its fingerprint,
+    kept in the file's metadata) is left as it is, so re-rendering draws only what changed."""
+    digest = FINGERPRINT + fingerprint(fig)
+    if not path.is_file() or _stored(path) != digest:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.tight_layout()
+        fig.savefig(path, dpi=DPI, metadata={"Description": digest})
     plt.close(fig)
     return path
+
+
+DPI = 110
+FINGERPRINT = "dfl_bench figure "  # the PNG Description's prefix
+
+
+def fingerprint(fig: plt.Figure) -> str:
+    """A hash of what a figure shows: its size, title and per axes the labels, every line's
+    and collection's data and style, the texts and the legend (and matplotlib's version)."""
+    digest = hashlib.sha256()
+
+    def add(*parts: object) -> None:
+        for part in parts:
+            digest.update(part if isinstance(part, bytes) else repr(part).encode())
+
+    add(matplotlib.__version__, DPI, tuple(fig.get_size_inches()), fig.get_suptitle())
+    for ax in fig.axes:
+        add(ax.get_title(), ax.get_xlabel(), ax.get_ylabel())
+        for line in ax.lines:
+            add(line.get_xydata().tobytes(), line.get_linestyle(), line.get_marker())
+            add(str(line.get_color()), line.get_markersize(), line.get_linewidth())
+        for collection in ax.collections:
+            add(type(collection).__name__, np.asarray(collection.get_offsets()).tobytes())
+            add(*(path.vertices.tobytes() for path in collection.get_paths()))
+            add(np.asarray(getattr(collection, "get_sizes", list)()).tobytes())
+            add(np.asarray(collection.get_facecolor()).tobytes())
+        add(*((text.get_text(), text.get_position()) for text in ax.texts))
+        legend = ax.get_legend()
+        add(*(text.get_text() for text in legend.get_texts()) if legend else ())
+    return digest.hexdigest()[:16]
+
+
+def _stored(path: Path) -> str | None:
+    """The fingerprint a PNG was written with (None for another file)."""
+    try:
+        with Image.open(path) as image:
+            return getattr(image, "text", {}).get("Description")
+    except OSError:
+        return None
 
 
 def all_figures(tables: Mapping[str, Table], frame: pd.DataFrame, profile: str, out: Path) -> list:
