@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from dfl_bench import markdown
-from dfl_bench.results import claims, figures, render, stats, writeup
+from dfl_bench.results import budget_runs, claims, figures, render, stats, writeup
 from dfl_bench.results.agreement import Agreement, agreement
 from dfl_bench.results.noise import Noise, paper_noise
 from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, Paper
@@ -236,7 +236,7 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
             )
         lines += ["", f"Figure: `../figures/analyze_measures_{r.profile}.png`."]
         lines += seed_spread(frame, r.profile)
-        lines += writeup.runs_table(r) if r.profile == PAPER_PROFILE else []
+        lines += budget_runs.runs_table(r) if r.profile == PAPER_PROFILE else []
     return "\n".join(lines) + "\n"
 
 

@@ -627,7 +627,7 @@ def test_the_results_and_the_planner_import_no_trainer_library():
 
 
 def test_the_paper_budget_lists_each_run_once_with_every_cell_it_fills(tmp_path):
-    from dfl_bench.results import writeup
+    from dfl_bench.results import budget_runs
 
     def paper_run(experiment, row, **kwargs):
         return write(tmp_path, experiment, "r", row=row, profile="paper", **kwargs)
@@ -639,18 +639,18 @@ def test_the_paper_budget_lists_each_run_once_with_every_cell_it_fills(tmp_path)
         record = json.loads(path.read_text())
         path.write_text(json.dumps({**record, "reused_from": "default/d.json"}))
     r = build(PAPER, load_records(tmp_path), "paper", list(PAPER.tables), REPO)
-    runs = {run.origin: run for run in writeup.runs(r)}
+    runs = {run.origin: run for run in budget_runs.runs(r)}
     assert len(runs) == 2 and runs["default/d.json"].cells == {
         "aggregation/forall_log_product": 96.3,
         "implications/sigmoidal_reichenbach": 96.3,
     }
     (best,) = (run for origin, run in runs.items() if origin.startswith("best/"))
     assert best.cells == {"best/sum9": 97.7} and (best.best, best.final) == (98.0, 97.8)
-    text = "\n".join(writeup.runs_table(r))
+    text = "\n".join(budget_runs.runs_table(r))
     assert "| best/sum9 | 97.7 | 98.00 (97.80) | +0.30 |" in text
     assert text.count("| `default/d.json` |") == 1 and "| 1.0 |" in text
-    assert "`best/sum9` (paper 97.7): 98.00 (final 97.80), 1 min" in writeup.runs_in_words(r)
-    assert writeup.runs_table(build(PAPER, load_records(tmp_path), "quick", [], REPO)) == []
+    assert "`best/sum9` (paper 97.7): 98.00 (final 97.80), 1 min" in budget_runs.runs_in_words(r)
+    assert budget_runs.runs_table(build(PAPER, load_records(tmp_path), "quick", [], REPO)) == []
 
 
 def test_a_cell_trained_on_two_devices_says_which_seeds_trained_where(tmp_path):
