@@ -80,12 +80,17 @@ def runs(r: Rendered) -> list[Run]:
     return out
 
 
+def printed(value: float) -> str:
+    """A paper's accuracy as it prints it: one decimal, two where it has two (98.0, 95.18)."""
+    return f"{value:.1f}" if round(value, 1) == value else f"{value:.2f}"
+
+
 def runs_in_words(r: Rendered) -> str:
     """The runs of `runs` in one line: each cell it fills, ours beside the paper's, wall time."""
     parts = []
     for run in runs(r):
         cells = ", ".join(
-            f"`{cell}`" + ("" if paper is None else f" (paper {paper:g})")
+            f"`{cell}`" + ("" if paper is None else f" (paper {printed(paper)})")
             for cell, paper in run.cells.items()
         )
         parts.append(f"{cells}: {run.best:.2f} (final {run.final:.2f}), {run.wall_s / 60:.0f} min")
@@ -107,7 +112,7 @@ def runs_table(r: Rendered) -> list[str]:
                 "-" if run.threads is None else str(run.threads),
                 f"`{run.commit[:10]}`",
             ]
-            shown = "-" if paper is None else f"{paper:g}"
+            shown = "-" if paper is None else printed(paper)
             body.append([*(first if i == 0 else [""] * len(first)), cell, shown, ours, delta])
     if not body:
         return []
