@@ -276,3 +276,18 @@ def test_verdicts_show_long_beside_quick_once_its_records_land(tmp_path):
         "has 1 seed(s) (< 3): decides nothing | **not measurable**: tnorms/godel has 1 seed(s) "
         "(< 3): decides nothing |"
     ) in text
+
+
+def test_a_table_beyond_the_paper_is_no_experiment_of_the_papers_claims(tmp_path):
+    for seed in range(3):  # MNIST addition's sum accuracy: another task, higher than `both`
+        write(tmp_path, "mnist_addition", "a", row="product_gm", seed=seed, accuracy=0.99)
+        write(
+            tmp_path, "best", "b", seed=seed, accuracy=0.97, extra_config={"kb": {"name": "both"}}
+        )
+        write(
+            tmp_path, "best", "s", seed=seed, accuracy=0.95, extra_config={"kb": {"name": "sum9"}}
+        )
+    result = build(PAPER, load_records(tmp_path), "quick", [], REPO)
+    (verdict,) = (ours for item, _, ours in result.verdicts if item.name == "both_best_overall")
+    assert "mnist_addition" not in verdict.detail and "best/sum9" in verdict.detail
+    assert verdict.status == "holds"

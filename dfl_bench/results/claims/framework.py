@@ -192,13 +192,14 @@ def views(
     tables: Mapping[str, Table], paper_baseline: float, noise: Noise, default_run: Sample | None
 ) -> tuple[View, View]:
     """The paper's view (its numbers, its baseline std `noise`) and ours (each cell's seeds) over
-    the tables of one profile; `default_run` is our seeds of the default configuration (the
-    paper's: its A_log T_P cell)."""
+    the paper's tables of one profile (a table beyond the paper is no experiment of its claims);
+    `default_run` is our seeds of the default configuration (the paper's: its A_log T_P cell)."""
     paper: dict[Key, float] = {}
     ours: dict[Key, float] = {}
     samples: dict[Key, tuple[float, ...]] = {}
     configurations: dict[Cell, str] = {}
     kbs: dict[Cell, str] = {}
+    tables = {name: table for name, table in tables.items() if not table.paper.beyond}
     for name, table in tables.items():
         for key, (cell, _) in table.pairs().items():
             if cell.kb:
