@@ -209,8 +209,8 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
             "",
             f"## Profile `{r.profile}`",
             "",
-            f"Evaluations: {_cadence(frame, r.profile)}. Cells with {stats.MIN_SEEDS} or more "
-            f"ok seeds: {writeup.seeded(r)} distinct cells (each configuration once).",
+            f"Evaluations: {_cadence(frame, r.profile)}. Distinct cells (each configuration "
+            f"once) with {stats.MIN_SEEDS} or more ok seeds: {writeup.seeded(r)}.",
             "",
             *markdown.table(INDEX_HEADER, (_index_row(n, t, r) for n, t in r.tables.items())),
         ]

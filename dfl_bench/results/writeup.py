@@ -190,12 +190,15 @@ def _claim_counts(r: Rendered) -> str:
     return ", ".join(f"{n} {s}" for s, n in counts.items()) + f" (of {len(mine)})"
 
 
-def cell_seeds(r: Rendered) -> dict[str, int]:
-    """Every cell of the tables at `r.profile` once (its configuration; a row of two tables is
-    one cell), with its ok seeds; a cell without records counts 0. Other configurations of a
-    row (labelled rows of their own) are no cells of the tables."""
+def cell_seeds(r: Rendered, beyond: bool = False) -> dict[str, int]:
+    """Every cell of the paper's tables at `r.profile` (those beyond the paper with `beyond`)
+    once (its configuration; a row of two tables is one cell), with its ok seeds; a cell
+    without records counts 0. Other configurations of a row (labelled rows of their own) are no
+    cells of the tables."""
     cells: dict[str, int] = {}
     for table in r.tables.values():
+        if table.paper.beyond != beyond:
+            continue
         ours = table.ours()
         for key in table.paper.keys():
             mine = ours.get(key)
@@ -212,11 +215,15 @@ def configuration(table: Table, key: str) -> str | None:
 
 
 def seeded(r: Rendered) -> str:
-    """Distinct cells with enough seeds to decide a comparison, of all, and the seeds missing."""
-    cells = cell_seeds(r).values()
-    missing = sum(max(0, stats.MIN_SEEDS - n) for n in cells)
-    enough = sum(n >= stats.MIN_SEEDS for n in cells)
-    return f"{enough} of {len(cells)} ({missing} seeds missing)"
+    """The paper's cells with enough seeds to decide a comparison, of all, and the seeds
+    missing; then the same of the tables beyond the paper."""
+
+    def count(cells: dict[str, int]) -> str:
+        missing = sum(max(0, stats.MIN_SEEDS - n) for n in cells.values())
+        enough = sum(n >= stats.MIN_SEEDS for n in cells.values())
+        return f"{enough} of {len(cells)} ({missing} seeds missing)"
+
+    return f"{count(cell_seeds(r))}; beyond the paper {count(cell_seeds(r, beyond=True))}"
 
 
 def summary(results: Sequence[Rendered]) -> str:
