@@ -97,11 +97,15 @@ class Table:
                     out.setdefault(paper.key, (paper, ours))
         return out
 
+    def own_records(self, key: str) -> pd.DataFrame:
+        """The records of row `key`'s cell (its configuration), none for a row without one."""
+        ours = self.ours().get(key)
+        return self.records[self.records["configuration"] == (ours and ours.configuration)]
+
     def task(self, key: str) -> Any:
         """The task setting (config `task`) of row `key`'s records; None without records.
         Rows of two task settings (one digit, two) are not compared."""
-        ours = self.ours().get(key)
-        own = self.records[self.records["configuration"] == (ours and ours.configuration)]
+        own = self.own_records(key)
         return None if own.empty else own["config"].iloc[0].get("task", ADDED_KEYS[("task",)])
 
     def comparable(self, key: str, other: str) -> bool:
@@ -183,11 +187,11 @@ def trained_rows(
     task.digits=2` counts for the row that is that configuration), else its own."""
     if paper.key is None or records.empty:
         return keys
-    expected: dict[str, str] = {}
-    for key in paper.keys():
-        config = cell_config(paper.experiment, profile, paper.key, key)
-        if config is not None:
-            expected[key] = cell_hash(config)
+    expected = {
+        key: digest
+        for key in paper.keys()
+        if (digest := row_configuration(paper, profile, key)) is not None
+    }
     owners: dict[str, list[str]] = {}
     for key, digest in expected.items():
         owners.setdefault(digest, []).append(key)
@@ -198,6 +202,13 @@ def trained_rows(
         for key, digest in zip(keys, records["configuration"], strict=True)
     ]
     return pd.Series(moved, index=keys.index, dtype=object)
+
+
+def row_configuration(paper: PaperTable, profile: str, key: str) -> str | None:
+    """The config hash (seeds aside) row `key` trains at `profile` today; None when its config
+    does not compose."""
+    config = cell_config(paper.experiment, profile, paper.key, key)
+    return None if config is None else cell_hash(config)
 
 
 def configurations(
@@ -296,13 +307,12 @@ def provenance_notes(records: pd.DataFrame, overridden: tuple[str, ...] = ()) ->
                 notes[f"`{key}`: {source}" + (f" ({note})" if note else "")] = None
     for reused in records["reused_from"].dropna():
         notes[f"run reused from {reused} (identical configuration)"] = None
-    if GRADIENT_REACHED in records:
-        none = records[records[GRADIENT_REACHED] == 0]["seed"].dropna().astype(int)
-        if len(none):
-            notes[
-                f"no gradient reached the network in seed(s) {', '.join(map(str, sorted(none)))}"
-                " (ADAM's moments were 0 at its end): the accuracy there is the untrained network's"
-            ] = None
+    none = records[records[GRADIENT_REACHED] == 0]["seed"].dropna().astype(int)
+    if len(none):
+        notes[
+            f"no gradient reached the network in seed(s) {', '.join(map(str, sorted(none)))}"
+            " (ADAM's moments were 0 at its end): the accuracy there is the untrained network's"
+        ] = None
     where = devices(records)
     if set(where) - {CPU}:
         seeds = "; ".join(

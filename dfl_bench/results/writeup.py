@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dfl_bench import markdown
-from dfl_bench.lifecycle.records import cell_hash
 from dfl_bench.results import budget_runs, stats
 from dfl_bench.results.claims import SECTIONS, STATUSES
-from dfl_bench.results.plan import PAPER_PROFILE, cell_config
-from dfl_bench.results.tables import Ours, Table
+from dfl_bench.results.plan import PAPER_PROFILE
+from dfl_bench.results.tables import Ours, Table, row_configuration
 from dfl_bench.schema import ADDED_KEYS, BEST_TEST_ACCURACY, GRADIENT_REACHED
 
 if TYPE_CHECKING:
@@ -203,15 +202,10 @@ def cell_seeds(r: Rendered, beyond: bool = False) -> dict[str, int]:
         for key in table.paper.keys():
             mine = ours.get(key)
             digest = mine.configuration if mine is not None else None
-            digest = digest or configuration(table, key) or f"{table.paper.experiment}/{key}"
+            digest = digest or row_configuration(table.paper, table.profile, key)
+            digest = digest or f"{table.paper.experiment}/{key}"
             cells[digest] = max(cells.get(digest, 0), mine.n["accuracy"] if mine else 0)
     return cells
-
-
-def configuration(table: Table, key: str) -> str | None:
-    """The config hash (seeds aside) row `key` trains at the table's profile today."""
-    config = cell_config(table.paper.experiment, table.profile, table.paper.key, key)
-    return None if config is None else cell_hash(config)
 
 
 def seeded(r: Rendered) -> str:
@@ -319,10 +313,7 @@ def beyond(table: Table) -> str:
 
 def untrained_runs(table: Table, key: str) -> int:
     """How many ok runs of row `key` no gradient reached (their records say so)."""
-    if GRADIENT_REACHED not in table.records:
-        return 0
-    ours = table.ours().get(key)
-    own = table.records[table.records["configuration"] == (ours and ours.configuration)]
+    own = table.own_records(key)
     return int(((own["status"] == "ok") & (own[GRADIENT_REACHED] == 0)).sum())
 
 
