@@ -11,6 +11,7 @@ from dfl_bench.results.claims.framework import (
     _cells,
     _f,
     _margin_text,
+    _vs,
     claim,
 )
 from dfl_bench.results.claims.symmetric import SUM9_OF_SAME
@@ -92,7 +93,7 @@ def _dfl_improves(v: View) -> tuple[bool | None, str]:
     if run is None:
         raise NotMeasurable("default configuration missing")
     interval = v.against(run, BASE)
-    return interval.outcome > 0, (
+    return _vs(+1, interval), (
         f"default {_f(run.mean)} ({run.seeds}) vs baseline {_f(v.baseline())}: "
         f"{_margin_text(interval)}"
     )
