@@ -3,11 +3,6 @@
 compared to the bit. Results go to results/commit_probes.json, which the tables read: a cell
 whose commits give the same probe numbers is no mixed-commit warning.
 
-A run made in a dirty tree (commit `X-dirty`) trained code no checkout holds. Its record is
-retrained in full (its own overrides, seed and threads) at X: when every number equals the
-record's to the bit, X's probe stands for the dirty tree; otherwise the cell stays undecided,
-with the fields that differ.
-
     python -m dfl_bench.results.commit_probe [--records-dir results/records] [--limit N]
 """
 
@@ -41,8 +36,6 @@ PROBE = (
     "logger=none",
     "progress_bar=false",
 )
-# Override keys a retrain sets itself (where its record goes, how it logs).
-PLACE_KEYS = ("records_dir", "checkpoint_dir", "logger", "progress_bar", "force")
 # Override keys the probe sets itself (or leaves at their default: the CPU), never a record's.
 OWN_KEYS = (
     "profile",
@@ -62,29 +55,13 @@ CACHE = Path.home() / ".cache" / "dfl_bench" / "commits"
 def probe_overrides(overrides: Sequence[str]) -> list[str]:
     """A record's overrides (in its commit's own vocabulary) with the probe's budget instead of
     its profile, seed, threads, logging and folders."""
-    kept = [o for o in overrides if _key(o) not in OWN_KEYS]
+    kept = [o for o in overrides if o.lstrip("+~").split("=")[0].split(".")[0] not in OWN_KEYS]
     return [*kept, *PROBE]
-
-
-def _key(override: str) -> str:
-    return override.lstrip("+~").split("=")[0].split(".")[0]
-
-
-def retrain_overrides(record: Mapping[str, Any]) -> list[str]:
-    """A record's own overrides and thread count, logging nothing: the run it made, again."""
-    kept = [o for o in record["overrides"] if _key(o) not in (*PLACE_KEYS, "threads")]
-    return [
-        *kept,
-        f"threads={record.get('torch_threads') or 1}",
-        "logger=none",
-        "progress_bar=false",
-    ]
 
 
 def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
     """Each configuration whose ok runs (their own records, not reused copies) come from more
-    than one commit: its experiment and row, and per commit the overrides of its first run
-    (`commits`) and that run's record (`records`)."""
+    than one commit: its experiment and row, and per commit the overrides of its first run."""
     from dfl_bench.results.load import load_records
 
     with warnings.catch_warnings():
@@ -96,18 +73,14 @@ def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
         if group["git_commit"].nunique() < 2:
             continue
         commits: dict[str, list[str]] = {}
-        first: dict[str, str] = {}
         for _, record in group.sort_values("seed").iterrows():
-            commit = str(record["git_commit"])
-            if commit not in commits:
-                commits[commit] = json.loads(Path(record["path"]).read_text()).get("overrides")
-                first[commit] = str(record["path"])
+            overrides = json.loads(Path(record["path"]).read_text()).get("overrides")
+            commits.setdefault(str(record["git_commit"]), overrides)
         row = group["row"].iloc[0]
         out[str(digest)] = {
             "experiment": str(group["experiment"].iloc[0]),
             "row": None if not isinstance(row, str) else row,
             "commits": commits,
-            "records": first,
         }
     return out
 
@@ -124,8 +97,13 @@ def checkout(commit: str) -> Path:
     return folder
 
 
-def train(commit: str, args: Sequence[str]) -> dict[str, Any]:
-    """The record of one run with `args` at `commit` (in a temporary folder), or its error."""
+def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
+    """The probe's numbers at `commit` (or the reason it has none)."""
+    if overrides is None:
+        return {"error": "the record names no overrides"}
+    if commit.endswith("-dirty"):
+        return {"error": "a dirty tree: the commit is not what trained"}
+    args = probe_overrides(overrides)
     with tempfile.TemporaryDirectory() as tmp:
         try:
             done = subprocess.run(
@@ -141,64 +119,18 @@ def train(commit: str, args: Sequence[str]) -> dict[str, Any]:
                 cwd=checkout(commit),
                 capture_output=True,
                 text=True,
-                timeout=3600,
+                timeout=1800,
             )
         except (subprocess.SubprocessError, OSError) as err:
-            return {"error": f"{type(err).__name__}: {err}"}
+            return {"overrides": args, "error": f"{type(err).__name__}: {err}"}
         found = sorted(Path(tmp, "records").rglob("*.json"))
         if done.returncode != 0 or len(found) != 1:
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            return {"error": f"exit {done.returncode}: {tail[0]}"}
+            return {"overrides": args, "error": f"exit {done.returncode}: {tail[0]}"}
         record = json.loads(found[0].read_text())
     if record.get("status") != "ok":
-        return {"error": f"the run failed: {record.get('reason')}"}
-    return record
-
-
-def numbers(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The numbers a run trained to (what a probe compares)."""
-    return {k: record[k] for k in NUMBERS if k in record}
-
-
-def retrain(commit: str, record: Mapping[str, Any]) -> dict[str, Any]:
-    """`record` (a dirty tree's run at `commit`) trained again at the clean `commit`: whether
-    every number both write equals the record's, and which differ."""
-    args = retrain_overrides(record)
-    again = train(commit, args)
-    check: dict[str, Any] = {"seed": record.get("seed"), "overrides": args}
-    if "error" in again:
-        return {**check, "error": again["error"]}
-    want, got = numbers(record), numbers(again)
-    if "test_accuracy" not in want.keys() & got.keys():
-        return {**check, "error": "no test_accuracy to compare"}
-    differ = sorted(k for k in want.keys() & got.keys() if want[k] != got[k])
-    return {**check, "equal": not differ, "differ": differ}
-
-
-def probe(
-    commit: str, overrides: Sequence[str] | None, record: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """The probe's numbers at `commit` (or the reason it has none). A dirty tree's commit is
-    probed at its clean commit when `record`, its run, retrains there to the same numbers."""
-    if overrides is None:
-        return {"error": "the record names no overrides"}
-    if commit.endswith("-dirty"):
-        if record is None:
-            return {"error": "a dirty tree: the commit is not what trained"}
-        clean = commit.removesuffix("-dirty")
-        check = retrain(clean, record)
-        if not check.get("equal"):
-            reason = check.get("error") or "differ: " + ", ".join(check["differ"])
-            return {
-                "error": f"a dirty tree; its run retrained at {clean[:10]}: {reason}",
-                "retrained": check,
-            }
-        return {**probe(clean, overrides), "retrained": check}
-    args = probe_overrides(overrides)
-    run = train(commit, args)
-    if "error" in run:
-        return {"overrides": args, "error": run["error"]}
-    return {"overrides": args, "numbers": numbers(run)}
+        return {"overrides": args, "error": f"probe run failed: {record.get('reason')}"}
+    return {"overrides": args, "numbers": {k: record[k] for k in NUMBERS if k in record}}
 
 
 def same(commits: Mapping[str, Mapping[str, Any]]) -> bool | None:
@@ -220,15 +152,6 @@ def machine() -> dict[str, str]:
     }
 
 
-def _unprobed(entry: Mapping[str, Any] | None) -> bool:
-    """Not probed yet, or a dirty tree's commit that no retrain has tried."""
-    return entry is None or (
-        "numbers" not in entry
-        and "retrained" not in entry
-        and str(entry.get("error", "")).startswith("a dirty tree")
-    )
-
-
 def run(records_dir: Path, out: Path, limit: int | None = None) -> dict[str, Any]:
     """Probe every (configuration, commit) of `cells_to_probe` not yet in `out` (made on this
     machine's torch and CPU), writing `out` after each probe (resumable)."""
@@ -245,7 +168,7 @@ def run(records_dir: Path, out: Path, limit: int | None = None) -> dict[str, Any
         (digest, commit, overrides)
         for digest, cell in wanted.items()
         for commit, overrides in cell["commits"].items()
-        if _unprobed(cells.get(digest, {}).get("commits", {}).get(commit))
+        if commit not in cells.get(digest, {}).get("commits", {})
     ]
     for i, (digest, commit, overrides) in enumerate(todo[:limit]):
         cell = cells.setdefault(digest, {k: wanted[digest][k] for k in ("experiment", "row")})
@@ -254,8 +177,7 @@ def run(records_dir: Path, out: Path, limit: int | None = None) -> dict[str, Any
             f"{commit[:10]}",
             flush=True,
         )
-        record = json.loads(Path(wanted[digest]["records"][commit]).read_text())
-        cell.setdefault("commits", {})[commit] = probe(commit, overrides, record)
+        cell.setdefault("commits", {})[commit] = probe(commit, overrides)
         cell["same"] = same(cell["commits"])
         out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
     return known

@@ -127,18 +127,9 @@ def commit_notes(table: Table, key: str) -> list[str]:
         return []
     commits = ", ".join(c[:10] for c in ours.commits)
     if alike:
-        dirty = [
-            c.removesuffix("-dirty")[:10] + "-dirty" for c in ours.commits if c.endswith("-dirty")
-        ]
-        retrained = (
-            f"; the dirty tree's run at {', '.join(dirty)}, retrained in full there, gives its "
-            "numbers to the bit"
-            if dirty
-            else ""
-        )
         return [
             f"commits {commits} train the cell to the same numbers (its configuration, "
-            f"{PROBE_STEPS} steps at each commit: {PROBES}){retrained}"
+            f"{PROBE_STEPS} steps at each commit: {PROBES})"
         ]
     if alike is False:
         return [
