@@ -176,6 +176,7 @@ def fit_runs(
         raise
     segments = [*_last_checkpoint(hooks).earlier_s, round(time.perf_counter() - tic, 3)]
     stack = None if alone or not module.stack_net else [j.key for j in jobs]
+    where = records.machine(cuda=uses_cuda(cfg))
     out = []
     for r, job in enumerate(jobs):
         path = job.paths[0]
@@ -207,6 +208,7 @@ def fit_runs(
             finished=now(),
             log_dir=loggers.log_dir(run_loggers[r]),
             torch_threads=torch.get_num_threads(),
+            machine=where,
             **({"stack": stack} if stack else {}),
         )
         records.write_record(path, records.portable(record, (Path.cwd(), REPO_DIR)))

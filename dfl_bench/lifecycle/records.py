@@ -10,6 +10,7 @@ import hashlib
 import json
 import math
 import os
+import platform
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -289,6 +290,32 @@ def _relative(path: str, bases: Sequence[str | Path]) -> str:
         if Path(path).resolve().is_relative_to(resolved):
             return str(Path(path).resolve().relative_to(resolved))
     return path
+
+
+def machine(cuda: bool = False) -> dict[str, str | None]:
+    """What a run's numbers depend on beyond its configuration and commit: the torch build, the
+    CPU (a long run retrains to its record's numbers on the same kind of machine only) and the
+    GPU it trained on."""
+    import torch
+
+    return {
+        "torch": torch.__version__,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "cpu": _cpu_model(),
+        "platform": platform.machine(),
+        "gpu": torch.cuda.get_device_name() if cuda else None,
+    }
+
+
+def _cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux), else what `platform` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
 def git_commit(repo: str | Path) -> str | None:

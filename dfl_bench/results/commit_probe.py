@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
 
@@ -143,12 +143,11 @@ def same(commits: Mapping[str, Mapping[str, Any]]) -> bool | None:
 
 def machine() -> dict[str, str]:
     """What bit-exactness depends on: the torch build and the CPU."""
-    import torch
-
+    here = records.machine()
     return {
-        "torch": torch.__version__,
-        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "machine": platform.machine(),
+        "torch": here["torch"],
+        "cpu_capability": here["cpu_capability"],
+        "machine": here["platform"],
     }
 
 

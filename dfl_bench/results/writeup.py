@@ -227,11 +227,15 @@ def summary(results: Sequence[Rendered]) -> str:
     lines = [BEGIN, ""]
     for r in results:
         base = r.tables["baseline"].ours().get("ce_pair")
+        seeds = (
+            f"one run per cell (run by run below; a verdict needs {stats.MIN_SEEDS} seeds)"
+            if r.profile == PAPER_PROFILE
+            else f"cells with {stats.MIN_SEEDS}+ seeds: {seeded(r)}"
+        )
         lines += [
             f"**Profile `{r.profile}`**: baseline {_accuracy(base)}; "
             f"`dfl_improves_on_baseline` {_verdict(r, 'dfl_improves_on_baseline')}; "
-            f"cells with {stats.MIN_SEEDS}+ seeds: {seeded(r)}; "
-            f"claims on ours: {_claim_counts(r)}.",
+            f"{seeds}; claims on ours: {_claim_counts(r)}.",
             "",
         ]
         if r.profile == PAPER_PROFILE:
