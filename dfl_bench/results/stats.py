@@ -1,5 +1,6 @@
 """Comparisons by each cell's own noise: Welch's interval of a difference of two cells' means over
-their seeds, ties where it holds 0, and a permutation p-value for a rank correlation.
+their seeds (Student's of one cell's mean and a stated number), ties where it holds 0, and a
+permutation p-value for a rank correlation.
 
     >>> i = welch([97.0, 97.2, 97.1], [96.0, 96.1, 95.9])
     >>> round(i.delta, 2), i.outcome
@@ -56,6 +57,24 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Interval:
     df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
     half = float(stats.t.ppf(0.5 + LEVEL / 2, df)) * se
     return Interval(delta, delta - half, delta + half, f"Welch, n={na}/{nb}, df={df:.1f}")
+
+
+def one_sample(values: Sequence[float], reference: float) -> Interval:
+    """Student's LEVEL interval of mean(values) - reference (a stated number, no noise of its
+    own), from the values' own spread; two values or more.
+
+    >>> one_sample([0.098, 0.082, 0.076], 0.05).outcome   # above 0.05 beyond the noise
+    1
+    """
+    n = len(values)
+    if n < 2:
+        raise ValueError(f"a one-sample interval needs two values, got {n}")
+    delta = float(np.mean(values)) - reference
+    se = math.sqrt(float(np.var(values, ddof=1)) / n)
+    if se == 0:
+        return Interval(delta, delta, delta, f"t, n={n}, no spread")
+    half = float(stats.t.ppf(0.5 + LEVEL / 2, n - 1)) * se
+    return Interval(delta, delta - half, delta + half, f"t, n={n}, df={n - 1}")
 
 
 def known_sigma(

@@ -293,3 +293,35 @@ def test_a_table_beyond_the_paper_is_no_experiment_of_the_papers_claims(tmp_path
     (verdict,) = (ours for item, _, ours in result.verdicts if item.name == "both_best_overall")
     assert "mnist_addition" not in verdict.detail and "best/sum9" in verdict.detail
     assert verdict.status == "holds"
+
+
+def _ours(cell: tuple[str, str], column: str, values: list[float]) -> claims.View:
+    """Our view of one cell: three accuracies and `values` of `column` over the same seeds."""
+    samples = {(*cell, "accuracy"): (95.0, 95.1, 95.2), (*cell, column): tuple(values)}
+    flat = {key: sum(xs) / len(xs) for key, xs in samples.items()}
+    return claims.View("ours", flat, None, {}, {}, None, samples)
+
+
+def test_a_cell_against_a_number_the_paper_states_is_decided_by_its_own_seeds():
+    f1, luk = ("formulas", "f1"), ("same_symmetric", "lukasiewicz")
+    dominated = "formula_1_antecedent_dominated"
+    assert check(dominated, _ours(f1, "cons", [0.098, 0.082, 0.076])).status == "fails"
+    assert check(dominated, _ours(f1, "cons", [0.02, 0.09, 0.05])).status == "holds"  # a tie
+    assert check(dominated, _ours(f1, "cons", [0.030, 0.040, 0.035])).status == "holds"
+    verdict = check(dominated, _ours(f1, "cons", [0.098, 0.082, 0.076]))
+    assert "difference +0.035 [" in verdict.detail and "(t, n=3, df=2)" in verdict.detail
+    below = "lukasiewicz_cu_cons_below_random"
+    assert check(below, _ours(luk, "cu_cons", [0.05, 0.06, 0.07])).status == "holds"
+    assert check(below, _ours(luk, "cu_cons", [0.05, 0.20, 0.10])).status == "within noise"
+    assert check(below, _ours(luk, "cu_cons", [0.70, 0.80, 0.76])).status == "fails"
+    assert check(below, _ours(luk, "cu_cons", [0.05, 0.06])).status == "not measurable"
+
+
+def test_one_sample_interval_is_students_t_of_the_mean_minus_the_number():
+    interval = stats.one_sample([1.0, 2.0, 3.0], 1.0)
+    half = 4.302652729911275 * 1.0 / math.sqrt(3)  # t(0.975, 2) * sd / sqrt(n)
+    assert interval.delta == pytest.approx(1.0)
+    assert (interval.low, interval.high) == pytest.approx((1.0 - half, 1.0 + half))
+    assert stats.one_sample([0.2, 0.2], 0.1).how == "t, n=2, no spread"
+    with pytest.raises(ValueError, match="two values"):
+        stats.one_sample([0.2], 0.1)

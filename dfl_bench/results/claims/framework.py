@@ -10,9 +10,11 @@ the difference over the two cells' seeds (a cell with fewer than 3 seeds decides
 paper's numbers, single runs with the paper's only stated noise, its baseline std. "Beats",
 "outperforms", "much better", "significantly" need the interval above 0; "on par", "as well as",
 "similar" an interval that holds 0; an interval that holds 0 where a win is claimed is "within
-noise". "Best" is the set of rows tied with the top one (the claim holds when the paper's choice
-is in it). A correlation needs 8 cells (each configuration once, however many tables show it) and
-is decided by Spearman's rho with a permutation p-value (p < 0.05), Pearson's r beside it.
+noise". A cell against a number the paper states (random guessing's 0.1, formula (1)'s 5%) is the
+same rule on the interval of the cell's mean minus that number. "Best" is the set of rows tied
+with the top one (the claim holds when the paper's choice is in it). A correlation needs 8 cells
+(each configuration once, however many tables show it) and is decided by Spearman's rho with a
+permutation p-value (p < 0.05), Pearson's r beside it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import Table
 
 SAME = 0.5  # accuracy points: "around 97%"
+RANDOM_CU = 0.1  # cu_cons of random guessing among the 10 digits (Section 10.1.1)
 PRINTED = 0.01  # the paper prints ratios to two decimals: closer printed values are a tie
 SIGNIFICANT = 0.05  # a correlation's permutation p-value below this decides its sign
 FORMULA_1_CONS = 0.05  # "95% of the derivatives are with respect to the negated antecedent"
@@ -128,6 +131,14 @@ class View:
         delta = self.get(*a, column) - self.get(*b, column)
         if column == "accuracy":
             return stats.known_sigma(delta, self.noise.sigma, source=self.noise.source)
+        return stats.Interval(delta, delta - PRINTED, delta + PRINTED, "printed precision")
+
+    def versus(self, cell: Cell, column: str, reference: float) -> stats.Interval:
+        """A cell's `column` minus a number the paper states (no noise of its own): on ours by
+        the cell's own seeds (Student's t), on the paper's numbers by their printed precision."""
+        if self.noise is None:
+            return stats.one_sample(self.seeds(cell, column), reference)
+        delta = self.get(*cell, column) - reference
         return stats.Interval(delta, delta - PRINTED, delta + PRINTED, "printed precision")
 
     def against(self, sample: Sample, b: Cell) -> stats.Interval:
@@ -346,6 +357,12 @@ def _corr(
 def _sign(rho: float, p: float, want: int) -> bool | None:
     """A claimed sign of a correlation: decided when p < SIGNIFICANT, else None."""
     return None if p >= SIGNIFICANT else (rho > 0) == (want > 0)
+
+
+def _ratio_margin(interval: stats.Interval) -> str:
+    """`difference +0.035 [+0.008, +0.063] (t, n=3, df=2)`: a ratio's, to three decimals."""
+    i = interval
+    return f"difference {i.delta:+.3f} [{i.low:+.3f}, {i.high:+.3f}] ({i.how})"
 
 
 def _margin_text(interval: stats.Interval) -> str:

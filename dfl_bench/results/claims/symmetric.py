@@ -6,6 +6,7 @@ from dfl_bench.results import stats
 from dfl_bench.results.agreement import spearman
 from dfl_bench.results.claims.framework import (
     BASE,
+    RANDOM_CU,
     SYM_R,
     SYM_S,
     NotMeasurable,
@@ -15,6 +16,7 @@ from dfl_bench.results.claims.framework import (
     _exactly,
     _f,
     _margin_text,
+    _ratio_margin,
     _top,
     _vs,
     claim,
@@ -114,8 +116,12 @@ def _luk_half(v: View) -> tuple[bool | None, str]:
     "cu_cons is very low with only 0.01, which is worse than random guessing [0.1].",
 )
 def _luk_cu_cons(v: View) -> tuple[bool | None, str]:
-    x = v.get("same_symmetric", "lukasiewicz", "cu_cons")
-    return x < 0.1, f"cu_cons {x:.2f} (random guessing: 0.1)"
+    cell = ("same_symmetric", "lukasiewicz")
+    interval = v.versus(cell, "cu_cons", RANDOM_CU)
+    return _vs(-1, interval), (
+        f"cu_cons {v.get(*cell, 'cu_cons'):.2f}, minus random guessing's {RANDOM_CU}: "
+        f"{_ratio_margin(interval)}"
+    )
 
 
 @claim(
