@@ -325,3 +325,25 @@ def test_one_sample_interval_is_students_t_of_the_mean_minus_the_number():
     assert stats.one_sample([0.2, 0.2], 0.1).how == "t, n=2, no spread"
     with pytest.raises(ValueError, match="two values"):
         stats.one_sample([0.2], 0.1)
+
+
+def test_nearly_all_beat_their_symmetric_row_counts_ties_as_undecided():
+    """12 cells: 9 wins hold (3/4); 6 wins and 6 ties are within the noise (the ties could make
+    the share); 6 wins, 2 ties and 4 losses fail (even winning every tie leaves 8 of 12)."""
+    from dfl_bench.results.claims.appendix import SYMMETRIC_S, TNORMS_RMSE
+
+    def verdict(outcomes: list[int]) -> str:
+        values = {}
+        cells = [(t, a) for t in TNORMS_RMSE for a in ("log_product", "rmse")]
+        for (tnorm, aggregator), outcome in zip(cells, outcomes, strict=True):
+            sym = SYMMETRIC_S.get(tnorm, f"{tnorm}_S" if "yager" in tnorm else tnorm)
+            values[("same_symmetric", sym)] = [95.0, 95.1, 94.9]
+            shift = {1: 2.0, 0: 0.0, -1: -2.0}[outcome]
+            values[("symmetric_aggregators", f"{tnorm}_{aggregator}")] = [
+                95.0 + shift + d for d in (0.1, -0.1, 0.0)
+            ]
+        return check("rmse_log_product_beat_symmetric", view(values, noise=None)).status
+
+    assert verdict([1] * 9 + [0] * 3) == "holds"
+    assert verdict([1] * 6 + [0] * 6) == "within noise"
+    assert verdict([1] * 6 + [0] * 2 + [-1] * 4) == "fails"
