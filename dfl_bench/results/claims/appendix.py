@@ -116,13 +116,13 @@ def _luk_log(v: View) -> tuple[bool | None, str]:
         ("symmetric_aggregators", "lukasiewicz_log_product"),
         ("symmetric_aggregators", "product_log_product"),
     )
-    interval = v.interval(luk, product)
-    low = _vs(-1, v.versus(luk, "cu_cons", RANDOM_CU))
+    interval, cu = v.interval(luk, product), v.versus(luk, "cu_cons", RANDOM_CU)
+    low = _vs(-1, cu)
     holds = False if interval.outcome != 0 or low is False else low
     return holds, (
         f"T_LK {_f(v.get(*luk))} vs T_P {_f(v.get(*product))}: {_margin_text(interval)}; "
         f"T_LK cu_cons {v.get(*luk, 'cu_cons'):.2f}, minus random guessing's {RANDOM_CU}: "
-        f"{_ratio_margin(v.versus(luk, 'cu_cons', RANDOM_CU))}"
+        f"{_ratio_margin(cu)}"
     )
 
 
