@@ -78,11 +78,11 @@ def one_sample(values: Sequence[float], reference: float) -> Interval:
 
 
 def known_sigma(
-    delta: float, sigma: float, n_a: int = 1, n_b: int = 1, source: str = ""
+    delta: float, sigma: float, n_a: int = 1, n_b: float = 1, source: str = ""
 ) -> Interval:
     """The LEVEL interval of a difference of two means of n_a and n_b runs whose seed std is
     `sigma` (the paper's view: its printed numbers are single runs, its stated baseline std the
-    only noise it gives)."""
+    only noise it gives); n_b = inf for a stated number."""
     half = float(stats.norm.ppf(0.5 + LEVEL / 2)) * sigma * math.sqrt(1 / n_a + 1 / n_b)
     return Interval(delta, delta - half, delta + half, source or f"σ={sigma:g}")
 

@@ -347,3 +347,63 @@ def test_nearly_all_beat_their_symmetric_row_counts_ties_as_undecided():
     assert verdict([1] * 9 + [0] * 3) == "holds"
     assert verdict([1] * 6 + [0] * 6) == "within noise"
     assert verdict([1] * 6 + [0] * 2 + [-1] * 4) == "fails"
+
+
+def _ours_of(cells: dict, layout: dict) -> claims.View:
+    """Our view of `{(experiment, row): {column: [value per seed]}}` (accuracy 95 by default)."""
+    samples = {}
+    for (experiment, row), columns in cells.items():
+        for column, xs in {"accuracy": [95.0, 95.1, 94.9], **columns}.items():
+            samples[(experiment, row, column)] = tuple(xs)
+    flat = {key: sum(xs) / len(xs) for key, xs in samples.items()}
+    return claims.View("ours", flat, None, {}, layout, None, samples)
+
+
+def _spread(centre: float) -> list[float]:
+    return [centre - 0.01, centre, centre + 0.01]
+
+
+def test_yager_aggregators_above_the_median_need_to_beat_more_than_half_beyond_the_noise():
+    rows = ["forall_minimum", "forall_log_product", "forall_lukasiewicz", "forall_yager_p1_5"]
+    rows += ["forall_yager_p2", "forall_yager_p20", "forall_gme_p1_5", "forall_rmse"]
+    rows += ["forall_gme_p20", "forall_nilpotent"]  # 7 others: above the median = beat 4
+
+    def verdict(yager_cu: list[float]) -> str:
+        cells = {}
+        for i, row in enumerate(rows):
+            cu = yager_cu if "yager" in row else _spread(0.1 * (i + 1) / 2)
+            cells[("aggregation", row)] = {"cu_cons": cu, "cu_ant": cu}
+        return check("yager_forall_high_cu", _ours_of(cells, {"aggregation": rows})).status
+
+    assert verdict(_spread(0.9)) == "holds"  # above all 7 others
+    assert verdict(_spread(0.05)) == "fails"  # below all 7
+    assert verdict([0.1, 0.4, 0.7]) == "within noise"  # tied with all 7
+
+
+def test_among_the_better_allows_at_most_half_of_the_others_above_it():
+    rows = ["kleene_dienes", "godel", "reichenbach", "lukasiewicz", "fodor"]  # 4 others
+
+    def verdict(lukasiewicz: list[float]) -> str:
+        accuracy = {"kleene_dienes": 96.0, "godel": 90.0, "reichenbach": 97.0, "fodor": 95.0}
+        cells = {("implications", r): {"accuracy": _spread(x)} for r, x in accuracy.items()}
+        cells[("implications", "lukasiewicz")] = {"accuracy": lukasiewicz}
+        layout = {"implications": rows}
+        return check("godel_worst_lukasiewicz_among_better", _ours_of(cells, layout)).status
+
+    assert verdict(_spread(96.5)) == "holds"  # above godel, fodor and kleene_dienes
+    assert verdict(_spread(94.0)) == "fails"  # three of the four others above it
+    assert verdict([94.0, 96.0, 97.5]) == "within noise"
+
+
+def test_around_97_asks_each_interval_to_reach_within_half_a_point():
+    rows = ["reichenbach", "yager_s_p1_5", "yager_s_p2", "yager_s_p20"]
+
+    def verdict(last: list[float]) -> str:
+        cells = {("implications", r): {"accuracy": _spread(97.1)} for r in rows[:-1]}
+        cells[("implications", rows[-1])] = {"accuracy": last}
+        v = _ours_of(cells, {"implications": rows})
+        return check("reichenbach_yager_s_around_97", v).status
+
+    assert verdict(_spread(96.8)) == "holds"
+    assert verdict(_spread(96.0)) == "fails"  # [-1.03, -0.97]: beyond half a point
+    assert verdict([95.0, 96.5, 97.0]) == "holds"  # wide, reaching within half a point

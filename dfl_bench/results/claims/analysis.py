@@ -5,6 +5,7 @@ from __future__ import annotations
 from dfl_bench.results.claims.framework import (
     MAIN,
     View,
+    _all,
     _corr,
     _sign,
     claim,
@@ -57,5 +58,4 @@ def _cons_cu(v: View) -> tuple[bool | None, str]:
     _, rho1, p1, d1 = _corr(v, MAIN, "cons", "cu_cons")
     _, rho2, p2, d2 = _corr(v, MAIN, "cons", "cu_ant")
     signs = [_sign(rho1, p1, -1), _sign(rho2, p2, -1)]
-    holds = False if False in signs else None if None in signs else True
-    return holds, f"{d1}; {d2}"
+    return _all(signs), f"{d1}; {d2}"

@@ -10,10 +10,12 @@ from dfl_bench.results.claims.framework import (
     NotMeasurable,
     View,
     _above,
+    _all,
     _exactly,
     _f,
     _margin_text,
     _ratio_margin,
+    _share,
     _sign,
     _top,
     _vs,
@@ -46,9 +48,7 @@ def _beat_symmetric(v: View) -> tuple[bool | None, str]:
             total += 1
             deltas.append(interval.text())
         parts.append(f"{tnorm} {' / '.join(deltas)}")
-    # Within the noise while the ties could make or break the share.
-    holds = True if wins >= 0.75 * total else False if wins + ties < 0.75 * total else None
-    return holds, (
+    return _share(wins, ties, 0.75 * total), (
         f"{wins} of {total} cells beat the symmetric row beyond the noise, {ties} within it; "
         f"log-product / RMSE minus symmetric: {', '.join(parts)}"
     )
@@ -196,8 +196,7 @@ def _s_cu(v: View) -> tuple[bool | None, str]:
     r1, p1, d1 = _trend(v, "sigmoidal_s", "cu_cons")
     r2, p2, d2 = _trend(v, "sigmoidal_s", "cu_ant")
     signs = [_sign(r1, p1, -1), _sign(r2, p2, -1)]
-    holds = False if False in signs else None if None in signs else True
-    return holds, f"{d1}; {d2}"
+    return _all(signs), f"{d1}; {d2}"
 
 
 @claim(

@@ -135,10 +135,13 @@ class View:
 
     def versus(self, cell: Cell, column: str, reference: float) -> stats.Interval:
         """A cell's `column` minus a number the paper states (no noise of its own): on ours by
-        the cell's own seeds (Student's t), on the paper's numbers by their printed precision."""
+        the cell's own seeds (Student's t), on the paper's numbers by its seed std (accuracy)
+        or their printed precision (ratios)."""
         if self.noise is None:
             return stats.one_sample(self.seeds(cell, column), reference)
         delta = self.get(*cell, column) - reference
+        if column == "accuracy":
+            return stats.known_sigma(delta, self.noise.sigma, 1, math.inf, self.noise.source)
         return stats.Interval(delta, delta - PRINTED, delta + PRINTED, "printed precision")
 
     def against(self, sample: Sample, b: Cell) -> stats.Interval:
@@ -300,6 +303,26 @@ def _below(v: View, experiment: str, rows: list[str]) -> tuple[bool | None, str]
     above, within, detail = _above(v, experiment, rows)
     below = [row for row in rows if row not in above and row not in within]
     return (False if above else True if len(below) == len(rows) else None), detail
+
+
+def _share(wins: int, ties: int, need: float) -> bool | None:
+    """Whether at least `need` comparisons are won beyond the noise: None while the ties could
+    make or break it."""
+    return True if wins >= need else False if wins + ties < need else None
+
+
+def _against_rows(
+    v: View, experiment: str, row: str, others: Iterable[str], column: str = "accuracy"
+) -> tuple[int, int, int]:
+    """How many of `others` the row is above, tied with and below, by each pair's interval."""
+    outcomes = [v.interval((experiment, row), (experiment, o), column).outcome for o in others]
+    return outcomes.count(1), outcomes.count(0), outcomes.count(-1)
+
+
+def _all(verdicts: Iterable[bool | None]) -> bool | None:
+    """Every part holds (True), one fails (False), else within the noise (None)."""
+    verdicts = list(verdicts)
+    return False if False in verdicts else None if None in verdicts else True
 
 
 def _exactly(above: Iterable, within: Iterable, want: Iterable) -> bool | None:

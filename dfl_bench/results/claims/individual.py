@@ -10,12 +10,15 @@ from dfl_bench.results.claims.framework import (
     NotMeasurable,
     View,
     _above,
+    _against_rows,
+    _all,
     _below,
     _cells,
     _corr,
     _exactly,
     _f,
     _margin_text,
+    _share,
     _sign,
     _text,
     _top,
@@ -73,20 +76,24 @@ def _poor_forall(v: View) -> tuple[bool | None, str]:
     "yager_forall_high_cu",
     "aggregation",
     "10.2.1",
-    "Curiously the Yager-based aggregators have very high cu_cons and cu_ant [above every other "
-    "universal aggregator's median].",
+    "Curiously the Yager-based aggregators have very high cu_cons and cu_ant [each above the "
+    "median of the other universal aggregators: above more than half of them beyond the noise].",
 )
 def _yager_cu(v: View) -> tuple[bool | None, str]:
     yager = [r for r in v.rows("aggregation", "forall_yager")]
     others = [r for r in v.rows("aggregation", "forall_") if r not in yager]
-    details, ok = [], True
+    verdicts, details = [], []
     for column in ("cu_cons", "cu_ant"):
-        ys = _cells(v, "aggregation", yager, column)
-        rest = sorted(_cells(v, "aggregation", others, column).values())
-        median = rest[len(rest) // 2] if len(rest) % 2 else sum(rest[len(rest) // 2 - 1 :][:2]) / 2
-        ok = ok and min(ys.values()) > median
-        details.append(f"{column}: Yager {_text(ys)} vs median of others {_f(median)}")
-    return ok, "; ".join(details)
+        counts = []
+        for row in yager:
+            wins, ties, losses = _against_rows(v, "aggregation", row, others, column)
+            verdicts.append(_share(wins, ties, len(others) // 2 + 1))
+            counts.append(f"{row} {v.get('aggregation', row, column):.2f} ({wins}/{ties}/{losses})")
+        details.append(f"{column}: {', '.join(counts)}")
+    return _all(verdicts), (
+        f"above/tied with/below the {len(others)} other universal aggregators: "
+        + "; ".join(details)
+    )
 
 
 @claim(
@@ -175,11 +182,13 @@ def _low_cons(v: View) -> tuple[bool | None, str]:
     "implications",
     "10.2.3",
     "The Reichenbach implication and Yager S-implication work well, both having an accuracy "
-    "around 97% [within 0.5].",
+    "around 97% [each cell's interval of its mean minus 97 reaches within 0.5 of 0].",
 )
 def _around_97(v: View) -> tuple[bool | None, str]:
-    values = _cells(v, "implications", ["reichenbach", "yager_s_p1_5", "yager_s_p2", "yager_s_p20"])
-    return all(abs(x - 97) <= SAME for x in values.values()), _text(values)
+    rows = ["reichenbach", "yager_s_p1_5", "yager_s_p2", "yager_s_p20"]
+    intervals = {row: v.versus(("implications", row), "accuracy", 97.0) for row in rows}
+    near = [i.low <= SAME and i.high >= -SAME for i in intervals.values()]
+    return all(near), "minus 97: " + ", ".join(f"{r} {i.text()}" for r, i in intervals.items())
 
 
 @claim(
@@ -225,16 +234,20 @@ def _g_gg(v: View) -> tuple[bool | None, str]:
     "godel_worst_lukasiewicz_among_better",
     "implications",
     "10.2.3",
-    "I_LK performs among the better [at or above the median] while I_G is the worst test "
-    "implication.",
+    "I_LK performs among the better [not below half of the others beyond the noise] while I_G "
+    "is the worst test implication.",
 )
 def _godel_worst(v: View) -> tuple[bool | None, str]:
-    values = _cells(v, "implications", v.rows("implications"))
-    bottom, detail = _top(v, "implications", v.rows("implications"), lowest=True)
-    order = sorted(values, key=values.__getitem__)
-    median = values[order[len(order) // 2]]
-    upper = values["lukasiewicz"] >= median
-    return "godel" in bottom and upper, f"median {_f(median)}; {detail}"
+    rows = v.rows("implications")
+    bottom, detail = _top(v, "implications", rows, lowest=True)
+    others = [r for r in rows if r != "lukasiewicz"]
+    wins, ties, losses = _against_rows(v, "implications", "lukasiewicz", others)
+    # Among the better: at most half of the others above it, so above at least the rest.
+    upper = _share(wins, ties, len(others) - len(others) // 2)
+    return _all(["godel" in bottom, upper]), (
+        f"lukasiewicz above/tied with/below the {len(others)} others: {wins}/{ties}/{losses}; "
+        f"{detail}"
+    )
 
 
 @claim(
