@@ -407,3 +407,22 @@ def test_around_97_asks_each_interval_to_reach_within_half_a_point():
     assert verdict(_spread(96.8)) == "holds"
     assert verdict(_spread(96.0)) == "fails"  # [-1.03, -0.97]: beyond half a point
     assert verdict([95.0, 96.5, 97.0]) == "holds"  # wide, reaching within half a point
+
+
+def test_a_slight_positive_correlation_is_noise_until_its_p_value_decides_its_sign():
+    def verdict(cu_cons: list[float]) -> claims.Verdict:
+        values = {}
+        for i, cu in enumerate(cu_cons):  # cu_ant rises with the accuracy: rho = +1
+            values |= {("same_symmetric", f"r{i}", "accuracy"): 90.0 + i}
+            values |= {("same_symmetric", f"r{i}", "cu_ant"): i / 10}
+            values |= {("same_symmetric", f"r{i}", "cu_cons"): cu}
+        kbs = {("same_symmetric", f"r{i}"): "same" for i in range(len(cu_cons))}
+        seeds = {key: (x, x, x) for key, x in values.items() if key[2] == "accuracy"}
+        v = claims.View("ours", values, 95.0, kbs, {}, None, seeds)
+        return check("cu_cons_same_slightly_positive", v)
+
+    shuffled = [0.1, 0.0, 0.3, 0.2, 0.5, 0.4, 0.7, 0.6, 0.9, 0.8]  # rho +0.94, p < 0.001
+    assert verdict(shuffled).status == "holds"  # positive, weaker than cu_ant's +1
+    assert verdict([0.5, 0.1, 0.9, 0.2, 0.8, 0.0, 0.3, 0.7, 0.4, 0.6]).status == "within noise"
+    assert verdict([0.9 - x for x in shuffled]).status == "fails"  # negative, decided
+    assert verdict([i / 10 for i in range(10)]).status == "fails"  # as strong as cu_ant's

@@ -33,7 +33,8 @@ def _cu_ant_acc(v: View) -> tuple[bool | None, str]:
 def _cu_cons_same(v: View) -> tuple[bool | None, str]:
     _, rho, p, detail = _corr(v, MAIN, "cu_cons", "accuracy", "same")
     _, rho_ant, _, detail_ant = _corr(v, MAIN, "cu_ant", "accuracy", "same")
-    return 0 < rho < rho_ant, f"{detail}; {detail_ant}"
+    positive = _sign(rho, p, 1)  # a sign its permutation p-value does not decide is noise
+    return positive and rho < rho_ant, f"{detail}; {detail_ant}"
 
 
 @claim(
