@@ -17,6 +17,7 @@ from dfl_bench.results.claims.framework import (
     _ratio_margin,
     _share,
     _sign,
+    _tally,
     _top,
     _vs,
     claim,
@@ -37,17 +38,17 @@ SYMMETRIC_S = {"godel": "godel_S", "lukasiewicz": "lukasiewicz", "product": "pro
     "beyond the noise].",
 )
 def _beat_symmetric(v: View) -> tuple[bool | None, str]:
-    wins, ties, total, parts = 0, 0, 0, []
+    intervals, parts = [], []
     for tnorm in TNORMS_RMSE:
         sym = SYMMETRIC_S.get(tnorm, f"{tnorm}_S" if "yager" in tnorm else tnorm)
-        deltas = []
-        for aggregator in ("log_product", "rmse"):
-            cell = ("symmetric_aggregators", f"{tnorm}_{aggregator}")
-            interval = v.interval(cell, ("same_symmetric", sym))
-            wins, ties = wins + (interval.outcome > 0), ties + (interval.outcome == 0)
-            total += 1
-            deltas.append(interval.text())
-        parts.append(f"{tnorm} {' / '.join(deltas)}")
+        pair = [
+            v.interval(("symmetric_aggregators", f"{tnorm}_{aggregator}"), ("same_symmetric", sym))
+            for aggregator in ("log_product", "rmse")
+        ]
+        intervals += pair
+        parts.append(f"{tnorm} {' / '.join(i.text() for i in pair)}")
+    wins, ties, _ = _tally(intervals)
+    total = len(intervals)
     return _share(wins, ties, 0.75 * total), (
         f"{wins} of {total} cells beat the symmetric row beyond the noise, {ties} within it; "
         f"log-product / RMSE minus symmetric: {', '.join(parts)}"
@@ -117,9 +118,7 @@ def _luk_log(v: View) -> tuple[bool | None, str]:
         ("symmetric_aggregators", "product_log_product"),
     )
     interval, cu = v.interval(luk, product), v.versus(luk, "cu_cons", RANDOM_CU)
-    low = _vs(-1, cu)
-    holds = False if interval.outcome != 0 or low is False else low
-    return holds, (
+    return _all([interval.outcome == 0, _vs(-1, cu)]), (
         f"T_LK {_f(v.get(*luk))} vs T_P {_f(v.get(*product))}: {_margin_text(interval)}; "
         f"T_LK cu_cons {v.get(*luk, 'cu_cons'):.2f}, minus random guessing's {RANDOM_CU}: "
         f"{_ratio_margin(cu)}"

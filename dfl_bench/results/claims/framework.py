@@ -311,12 +311,17 @@ def _share(wins: int, ties: int, need: float) -> bool | None:
     return True if wins >= need else False if wins + ties < need else None
 
 
+def _tally(intervals: Iterable[stats.Interval]) -> tuple[int, int, int]:
+    """How many intervals lie above 0, hold it and lie below it (wins, ties, losses)."""
+    outcomes = [interval.outcome for interval in intervals]
+    return outcomes.count(1), outcomes.count(0), outcomes.count(-1)
+
+
 def _against_rows(
     v: View, experiment: str, row: str, others: Iterable[str], column: str = "accuracy"
 ) -> tuple[int, int, int]:
     """How many of `others` the row is above, tied with and below, by each pair's interval."""
-    outcomes = [v.interval((experiment, row), (experiment, o), column).outcome for o in others]
-    return outcomes.count(1), outcomes.count(0), outcomes.count(-1)
+    return _tally(v.interval((experiment, row), (experiment, o), column) for o in others)
 
 
 def _all(verdicts: Iterable[bool | None]) -> bool | None:

@@ -17,6 +17,8 @@ from dfl_bench.results.claims.framework import (
     _f,
     _margin_text,
     _ratio_margin,
+    _share,
+    _tally,
     _top,
     _vs,
     claim,
@@ -31,14 +33,13 @@ from dfl_bench.results.claims.framework import (
     "than R-implications.",
 )
 def _s_beat_r_same(v: View) -> tuple[bool | None, str]:
-    wins, ties, parts = 0, 0, []
-    for a, b in zip(SYM_S, SYM_R, strict=True):
-        interval = v.interval(("same_symmetric", a), ("same_symmetric", b))
-        wins, ties = wins + (interval.outcome > 0), ties + (interval.outcome == 0)
-        parts.append(f"{a[:-2]} {interval.text()}")
-    half = len(SYM_S) / 2
-    holds = True if wins > half else None if wins + ties > half else False
-    return holds, (
+    intervals = {
+        a[:-2]: v.interval(("same_symmetric", a), ("same_symmetric", b))
+        for a, b in zip(SYM_S, SYM_R, strict=True)
+    }
+    parts = [f"{tnorm} {interval.text()}" for tnorm, interval in intervals.items()]
+    wins, ties, _ = _tally(intervals.values())
+    return _share(wins, ties, len(SYM_S) // 2 + 1), (
         f"S beats R beyond the noise in {wins} of {len(SYM_S)} t-norms ({ties} within it); "
         f"S - R: {', '.join(parts)}"
     )
