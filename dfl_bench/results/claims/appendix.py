@@ -19,6 +19,7 @@ from dfl_bench.results.claims.framework import (
     _sign,
     _tally,
     _top,
+    _versus,
     _vs,
     claim,
 )
@@ -75,15 +76,8 @@ def _glky(v: View) -> tuple[bool | None, str]:
     "log-product aggregator.",
 )
 def _product_rmse(v: View) -> tuple[bool | None, str]:
-    cells = (
-        ("symmetric_aggregators", "product_rmse"),
-        ("symmetric_aggregators", "product_log_product"),
-    )
-    interval = v.interval(*cells)
-    return _vs(-1, interval), (
-        f"RMSE {_f(v.get(*cells[0]))} vs log-product {_f(v.get(*cells[1]))}: "
-        f"{_margin_text(interval)}"
-    )
+    rmse, log_product = (("symmetric_aggregators", f"product_{a}") for a in ("rmse", "log_product"))
+    return _versus(v, -1, rmse, log_product, ("RMSE", "log-product"))
 
 
 @claim(
@@ -264,9 +258,7 @@ def _no_1(v: View) -> tuple[bool | None, str]:
     "Using only formula (1) gets slightly better performance than only using formula (2).",
 )
 def _f1_f2(v: View) -> tuple[bool | None, str]:
-    interval = v.interval(("formulas", "f1"), ("formulas", "f2"))
-    a, b = v.get("formulas", "f1"), v.get("formulas", "f2")
-    return _vs(1, interval), f"(1) {_f(a)} vs (2) {_f(b)}: {_margin_text(interval)}"
+    return _versus(v, 1, ("formulas", "f1"), ("formulas", "f2"), ("(1)", "(2)"))
 
 
 @claim(

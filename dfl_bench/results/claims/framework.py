@@ -285,6 +285,17 @@ def _vs(want: int, interval: stats.Interval) -> bool | None:
     return None if interval.outcome == 0 else interval.outcome == want
 
 
+def _versus(
+    v: View, want: int, a: Cell, b: Cell, names: tuple[str, str]
+) -> tuple[bool | None, str]:
+    """Cell a claimed above (+1), below (-1) or level with (0) cell b, by the interval of a - b:
+    `_vs` for a direction, True only within the noise for level; the text names the two."""
+    interval = v.interval(a, b)
+    verdict = interval.outcome == 0 if want == 0 else _vs(want, interval)
+    x, y = (v.baseline() if c == BASE else v.get(*c) for c in (a, b))
+    return verdict, f"{names[0]} {_f(x)} vs {names[1]} {_f(y)}: {_margin_text(interval)}"
+
+
 def _above(v: View, experiment: str, rows: Iterable[str]) -> tuple[list[str], list[str], str]:
     """The rows above the baseline beyond the noise, those within it, and the detail."""
     above, within, parts = [], [], []

@@ -22,6 +22,7 @@ from dfl_bench.results.claims.framework import (
     _sign,
     _text,
     _top,
+    _versus,
     _vs,
     claim,
 )
@@ -293,9 +294,7 @@ def _sigmoidal_sgd(v: View) -> tuple[bool | None, str]:
     "T_Y p=1.5, the same configuration with ADAM; beyond the noise].",
 )
 def _sum9_sgd(v: View) -> tuple[bool | None, str]:
-    interval = v.interval(("best", "sum9"), ("tnorms", "yager_p1_5"))
-    sgd, adam = v.get("best", "sum9"), v.get("tnorms", "yager_p1_5")
-    return _vs(1, interval), f"SGD {_f(sgd)} vs ADAM {_f(adam)}: {_margin_text(interval)}"
+    return _versus(v, 1, ("best", "sum9"), ("tnorms", "yager_p1_5"), ("SGD", "ADAM"))
 
 
 @claim(

@@ -20,6 +20,7 @@ from dfl_bench.results.claims.framework import (
     _share,
     _tally,
     _top,
+    _versus,
     _vs,
     claim,
 )
@@ -76,12 +77,7 @@ def _yager20_s_r(v: View) -> tuple[bool | None, str]:
     "The Gödel t-norm performs on par with the supervised baseline.",
 )
 def _godel_par(v: View) -> tuple[bool | None, str]:
-    interval = v.interval(("same_symmetric", "godel_S"), BASE)
-    x, base = v.get("same_symmetric", "godel_S"), v.baseline()
-    return (
-        interval.outcome == 0,
-        f"godel_S {_f(x)} vs baseline {_f(base)}: {_margin_text(interval)}",
-    )
+    return _versus(v, 0, ("same_symmetric", "godel_S"), BASE, ("godel_S", "baseline"))
 
 
 @claim(
@@ -91,11 +87,7 @@ def _godel_par(v: View) -> tuple[bool | None, str]:
     "The Łukasiewicz t-norm performs worse than the supervised baseline.",
 )
 def _luk_below(v: View) -> tuple[bool | None, str]:
-    interval = v.interval(("same_symmetric", "lukasiewicz"), BASE)
-    x, base = v.get("same_symmetric", "lukasiewicz"), v.baseline()
-    return _vs(
-        -1, interval
-    ), f"lukasiewicz {_f(x)} vs baseline {_f(base)}: {_margin_text(interval)}"
+    return _versus(v, -1, ("same_symmetric", "lukasiewicz"), BASE, ("lukasiewicz", "baseline"))
 
 
 @claim(
@@ -132,9 +124,7 @@ def _luk_cu_cons(v: View) -> tuple[bool | None, str]:
     "For p=20 the top performance is quite a bit higher than the baseline [beyond the noise].",
 )
 def _yager20(v: View) -> tuple[bool | None, str]:
-    interval = v.interval(("same_symmetric", "yager_p20_S"), BASE)
-    x, base = v.get("same_symmetric", "yager_p20_S"), v.baseline()
-    return _vs(1, interval), f"yager_p20_S {_f(x)} vs baseline {_f(base)}: {_margin_text(interval)}"
+    return _versus(v, 1, ("same_symmetric", "yager_p20_S"), BASE, ("yager_p20_S", "baseline"))
 
 
 @claim(
@@ -144,9 +134,8 @@ def _yager20(v: View) -> tuple[bool | None, str]:
     "For p=2, the results are even worse than the Łukasiewicz t-norm.",
 )
 def _yager2(v: View) -> tuple[bool | None, str]:
-    interval = v.interval(("same_symmetric", "yager_p2_S"), ("same_symmetric", "lukasiewicz"))
-    a, b = v.get("same_symmetric", "yager_p2_S"), v.get("same_symmetric", "lukasiewicz")
-    return _vs(-1, interval), f"yager_p2_S {_f(a)} vs lukasiewicz {_f(b)}: {_margin_text(interval)}"
+    cells = ("same_symmetric", "yager_p2_S"), ("same_symmetric", "lukasiewicz")
+    return _versus(v, -1, *cells, ("yager_p2_S", "lukasiewicz"))
 
 
 @claim(
