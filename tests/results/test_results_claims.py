@@ -167,6 +167,21 @@ def test_best_is_the_set_tied_with_the_top_row():
     assert check("product_best_same_symmetric", beaten).status == "fails"
 
 
+def test_vanishing_tnorms_best_holds_while_one_of_them_is_tied_with_the_top_row():
+    rows = ["godel", "product", "lukasiewicz", "yager_p2", "nilpotent"]
+
+    def verdict(product: list[float]) -> str:
+        cells = {("tnorms", r): {"accuracy": _spread(96.0)} for r in rows[2:]}
+        cells[("tnorms", "godel")] = {"accuracy": _spread(20.0)}
+        cells[("tnorms", "product")] = {"accuracy": product}
+        return check("vanishing_tnorms_best", _ours_of(cells, {"tnorms": rows})).status
+
+    assert verdict(_spread(50.0)) == "holds"
+    assert verdict([97.0, 20.3, 97.3]) == "holds"  # product's mean is below, tied by its noise
+    assert verdict([96.0, 97.5, 99.0]) == "holds"  # product on top, the others tied with it
+    assert verdict(_spread(97.0)) == "fails"  # product above every vanishing row beyond noise
+
+
 def test_dfl_improves_needs_the_interval_above_zero_and_a_tie_is_within_noise():
     base = {claims.BASE: [95.0, 95.2, 94.8, 95.1, 94.9]}
     above = view(base, noise=None, default_run=claims.Sample((96.0, 96.2, 95.8), "n=3"))
