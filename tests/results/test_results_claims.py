@@ -182,6 +182,28 @@ def test_vanishing_tnorms_best_holds_while_one_of_them_is_tied_with_the_top_row(
     assert verdict(_spread(97.0)) == "fails"  # product above every vanishing row beyond noise
 
 
+def test_clearly_not_the_best_s_needs_the_smallest_below_the_top_beyond_the_noise():
+    rows = ["0.5", "1", "9"]
+
+    def verdict(smallest: list[float], cu: float = 0.9) -> str:
+        cells = {
+            ("sigmoidal_s", "0.5"): {
+                "accuracy": smallest,
+                "cu_cons": _spread(cu),
+                "cu_ant": _spread(cu),
+            },
+            ("sigmoidal_s", "1"): {"accuracy": _spread(96.0), "cu_cons": _spread(0.5)},
+            ("sigmoidal_s", "9"): {"accuracy": _spread(97.0), "cu_cons": _spread(0.4)},
+        }
+        cells[("sigmoidal_s", "1")]["cu_ant"] = cells[("sigmoidal_s", "9")]["cu_ant"] = _spread(0.5)
+        return check("s_best_not_highest_cu", _ours_of(cells, {"sigmoidal_s": rows})).status
+
+    assert verdict(_spread(95.0)) == "holds"
+    assert verdict([94.0, 96.5, 99.0]) == "within noise"  # tied with s=9
+    assert verdict(_spread(98.0)) == "fails"  # the smallest s is the best
+    assert verdict(_spread(95.0), cu=0.1) == "fails"  # its cu ratios are not the highest
+
+
 def test_dfl_improves_needs_the_interval_above_zero_and_a_tie_is_within_noise():
     base = {claims.BASE: [95.0, 95.2, 94.8, 95.1, 94.9]}
     above = view(base, noise=None, default_run=claims.Sample((96.0, 96.2, 95.8), "n=3"))
