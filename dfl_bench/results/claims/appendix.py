@@ -12,8 +12,6 @@ from dfl_bench.results.claims.framework import (
     _above,
     _all,
     _exactly,
-    _f,
-    _margin_text,
     _ratio_margin,
     _share,
     _sign,
@@ -111,11 +109,11 @@ def _luk_log(v: View) -> tuple[bool | None, str]:
         ("symmetric_aggregators", "lukasiewicz_log_product"),
         ("symmetric_aggregators", "product_log_product"),
     )
-    interval, cu = v.interval(luk, product), v.versus(luk, "cu_cons", RANDOM_CU)
-    return _all([interval.outcome == 0, _vs(-1, cu)]), (
-        f"T_LK {_f(v.get(*luk))} vs T_P {_f(v.get(*product))}: {_margin_text(interval)}; "
-        f"T_LK cu_cons {v.get(*luk, 'cu_cons'):.2f}, minus random guessing's {RANDOM_CU}: "
-        f"{_ratio_margin(cu)}"
+    level, text = _versus(v, 0, luk, product, ("T_LK", "T_P"))
+    cu = v.versus(luk, "cu_cons", RANDOM_CU)
+    return _all([level, _vs(-1, cu)]), (
+        f"{text}; T_LK cu_cons {v.get(*luk, 'cu_cons'):.2f}, minus random guessing's "
+        f"{RANDOM_CU}: {_ratio_margin(cu)}"
     )
 
 
@@ -235,11 +233,8 @@ def _b0(v: View) -> tuple[bool | None, str]:
     "within the noise of all formulas, the s=9 run of sigmoidal_s].",
 )
 def _no_3(v: View) -> tuple[bool | None, str]:
-    interval = v.interval(("formulas", "f12"), ("sigmoidal_s", "9"))
-    a, full = v.get("formulas", "f12"), v.get("sigmoidal_s", "9")
-    return interval.outcome == 0, (
-        f"(1)&(2) {_f(a)} vs all formulas {_f(full)}: {_margin_text(interval)}"
-    )
+    cells = ("formulas", "f12"), ("sigmoidal_s", "9")
+    return _versus(v, 0, *cells, ("(1)&(2)", "all formulas"))
 
 
 @claim(

@@ -213,11 +213,7 @@ def _kd_yr(v: View) -> tuple[bool | None, str]:
 )
 def _sigmoidal_as_rc(v: View) -> tuple[bool | None, str]:
     cells = ("implications", "sigmoidal_reichenbach"), ("implications", "reichenbach")
-    interval = v.interval(*cells)
-    a, b = v.get(*cells[0]), v.get(*cells[1])
-    return interval.outcome == 0, (
-        f"sigmoidal {_f(a)} vs reichenbach {_f(b)}: {_margin_text(interval)}"
-    )
+    return _versus(v, 0, *cells, ("sigmoidal", "reichenbach"))
 
 
 @claim(
