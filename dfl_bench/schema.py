@@ -79,6 +79,8 @@ NOT_HASHED = (
 ADDED_KEYS: dict[tuple[str, ...], Any] = {
     ("model", "ntn_bias"): False,
     ("task",): {"name": "mnist_kb"},  # the task group (dfl_bench/tasks/), the paper's task
+    # the Yager operators' `eps` (operators/numerics.root_eps): 0 is the paper's operator
+    **{(kind, "eps"): 0.0 for kind in ("tnorm", "tconorm", "implication", "forall", "exists")},
 }
 
 

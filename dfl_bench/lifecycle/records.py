@@ -36,10 +36,11 @@ def _without_added_defaults(config: Mapping[str, Any], path: tuple[str, ...]) ->
     out = {}
     for key, value in config.items():
         here = (*path, key)
+        number = _numbers_as_floats(value)  # eps=0 is eps=0.0; ntn_bias=0 is not false
         if (
             here in ADDED_KEYS
-            and type(value) is type(ADDED_KEYS[here])
-            and value == ADDED_KEYS[here]
+            and type(number) is type(ADDED_KEYS[here])
+            and number == ADDED_KEYS[here]
         ):
             continue
         out[key] = _without_added_defaults(value, here) if isinstance(value, Mapping) else value

@@ -10,8 +10,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from dfl_bench.operators.numerics import Dim, count, dims, flatten_dims, log_, pnorm
-from dfl_bench.operators.registry import Param, alias, register
+from dfl_bench.operators.numerics import Dim, count, dims, flatten_dims, log_, pnorm, root_eps
+from dfl_bench.operators.registry import ROOT_EPS, Param, alias, register
 
 
 def _two_smallest(x: Tensor, dim: Dim) -> tuple[Tensor, Tensor]:
@@ -50,10 +50,13 @@ def lukasiewicz(x: Tensor, dim: Dim = -1) -> Tensor:
     return (1.0 + (x - 1.0).sum(dim=dims(x, dim))).clamp_min(0.0)
 
 
-@register("forall", "yager", p=Param(2.0, low=0.0))
-def yager(x: Tensor, dim: Dim = -1, p: float = 2.0) -> Tensor:
-    """Yager aggregator A_TY(x) = max(1 - (sum_i (1 - x_i)^p)^(1/p), 0) (Section 6)."""
-    return (1.0 - pnorm(1.0 - x, p, dim)).clamp_min(0.0)
+@register("forall", "yager", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+def yager(x: Tensor, dim: Dim = -1, p: float = 2.0, eps: float = 0.0) -> Tensor:
+    """Yager aggregator A_TY(x) = max(1 - (sum_i (1 - x_i)^p)^(1/p), 0) (Section 6).
+
+    eps > 0 adds the authors' code's eps inside the root (docs/fidelity.md).
+    """
+    return (1.0 - root_eps(pnorm(1.0 - x, p, dim), p, eps)).clamp_min(0.0)
 
 
 @register("forall", "generalized_mean_error", p=Param(2.0, low=0.0))
@@ -91,10 +94,13 @@ def bounded_sum(x: Tensor, dim: Dim = -1) -> Tensor:
     return x.sum(dim=dims(x, dim)).clamp_max(1.0)
 
 
-@register("exists", "yager", p=Param(2.0, low=0.0))
-def yager_exists(x: Tensor, dim: Dim = -1, p: float = 2.0) -> Tensor:
-    """Yager existential aggregator E_SY(x) = min((sum_i x_i^p)^(1/p), 1) (Section 6)."""
-    return pnorm(x, p, dim).clamp_max(1.0)
+@register("exists", "yager", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+def yager_exists(x: Tensor, dim: Dim = -1, p: float = 2.0, eps: float = 0.0) -> Tensor:
+    """Yager existential aggregator E_SY(x) = min((sum_i x_i^p)^(1/p), 1) (Section 6).
+
+    eps > 0 adds the authors' code's eps inside the root (docs/fidelity.md).
+    """
+    return root_eps(pnorm(x, p, dim), p, eps, cap=1.0)
 
 
 @register("exists", "generalized_mean", p=Param(1.5, low=0.0))

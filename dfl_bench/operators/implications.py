@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from dfl_bench.operators.numerics import floor_, pnorm2, pow_
-from dfl_bench.operators.registry import Param, build, choices, register, spec
+from dfl_bench.operators.numerics import floor_, pnorm2_eps, pow_, root_eps
+from dfl_bench.operators.registry import ROOT_EPS, Param, build, choices, register, spec
 
 
 @register("implication", "kleene_dienes")
@@ -52,10 +52,13 @@ def fodor(a: Tensor, c: Tensor) -> Tensor:
     return torch.where(a <= c, 1.0, torch.maximum(1.0 - a, c))
 
 
-@register("implication", "yager_s", p=Param(2.0, low=0.0))
-def yager_s(a: Tensor, c: Tensor, p: float = 2.0) -> Tensor:
-    """Yager S-implication I_Y(a, c) = min(((1 - a)^p + c^p)^(1/p), 1), p > 0 (Section 8)."""
-    return pnorm2(1.0 - a, c, p, cap=1.0)
+@register("implication", "yager_s", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+def yager_s(a: Tensor, c: Tensor, p: float = 2.0, eps: float = 0.0) -> Tensor:
+    """Yager S-implication I_Y(a, c) = min(((1 - a)^p + c^p)^(1/p), 1), p > 0 (Section 8).
+
+    eps > 0 adds the authors' code's eps inside the root (docs/fidelity.md).
+    """
+    return pnorm2_eps(1.0 - a, c, p, eps, cap=1.0)
 
 
 @register("implication", "godel")
@@ -77,13 +80,15 @@ def weber(a: Tensor, c: Tensor) -> Tensor:
     return torch.where(a < 1.0, 1.0, c + 0.0 * a)
 
 
-@register("implication", "yager_r", p=Param(2.0, low=0.0))
-def yager_r(a: Tensor, c: Tensor, p: float = 2.0) -> Tensor:
+@register("implication", "yager_r", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+def yager_r(a: Tensor, c: Tensor, p: float = 2.0, eps: float = 0.0) -> Tensor:
     """Yager R-implication 1 if a <= c, else 1 - ((1-c)^p - (1-a)^p)^(1/p) (appendix D).
 
     Computed as 1 - u * gap^(1/p) with u = 1 - c and gap = 1 - (1 - d)^p, d = (a - c) / u:
     no underflow for large p, and gap = -expm1(p log1p(-d)) keeps precision as a -> c, where
-    the root's derivative (infinite in the limit) is evaluated at EPS (`pow_`).
+    the root's derivative (infinite in the limit) is evaluated at EPS (`pow_`). eps > 0 adds the
+    authors' code's eps inside the root: a > c then gives at most 1 - eps^(1/p)
+    (docs/fidelity.md).
     """
     fails = a > c
     u = torch.where(fails, 1.0 - c, 1.0)
@@ -91,7 +96,7 @@ def yager_r(a: Tensor, c: Tensor, p: float = 2.0) -> Tensor:
     small = d < 0.5
     near = -torch.expm1(p * torch.log1p(-torch.where(small, d, 0.0)))
     gap = torch.where(small, near, 1.0 - pow_(1.0 - d, p))
-    return torch.where(fails, 1.0 - u * pow_(gap, 1.0 / p), 1.0)
+    return torch.where(fails, 1.0 - root_eps(u * pow_(gap, 1.0 / p), p, eps), 1.0)
 
 
 def _base_names() -> tuple[str, ...]:

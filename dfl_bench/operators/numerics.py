@@ -159,3 +159,19 @@ def pnorm2(u: Tensor, v: Tensor, p: float, cap: float | None = None) -> Tensor:
     """(u**p + v**p)**(1/p) elementwise for u, v >= 0, max-scaled (see the module docstring);
     with `cap`, min(that, cap) (the Yager operators cap at 1)."""
     return _PNorm2.apply(u, v, p, cap)[0]
+
+
+def root_eps(norm: Tensor, p: float, eps: float, cap: float | None = None) -> Tensor:
+    """(norm**p + eps)**(1/p) (min'd with `cap`): the `+ eps` inside the p-th root of the
+    authors' Yager operators (docs/fidelity.md), a floor of eps**(1/p); `norm` when eps = 0."""
+    if eps == 0.0:
+        return norm if cap is None else norm.clamp_max(cap)
+    return pnorm2(norm, torch.full_like(norm, eps ** (1.0 / p)), p, cap)
+
+
+def pnorm2_eps(u: Tensor, v: Tensor, p: float, eps: float, cap: float | None = None) -> Tensor:
+    """(u**p + v**p + eps)**(1/p) (min'd with `cap`): `pnorm2` with the authors' `+ eps`
+    (`root_eps`); exactly `pnorm2` when eps = 0."""
+    if eps == 0.0:
+        return pnorm2(u, v, p, cap)
+    return root_eps(pnorm2(u, v, p), p, eps, cap)

@@ -80,6 +80,11 @@ class Param:
         return number
 
 
+# The `eps` of the Yager operators: the authors' code's eps inside the p-th root
+# (numerics.root_eps); 0, the default, is the paper's operator.
+ROOT_EPS = Param(0.0, low=0.0, low_inclusive=True)
+
+
 @dataclass(frozen=True)
 class OperatorSpec:
     """A registered operator. `factory` operators return the callable when called with params."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from dfl_bench.operators.numerics import pnorm2
-from dfl_bench.operators.registry import Param, register
+from dfl_bench.operators.numerics import pnorm2_eps
+from dfl_bench.operators.registry import ROOT_EPS, Param, register
 
 
 @register("tconorm", "godel")
@@ -39,7 +39,10 @@ def nilpotent_maximum(a: Tensor, b: Tensor) -> Tensor:
     return torch.where(a + b >= 1.0, 1.0, torch.maximum(a, b))
 
 
-@register("tconorm", "yager", p=Param(2.0, low=0.0))
-def yager(a: Tensor, b: Tensor, p: float = 2.0) -> Tensor:
-    """Yager t-conorm S_Y(a, b) = min((a^p + b^p)^(1/p), 1), p > 0 (Eq. "deriv_s_yager")."""
-    return pnorm2(a, b, p, cap=1.0)
+@register("tconorm", "yager", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+def yager(a: Tensor, b: Tensor, p: float = 2.0, eps: float = 0.0) -> Tensor:
+    """Yager t-conorm S_Y(a, b) = min((a^p + b^p)^(1/p), 1), p > 0 (Eq. "deriv_s_yager").
+
+    eps > 0 adds the authors' code's eps inside the root (docs/fidelity.md).
+    """
+    return pnorm2_eps(a, b, p, eps, cap=1.0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from dfl_bench.operators.numerics import pnorm2
-from dfl_bench.operators.registry import Param, register
+from dfl_bench.operators.numerics import pnorm2_eps
+from dfl_bench.operators.registry import ROOT_EPS, Param, register
 
 
 @register("tnorm", "godel")
@@ -39,7 +39,10 @@ def nilpotent_minimum(a: Tensor, b: Tensor) -> Tensor:
     return torch.where(a + b > 1.0, torch.minimum(a, b), 0.0)
 
 
-@register("tnorm", "yager", p=Param(2.0, low=0.0))
-def yager(a: Tensor, b: Tensor, p: float = 2.0) -> Tensor:
-    """Yager t-norm T_Y(a, b) = max(1 - ((1-a)^p + (1-b)^p)^(1/p), 0), p > 0 (Section 7)."""
-    return 1.0 - pnorm2(1.0 - a, 1.0 - b, p, cap=1.0)
+@register("tnorm", "yager", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+def yager(a: Tensor, b: Tensor, p: float = 2.0, eps: float = 0.0) -> Tensor:
+    """Yager t-norm T_Y(a, b) = max(1 - ((1-a)^p + (1-b)^p)^(1/p), 0), p > 0 (Section 7).
+
+    eps > 0 adds the authors' code's eps inside the root (docs/fidelity.md).
+    """
+    return 1.0 - pnorm2_eps(1.0 - a, 1.0 - b, p, eps, cap=1.0)

@@ -100,8 +100,8 @@ def test_experiment_rows_compose_to_valid_operators(experiment):
 
 def test_default_config_is_section_10_2_fixed_operators():
     config = resolved(compose_job([]))
-    assert config["tnorm"] == {"name": "yager", "p": 1.5}
-    assert config["tconorm"] == {"name": "yager", "p": 1.5}
+    assert config["tnorm"] == {"name": "yager", "p": 1.5, "eps": 0.0}
+    assert config["tconorm"] == {"name": "yager", "p": 1.5, "eps": 0.0}
     assert config["forall"]["name"] == "log_product"
     assert config["exists"] == {"name": "generalized_mean", "p": 1.5}
     implication = config["implication"]
@@ -114,7 +114,7 @@ def test_recommended_parameters_do_not_leak_into_other_operators():
     config = resolved(compose_job(["tnorm=product", "implication=reichenbach"]))
     assert config["tnorm"] == {"name": "product"}
     assert config["implication"] == {"name": "reichenbach"}
-    assert resolved(compose_job(["tnorm.p=3"]))["tnorm"] == {"name": "yager", "p": 3}
+    assert resolved(compose_job(["tnorm.p=3"]))["tnorm"] == {"name": "yager", "p": 3, "eps": 0.0}
 
 
 def test_symmetric_rows_take_the_t_norm_family():
@@ -124,6 +124,21 @@ def test_symmetric_rows_take_the_t_norm_family():
     config = resolved(compose_job(["+experiment=same_symmetric", "row=yager_p20_S"]))
     assert config["forall"] == {"name": "yager", "p": 20.0}
     assert config["kb"]["w_dfl"] == 1.0
+
+
+YAGER_KINDS = ("tnorm", "tconorm", "implication", "forall", "exists")
+
+
+def test_the_yager_eps_runs_a_row_with_the_authors_operators():
+    """docs/fidelity.md's command: sum9_symmetric's T_Y p=20 row without +experiment is the
+    row's configuration (one hash), and eps=1e-6 in its five Yager operators is another."""
+    row = resolved(compose_job(["+experiment=sum9_symmetric", "row=yager_p20"]))
+    plain = "kb=sum9 kb.w_dfl=1 implication=yager_s forall=yager exists=yager".split()
+    plain += [f"{kind}.p=20" for kind in YAGER_KINDS]
+    assert config_hash(resolved(compose_job(plain))) == config_hash(row)
+    code = resolved(compose_job(plain + [f"{kind}.eps=1e-6" for kind in YAGER_KINDS]))
+    assert all(code[kind]["eps"] == 1e-6 for kind in YAGER_KINDS)
+    assert config_hash(code) != config_hash(row)
 
 
 def test_unknown_operator_option_lists_the_valid_choices():

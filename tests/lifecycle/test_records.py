@@ -179,6 +179,18 @@ def test_a_key_added_at_its_old_value_moves_no_hash():
     assert records.config_hash({**config, "ntn_bias": False}) != before  # only at its own path
 
 
+def test_the_yager_eps_at_zero_moves_no_hash():
+    """The Yager operators' eps came after records were made: 0 (the paper's operator, as 0.0 or
+    0) hashes as absent, in every operator group; the authors' 1e-6 is another configuration."""
+    config = {"seed": 0, "tnorm": {"name": "yager", "p": 1.5}, "forall": {"name": "yager"}}
+    before = records.config_hash(config)
+    for kind in ("tnorm", "forall"):
+        for zero in (0.0, 0):
+            assert records.config_hash({**config, kind: {**config[kind], "eps": zero}}) == before
+        assert records.config_hash({**config, kind: {**config[kind], "eps": 1e-6}}) != before
+    assert records.config_hash({**config, "eps": 0.0}) != before  # only in an operator group
+
+
 def test_a_record_of_another_experiment_is_reused(tmp_path):
     trained = records.record_path(tmp_path, "sigmoidal_s", "0123456789abcdef")
     records.write_record(trained, {**full_record(), "experiment": "sigmoidal_s", "row": "s=9.0"})

@@ -71,7 +71,7 @@ def option_text(kind: str, name: str) -> str:
 
 
 def test_a_missing_option_file_is_named_with_its_content() -> None:
-    assert option_text("tnorm", "yager") == "name: yager\np: 2.0\n"
+    assert option_text("tnorm", "yager") == "name: yager\np: 2.0\neps: 0.0\n"
     assert option_text("forall", "mae") == "name: mae\n"
 
 
@@ -124,7 +124,7 @@ def test_operator_set_from_option_files() -> None:
         (("forall", "dombi"), {"p": -1.0}, r"out of range"),
         (("forall", "log_prod"), {}, r"valid choices: .*'log_product'"),
         (("tnorm", "product"), {"p": 2.0}, r"no parameter \['p'\]; valid parameters: none"),
-        (("tnorm", "yager"), {"q": 2.0}, r"valid parameters: \['p'\]"),
+        (("tnorm", "yager"), {"q": 2.0}, r"valid parameters: \['eps', 'p'\]"),
         (("tnorm", "yager"), {"p": 0.0}, r"p must be a number in \(0, inf\)"),
         (("tconorm", "yager"), {"p": -1.0}, r"out of range"),
         (("implication", "yager_r"), {"p": float("nan")}, r"out of range"),
