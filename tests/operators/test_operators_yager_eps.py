@@ -24,24 +24,31 @@ def grid(n: int = 400, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     )
 
 
+def codes(p: float) -> dict[tuple[str, str], object]:
+    """The code's elementwise Yager operators at p with its eps."""
+    root = 1.0 / p
+    return {
+        ("tnorm", "yager"): lambda a, b: (1 - ((1 - a) ** p + (1 - b) ** p + EPS) ** root).clamp(0),
+        ("tconorm", "yager"): lambda a, b: ((a**p + b**p + EPS) ** root).clamp_max(1),
+        ("implication", "yager_s"): lambda a, b: (((1 - a) ** p + b**p + EPS) ** root).clamp_max(1),
+        ("implication", "yager_r"): lambda a, c: torch.where(
+            a > c, 1 - ((1 - c) ** p - (1 - a) ** p + EPS).clamp_min(EPS) ** root, 1.0
+        ),
+    }
+
+
 @pytest.mark.parametrize("p", P)
 def test_the_elementwise_operators_are_the_codes(p: float) -> None:
-    a, b = grid()
-    root = 1.0 / p
-    want = {
-        "tnorm": (1 - ((1 - a) ** p + (1 - b) ** p + EPS) ** root).clamp_min(0),
-        "tconorm": ((a**p + b**p + EPS) ** root).clamp_max(1),
-        "implication": (((1 - a) ** p + b**p + EPS) ** root).clamp_max(1),
-    }
-    for kind, value in want.items():
-        name = "yager_s" if kind == "implication" else "yager"
+    """Values and gradients (away from a = c, where I_RY's code has no derivative)."""
+    for (kind, name), code in codes(p).items():
+        a, b = (x.requires_grad_() for x in grid())
+        want = code(a, b)
+        want_grads = torch.autograd.grad(want.sum(), (a, b))
         got = build(kind, name, p=p, eps=EPS)(a, b)
-        torch.testing.assert_close(got, value, rtol=1e-9, atol=1e-12)
-    fails = a > b
-    diff = (1 - b) ** p - (1 - a) ** p + EPS
-    r = torch.where(fails, 1 - diff.clamp_min(EPS) ** root, 1.0)
-    got = build("implication", "yager_r", p=p, eps=EPS)(a, b)
-    torch.testing.assert_close(got, r, rtol=1e-9, atol=1e-12)
+        got_grads = torch.autograd.grad(got.sum(), (a, b))
+        torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-12)
+        for g, w in zip(got_grads, want_grads, strict=True):
+            torch.testing.assert_close(g, w, rtol=1e-7, atol=1e-9)
 
 
 @pytest.mark.parametrize("p", P)
