@@ -269,7 +269,8 @@ DECIDED_AT = "long"  # the profile whose decided claims the write-up lists with 
 
 def decided(r: Rendered) -> list[str]:
     """The claims our records decide at `r.profile` (holds, fails, within noise), each with
-    its numbers and intervals and the verdict on the paper's own numbers."""
+    its numbers and intervals and the verdict on the paper's own numbers; then those it does
+    not decide, each with its own reason."""
     body = []
     for status in STATUSES[:-1]:
         for item, paper, ours in r.verdicts:
@@ -278,14 +279,21 @@ def decided(r: Rendered) -> list[str]:
                 body.append([claim, item.experiment, paper.status, f"**{status}**", ours.detail])
     if not body:
         return []
+    undecided = [
+        f"- `{item.name}` ({item.where}, {item.experiment}): {ours.detail}"
+        for item, _, ours in r.verdicts
+        if ours.status == STATUSES[-1]
+    ]
     header = ["claim", "table", "on the paper's numbers", "on ours", "ours: the numbers"]
-    return [
-        f"Decided at `{r.profile}` ({len(body)} of {len(r.verdicts)} claims; the rest need "
-        f"cells with {stats.MIN_SEEDS}+ seeds):",
+    lines = [
+        f"Decided at `{r.profile}` ({len(body)} of {len(r.verdicts)} claims):",
         "",
         *markdown.table(header, body),
         "",
     ]
+    if undecided:
+        lines += [f"Not measurable at `{r.profile}` ({len(undecided)}):", "", *undecided, ""]
+    return lines
 
 
 def beyond(table: Table) -> str:

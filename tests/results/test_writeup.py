@@ -79,10 +79,12 @@ def test_the_decided_claims_list_each_verdict_of_ours_with_its_numbers_holds_fir
         (item("c"), Verdict("holds", "p"), Verdict("holds", "+1.0 [+0.5, +1.5]")),
     ]
     lines = writeup.decided(SimpleNamespace(profile="long", verdicts=verdicts))
-    assert lines[0].startswith("Decided at `long` (2 of 3 claims")
+    assert lines[0] == "Decided at `long` (2 of 3 claims):"
     rows = [line for line in lines if line.startswith("| `")]
     assert rows == [
         "| `c` (10.2) | tnorms | holds | **holds** | +1.0 [+0.5, +1.5] |",
         "| `a` (10.2) | tnorms | holds | **fails** | +0.1 [-0.2, +0.4] |",
     ]
+    # the undecided claim is named with its own reason, not a blanket one
+    assert lines[-4:] == ["Not measurable at `long` (1):", "", "- `b` (10.2, tnorms): too few", ""]
     assert writeup.decided(SimpleNamespace(profile="long", verdicts=verdicts[1:2])) == []
