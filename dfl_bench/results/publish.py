@@ -161,7 +161,9 @@ def write(
         written.append(_write(tables_dir / "verdicts.md", writeup.markdown_text(results, command)))
         if writeup.patch(out / "README.md", writeup.summary(results)):
             written.append(out / "README.md")
-        front = out.parent / "README.md"  # the front page shows the tables beyond the paper
+        front = out.parent / "README.md"  # the front page: the verdicts, the tables beyond
+        if writeup.patch(front, writeup.front_verdicts(results), *writeup.FRONT_MARKERS):
+            written.append(front)
         for name in (n for n, t in results[0].tables.items() if t.paper.beyond):
             if writeup.patch(
                 front, writeup.table_block(name, results), *writeup.table_markers(name)

@@ -53,6 +53,9 @@ def test_the_committed_block_is_what_the_committed_records_give():
     results = [publish.build(paper, frame, p, list(paper.tables), REPO) for p in profiles]
     assert writeup.summary(results) == committed_block()
     front = (REPO / "README.md").read_text()
+    begin, end = writeup.FRONT_MARKERS
+    shown = front[front.index(begin) : front.index(end) + len(end)]
+    assert shown == writeup.front_verdicts(results)
     for name in (n for n, t in paper.tables.items() if t.beyond):
         begin, end = writeup.table_markers(name)
         if begin in front:  # the front page shows this table: as the records give it
