@@ -151,18 +151,36 @@ def machine() -> dict[str, str]:
     }
 
 
+def _prune(cell: Mapping[str, Any], wanted: Mapping[str, Any]) -> dict[str, Any]:
+    """A probed `cell` with only the probes of the commits its records name now (`wanted`, of
+    `cells_to_probe`) and their verdict."""
+    kept = {c: e for c, e in cell.get("commits", {}).items() if c in wanted["commits"]}
+    return {
+        "experiment": wanted["experiment"],
+        "row": wanted["row"],
+        "commits": kept,
+        "same": same(kept),
+    }
+
+
 def run(records_dir: Path, out: Path, limit: int | None = None) -> dict[str, Any]:
     """Probe every (configuration, commit) of `cells_to_probe` not yet in `out` (made on this
-    machine's torch and CPU), writing `out` after each probe (resumable)."""
+    machine's torch and CPU), writing `out` after each probe (resumable). A commit no record of
+    its cell names any more (a retrained seed), and a cell now of one commit, are dropped."""
     here = machine()
     known = json.loads(out.read_text()) if out.is_file() else {}
     if known.get("machine") != here:
         known = {}
-    cells = known.setdefault("cells", {})
     known.update(
         made_by="python -m dfl_bench.results.commit_probe", probe=list(PROBE), machine=here
     )
     wanted = cells_to_probe(records_dir)
+    cells = known["cells"] = {
+        digest: _prune(cell, wanted[digest])
+        for digest, cell in known.get("cells", {}).items()
+        if digest in wanted
+    }
+    out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
     todo = [
         (digest, commit, overrides)
         for digest, cell in wanted.items()

@@ -54,3 +54,35 @@ def test_a_cell_of_two_commits_is_a_warning_unless_its_probes_agree(tmp_path):
     assert "WARNING: `godel` mixes commits that train it to different numbers" in text
     _, text = _table(tmp_path / "half", {"aaa": same})
     assert "may differ in training code" in text
+
+
+def test_a_retrained_seed_drops_its_old_commit_and_a_cell_of_one_commit_is_dropped(
+    tmp_path, monkeypatch
+):
+    records, out = tmp_path / "records", tmp_path / "probes.json"
+    write(records, "tnorms", "a", row="godel", seed=0, commit="aaa")
+    write(records, "tnorms", "b", row="godel", seed=1, commit="ccc")
+    write(records, "tnorms", "c", row="product", seed=0, commit="aaa")
+    frame = load_records(records)
+    godel, product = (
+        frame.loc[frame["row"] == r, "configuration"].iloc[0] for r in ("godel", "product")
+    )
+    alike, other = {"numbers": {"cu_ant": 0.5}}, {"numbers": {"cu_ant": 0.6}}
+    # probed before seed 1 of godel was retrained at ccc (it was bbb, which trained otherwise),
+    # and before product's second commit was retrained away
+    stale = {
+        godel: {"commits": {"aaa": alike, "bbb": other}, "same": False},
+        product: {"commits": {"aaa": alike, "bbb": alike}, "same": True},
+    }
+    machine = commit_probe.machine()
+    out.write_text(json.dumps({"cells": stale, "machine": machine}))
+    probed = []
+    monkeypatch.setattr(
+        commit_probe, "probe", lambda commit, overrides: probed.append(commit) or alike
+    )
+    known = commit_probe.run(records, out)
+    assert probed == ["ccc"]  # only the new commit trains a probe
+    assert list(known["cells"]) == [godel]
+    assert known["cells"][godel]["commits"] == {"aaa": alike, "ccc": alike}
+    assert known["cells"][godel]["same"] is True
+    assert json.loads(out.read_text())["cells"] == known["cells"]
