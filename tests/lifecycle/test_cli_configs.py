@@ -129,16 +129,32 @@ def test_symmetric_rows_take_the_t_norm_family():
 YAGER_KINDS = ("tnorm", "tconorm", "implication", "forall", "exists")
 
 
-def test_the_yager_eps_runs_a_row_with_the_authors_operators():
-    """docs/fidelity.md's command: sum9_symmetric's T_Y p=20 row without +experiment is the
-    row's configuration (one hash), and eps=1e-6 in its five Yager operators is another."""
-    row = resolved(compose_job(["+experiment=sum9_symmetric", "row=yager_p20"]))
-    plain = "kb=sum9 kb.w_dfl=1 implication=yager_s forall=yager exists=yager".split()
-    plain += [f"{kind}.p=20" for kind in YAGER_KINDS]
-    assert config_hash(resolved(compose_job(plain))) == config_hash(row)
-    code = resolved(compose_job(plain + [f"{kind}.eps=1e-6" for kind in YAGER_KINDS]))
-    assert all(code[kind]["eps"] == 1e-6 for kind in YAGER_KINDS)
-    assert config_hash(code) != config_hash(row)
+SUM9_TY20 = "kb=sum9 kb.w_dfl=1 implication=yager_s forall=yager exists=yager " + " ".join(
+    f"{kind}.p=20" for kind in YAGER_KINDS
+)
+
+
+@pytest.mark.parametrize(
+    ("experiment", "row", "command", "kinds"),
+    [
+        ("sum9_symmetric", "yager_p20", SUM9_TY20, YAGER_KINDS),
+        (
+            "implications",
+            "yager_r_p20",
+            "kb=same kb.w_dfl=10 optimizer=adam implication=yager_r implication.p=20",
+            ("implication",),
+        ),
+    ],
+)
+def test_the_yager_eps_runs_a_row_with_the_authors_operators(experiment, row, command, kinds):
+    """docs/fidelity.md's commands: the row without +experiment is the row's configuration (one
+    hash), and eps=1e-6 in its Yager operators is another."""
+    cell = resolved(compose_job([f"+experiment={experiment}", f"row={row}"]))
+    plain = command.split()
+    assert config_hash(resolved(compose_job(plain))) == config_hash(cell)
+    code = resolved(compose_job(plain + [f"{kind}.eps=1e-6" for kind in kinds]))
+    assert all(code[kind]["eps"] == 1e-6 for kind in kinds)
+    assert config_hash(code) != config_hash(cell)
 
 
 def test_unknown_operator_option_lists_the_valid_choices():
