@@ -3,7 +3,6 @@ results/fidelity/yager_eps (the code's operators) beside the rows' own records (
 
 from __future__ import annotations
 
-import statistics
 import warnings
 from pathlib import Path
 
@@ -11,18 +10,13 @@ import pytest
 
 from dfl_bench.results import stats
 from dfl_bench.results.load import load_records
+from dfl_bench.results.render import _spread
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = (REPO / "docs" / "fidelity.md").read_text()
 # the row's table and name in results/records, and its implication in the eps records
 ROWS = {"sum9_symmetric": ("yager_p20", "yager_s"), "implications": ("yager_r_p20", "yager_r")}
 RATIOS = ("cons_ratio", "cu_cons", "cu_ant")
-
-
-def spread(values, scale: float = 1.0, digits: int = 2) -> str:
-    """`mean ± sd` as the docs write it."""
-    values = [scale * v for v in values]
-    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +37,12 @@ def test_the_docs_state_what_the_eps_records_give(frames, experiment):
     exact = exact[(exact["profile"] == "long") & (exact["status"] == "ok")]
     assert sorted(eps["seed"]) == sorted(exact["seed"]) == [0, 1, 2]
     assert (eps["implication.eps"] == 1e-6).all() and (eps["profile"] == "long").all()
-    accuracy = [100 * a for a in eps["best_test_accuracy"]]
-    stated = [spread(accuracy)] + [spread(eps[k], digits=3) for k in RATIOS]
-    diff = stats.welch(accuracy, [100 * a for a in exact["best_test_accuracy"]])
-    stated.append(f"{diff.delta:+.2f} [{diff.low:+.2f}, {diff.high:+.2f}]")
-    stated.append(spread(exact["best_test_accuracy"], 100))
+    stated = [_spread(eps["best_test_accuracy"], 100, 2)]
+    stated += [_spread(eps[k], 1, 3) for k in RATIOS]
+    diff = stats.welch(100 * eps["best_test_accuracy"], 100 * exact["best_test_accuracy"])
+    stated += [diff.text(), _spread(exact["best_test_accuracy"], 100, 2)]
     if exact["cons_ratio"].notna().all():
-        stated += [spread(exact[k], digits=3) for k in RATIOS]
+        stated += [_spread(exact[k], 1, 3) for k in RATIOS]
     else:  # no DFL derivative over the tail: the docs say the ratios are undefined
         assert exact[list(RATIOS)].isna().all().all()
     missing = [s for s in stated if s not in DOC]
