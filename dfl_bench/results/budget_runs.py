@@ -93,7 +93,7 @@ def runs_in_words(r: Rendered) -> str:
             f"`{cell}`" + ("" if paper is None else f" (paper {printed(paper)})")
             for cell, paper in run.cells.items()
         )
-        parts.append(f"{cells}: {run.best:.2f} (final {run.final:.2f}), {run.wall_s / 60:.0f} min")
+        parts.append(f"{cells}: {run.final:.2f} (best {run.best:.2f}), {run.wall_s / 60:.0f} min")
     return "; ".join(parts) or "none yet"
 
 
@@ -102,8 +102,8 @@ def runs_table(r: Rendered) -> list[str]:
     body = []
     for run in runs(r):
         for i, (cell, paper) in enumerate(run.cells.items()):
-            delta = "" if paper is None else f"{run.best - paper:+.2f}"
-            ours = f"{run.best:.2f} ({run.final:.2f})"
+            delta = "" if paper is None else f"{run.final - paper:+.2f}"
+            ours = f"{run.final:.2f} ({run.best:.2f})"
             first = [
                 f"`{run.origin}`",
                 str(run.seed),
@@ -117,7 +117,7 @@ def runs_table(r: Rendered) -> list[str]:
     if not body:
         return []
     header = ["run", "seed", "evaluations", "wall time (min)", "threads", "commit"]
-    header += ["cell", "paper", "ours: best (final)", "best - paper"]
+    header += ["cell", "paper", "ours: final (best)", "final - paper"]
     return [
         "",
         "### Run by run",

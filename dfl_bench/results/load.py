@@ -42,6 +42,8 @@ BASE_COLUMNS = (
     "run",
     "config",
     "path",
+    "same_as",
+    "own_accuracy",
 )
 
 
@@ -81,6 +83,33 @@ def load_records(records_dir: str | Path) -> pd.DataFrame:
     frame = frame.reindex(columns=[*BASE_COLUMNS, *sorted(extra)])
     for column in (*METRICS, *TASK_FIELDS, "steps", "wall_time_s", "w_dfl", "lr"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    return one_number(frame)
+
+
+def one_number(frame: pd.DataFrame) -> pd.DataFrame:
+    """One configuration, one seed, one number: where a configuration and seed (at one profile)
+    has several ok records that trained (a GPU run of one seed is not deterministic), every one
+    of them takes the numbers of the one that finished first (a reused copy already has them);
+    column `same_as` names that record (relative to the records folder's parent) where a
+    record's own numbers were set aside (they differ), and `own_accuracy` keeps its own final
+    accuracy."""
+    frame = frame.assign(same_as=None, own_accuracy=frame[METRICS[0]] if len(frame) else None)
+    if frame.empty:
+        return frame
+    ok = frame[(frame["status"] == "ok") & frame["seed"].notna()]
+    for _, group in ok.groupby(["configuration", "seed", "profile"]):
+        trained = group[group["reused_from"].isna()]
+        if len(trained) < 2:
+            continue
+        first = trained.sort_values(["finished", "path"]).iloc[0]
+        for index in group.index:
+            if index == first.name or pd.notna(frame.at[index, "reused_from"]):
+                continue
+            own = frame.loc[index, list(METRICS)].astype(float)
+            if own.equals(first[list(METRICS)].astype(float)):
+                continue  # trained twice alike (a CPU run is deterministic)
+            frame.loc[index, [*METRICS, *TASK_FIELDS]] = first[[*METRICS, *TASK_FIELDS]].values
+            frame.at[index, "same_as"] = f"{first['experiment']}/{first['run']}.json"
     return frame
 
 

@@ -16,13 +16,15 @@ from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
 DATA_FILE = Path(__file__).with_name("paper_numbers.yaml")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "conf" / "experiment"
 COLUMNS = ("accuracy", "cons", "cu_cons", "cu_ant")
-RECORD_FIELDS = {  # accuracy: the best over the evaluations, as the authors report (Section 10)
-    "accuracy": BEST_TEST_ACCURACY,
+RECORD_FIELDS = {  # accuracy: the final one, at the end of the budget (the primary number)
+    "accuracy": TEST_ACCURACY,
     "cons": CONS_RATIO,
     "cu_cons": "cu_cons",
     "cu_ant": "cu_ant",
 }
-FINAL_ACCURACY = TEST_ACCURACY  # the accuracy at the last step, shown beside the best
+# The best of a run's test-set evaluations: selected on the test set (optimistic), shown beside
+# the final accuracy and never deciding a verdict (the paper says only "accuracy on the test set").
+SELECTED_ACCURACY = BEST_TEST_ACCURACY
 DASH = "-"  # the paper's printed "-": an undefined ratio
 ORDERS = ("header", "swapped")  # a two-half table's halves as printed, or exchanged
 

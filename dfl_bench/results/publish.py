@@ -16,9 +16,9 @@ from dfl_bench import markdown
 from dfl_bench.results import budget_runs, claims, figures, render, stats, writeup
 from dfl_bench.results.agreement import Agreement, agreement
 from dfl_bench.results.noise import Noise, paper_noise
-from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, Paper
+from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, SELECTED_ACCURACY, Paper
 from dfl_bench.results.plan import DEFAULT, PAPER_PROFILE, SPREAD
-from dfl_bench.results.tables import Table, build_table
+from dfl_bench.results.tables import Table, build_table, collapse_threshold
 from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
 
 INDEX_HEADER = [
@@ -31,8 +31,9 @@ INDEX_HEADER = [
     "acc within 1 pt",
     "ratios within 0.05",
     "rho acc",
-    "claims paper (holds/fails/tie/n.m.)",
+    "claims paper (holds/fails/inconclusive/n.m.)",
     "claims ours",
+    "ours differ on best",
 ]
 
 
@@ -43,48 +44,69 @@ class Rendered:
     profile: str
     tables: dict[str, Table]
     agreements: dict[str, Agreement]
-    verdicts: list[tuple[claims.Claim, claims.Verdict, claims.Verdict]]
+    verdicts: list[tuple[claims.Claim, claims.Verdict, claims.Verdict]]  # after BH
     selected: tuple[str, ...]  # the tables whose files are (re)written; the index lists all
     orders: dict[str, dict[str, Agreement]]  # two-half tables compared out of header order
     noise: Noise  # the paper's (its cells are single runs); ours compare their own seeds
+    on_best: dict[str, claims.Verdict]  # ours decided on the best-of-evaluations accuracy
+    before_fdr: dict[str, claims.Verdict]  # ours before Benjamini-Hochberg across claims
 
 
 def build(
-    paper: Paper, frame: pd.DataFrame, profile: str, names: Sequence[str], repo: Path
+    paper: Paper, frame: pd.DataFrame, profile: str, selected: Sequence[str], repo: Path
 ) -> Rendered:
     """Tables (in the order each is compared), agreement (both orders of a swapped table),
     claims of one profile (claims see every table; `names` picks output)."""
+    below = collapse_threshold(frame, profile)
     tables = {
-        name: build_table(table.compared(), frame, profile, repo)
+        name: build_table(table.compared(), frame, profile, repo, below)
         for name, table in paper.tables.items()
     }
     noise = paper_noise(paper.baseline_std)
-    paper_view, ours_view = claims.views(tables, paper.baseline, noise, default_run(frame, profile))
-    verdicts = [
-        (item, claims.evaluate(item, paper_view), claims.evaluate(item, ours_view))
-        for item in claims.CLAIMS
-    ]
+    views = claims.views(
+        tables,
+        paper.baseline,
+        noise,
+        default_run(frame, profile),
+        default_run(frame, profile, SELECTED_ACCURACY),
+    )
+
+    def decide(view: claims.View) -> list[claims.Verdict]:
+        return [claims.evaluate(item, view) for item in claims.CLAIMS]
+
+    paper_verdicts, ours_raw, best_raw = (decide(view) for view in views)
+    ours = claims.across_claims(ours_raw)
+    verdicts = list(zip(claims.CLAIMS, claims.across_claims(paper_verdicts), ours, strict=True))
+    names = [item.name for item in claims.CLAIMS]
+    on_best = dict(zip(names, claims.across_claims(best_raw), strict=True))
+    before_fdr = dict(zip(names, ours_raw, strict=True))
     agreements = {name: agreement(table) for name, table in tables.items()}
     orders = {
         name: {
-            order: agreement(build_table(paper.tables[name].in_order(order), frame, profile, repo))
+            order: agreement(
+                build_table(paper.tables[name].in_order(order), frame, profile, repo, below)
+            )
             for order in ORDERS
         }
         for name in paper.tables
         if paper.tables[name].order != "header"
     }
-    return Rendered(profile, tables, agreements, verdicts, tuple(names), orders, noise)
+    return Rendered(
+        profile, tables, agreements, verdicts, tuple(selected), orders, noise, on_best, before_fdr
+    )
 
 
-def default_run(frame: pd.DataFrame, profile: str) -> claims.Sample | None:
-    """The default configuration's best accuracies over its ok seeds at `profile` (Section
-    10.2's fixed operators); None when it has no ok run."""
+def default_run(
+    frame: pd.DataFrame, profile: str, field: str = RECORD_FIELDS["accuracy"]
+) -> claims.Sample | None:
+    """The default configuration's final accuracies (or `field`'s) over its ok seeds at
+    `profile` (Section 10.2's fixed operators); None when it has no ok run."""
     if frame.empty:
         return None
     runs = frame[
         (frame["experiment"] == DEFAULT) & (frame["profile"] == profile) & (frame["status"] == "ok")
     ].sort_values("seed")
-    values = pd.to_numeric(runs[RECORD_FIELDS["accuracy"]], errors="coerce") * 100
+    values = pd.to_numeric(runs[field], errors="coerce") * 100
     seeds = runs["seed"][values.notna()].dropna().astype(int).sort_values().tolist()
     values = values.dropna()
     if values.empty:
@@ -188,23 +210,7 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
         "numbers and on ours; `not measurable` means a needed cell is missing, failed, "
         "undefined or not printed.",
         "",
-        "**Best beside final.** Every accuracy the paper prints is the best test accuracy the "
-        "authors' code saw over its evaluations (every 1,000 iterations), so the tables, the "
-        "agreement and the claims compare the paper's number with our best accuracy over the "
-        f"run's evaluations (`{BEST_TEST_ACCURACY}`); our final accuracy (`{TEST_ACCURACY}`, last "
-        "step) is printed beside it in each table. The ratios are those of the run's last "
-        "steps in both.",
-        "",
-        '**Comparative words, by each cell\'s own noise.** "Beats", "outperforms", "much '
-        'better", "significantly higher" need the 95% interval of the difference above 0; "on '
-        'par", "as well as", "similar" an interval that holds 0; a claimed win whose interval '
-        'holds 0 is `within noise`, and "best" is the set of rows tied with the top one (the '
-        "claim holds when the paper's choice is in it). On ours the interval is Welch's over "
-        f"the two cells' own seeds, and a cell with fewer than {stats.MIN_SEEDS} seeds decides "
-        "nothing; the paper prints single runs, so on its numbers the interval uses its only "
-        "stated noise, the baseline std (0.204). A correlation needs "
-        f"{stats.MIN_CELLS} cells (each configuration once) and is decided by Spearman's rho "
-        "with a permutation p-value (p < 0.05), Pearson's r beside it.",
+        *writeup.rules(),
     ]
     for r in results:
         lines += [
@@ -242,7 +248,7 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
     return "\n".join(lines) + "\n"
 
 
-SPREAD_METRICS = {BEST_TEST_ACCURACY: "accuracy (best)", TEST_ACCURACY: "final accuracy",
+SPREAD_METRICS = {TEST_ACCURACY: "final accuracy", BEST_TEST_ACCURACY: "best accuracy",
                   CONS_RATIO: "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}  # fmt: skip
 
 
@@ -280,8 +286,9 @@ def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
         "",
         "### Seed spread",
         "",
-        "Mean ± sample std over seeds (accuracy in %; the best of each run's evaluations, as the "
-        "tables, and the final one) of the baseline and the default configuration: how much one "
+        "Mean ± sample std over seeds (accuracy in %: the final one, as the tables, and the best "
+        "of each run's evaluations, selected on the test set) of the baseline and the default "
+        "configuration: how much one "
         "configuration moves between seeds. No claim borrows this spread: each comparison uses "
         "its two cells' own seeds.",
         "",
@@ -332,11 +339,12 @@ def _index_row(name: str, table: Table, r: Rendered) -> list[str]:
         "-" if rho is None else f"{rho:+.2f}",
         _counts([p for _, p, _ in mine]),
         _counts([o for _, _, o in mine]),
+        str(sum(o.status != r.on_best[item.name].status for item, _, o in mine)) if mine else "-",
     ]
 
 
 def _counts(verdicts: list[claims.Verdict]) -> str:
-    """`holds/fails/within noise/not measurable` counts."""
+    """`holds/fails/inconclusive/not measurable` counts."""
     if not verdicts:
         return "-"
     count = {s: sum(v.status == s for v in verdicts) for s in claims.STATUSES}

@@ -8,11 +8,11 @@ import pandas as pd
 
 from dfl_bench import markdown as md
 from dfl_bench.results.agreement import Agreement
-from dfl_bench.results.claims import Claim, Verdict
+from dfl_bench.results.claims import MARGINS, Claim, Verdict
 from dfl_bench.results.commit_probe import PROBE_STEPS, PROBES
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
-from dfl_bench.results.stats import MIN_SEEDS, Interval, welch
-from dfl_bench.results.tables import Ours, Table, devices
+from dfl_bench.results.stats import MIN_SEEDS, Interval, compare_runs
+from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
 
 HEADERS = {"accuracy": "Accuracy", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
 TEX_HEADERS = {
@@ -24,10 +24,12 @@ TEX_HEADERS = {
 MISSING, FAILED, UNDEFINED, NOT_PRINTED, FEW = "missing", "FAILED", "undef.", "n.p.", "(few)"
 LEGEND = (
     f"Each row: the paper's value, ours (mean ± sample std over the seeds, n = ok runs) and the "
-    f"difference ours - paper. Accuracy in %, ratios in [0, 1]. Accuracy is the best test "
-    f"accuracy over the run's evaluations, as the paper reports it (the authors' code keeps the "
-    f"best of its evaluations every 1,000 iterations); ours is followed by the final accuracy "
-    f"(last step) in parentheses, and Δ uses the best. `{MISSING}`: no run yet; "
+    f"difference ours - paper. Accuracy in %, ratios in [0, 1]. Accuracy is the final test "
+    f"accuracy (at the end of the budget), the primary number of every cell, comparison and "
+    f"claim; the best of the run's evaluations follows in parentheses, marked `best`: it is "
+    f"selected on the test set (optimistic) and decides nothing (the paper says only 'accuracy "
+    f"on the test set'). `k of n collapsed`: runs whose final accuracy is more than "
+    f"{COLLAPSE_POINTS:g} points below the baseline's mean. `{MISSING}`: no run yet; "
     f"`{FAILED}`: every run failed (reason below); `{UNDEFINED}`: the ratio is undefined (the "
     f"paper's '-'; e.g. no antecedent derivative); `{NOT_PRINTED}`: the paper prints nothing "
     f"there. `{FEW}`: fewer than {MIN_SEEDS} ok seeds, so the cell decides no comparison or claim."
@@ -69,8 +71,10 @@ def ours_value(ours: Ours | None, column: str) -> str:
     text = _mean_std(ours.mean[column], ours.std[column], digits)
     if ours.n[column] < ours.n_ok:
         text += f" ({ours.n[column]} defined)"
-    if column == "accuracy" and ours.final[0] is not None:
-        text += f" (final {_mean_std(*ours.final, digits)})"
+    if column == "accuracy" and ours.best[0] is not None:
+        text += f" (best {_mean_std(*ours.best, digits)})"
+    if column == "accuracy" and ours.n_collapsed:
+        text += f" ({ours.n_collapsed} of {ours.n['accuracy']} collapsed)"
     return text
 
 
@@ -221,15 +225,23 @@ ANOTHER_TASK = "another task setting"  # e.g. two digits beside one: no comparis
 
 
 def versus(ours: Ours | None, reference: Ours | None) -> tuple[Interval | None, str]:
-    """A row's accuracy minus the reference row's: Welch's interval and a word (above, below,
-    tie), or why there is none."""
+    """A row's final accuracy minus the reference row's (stats.compare_runs: Welch's interval,
+    collapse-aware) and a word (above, below, equivalent within the accuracy margin, or
+    inconclusive), or why there is none."""
     if ours is None or reference is None or not ours.n_ok or not reference.n_ok:
         return None, MISSING
     n, m = ours.n["accuracy"], reference.n["accuracy"]
     if min(n, m) < MIN_SEEDS:
         return None, f"{FEW} n={n}/{m}"
-    interval = welch(ours.values["accuracy"], reference.values["accuracy"])
-    word = {1: "above", -1: "below", 0: "tie"}[interval.outcome]
+    interval = compare_runs(
+        ours.values["accuracy"],
+        ours.collapsed.get("accuracy", ()),
+        reference.values["accuracy"],
+        reference.collapsed.get("accuracy", ()),
+        MARGINS["accuracy"],
+    )
+    word = {1: "above", -1: "below"}.get(interval.outcome)
+    word = word or ("equivalent" if interval.equivalent else "inconclusive")
     return interval, f"{interval.text()} {word}"
 
 

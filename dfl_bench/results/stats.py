@@ -1,49 +1,334 @@
-"""Comparisons by each cell's own noise: Welch's interval of a difference of two cells' means over
-their seeds (Student's of one cell's mean and a stated number), ties where it holds 0, and a
-permutation p-value for a rank correlation.
+"""Comparisons by each cell's own noise, with three outcomes: a difference (the 95% interval of
+a - b excludes 0: above or below), equivalence (two one-sided tests, TOST: the 90% interval
+inside +-margin) or neither (inconclusive). Welch's interval of two cells' means over their
+seeds, Student's of one cell's mean and a stated number; p-values for each test, Holm within a
+family of comparisons, Benjamini-Hochberg across families, Fisher's exact test of two collapse
+rates, a bootstrap probability of being the top row, the seeds a comparison needs (power), and
+a permutation p-value for a rank correlation.
 
     >>> i = welch([97.0, 97.2, 97.1], [96.0, 96.1, 95.9])
     >>> round(i.delta, 2), i.outcome
     (1.1, 1)
-    >>> welch([97.0, 97.2, 97.1], [97.05, 96.9, 97.3]).outcome   # within the noise: a tie
+    >>> welch([97.0, 97.2, 97.1], [97.05, 96.9, 97.3]).outcome   # no difference shown
     0
+    >>> welch([97.0, 97.2, 97.1], [97.05, 96.9, 97.3], margin=0.5).equivalent   # TOST
+    True
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import stats
 
 LEVEL = 0.95  # two-sided confidence of every interval
+ALPHA = 1 - LEVEL  # each test's level (TOST: each one-sided test at ALPHA, the 90% interval)
 MIN_SEEDS = 3  # a cell with fewer seeds decides no comparison
 MIN_CELLS = 8  # a correlation over fewer cells gives no verdict
 PERMUTATIONS = 9999
+FDR = 0.05  # Benjamini-Hochberg's false discovery rate across claims
+POWER = 0.8  # the chance a planned seed count decides a comparison (seed plan)
+MAX_SEEDS = 10  # the most seeds a plan gives a cell
+BOOTSTRAP = 2000  # resamples of the bootstrap probability of being the top row
 
 
 @dataclass(frozen=True)
 class Interval:
-    """The difference a - b of two means and its LEVEL interval."""
+    """The difference a - b of two means, its LEVEL interval and, where it has one, its standard
+    error and degrees of freedom (inf: normal); `margin` is the equivalence margin of its column;
+    `adjusted` the multiplicity-adjusted p-values (difference, equivalence, beyond the margin)
+    that decide it, else the raw ones do (`fixed` for a combined test, whose `direction` says
+    which way it points). `seen` (not compared) is told each decided test's p."""
 
     delta: float
     low: float
     high: float
     how: str
+    se: float | None = None
+    df: float = math.inf
+    margin: float | None = None
+    adjusted: tuple[float, float, float] | None = None
+    fixed: tuple[float, float, float] | None = None  # raw p-values of a combined test
+    direction: int = 0  # a combined test's direction (0: the sign of delta)
+    seen: Callable[[float], None] | None = field(default=None, compare=False, repr=False)
+
+    def _cdf(self, x: float) -> float:
+        return float(stats.norm.cdf(x) if math.isinf(self.df) else stats.t.cdf(x, self.df))
+
+    def _one_sided_above(self, bound: float) -> float:
+        """p of H0 delta <= bound against delta > bound."""
+        if self.se is None:
+            return 0.0 if self.low > bound else 1.0
+        if self.se == 0:
+            return 0.0 if self.delta > bound else 1.0
+        return 1.0 - self._cdf((self.delta - bound) / self.se)
+
+    def _one_sided_below(self, bound: float) -> float:
+        """p of H0 delta >= bound against delta < bound."""
+        if self.se is None:
+            return 0.0 if self.high < bound else 1.0
+        if self.se == 0:
+            return 0.0 if self.delta < bound else 1.0
+        return self._cdf((self.delta - bound) / self.se)
+
+    @property
+    def raw(self) -> tuple[float, float, float]:
+        """The unadjusted p-values: a difference (two-sided), equivalence within +-margin (TOST:
+        the larger one-sided p), a difference beyond the margin (the one-sided p in the
+        direction of the estimate); the last two are 1 without a margin."""
+        if self.fixed is not None:
+            return self.fixed
+        if self.se is None:
+            p_diff = 0.0 if self.low > 0 or self.high < 0 else 1.0
+        else:
+            p_diff = min(1.0, 2 * min(self._one_sided_above(0.0), self._one_sided_below(0.0)))
+        m = self.margin
+        if m is None:
+            return p_diff, 1.0, 1.0
+        p_equiv = max(self._one_sided_above(-m), self._one_sided_below(m))
+        p_beyond = min(self._one_sided_above(m), self._one_sided_below(-m))
+        return p_diff, p_equiv, p_beyond
+
+    @property
+    def p(self) -> tuple[float, float, float]:
+        """The p-values that decide: the adjusted ones where given, else the raw ones."""
+        return self.adjusted if self.adjusted is not None else self.raw
+
+    def _decided(self, p: float) -> bool:
+        decided = p < ALPHA
+        if decided and self.seen is not None:
+            self.seen(p)
+        return decided
 
     @property
     def outcome(self) -> int:
-        """+1: a above b beyond the noise; -1: below; 0: a tie (the interval holds 0)."""
-        return 1 if self.low > 0 else -1 if self.high < 0 else 0
+        """+1: a above b beyond the noise; -1: below; 0: no difference shown."""
+        if not self._decided(self.p[0]):
+            return 0
+        return self.direction or (1 if self.delta > 0 else -1)
+
+    @property
+    def equivalent(self) -> bool:
+        """Equivalence within +-margin shown (TOST)."""
+        return self._decided(self.p[1])
+
+    @property
+    def beyond(self) -> bool:
+        """A difference larger than the margin shown (one-sided, the estimate's direction)."""
+        return self._decided(self.p[2])
+
+    def level_with(self) -> bool | None:
+        """An "on par" claim: True when equivalence is shown, False when a difference beyond
+        the margin is shown, else None (inconclusive)."""
+        return True if self.equivalent else False if self.beyond else None
+
+    def interval90(self) -> tuple[float, float]:
+        """The 90% interval (TOST's): the estimate +- t(0.95) standard errors."""
+        if self.se is None:
+            return self.low, self.high
+        q = float(
+            stats.norm.ppf(1 - ALPHA) if math.isinf(self.df) else stats.t.ppf(1 - ALPHA, self.df)
+        )
+        return self.delta - q * self.se, self.delta + q * self.se
 
     def text(self) -> str:
         """`+0.42 [-0.10, +0.94]`."""
         return f"{self.delta:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
 
+    def tost_text(self, digits: int = 2) -> str:
+        """`90% [-0.42, +0.26] within +-0.5`: TOST's interval and the margin."""
+        low, high = self.interval90()
+        return f"90% [{low:+.{digits}f}, {high:+.{digits}f}] vs +-{self.margin:g}"
 
-def welch(a: Sequence[float], b: Sequence[float]) -> Interval:
+    def adjusted_to(self, p: tuple[float, float, float], seen=None) -> Interval:
+        """This comparison decided by the adjusted p-values `p`."""
+        return replace(self, adjusted=p, seen=seen)
+
+
+def holm(ps: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error within one claim).
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out, running = [0.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
+        out[i] = round(running, 15)
+    return out
+
+
+def benjamini_hochberg(ps: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg's adjusted p-values (q-values; false discovery rate across claims).
+
+    >>> benjamini_hochberg([0.01, 0.04, 0.03])
+    [0.03, 0.04, 0.04]
+    """
+    m = len(ps)
+    order = sorted(range(m), key=lambda i: ps[i], reverse=True)
+    out, running = [0.0] * m, 1.0
+    for rank, i in enumerate(order):
+        running = min(running, ps[i] * m / (m - rank))
+        out[i] = round(running, 15)
+    return out
+
+
+def fisher(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
+    """Fisher's exact two-sided p of two rates k_a / n_a and k_b / n_b (collapses per seed).
+
+    >>> round(fisher(0, 10, 6, 10), 4)
+    0.0108
+    """
+    return float(stats.fisher_exact([[k_a, n_a - k_a], [k_b, n_b - k_b]])[1])
+
+
+def top_probability(
+    samples: dict[str, Sequence[float]],
+    row: str,
+    lowest: bool = False,
+    sigma: float | None = None,
+    seed: int = 0,
+) -> float:
+    """The bootstrap probability that `row` has the top mean (bottom: `lowest`): each cell's
+    seeds resampled with replacement; single values (the paper's) drawn from N(value, sigma).
+    A fixed generator, so a rendering is reproducible."""
+    rng = np.random.default_rng(seed)
+    names = list(samples)
+    means = []
+    for name in names:
+        values = np.asarray(samples[name], dtype=float)
+        if len(values) == 1 and sigma is not None:
+            means.append(values[0] + sigma * rng.standard_normal(BOOTSTRAP))
+        else:
+            picks = rng.integers(0, len(values), (BOOTSTRAP, len(values)))
+            means.append(values[picks].mean(axis=1))
+    stacked = np.stack(means) * (-1 if lowest else 1)
+    return float((stacked.argmax(axis=0) == names.index(row)).mean())
+
+
+def seeds_needed(
+    sd_a: float,
+    sd_b: float,
+    delta: float,
+    margin: float | None,
+    equivalence: bool,
+    alpha: float = ALPHA,
+) -> int | None:
+    """Seeds per cell (both cells alike) for a POWER chance to decide a comparison whose true
+    difference is `delta` with seed sds sd_a, sd_b: Welch's test of a difference, or TOST within
+    +-margin; None when no seed count up to MAX_SEEDS would (a difference of 0, or an
+    equivalence whose difference reaches the margin); `alpha` each test's level (a family of m
+    comparisons: ALPHA / m, Holm's first step).
+
+    >>> seeds_needed(0.3, 0.3, 0.6, 0.5, equivalence=False)
+    6
+    >>> seeds_needed(0.3, 0.3, 0.0, 0.5, equivalence=True)
+    7
+    >>> seeds_needed(0.3, 0.3, 0.5, 0.5, equivalence=True) is None
+    True
+    """
+    if (margin - abs(delta) if equivalence else abs(delta)) <= 0:
+        return None
+    for n in range(2, MAX_SEEDS + 1):
+        se = math.sqrt((sd_a**2 + sd_b**2) / n)
+        if se == 0:
+            return n
+        df = welch_df(sd_a**2 / n, sd_b**2 / n, n, n)
+        if equivalence:  # both one-sided tests at ALPHA must reject: P(both) >= sum - 1
+            crit = float(stats.t.ppf(1 - alpha, df))
+            power = (
+                sum(
+                    1 - float(stats.nct.cdf(crit, df, (margin - side * delta) / se))
+                    for side in (1, -1)
+                )
+                - 1
+            )
+        else:
+            crit = float(stats.t.ppf(1 - alpha / 2, df))
+            power = 1 - float(stats.nct.cdf(crit, df, abs(delta) / se))
+        if power >= POWER:
+            return n
+    return None
+
+
+def compare_runs(
+    xa: Sequence[float],
+    ca: Sequence[bool],
+    xb: Sequence[float],
+    cb: Sequence[bool],
+    margin: float | None = None,
+) -> Interval:
+    """mean(a) - mean(b) over two cells' runs (`ca`, `cb`: which collapsed; empty: none):
+    Welch's interval, unless a cell mixes collapsed and other runs (then the collapse-aware
+    comparison: never Welch over a mixture). A cell whose every run collapsed is no mixture.
+
+    >>> compare_runs([97.2, 97.0, 20.3], [False, False, True], [97.1, 97.3, 97.2], []).how
+    'collapsed 1 of 3 vs 0 of 3 (Fisher p = 1.000); the others: Welch, n=2/3, df=1.7'
+    >>> compare_runs([20.1, 11.3, 19.0], [True] * 3, [97.1, 97.3, 97.2], []).outcome
+    -1
+    """
+    ca, cb = tuple(ca) or (False,) * len(xa), tuple(cb) or (False,) * len(xb)
+    if (any(ca) and not all(ca)) or (any(cb) and not all(cb)):
+        return _collapse_aware(xa, ca, xb, cb, margin)
+    return welch(xa, xb, margin)
+
+
+def kept_runs(values: Sequence[float], collapsed: Sequence[bool]) -> list[float]:
+    """The runs a cell's own-noise estimate uses: all of them unless it mixes collapsed and
+    other runs, then the others (`collapsed` empty: none collapsed)."""
+    flags = tuple(collapsed) or (False,) * len(values)
+    if any(flags) and not all(flags):
+        return [x for x, c in zip(values, flags, strict=True) if not c]
+    return list(values)
+
+
+def _collapse_aware(
+    xa: Sequence[float],
+    ca: Sequence[bool],
+    xb: Sequence[float],
+    cb: Sequence[bool],
+    margin: float | None,
+) -> Interval:
+    """a - b when runs collapsed: Fisher's exact test of the collapse rates and Welch over the
+    runs that did not collapse, Bonferroni-combined (the smaller p decides, doubled, in its
+    direction: fewer collapses is above); never equivalent."""
+    ka, kb = sum(ca), sum(cb)
+    p_rate = fisher(ka, len(ca), kb, len(cb))
+    kept_a = [x for x, c in zip(xa, ca, strict=True) if not c]
+    kept_b = [x for x, c in zip(xb, cb, strict=True) if not c]
+    rates = f"collapsed {ka} of {len(ca)} vs {kb} of {len(cb)} (Fisher p = {p_rate:.3f})"
+    if len(kept_a) >= 2 and len(kept_b) >= 2:
+        rest = welch(kept_a, kept_b, margin)
+        p_rest, p_beyond = rest.raw[0], rest.raw[2]
+        how = f"{rates}; the others: {rest.how}"
+    else:
+        delta = (sum(kept_a) / len(kept_a) if kept_a else math.nan) - (
+            sum(kept_b) / len(kept_b) if kept_b else math.nan
+        )
+        rest = Interval(delta, -math.inf, math.inf, "")
+        p_rest, p_beyond = 1.0, 1.0
+        how = f"{rates}; too few runs not collapsed for Welch"
+    by_rate = p_rate < p_rest
+    sign = (1 if ka < kb else -1) if by_rate else (1 if rest.delta > 0 else -1)
+    p = min(1.0, 2 * min(p_rate, p_rest))
+    return Interval(
+        rest.delta, rest.low, rest.high, how, rest.se, rest.df, margin,
+        fixed=(p, 1.0, min(1.0, 2 * p_beyond)), direction=sign,
+    )  # fmt: skip
+
+
+def welch_df(va: float, vb: float, na: int, nb: int) -> float:
+    """Welch-Satterthwaite degrees of freedom of two squared standard errors va, vb."""
+    if va + vb == 0:
+        return math.inf
+    return (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
+
+
+def welch(a: Sequence[float], b: Sequence[float], margin: float | None = None) -> Interval:
     """Welch's LEVEL interval of mean(a) - mean(b) from the two samples' own variances
     (Welch-Satterthwaite degrees of freedom); each needs two values or more."""
     na, nb = len(a), len(b)
@@ -53,13 +338,16 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Interval:
     delta = float(np.mean(a)) - float(np.mean(b))
     se = math.sqrt(va + vb)
     if se == 0:
-        return Interval(delta, delta, delta, f"Welch, n={na}/{nb}, no spread")
-    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
+        return Interval(
+            delta, delta, delta, f"Welch, n={na}/{nb}, no spread", 0.0, math.inf, margin
+        )
+    df = welch_df(va, vb, na, nb)
     half = float(stats.t.ppf(0.5 + LEVEL / 2, df)) * se
-    return Interval(delta, delta - half, delta + half, f"Welch, n={na}/{nb}, df={df:.1f}")
+    how = f"Welch, n={na}/{nb}, df={df:.1f}"
+    return Interval(delta, delta - half, delta + half, how, se, df, margin)
 
 
-def one_sample(values: Sequence[float], reference: float) -> Interval:
+def one_sample(values: Sequence[float], reference: float, margin: float | None = None) -> Interval:
     """Student's LEVEL interval of mean(values) - reference (a stated number, no noise of its
     own), from the values' own spread; two values or more.
 
@@ -72,19 +360,27 @@ def one_sample(values: Sequence[float], reference: float) -> Interval:
     delta = float(np.mean(values)) - reference
     se = math.sqrt(float(np.var(values, ddof=1)) / n)
     if se == 0:
-        return Interval(delta, delta, delta, f"t, n={n}, no spread")
+        return Interval(delta, delta, delta, f"t, n={n}, no spread", 0.0, math.inf, margin)
     half = float(stats.t.ppf(0.5 + LEVEL / 2, n - 1)) * se
-    return Interval(delta, delta - half, delta + half, f"t, n={n}, df={n - 1}")
+    return Interval(delta, delta - half, delta + half, f"t, n={n}, df={n - 1}", se, n - 1, margin)
 
 
 def known_sigma(
-    delta: float, sigma: float, n_a: int = 1, n_b: float = 1, source: str = ""
+    delta: float,
+    sigma: float,
+    n_a: int = 1,
+    n_b: float = 1,
+    source: str = "",
+    margin: float | None = None,
 ) -> Interval:
     """The LEVEL interval of a difference of two means of n_a and n_b runs whose seed std is
     `sigma` (the paper's view: its printed numbers are single runs, its stated baseline std the
     only noise it gives); n_b = inf for a stated number."""
-    half = float(stats.norm.ppf(0.5 + LEVEL / 2)) * sigma * math.sqrt(1 / n_a + 1 / n_b)
-    return Interval(delta, delta - half, delta + half, source or f"σ={sigma:g}")
+    se = sigma * math.sqrt(1 / n_a + 1 / n_b)
+    half = float(stats.norm.ppf(0.5 + LEVEL / 2)) * se
+    return Interval(
+        delta, delta - half, delta + half, source or f"σ={sigma:g}", se, math.inf, margin
+    )
 
 
 def spearman_p(xs: Sequence[float], ys: Sequence[float], seed: int = 0) -> float:

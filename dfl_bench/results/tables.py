@@ -17,8 +17,8 @@ from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, current_key, hash
 from dfl_bench.results import commit_probe
 from dfl_bench.results.paper import (
     COLUMNS,
-    FINAL_ACCURACY,
     RECORD_FIELDS,
+    SELECTED_ACCURACY,
     PaperCell,
     PaperTable,
     cell_key,
@@ -34,19 +34,27 @@ TRAINING_CODE = ("dfl_bench", "conf", ":(exclude)dfl_bench/results")
 @dataclass(frozen=True)
 class Ours:
     """This reproduction's value of one cell: ok/failed counts, mean/std/n per column over seeds
-    (accuracy: the best over the evaluations, as the paper reports), and the final accuracy."""
+    (accuracy: the final one), the best of the evaluations beside it (selected on the test set),
+    and which runs collapsed (final accuracy below `collapse_below`)."""
 
     n_ok: int
     n_failed: int
     mean: dict[str, float | None]
     std: dict[str, float | None]
     n: dict[str, int]
-    final: tuple[float | None, float | None]  # mean, std of the last step's accuracy (%)
+    best: tuple[float | None, float | None]  # mean, std of the best evaluation's accuracy (%)
     commits: tuple[str, ...]
     reasons: tuple[str, ...]
     notes: tuple[str, ...]
     values: dict[str, tuple[float, ...]] = field(default_factory=dict)  # per column, per seed
     configuration: str | None = None  # the cell's config hash, seeds aside (one per cell)
+    collapsed: dict[str, tuple[bool, ...]] = field(default_factory=dict)  # per column, per seed
+    best_values: tuple[float, ...] = ()  # the best evaluation's accuracy per seed (%)
+
+    @property
+    def n_collapsed(self) -> int:
+        """How many of the ok runs collapsed."""
+        return sum(self.collapsed.get("accuracy", ()))
 
     def number(self, column: str) -> float | None:
         """The mean of `column` (accuracy in %), None when missing, failed or undefined."""
@@ -142,9 +150,16 @@ def record_keys(records: pd.DataFrame, paper: PaperTable) -> pd.Series:
     return records[column].map(cell_key)
 
 
-def build_table(paper: PaperTable, frame: pd.DataFrame, profile: str, repo: Path) -> Table:
+def build_table(
+    paper: PaperTable,
+    frame: pd.DataFrame,
+    profile: str,
+    repo: Path,
+    collapse_below: float | None = None,
+) -> Table:
     """The experiment's records at `profile` (no other profile) grouped into the paper's cells,
-    one configuration per cell (`configurations`)."""
+    one configuration per cell (`configurations`); a run whose final accuracy (%) is below
+    `collapse_below` collapsed (COLLAPSE_POINTS under the baseline: `collapse_threshold`)."""
     records = frame[(frame["experiment"] == paper.experiment) & (frame["profile"] == profile)]
     keys = trained_rows(paper, profile, records, record_keys(records, paper))
     groups: dict[str, pd.DataFrame] = {}
@@ -155,9 +170,14 @@ def build_table(paper: PaperTable, frame: pd.DataFrame, profile: str, repo: Path
             groups[key] = main
         groups.update({label: variant.records for label, variant in others.items()})
         variants.update(others)
-    cells_of = {key: summarize(group) for key, group in groups.items()}
+    cells_of = {
+        key: summarize(group, collapse_below=collapse_below) for key, group in groups.items()
+    }
     cells_of.update(
-        {label: summarize(v.records, (v.note,), v.differs) for label, v in variants.items()}
+        {
+            label: summarize(v.records, (v.note,), v.differs, collapse_below)
+            for label, v in variants.items()
+        }
     )
     rows = [
         Row(label, tuple((cell, cells_of.get(cell.key)) for cell in cells))
@@ -252,37 +272,69 @@ def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+COLLAPSE_POINTS = 5.0  # a run collapsed: final accuracy this many points below the baseline's mean
+
+
+def collapse_threshold(frame: pd.DataFrame, profile: str) -> float | None:
+    """The final accuracy (%) below which a run of `profile` collapsed: COLLAPSE_POINTS under
+    the mean final accuracy of the supervised baseline's ok runs at that profile (None without
+    them: nothing is called collapsed)."""
+    if frame.empty:
+        return None
+    runs = frame[
+        (frame["experiment"] == BASELINE[0])
+        & (frame["row"] == BASELINE[1])
+        & (frame["profile"] == profile)
+        & (frame["status"] == "ok")
+    ]
+    values = pd.to_numeric(runs[RECORD_FIELDS["accuracy"]], errors="coerce").dropna() * 100
+    return float(values.mean()) - COLLAPSE_POINTS if len(values) else None
+
+
+BASELINE = ("baseline", "ce_pair")  # the supervised baseline's cell
+
+
 def summarize(
-    records: pd.DataFrame, notes: tuple[str, ...] = (), overridden: tuple[str, ...] = ()
+    records: pd.DataFrame,
+    notes: tuple[str, ...] = (),
+    overridden: tuple[str, ...] = (),
+    collapse_below: float | None = None,
 ) -> Ours:
-    """Mean, sample std and n of each column over the ok records (accuracy in %: the best of the
-    evaluations), the final accuracy's mean and std, with `notes` before the provenance notes
-    (but those of the `overridden` settings)."""
+    """Mean, sample std and n of each column over the ok records (accuracy in %: the final
+    one), the best evaluation's mean and std, each run's collapse (final accuracy below
+    `collapse_below`), with `notes` before the provenance notes (but those of the `overridden`
+    settings)."""
     ok = records[records["status"] == "ok"]
+    final = pd.to_numeric(ok[RECORD_FIELDS["accuracy"]], errors="coerce") * 100
+    fell = final < collapse_below if collapse_below is not None else final != final
     mean: dict[str, float | None] = {}
     std: dict[str, float | None] = {}
     n: dict[str, int] = {}
     seeds: dict[str, tuple[float, ...]] = {}
+    collapsed: dict[str, tuple[bool, ...]] = {}
     for column in COLUMNS:
         values = pd.to_numeric(ok[RECORD_FIELDS[column]], errors="coerce").dropna()
+        collapsed[column] = tuple(bool(fell[i]) for i in values.index)
         values = values * 100 if column == "accuracy" else values
         n[column] = len(values)
         mean[column], std[column] = _mean_std(values)
         seeds[column] = tuple(float(x) for x in values)
     digests = records["configuration"].dropna().unique()
-    final = pd.to_numeric(ok[FINAL_ACCURACY], errors="coerce").dropna() * 100
+    best = pd.to_numeric(ok[SELECTED_ACCURACY], errors="coerce").dropna() * 100
     return Ours(
         n_ok=len(ok),
         n_failed=int((records["status"] == "failed").sum()),
         mean=mean,
         std=std,
         n=n,
-        final=_mean_std(final),
+        best=_mean_std(best),
         commits=tuple(sorted(records["git_commit"].dropna().astype(str).unique())),
         reasons=tuple(sorted(records["reason"].dropna().astype(str).unique())),
         notes=(*notes, *provenance_notes(records, overridden)),
         values=seeds,
         configuration=str(digests[0]) if len(digests) == 1 else None,
+        collapsed=collapsed,
+        best_values=tuple(float(x) for x in best),
     )
 
 
@@ -307,6 +359,14 @@ def provenance_notes(records: pd.DataFrame, overridden: tuple[str, ...] = ()) ->
                 notes[f"`{key}`: {source}" + (f" ({note})" if note else "")] = None
     for reused in records["reused_from"].dropna():
         notes[f"run reused from {reused} (identical configuration)"] = None
+    for seed, first, own, mine in records[records["same_as"].notna()][
+        ["seed", "same_as", "own_accuracy", RECORD_FIELDS["accuracy"]]
+    ].itertuples(index=False):
+        notes[
+            f"seed {int(seed)} trained twice: counted with the numbers of {first}, which "
+            f"finished first (final accuracy {100 * mine:.2f}; this record's own "
+            f"{100 * own:.2f}: a GPU run of one seed is not deterministic)"
+        ] = None
     none = records[records[GRADIENT_REACHED] == 0]["seed"].dropna().astype(int)
     if len(none):
         notes[

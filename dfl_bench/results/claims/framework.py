@@ -2,26 +2,29 @@
 comparison rules (each cell's own noise), `claim` to register a check and `evaluate`.
 
 Each claim is written once: a name, the table it belongs to, the paper's sentence, and a function
-of a `View` (the paper's numbers or ours) that returns whether it holds (None: within the noise)
-and the numbers behind it. A claim whose cells are missing or undefined is "not measurable".
+of a `View` (the paper's numbers or ours) that returns whether it holds (None: inconclusive) and
+the numbers behind it. A claim whose cells are missing or undefined is "not measurable".
 
-Every comparison of two cells uses their own noise (stats.py): on ours, Welch's 95% interval of
-the difference over the two cells' seeds (a cell with fewer than 3 seeds decides nothing); on the
-paper's numbers, single runs with the paper's only stated noise, its baseline std. "Beats",
-"outperforms", "much better", "significantly" need the interval above 0; "on par", "as well as",
-"similar" an interval that holds 0; an interval that holds 0 where a win is claimed is "within
-noise". A cell against a number the paper states (random guessing's 0.1, formula (1)'s 5%) is the
-same rule on the interval of the cell's mean minus that number. "Best" is the set of rows tied
-with the top one (the claim holds when the paper's choice is in it). A correlation needs 8 cells
-(each configuration once, however many tables show it) and is decided by Spearman's rho with a
-permutation p-value (p < 0.05), Pearson's r beside it.
+The rules (results/README.md opens with them): accuracy is the final one. Every comparison of two
+cells (or of a cell and a number the paper states) has three outcomes: above or below (the 95%
+interval of the difference excludes 0), equivalent (TOST: the 90% interval inside +-MARGINS of
+its column) or inconclusive. On ours the interval is Welch's over the two cells' seeds (a cell
+with fewer than 3 seeds decides nothing); on the paper's numbers, single runs with the paper's
+only stated noise, its baseline std. A cell with collapsed runs is compared on its collapse rate
+(Fisher's exact test) and on its other runs (Welch), the two tests Bonferroni-combined, and is
+never shown equivalent. "Beats", "outperforms" need the difference shown; "on par", "similar",
+"around" need equivalence shown (and fail on a difference beyond the margin); "X is best" needs
+X above every other row (and fails when a row is above X). Within a claim the p-values of its
+comparisons are Holm-adjusted; across claims, Benjamini-Hochberg (FDR 5%, `across_claims`). A
+correlation needs 8 cells (each configuration once) and is decided by Spearman's rho with a
+permutation p-value, Pearson's r beside it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from dfl_bench.results import stats
 from dfl_bench.results.agreement import pearson, spearman
@@ -29,7 +32,9 @@ from dfl_bench.results.noise import Noise
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import Table
 
-SAME = 0.5  # accuracy points: "around 97%"
+# Equivalence margins ("on par", "similar", "around"), declared once: accuracy points (about 2.5
+# of the paper's stated seed std 0.204) and ratio units.
+MARGINS = {"accuracy": 0.5, "cons": 0.05, "cu_cons": 0.05, "cu_ant": 0.05}
 RANDOM_CU = 0.1  # cu_cons of random guessing among the 10 digits (Section 10.1.1)
 PRINTED = 0.01  # the paper prints ratios to two decimals: closer printed values are a tie
 SIGNIFICANT = 0.05  # a correlation's permutation p-value below this decides its sign
@@ -41,11 +46,40 @@ SECTIONS = {  # claims over several tables, shown in the index: their `experimen
     "analysis": "Claims of the analysis (Section 10.3, fig. analyze_measures)",
     "conclusions": "Claims of the conclusions (Section 10.4)",
 }
-STATUSES = ("holds", "fails", "within noise", "not measurable")
+STATUSES = ("holds", "fails", "inconclusive", "not measurable")
+INCONCLUSIVE = STATUSES[2]
 
 
 class NotMeasurable(Exception):
     """A claim needs a cell that is missing, failed, undefined or has too few seeds."""
+
+
+@dataclass
+class Family:
+    """The comparisons one claim makes (by key, unadjusted), their Holm-adjusted p-values once
+    known, and the p-value of each decided test the claim read (its verdict's evidence)."""
+
+    raw: dict[tuple, stats.Interval] = field(default_factory=dict)
+    adjusted: dict[tuple, tuple[float, float, float]] | None = None
+    decided: list[float] = field(default_factory=list)
+
+    def adjust(self) -> None:
+        """Holm within the family, each kind of test (difference, equivalence, beyond the
+        margin) on its own."""
+        keys = list(self.raw)
+        columns = zip(*(self.raw[k].raw for k in keys), strict=True) if keys else ()
+        adjusted = [stats.holm(list(ps)) for ps in columns]
+        self.adjusted = {k: tuple(a[i] for a in adjusted) for i, k in enumerate(keys)}
+
+    def track(self, key: tuple, interval: stats.Interval) -> stats.Interval:
+        """The comparison as the claim sees it: recorded; decided by its adjusted p-values once
+        the family is known (one met first now: Bonferroni over the family so far)."""
+        self.raw.setdefault(key, interval)
+        if self.adjusted is None:
+            return interval
+        m = len(self.raw)
+        p = self.adjusted.get(key) or tuple(min(1.0, m * x) for x in interval.raw)
+        return interval.adjusted_to(p, self.decided.append)
 
 
 @dataclass(frozen=True)
@@ -73,6 +107,8 @@ class View:
     samples: Mapping[Key, tuple[float, ...]] = field(default_factory=dict)  # ours: per seed
     configurations: Mapping[Cell, str] = field(default_factory=dict)  # a cell's configuration
     default_run: Sample | None = None  # Section 10.2's fixed operators, over its seeds
+    collapsed: Mapping[Key, tuple[bool, ...]] = field(default_factory=dict)  # ours: per seed
+    family: Family | None = None  # the comparisons of the claim being evaluated
 
     def get(self, experiment: str, row: str, column: str = "accuracy") -> float:
         """A number, or NotMeasurable naming the cell (on ours also a cell of too few seeds)."""
@@ -124,37 +160,92 @@ class View:
             )
         return values
 
+    def collapses(self, cell: Cell, column: str = "accuracy") -> tuple[bool, ...]:
+        """Which of a cell's seeds (of `column`) collapsed (ours; none on the paper's)."""
+        flags = self.collapsed.get((*cell, column), ())
+        return flags if len(flags) == len(self.samples.get((*cell, column), ())) else ()
+
+    def _track(self, key: tuple, interval: stats.Interval) -> stats.Interval:
+        return interval if self.family is None else self.family.track(key, interval)
+
     def interval(self, a: Cell, b: Cell, column: str = "accuracy") -> stats.Interval:
         """The difference a - b and its 95% interval, by the view's noise (module doc)."""
+        margin = MARGINS[column]
         if self.noise is None:
-            return stats.welch(self.seeds(a, column), self.seeds(b, column))
-        delta = self.get(*a, column) - self.get(*b, column)
-        if column == "accuracy":
-            return stats.known_sigma(delta, self.noise.sigma, source=self.noise.source)
-        return stats.Interval(delta, delta - PRINTED, delta + PRINTED, "printed precision")
+            raw = self._seeds_interval(a, b, column)
+        else:
+            delta = self.get(*a, column) - self.get(*b, column)
+            if column == "accuracy":
+                raw = stats.known_sigma(
+                    delta, self.noise.sigma, source=self.noise.source, margin=margin
+                )
+            else:
+                raw = stats.Interval(
+                    delta, delta - PRINTED, delta + PRINTED, "printed precision", margin=margin
+                )
+        return self._track(("interval", a, b, column), raw)
+
+    def _seeds_interval(self, a: Cell, b: Cell, column: str) -> stats.Interval:
+        """Welch over the two cells' seeds; with collapsed runs, Fisher's exact test of the
+        collapse rates and Welch over the other runs, Bonferroni-combined (module doc)."""
+        xa, xb = self.seeds(a, column), self.seeds(b, column)
+        ca, cb = self.collapses(a, column), self.collapses(b, column)
+        return stats.compare_runs(xa, ca, xb, cb, MARGINS[column])
 
     def versus(self, cell: Cell, column: str, reference: float) -> stats.Interval:
         """A cell's `column` minus a number the paper states (no noise of its own): on ours by
-        the cell's own seeds (Student's t), on the paper's numbers by its seed std (accuracy)
-        or their printed precision (ratios)."""
+        the cell's own seeds (Student's t; its collapsed runs left out), on the paper's numbers
+        by its seed std (accuracy) or their printed precision (ratios)."""
+        margin = MARGINS[column]
         if self.noise is None:
-            return stats.one_sample(self.seeds(cell, column), reference)
-        delta = self.get(*cell, column) - reference
-        if column == "accuracy":
-            return stats.known_sigma(delta, self.noise.sigma, 1, math.inf, self.noise.source)
-        return stats.Interval(delta, delta - PRINTED, delta + PRINTED, "printed precision")
+            kept = stats.kept_runs(self.seeds(cell, column), self.collapses(cell, column))
+            if len(kept) < 2:
+                raise NotMeasurable(f"{cell[0]}/{cell[1]}: fewer than 2 runs not collapsed")
+            raw = stats.one_sample(kept, reference, margin)
+        else:
+            delta = self.get(*cell, column) - reference
+            if column == "accuracy":
+                raw = stats.known_sigma(
+                    delta, self.noise.sigma, 1, math.inf, self.noise.source, margin
+                )
+            else:
+                raw = stats.Interval(
+                    delta, delta - PRINTED, delta + PRINTED, "printed precision", margin=margin
+                )
+        return self._track(("versus", cell, column, reference), raw)
 
     def against(self, sample: Sample, b: Cell) -> stats.Interval:
         """A sample of runs (the default configuration) minus cell b, by the view's noise."""
+        margin = MARGINS["accuracy"]
         if self.noise is None:
             if len(sample.values) < stats.MIN_SEEDS:
                 raise NotMeasurable(
                     f"the default configuration has {len(sample.values)} seed(s) "
                     f"(< {stats.MIN_SEEDS}): decides nothing"
                 )
-            return stats.welch(sample.values, self.seeds(b))
-        delta = sample.mean - self.get(*b)
-        return stats.known_sigma(delta, self.noise.sigma, len(sample.values), 1, self.noise.source)
+            raw = stats.welch(sample.values, self.seeds(b), margin)
+        else:
+            delta = sample.mean - self.get(*b)
+            raw = stats.known_sigma(
+                delta, self.noise.sigma, len(sample.values), 1, self.noise.source, margin
+            )
+        return self._track(("against", sample.seeds, b), raw)
+
+    def evidence(self, p: float) -> None:
+        """A decided test that is no comparison of cells (a correlation's p-value)."""
+        if self.family is not None:
+            self.family.decided.append(p)
+
+    def top_probability(
+        self, experiment: str, rows: Sequence[str], row: str, column: str, lowest: bool = False
+    ) -> float:
+        """The bootstrap probability that `row` is the top (bottom) row of `rows`."""
+        if self.noise is None:
+            samples = {r: self.seeds((experiment, r), column) for r in rows}
+            return stats.top_probability(samples, row, lowest)
+        samples = {r: (self.get(experiment, r, column),) for r in rows}
+        sigma = self.noise.sigma if column == "accuracy" else PRINTED
+        return stats.top_probability(samples, row, lowest, sigma)
 
     def rows(self, experiment: str, prefix: str = "") -> list[str]:
         """The paper's rows of an experiment, optionally those starting with `prefix`."""
@@ -174,10 +265,15 @@ class Claim:
 
 @dataclass(frozen=True)
 class Verdict:
-    """holds / fails / within noise / not measurable, with the numbers behind it."""
+    """holds / fails / inconclusive / not measurable, with the numbers behind it; `p` the
+    largest (Holm-adjusted) p-value of the decided tests it rests on, `q` its
+    Benjamini-Hochberg-adjusted value across claims (`across_claims`)."""
 
     status: str
     detail: str
+    p: float | None = None
+    q: float | None = None
+    comparisons: tuple[tuple[tuple, stats.Interval], ...] = ()  # (key, Holm-adjusted), in order
 
 
 CLAIMS: list[Claim] = []
@@ -194,23 +290,73 @@ def claim(name: str, experiment: str, where: str, sentence: str) -> Callable[[Ch
 
 
 def evaluate(item: Claim, view: View) -> Verdict:
-    """Run one claim on one view."""
+    """Run one claim on one view: once to learn its comparisons, then decided by their
+    Holm-adjusted p-values (again while a decision leads it to new comparisons)."""
+    family = Family()
+    looked = replace(view, family=family)
     try:
-        holds, detail = item.check(view)
+        item.check(looked)
+        for _ in range(4):
+            known = set(family.raw)
+            family.adjust()
+            family.decided.clear()
+            holds, detail = item.check(looked)
+            if set(family.raw) == known:
+                break
     except NotMeasurable as err:
         return Verdict("not measurable", str(err))
-    return Verdict({True: "holds", False: "fails", None: "within noise"}[holds], detail)
+    status = {True: "holds", False: "fails", None: INCONCLUSIVE}[holds]
+    # the weakest decided test it rests on; decided by no test (a ratio undefined): a fact
+    p = None if holds is None else max(family.decided, default=0.0)
+    if len(family.raw) > 1:
+        detail += f" [Holm over {len(family.raw)} comparisons]"
+    adjusted = family.adjusted or {}
+    comparisons = tuple(
+        (key, raw.adjusted_to(adjusted[key]) if key in adjusted else raw)
+        for key, raw in family.raw.items()
+    )
+    return Verdict(status, detail, p, comparisons=comparisons)
+
+
+def across_claims(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """Benjamini-Hochberg across the measurable claims (FDR stats.FDR; an inconclusive claim
+    counts with p = 1): a decided claim whose adjusted p-value (q) is not below the rate becomes
+    inconclusive, saying so."""
+    tested = [i for i, v in enumerate(verdicts) if v.status != STATUSES[-1]]
+    ps = [verdicts[i].p if verdicts[i].p is not None else 1.0 for i in tested]
+    out = list(verdicts)
+    for i, q in zip(tested, stats.benjamini_hochberg(ps), strict=True):
+        v = verdicts[i]
+        if v.status == INCONCLUSIVE or q < stats.FDR:
+            out[i] = replace(v, q=q)
+        else:
+            out[i] = replace(
+                v,
+                status=INCONCLUSIVE,
+                q=q,
+                detail=f"{v.detail} [{v.status} before Benjamini-Hochberg across claims: "
+                f"q = {q:.3f}]",
+            )
+    return out
 
 
 def views(
-    tables: Mapping[str, Table], paper_baseline: float, noise: Noise, default_run: Sample | None
-) -> tuple[View, View]:
-    """The paper's view (its numbers, its baseline std `noise`) and ours (each cell's seeds) over
-    the paper's tables of one profile (a table beyond the paper is no experiment of its claims);
-    `default_run` is our seeds of the default configuration (the paper's: its A_log T_P cell)."""
+    tables: Mapping[str, Table],
+    paper_baseline: float,
+    noise: Noise,
+    default_run: Sample | None,
+    default_best: Sample | None = None,
+) -> tuple[View, View, View]:
+    """The paper's view (its numbers, its baseline std `noise`), ours (each cell's seeds, final
+    accuracy) and ours on the best-of-evaluations accuracy (what the verdicts would be on it)
+    over the paper's tables of one profile (a table beyond the paper is no experiment of its
+    claims); `default_run` is our seeds of the default configuration (the paper's: its A_log
+    T_P cell), `default_best` the same runs' best accuracies."""
     paper: dict[Key, float] = {}
     ours: dict[Key, float] = {}
     samples: dict[Key, tuple[float, ...]] = {}
+    best: dict[Key, tuple[float, ...]] = {}
+    collapsed: dict[Key, tuple[bool, ...]] = {}
     configurations: dict[Cell, str] = {}
     kbs: dict[Cell, str] = {}
     tables = {name: table for name, table in tables.items() if not table.paper.beyond}
@@ -229,15 +375,24 @@ def views(
                 for column, value in mine.mean.items():
                     ours[(name, key, column)] = math.nan if value is None else value
                     samples[(name, key, column)] = mine.values.get(column, ())
+                    collapsed[(name, key, column)] = mine.collapsed.get(column, ())
+                best[(name, key, "accuracy")] = mine.best_values
     baseline = ours.get(("baseline", "ce_pair", "accuracy"))
     layout = {name: table.paper.keys() for name, table in tables.items()}
     fixed = paper.get(("aggregation", DEFAULT_CELL, "accuracy"))
     paper_default = None if fixed is None else Sample((fixed,), "one run (Table aggregation)")
+    mine = View(
+        "ours", ours, baseline, kbs, layout, None, samples, configurations, default_run, collapsed
+    )
+    on_best = {k: (sum(x) / len(x) if x else math.nan) for k, x in best.items()}
+    base_best = on_best.get((*BASE, "accuracy"))
     return (
         View("paper", paper, paper_baseline, kbs, layout, noise, {}, configurations,
              paper_default),
-        View("ours", ours, baseline, kbs, layout, None, samples, configurations,
-             default_run),
+        mine,
+        replace(mine, source="ours (best)", values={**ours, **on_best},
+                samples={**samples, **best}, baseline_accuracy=base_best,
+                default_run=default_best),
     )  # fmt: skip
 
 
@@ -265,8 +420,9 @@ def _text(values: Mapping[str, float]) -> str:
 def _top(
     v: View, experiment: str, rows: Iterable[str], column: str = "accuracy", lowest: bool = False
 ) -> tuple[list[str], str]:
-    """The rows tied with the top one (the bottom one when `lowest`): the top row first, then
-    every row whose interval to it holds 0; and the detail."""
+    """The rows not shown different from the top one (the bottom one when `lowest`): the top row
+    first, then every row whose interval to it holds 0; and the detail. Descriptive: a claim
+    that a row is best decides by `_best`."""
     values = _cells(v, experiment, rows, column)
     sign = -1 if lowest else 1
     top = max(values, key=lambda row: sign * values[row])
@@ -289,11 +445,45 @@ def _versus(
     v: View, want: int, a: Cell, b: Cell, names: tuple[str, str]
 ) -> tuple[bool | None, str]:
     """Cell a claimed above (+1), below (-1) or level with (0) cell b, by the interval of a - b:
-    `_vs` for a direction, True only within the noise for level; the text names the two."""
+    `_vs` for a direction; level: equivalence shown (TOST) holds, a difference beyond the
+    margin fails, else inconclusive. The text names the two."""
     interval = v.interval(a, b)
-    verdict = interval.outcome == 0 if want == 0 else _vs(want, interval)
+    verdict = interval.level_with() if want == 0 else _vs(want, interval)
     x, y = (v.baseline() if c == BASE else v.get(*c) for c in (a, b))
-    return verdict, f"{names[0]} {_f(x)} vs {names[1]} {_f(y)}: {_margin_text(interval)}"
+    text = f"{names[0]} {_f(x)} vs {names[1]} {_f(y)}: {_margin_text(interval)}"
+    return verdict, text + (f"; TOST {interval.tost_text()}" if want == 0 else "")
+
+
+def _best(
+    v: View,
+    experiment: str,
+    rows: Sequence[str],
+    row: str,
+    column: str = "accuracy",
+    lowest: bool = False,
+) -> tuple[bool | None, str]:
+    """ "`row` is best" (lowest: worst) among `rows`: it holds when the row is above (below)
+    every other row beyond the noise, fails when some row is above (below) it, else is
+    inconclusive; the detail gives the tie set of the top row and the bootstrap probability
+    that `row` is the top row."""
+    others = [r for r in rows if r != row]
+    want = -1 if lowest else 1
+    outcomes = {o: v.interval((experiment, row), (experiment, o), column).outcome for o in others}
+    beaten = [o for o, x in outcomes.items() if x == -want]
+    tied = [o for o, x in outcomes.items() if x == 0]
+    verdict = False if beaten else True if not tied else None
+    tie_set, _ = _top(v, experiment, rows, column, lowest)
+    chance = v.top_probability(experiment, rows, row, column, lowest)
+    word = "bottom" if lowest else "top"
+    better = "below" if lowest else "above"
+    wins = len(others) - len(tied) - len(beaten)
+    return verdict, (
+        f"{row} {better} every other row in {column}? {better} {wins}"
+        f", not shown different from {len(tied)} ({', '.join(tied) or 'none'}), beaten by "
+        f"{len(beaten)} ({', '.join(beaten) or 'none'}); {word} tie set: {', '.join(tie_set)}; "
+        f"P({row} is the {word} row) = {chance:.2f} (bootstrap); "
+        f"{_text(_cells(v, experiment, rows, column))}"
+    )
 
 
 def _above(v: View, experiment: str, rows: Iterable[str]) -> tuple[list[str], list[str], str]:
@@ -381,6 +571,8 @@ def _corr(
     if r is None or rho is None:
         raise NotMeasurable(f"{len(pairs)} cells with {x} and {y}: constant")
     p = stats.spearman_p(xs, ys)
+    if p < SIGNIFICANT:
+        v.evidence(p)
     flip = " (r alone: the other sign)" if (r > 0) != (rho > 0) else ""
     return (
         r,

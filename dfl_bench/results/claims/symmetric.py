@@ -12,6 +12,8 @@ from dfl_bench.results.claims.framework import (
     NotMeasurable,
     View,
     _above,
+    _all,
+    _best,
     _cells,
     _exactly,
     _f,
@@ -67,7 +69,9 @@ def _r_only_yager20(v: View) -> tuple[bool | None, str]:
 )
 def _yager20_s_r(v: View) -> tuple[bool | None, str]:
     interval = v.interval(("same_symmetric", "yager_p20_S"), ("same_symmetric", "yager_p20_R"))
-    return interval.outcome == 0, f"yager_p20 S - R: {_margin_text(interval)}"
+    return interval.level_with(), (
+        f"yager_p20 S - R: {_margin_text(interval)}; TOST {interval.tost_text()}"
+    )
 
 
 @claim(
@@ -98,8 +102,12 @@ def _luk_below(v: View) -> tuple[bool | None, str]:
     "are equal.",
 )
 def _luk_half(v: View) -> tuple[bool | None, str]:
-    x = v.get("same_symmetric", "lukasiewicz", "cons")
-    return abs(x - 0.5) <= 0.01, f"cons {x:.3f}"
+    cell = ("same_symmetric", "lukasiewicz")
+    interval = v.versus(cell, "cons", 0.5)
+    return interval.level_with(), (
+        f"cons {v.get(*cell, 'cons'):.3f}, minus 1/2: {_ratio_margin(interval)}; "
+        f"TOST {interval.tost_text(3)}"
+    )
 
 
 @claim(
@@ -156,8 +164,7 @@ def _yager15(v: View) -> tuple[bool | None, str]:
     "The product t-norm performs best.",
 )
 def _product_best(v: View) -> tuple[bool | None, str]:
-    top, detail = _top(v, "same_symmetric", v.rows("same_symmetric"))
-    return "product_S" in top, detail
+    return _best(v, "same_symmetric", v.rows("same_symmetric"), "product_S")
 
 
 @claim(
@@ -168,9 +175,9 @@ def _product_best(v: View) -> tuple[bool | None, str]:
 )
 def _product_cu(v: View) -> tuple[bool | None, str]:
     rows = ["godel_S", "product_S", "lukasiewicz", "yager_p2_S", "yager_p20_S"]
-    top_cons, a = _top(v, "same_symmetric", rows, "cu_cons")
-    top_ant, b = _top(v, "same_symmetric", rows, "cu_ant")
-    return "product_S" in top_cons and "product_S" in top_ant, f"{a}; {b}"
+    cons, a = _best(v, "same_symmetric", rows, "product_S", "cu_cons")
+    ant, b = _best(v, "same_symmetric", rows, "product_S", "cu_ant")
+    return _all([cons, ant]), f"{a}; {b}"
 
 
 @claim(
@@ -184,9 +191,9 @@ def _nilpotent(v: View) -> tuple[bool | None, str]:
     gone = v.undefined("same_symmetric", "nilpotent", "cons")
     interval = v.interval(("same_symmetric", "nilpotent"), BASE)
     x, base = v.get("same_symmetric", "nilpotent"), v.baseline()
-    return gone and interval.outcome == 0, (
+    return _all([gone, interval.level_with()]), (
         f"cons undefined: {gone}; nilpotent {_f(x)} vs baseline {_f(base)}: "
-        f"{_margin_text(interval)}"
+        f"{_margin_text(interval)}; TOST {interval.tost_text()}"
     )
 
 
@@ -209,8 +216,7 @@ def _sum9_above(v: View) -> tuple[bool | None, str]:
     "... with the product t-norm being the most promising candidate.",
 )
 def _sum9_product(v: View) -> tuple[bool | None, str]:
-    top, detail = _top(v, "sum9_symmetric", v.rows("sum9_symmetric"))
-    return "product" in top, detail
+    return _best(v, "sum9_symmetric", v.rows("sum9_symmetric"), "product")
 
 
 @claim(
