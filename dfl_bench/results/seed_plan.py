@@ -143,6 +143,17 @@ def _have(planned: Sequence[Need], cell: str) -> int:
     )
 
 
+def row_override(key: str, row: str, own) -> str:
+    """The command-line override that selects a table's row as its records spelled it
+    (`implication.b0=-1.0`, not `-1`, which could hash as another value)."""
+    name = KEY_OVERRIDES.get(key, key)
+    for path in own["path"]:
+        for override in json.loads(Path(path).read_text()).get("overrides") or ():
+            if override.startswith(f"{name}="):
+                return override
+    return f"{name}={row}"
+
+
 def build_plan(records_dir: Path) -> dict:
     """The plan from the records: inputs, every need, each cell's target and the claims set
     aside."""
@@ -154,11 +165,12 @@ def build_plan(records_dir: Path) -> dict:
     r = publish.build(load_paper(), frame, PROFILE, [], REPO_DIR)
     planned, aside = needs(r)
     cells = targets(planned)
-    wall = {}
+    wall, override = {}, {}
     for cell in cells:
         experiment, row = cell.split("/", 1)
         own = r.tables[experiment].own_records(row)
         wall[cell] = float(own["wall_time_s"].mean()) if len(own) else plan.JOB_SECONDS[PROFILE]
+        override[cell] = row_override(r.tables[experiment].paper.key, row, own)
     cost = {c: (n - _have(planned, c)) * wall[c] for c, n in cells.items()}
     order = sorted(cells, key=lambda c: (cost[c], c))  # the cheapest cells train first
     return {
@@ -168,7 +180,10 @@ def build_plan(records_dir: Path) -> dict:
         "max_seeds": stats.MAX_SEEDS,
         "margins": claims.MARGINS,
         "records": len(frame),
-        "cells": {c: {"seeds": cells[c], "wall_time_s": round(wall[c], 1)} for c in order},
+        "cells": {
+            c: {"seeds": cells[c], "override": override[c], "wall_time_s": round(wall[c], 1)}
+            for c in order
+        },
         "needs": [asdict(n) for n in planned],
         "aside": [{"claim": c, "why": why} for c, why in aside],
     }
@@ -258,14 +273,9 @@ def readme(p: dict) -> str:
 def commands(p: dict, args: argparse.Namespace) -> list[list[str]]:
     """One Hydra multirun per planned cell: seeds 0..n-1 of its configuration at the plan's
     profile (the finished ones are skipped by train.py)."""
-    from dfl_bench.results.paper import load_paper
-
-    tables = load_paper().tables
     out = []
     for cell, spec in p["cells"].items():
-        experiment, row = cell.split("/", 1)
-        key = tables[experiment].key
-        override = f"{KEY_OVERRIDES.get(key, key)}={row}"
+        experiment = cell.split("/", 1)[0]
         launcher = (
             ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"]
             if args.jobs > 1
@@ -278,7 +288,7 @@ def commands(p: dict, args: argparse.Namespace) -> list[list[str]]:
                 "dfl_bench",
                 "-m",
                 *plan.base_overrides(experiment),
-                override,
+                spec["override"],
                 f"seed={','.join(map(str, range(spec['seeds'])))}",
                 f"profile={p['profile']}",
                 f"records_dir={args.records}",

@@ -135,7 +135,9 @@ class Interval:
         return self.delta - q * self.se, self.delta + q * self.se
 
     def text(self) -> str:
-        """`+0.42 [-0.10, +0.94]`."""
+        """`+0.42 [-0.10, +0.94]`; `+0.42 [no interval]` where the runs give none."""
+        if not (math.isfinite(self.low) and math.isfinite(self.high)):
+            return f"{self.delta:+.2f} [no interval]"
         return f"{self.delta:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
 
     def tost_text(self, digits: int = 2) -> str:
@@ -311,7 +313,7 @@ def _collapse_aware(
         )
         rest = Interval(delta, -math.inf, math.inf, "")
         p_rest, p_beyond = 1.0, 1.0
-        how = f"{rates}; too few runs not collapsed for Welch"
+        how = f"{rates}; fewer than 2 runs not collapsed on a side: no Welch over them"
     by_rate = p_rate < p_rest
     sign = (1 if ka < kb else -1) if by_rate else (1 if rest.delta > 0 else -1)
     p = min(1.0, 2 * min(p_rate, p_rest))
