@@ -10,15 +10,17 @@ import numpy as np
 import pandas as pd
 
 from dfl_bench.results.paper import COLUMNS
+from dfl_bench.results.stats import MARGINS
 from dfl_bench.results.tables import Table
 
-ACCURACY_TOLERANCE = 1.0  # points of accuracy
-RATIO_TOLERANCE = 0.05  # cons, cu_cons, cu_ant
+ACCURACY_TOLERANCE = MARGINS["accuracy"]  # points of accuracy: the equivalence margin
+RATIO_TOLERANCE = MARGINS["cu_cons"]  # cons, cu_cons, cu_ant
+WITHIN = (f"acc within {ACCURACY_TOLERANCE:g}", f"ratios within {RATIO_TOLERANCE:g}")
 
 
 @dataclass(frozen=True)
 class Agreement:
-    """Spearman rho and n per column; accuracy cells within 1 point and ratio cells within 0.05."""
+    """Spearman rho and n per column; accuracy and ratio cells within the margins (WITHIN)."""
 
     spearman: dict[str, float | None]
     n_pairs: dict[str, int]

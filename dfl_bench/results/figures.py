@@ -14,7 +14,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from PIL import Image  # noqa: E402
+from scipy.stats import t as t_dist  # noqa: E402
 
+from dfl_bench.results import stats  # noqa: E402
 from dfl_bench.results.agreement import pearson  # noqa: E402
 from dfl_bench.results.paper import COLUMNS, RECORD_FIELDS, load_paper  # noqa: E402
 from dfl_bench.results.tables import Table  # noqa: E402
@@ -96,29 +98,71 @@ def measures_figure(frame: pd.DataFrame, profile: str, path: Path) -> Path:
     return _save(fig, path)
 
 
-def scatter_figure(table: Table, path: Path) -> Path:
-    """Paper vs ours per column (one point per config row) with the identity line."""
+def scatter_figure(table: Table, path: Path, paper_sigma: float | None = None) -> Path:
+    """Paper vs ours per column, one point per config row with the identity line: our mean with
+    its 95% seed interval as an error bar (over the runs that did not collapse, where a cell
+    mixes them: stats.kept_runs) (the paper's accuracy with its own, from its stated
+    seed std `paper_sigma`), each collapsed run as a red cross, and the rows that lie off the
+    diagonal beyond their intervals named."""
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
     for ax, column in zip(axes, COLUMNS, strict=True):
-        pairs = [
-            (paper.number(column), ours.number(column), key)
+        points = [
+            (paper.number(column), ours, key)
             for key, (paper, ours) in table.pairs().items()
-            if ours is not None
+            if ours is not None and ours.number(column) is not None
         ]
-        pairs = [p for p in pairs if p[0] is not None and p[1] is not None]
-        if pairs:
-            ax.scatter([p[0] for p in pairs], [p[1] for p in pairs], s=18)
-            low = min(min(p[0], p[1]) for p in pairs)
-            high = max(max(p[0], p[1]) for p in pairs)
-            ax.plot([low, high], [low, high], "k--", linewidth=0.8, label="ours = paper")
-            ax.legend(fontsize=8)
-        else:
+        points = [p for p in points if p[0] is not None]
+        if not points:
             ax.text(0.5, 0.5, "no comparable cells", ha="center", transform=ax.transAxes)
+        for x, ours, key in points:
+            kept = stats.kept_runs(ours.values.get(column, ()), ours.collapsed.get(column, ()))
+            y, half = float(np.mean(kept)), _half(kept)
+            across = 1.96 * paper_sigma if paper_sigma and column == "accuracy" else 0.0
+            ax.errorbar(
+                x,
+                y,
+                yerr=half,
+                xerr=across or None,
+                fmt="o",
+                ms=4,
+                color="tab:blue",
+                ecolor="tab:blue",
+                elinewidth=0.8,
+                capsize=2,
+            )
+            fell = [
+                v
+                for v, c in zip(
+                    ours.values.get(column, ()), ours.collapsed.get(column, ()), strict=False
+                )
+                if c
+            ]
+            if fell:
+                ax.scatter([x] * len(fell), fell, marker="x", color="tab:red", s=22)
+            if abs(y - x) > half + across + 1e-9:
+                ax.annotate(key, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        if points:
+            values = [v for x, o, _ in points for v in (x, *o.values.get(column, ()))]
+            low, high = min(values), max(values)
+            ax.plot([low, high], [low, high], "k--", linewidth=0.8, label="ours = paper")
+            ax.scatter([], [], marker="x", color="tab:red", s=22, label="a collapsed run")
+            ax.legend(fontsize=7)
         ax.set_xlabel(f"paper: {LABELS[column]}")
-        ax.set_ylabel(f"ours: {LABELS[column]}")
+        ax.set_ylabel(f"ours: {LABELS[column]} (mean, 95% seed interval)")
         ax.grid(alpha=0.3)
-    fig.suptitle(f"{table.paper.experiment}: paper vs ours (profile {table.profile})")
+    fig.suptitle(
+        f"{table.paper.experiment}: paper vs ours (profile {table.profile}); named: off the "
+        "diagonal beyond the intervals"
+    )
     return _save(fig, path)
+
+
+def _half(values) -> float:
+    """Half the 95% interval of a mean over seeds (Student's t); 0 below two seeds."""
+    n = len(values)
+    if n < 2:
+        return 0.0
+    return float(t_dist.ppf(0.975, n - 1) * np.std(values, ddof=1) / np.sqrt(n))
 
 
 def _column(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -178,9 +222,19 @@ def _stored(path: Path) -> str | None:
         return None
 
 
-def all_figures(tables: Mapping[str, Table], frame: pd.DataFrame, profile: str, out: Path) -> list:
-    """Every figure of one profile under `out` (figures/<name>_<profile>.png)."""
-    paths = [scatter_figure(t, out / f"{n}_paper_vs_ours_{profile}.png") for n, t in tables.items()]
+def all_figures(
+    tables: Mapping[str, Table],
+    frame: pd.DataFrame,
+    profile: str,
+    out: Path,
+    paper_sigma: float | None = None,
+) -> list:
+    """Every figure of one profile under `out` (figures/<name>_<profile>.png); `paper_sigma`
+    the paper's stated seed std (its accuracies' error bars)."""
+    paths = [
+        scatter_figure(t, out / f"{n}_paper_vs_ours_{profile}.png", paper_sigma)
+        for n, t in tables.items()
+    ]
     for name, parameter in (("sigmoidal_s", "s"), ("sigmoidal_b0", "b0")):
         if name in tables:
             paths.append(sweep_figure(tables[name], parameter, out / f"{name}_{profile}.png"))

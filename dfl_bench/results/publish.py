@@ -14,7 +14,7 @@ import pandas as pd
 
 from dfl_bench import markdown
 from dfl_bench.results import budget_runs, claims, figures, render, stats, writeup
-from dfl_bench.results.agreement import Agreement, agreement
+from dfl_bench.results.agreement import WITHIN, Agreement, agreement
 from dfl_bench.results.noise import Noise, paper_noise
 from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, SELECTED_ACCURACY, Paper
 from dfl_bench.results.plan import DEFAULT, PAPER_PROFILE, SPREAD
@@ -28,8 +28,7 @@ INDEX_HEADER = [
     "commits",
     "finished",
     "wall time",
-    "acc within 1 pt",
-    "ratios within 0.05",
+    *WITHIN,
     "rho acc",
     "claims paper (holds/fails/inconclusive/n.m.)",
     "claims ours",
@@ -177,7 +176,7 @@ def write(
         written.append(_write(tables_dir / f"{name}.tex", "\n".join(tex)))
     for r in results:
         selected = {name: r.tables[name] for name in r.selected if name not in kept}
-        written += figures.all_figures(selected, frame, r.profile, figures_dir)
+        written += figures.all_figures(selected, frame, r.profile, figures_dir, r.noise.sigma)
     if not kept:
         written.append(_write(tables_dir / "README.md", index(results, command, frame)))
         written.append(_write(tables_dir / "verdicts.md", writeup.markdown_text(results, command)))
@@ -231,7 +230,7 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
                 f"[{name}]({name}.md)); "
                 + "; ".join(
                     f"in the `{o}` order: accuracy rho {render.signed(a.spearman['accuracy'])}, "
-                    f"cu_ant rho {render.signed(a.spearman['cu_ant'])}, ratios within 0.05 "
+                    f"cu_ant rho {render.signed(a.spearman['cu_ant'])}, {WITHIN[1]} "
                     f"{Agreement.share(a.ratio_within)}"
                     for o, a in other.items()
                 )

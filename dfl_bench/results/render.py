@@ -7,7 +7,7 @@ import re
 import pandas as pd
 
 from dfl_bench import markdown as md
-from dfl_bench.results.agreement import Agreement
+from dfl_bench.results.agreement import WITHIN, Agreement
 from dfl_bench.results.claims import MARGINS, Claim, Verdict
 from dfl_bench.results.commit_probe import PROBE_STEPS, PROBES
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
@@ -322,8 +322,8 @@ def agreement_markdown(agreement: Agreement) -> str:
         f"{c} {signed(r)} (n={agreement.n_pairs[c]})" for c, r in agreement.spearman.items()
     )
     return (
-        f"Agreement: Spearman rho paper vs ours: {rho}. Accuracy cells within 1 point: "
-        f"{Agreement.share(agreement.accuracy_within)}; ratio cells within 0.05: "
+        f"Agreement: Spearman rho paper vs ours: {rho}. {WITHIN[0]}: "
+        f"{Agreement.share(agreement.accuracy_within)}; {WITHIN[1]}: "
         f"{Agreement.share(agreement.ratio_within)}."
     )
 
@@ -341,7 +341,7 @@ def orders_markdown(table: Table, orders: dict[str, Agreement]) -> list[str]:
         for order, a in orders.items()
     ]
     header = ["paper's halves", *(f"rho {HEADERS[c]}" for c in COLUMNS)]
-    header += ["accuracy within 1 pt", "ratios within 0.05"]
+    header += list(WITHIN)
     why = f" Why: {paper.order_reason}" if paper.order_reason else ""
     return [
         f"Order of the halves: the paper's values are compared (and shown above) in the "

@@ -33,6 +33,9 @@ FDR = 0.05  # Benjamini-Hochberg's false discovery rate across claims
 POWER = 0.8  # the chance a planned seed count decides a comparison (seed plan)
 MAX_SEEDS = 10  # the most seeds a plan gives a cell
 BOOTSTRAP = 2000  # resamples of the bootstrap probability of being the top row
+# Equivalence margins ("on par", "similar", "around") and the agreement's tolerances, declared
+# once: accuracy points (about 2.5 of the paper's stated seed std 0.204) and ratio units.
+MARGINS = {"accuracy": 0.5, "cons": 0.05, "cu_cons": 0.05, "cu_ant": 0.05}
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from dfl_bench import markdown
 from dfl_bench.results import budget_runs, stats
+from dfl_bench.results.agreement import WITHIN
 from dfl_bench.results.claims import MARGINS, SECTIONS, STATUSES
 from dfl_bench.results.paper import RECORD_FIELDS
 from dfl_bench.results.plan import PAPER_PROFILE
@@ -115,7 +116,7 @@ def facts(name: str, by_profile: dict[str, Rendered], profiles: list[str]) -> li
         "above the baseline beyond the noise",
         "below the baseline beyond the noise",
         "ratios undefined (cons): ours / paper (printed blank or '-')",
-        "agreement: rho accuracy; acc within 1; ratios within 0.05",
+        f"agreement: rho accuracy; {WITHIN[0]}; {WITHIN[1]}",
     ]
     rows = [[label] for label in labels]
     verdicts = next(iter(by_profile.values())).verdicts

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import pytest
 
 from dfl_bench.results import figures
 
@@ -36,3 +37,38 @@ def test_the_fingerprint_sees_data_labels_and_marker_sizes():
     plt.close("all")
     assert len(prints) == 4
     assert figures._stored(Path(__file__)) is None  # not a PNG
+
+
+def test_paper_vs_ours_shows_seed_intervals_collapsed_runs_and_names_the_cells_off_the_line(
+    tmp_path, monkeypatch
+):
+    from dfl_bench.results.load import load_records
+    from dfl_bench.results.paper import load_paper
+    from dfl_bench.results.tables import build_table, collapse_threshold
+    from tests.results.test_results import REPO, write
+
+    for seed in range(3):
+        write(tmp_path, "baseline", "b", row="ce_pair", seed=seed, accuracy=0.95)
+        # godel: the paper's 20.4, ours the same; product: the paper's 20.3, ours 97 with a collapse
+        write(tmp_path, "tnorms", "g", row="godel", seed=seed, accuracy=0.204 + seed / 1000)
+        product = (0.97 + seed / 1000, 0.21, 0.972)[seed]
+        write(tmp_path, "tnorms", "p", row="product", seed=seed, accuracy=product)
+    frame = load_records(tmp_path)
+    below = collapse_threshold(frame, "quick")
+    table = build_table(load_paper().tables["tnorms"], frame, "quick", REPO, below)
+    drawn = []
+    monkeypatch.setattr(figures, "_save", lambda fig, path: drawn.append(fig) or path)
+    figures.scatter_figure(table, tmp_path / "f.png", paper_sigma=0.204)
+    accuracy = drawn[0].axes[0]
+    assert [t.get_text() for t in accuracy.texts] == ["product"]  # godel lies on the line
+    crosses = [
+        offset[1]
+        for c in accuracy.collections
+        if type(c).__name__ == "PathCollection"
+        for offset in c.get_offsets()
+    ]
+    # godel's three runs collapsed (as the paper's did) and product's one, apart from its mean
+    assert sorted(crosses) == pytest.approx([20.4, 20.5, 20.6, 21.0])
+    bars = [c for c in accuracy.collections if type(c).__name__ == "LineCollection"]
+    assert bars  # error bars: ours over seeds, the paper's from its stated std
+    plt.close("all")

@@ -328,10 +328,10 @@ def test_spearman_known_cases():
 
 def test_agreement_shares(tmp_path):
     # paper: godel 20.4 / 0.47, product 20.3 / 0.46 (Table tnorms)
-    write(tmp_path, "tnorms", "g", row="godel", accuracy=0.210, cons=0.50)
-    write(tmp_path, "tnorms", "p", row="product", accuracy=0.250, cons=0.60)
+    write(tmp_path, "tnorms", "g", row="godel", accuracy=0.208, cons=0.50)
+    write(tmp_path, "tnorms", "p", row="product", accuracy=0.210, cons=0.60)
     result = agreement(tnorms_table(tmp_path))
-    assert result.accuracy_within == (1, 2)
+    assert result.accuracy_within == (1, 2)  # the accuracy margin, 0.5: 20.8 in, 21.0 out
     # in: cons 0.50 vs 0.47, cu_ant 0.9 vs 0.90 and 0.92; out: cons 0.60 vs 0.46, both cu_cons
     assert result.ratio_within == (3, 6)
 

@@ -32,9 +32,7 @@ from dfl_bench.results.noise import Noise
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import Table
 
-# Equivalence margins ("on par", "similar", "around"), declared once: accuracy points (about 2.5
-# of the paper's stated seed std 0.204) and ratio units.
-MARGINS = {"accuracy": 0.5, "cons": 0.05, "cu_cons": 0.05, "cu_ant": 0.05}
+MARGINS = stats.MARGINS
 RANDOM_CU = 0.1  # cu_cons of random guessing among the 10 digits (Section 10.1.1)
 PRINTED = 0.01  # the paper prints ratios to two decimals: closer printed values are a tie
 SIGNIFICANT = 0.05  # a correlation's permutation p-value below this decides its sign
