@@ -29,6 +29,8 @@ METRIC_FIELDS = (
     "ant_magnitude",
 )
 TASK_FIELDS = (DIGIT_ACCURACY, GRADIENT_REACHED)  # results a task other than the paper's records
+# Results that are shares, in [0, 1] where defined (an accuracy, never a percent; a ratio).
+UNIT_FIELDS = (TEST_ACCURACY, BEST_TEST_ACCURACY, CONS_RATIO, CU_CONS, CU_ANT, DIGIT_ACCURACY)
 RECORD_FIELDS = (
     "status",
     "reason",

@@ -28,6 +28,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     STATUSES,
     SUMMARY_FIELDS,
     TEST_ACCURACY,
+    UNIT_FIELDS,
 )
 
 
@@ -176,6 +177,15 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
         isinstance(accuracy, int | float) and math.isfinite(accuracy)
     ):
         return "status ok without a test accuracy"
+    for key in UNIT_FIELDS:
+        value = record.get(key)
+        if isinstance(value, bool) or (value is not None and not isinstance(value, int | float)):
+            return f"{key} {value!r} is not a number"
+        if value is not None and not math.isnan(value) and not 0 <= value <= 1:
+            return f"{key} {value!r} lies outside [0, 1] (a share, never a percent)"
+    budget = (record["config"].get("profile") or {}).get("max_steps")
+    if record["status"] == "ok" and budget is not None and record["steps"] != budget:
+        return f"status ok after {record['steps']} steps, not its profile's {budget}"
     if path is not None:
         if record.get("config_hash", path.stem) != path.stem:
             return f"says config hash {record['config_hash']}, not its file name {path.name}"

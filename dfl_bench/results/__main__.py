@@ -106,7 +106,8 @@ def render(args: argparse.Namespace, argv: list[str] | None) -> int:
     profiles = [args.profile] if args.profile else present or ["quick"]
     paper = load_paper()
     results = [publish.build(paper, frame, p, args.names, REPO_DIR) for p in profiles]
-    written, kept = publish.write(results, frame, args.out, command.strip(), args.force)
+    shared = set(profiles) >= set(present)  # the files that sum every profile need them all
+    written, kept = publish.write(results, frame, args.out, command.strip(), args.force, shared)
     print(
         f"[dfl_bench.results] {len(frame)} records from {args.records} (profiles {present}); "
         f"{len(written)} files under {args.out}/, a figure redrawn only when it changed "
@@ -116,6 +117,12 @@ def render(args: argparse.Namespace, argv: list[str] | None) -> int:
         print(
             f"[dfl_bench.results] kept {len(kept)} table(s) that the new rendering would empty "
             "out, and the index and verdicts with them (--force replaces them): " + "; ".join(kept)
+        )
+    if not shared:
+        print(
+            f"[dfl_bench.results] the index, tables/verdicts.md and the write-up's blocks sum "
+            f"every profile ({present}): left as they are by a rendering of {profiles} (render "
+            "without --profile to rewrite them)"
         )
     if args.wandb:
         from dfl_bench.results.wandb_tables import log_tables

@@ -163,14 +163,23 @@ def _prune(cell: Mapping[str, Any], wanted: Mapping[str, Any]) -> dict[str, Any]
     }
 
 
+class OtherMachine(RuntimeError):
+    """The probes file was made on another torch build or CPU (it is left as it is)."""
+
+
 def run(records_dir: Path, out: Path, limit: int | None = None) -> dict[str, Any]:
-    """Probe every (configuration, commit) of `cells_to_probe` not yet in `out` (made on this
-    machine's torch and CPU), writing `out` after each probe (resumable). A commit no record of
-    its cell names any more (a retrained seed), and a cell now of one commit, are dropped."""
+    """Probe every (configuration, commit) of `cells_to_probe` not yet in `out`, writing `out`
+    after each probe (resumable). A commit no record of its cell names any more (a retrained
+    seed), and a cell now of one commit, are dropped. A file made on another torch build or CPU
+    is never touched (OtherMachine): its probes are that machine's."""
     here = machine()
     known = json.loads(out.read_text()) if out.is_file() else {}
-    if known.get("machine") != here:
-        known = {}
+    if known and known.get("machine") != here:
+        raise OtherMachine(
+            f"{out} holds probes made on {known.get('machine')}; this machine is {here}, and "
+            "probes compare to the bit only on one machine: nothing changed. Probe here into "
+            "another file (--out), or on that machine."
+        )
     known.update(
         made_by="python -m dfl_bench.results.commit_probe", probe=list(PROBE), machine=here
     )
@@ -226,7 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default=PROBES)
     parser.add_argument("--limit", type=int, default=None, help="probe at most N (resumable)")
     args = parser.parse_args(argv)
-    known = run(Path(args.records_dir), Path(args.out), args.limit)
+    try:
+        known = run(Path(args.records_dir), Path(args.out), args.limit)
+    except OtherMachine as err:
+        print(f"[commit_probe] {err}", file=sys.stderr)
+        return 2
     verdicts = [cell.get("same") for cell in known.get("cells", {}).values()]
     print(
         f"[commit_probe] {verdicts.count(True)} cells train alike at their commits, "

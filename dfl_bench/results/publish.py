@@ -149,11 +149,18 @@ def losses(path: Path, results: Sequence[Rendered], name: str) -> list[str]:
 
 
 def write(
-    results: Sequence[Rendered], frame: pd.DataFrame, out: Path, command: str, force: bool = False
+    results: Sequence[Rendered],
+    frame: pd.DataFrame,
+    out: Path,
+    command: str,
+    force: bool = False,
+    shared: bool = True,
 ) -> tuple[list[Path], list[str]]:
     """Every output file under `out` (tables/, figures/): the paths written, and one line per
     table kept because the new rendering has fewer ok runs in one of its profiles (never
-    replaced unless `force`; the index and verdicts are then kept too, as they sum every table)."""
+    replaced unless `force`; the index and verdicts are then kept too, as they sum every table).
+    The files that sum every profile (the index, verdicts.md, the write-up's and the front
+    page's blocks) are written only when `shared`: a rendering of every profile present."""
     tables_dir, figures_dir = out / "tables", out / "figures"
     tables_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -177,7 +184,7 @@ def write(
     for r in results:
         selected = {name: r.tables[name] for name in r.selected if name not in kept}
         written += figures.all_figures(selected, frame, r.profile, figures_dir, r.noise.sigma)
-    if not kept:
+    if not kept and shared:
         written.append(_write(tables_dir / "README.md", index(results, command, frame)))
         written.append(_write(tables_dir / "verdicts.md", writeup.markdown_text(results, command)))
         if writeup.patch(out / "README.md", writeup.summary(results)):

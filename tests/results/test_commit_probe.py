@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dfl_bench.results import commit_probe, render
 from dfl_bench.results.agreement import agreement
 from dfl_bench.results.load import load_records
@@ -86,3 +88,22 @@ def test_a_retrained_seed_drops_its_old_commit_and_a_cell_of_one_commit_is_dropp
     assert known["cells"][godel]["commits"] == {"aaa": alike, "ccc": alike}
     assert known["cells"][godel]["same"] is True
     assert json.loads(out.read_text())["cells"] == known["cells"]
+
+
+def test_probing_on_another_cpu_leaves_the_committed_probes_as_they_are(
+    tmp_path, monkeypatch, capsys
+):
+    records, out = tmp_path / "records", tmp_path / "probes.json"
+    write(records, "tnorms", "a", row="godel", seed=0, commit="aaa")
+    write(records, "tnorms", "b", row="godel", seed=1, commit="ccc")
+    made = {"cells": {"x": {"commits": {}, "same": None}}, "machine": commit_probe.machine()}
+    out.write_text(json.dumps(made))
+    before = out.read_text()
+    other = {**commit_probe.machine(), "cpu_capability": "AVX2"}  # ATEN_CPU_CAPABILITY=avx2
+    monkeypatch.setattr(commit_probe, "machine", lambda: other)
+    monkeypatch.setattr(commit_probe, "probe", lambda *a: pytest.fail("probed on another CPU"))
+    code = commit_probe.main([f"--records-dir={records}", f"--out={out}", "--limit=0"])
+    assert code == 2 and out.read_text() == before
+    assert "probes compare to the bit only on one machine: nothing changed" in (
+        capsys.readouterr().err
+    )

@@ -6,13 +6,14 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 
 import pytest
 
 from dfl_bench.lifecycle.records import config_hash
-from dfl_bench.results import claims, publish, render
+from dfl_bench.results import claims, publish, render, writeup
 from dfl_bench.results.__main__ import main
 from dfl_bench.results.agreement import agreement, spearman
 from dfl_bench.results.load import RecordWarning, load_records
@@ -55,7 +56,7 @@ def write(
         "profile": profile,
         "git_commit": commit,
         "data_checksum": "abc",
-        "steps": 1000,
+        "steps": (config.get("profile") or {}).get("max_steps", 1000),
         "wall_time_s": 60.0,
         "test_accuracy": accuracy if status == "ok" else None,
         "best_test_accuracy": accuracy if best is None else best,
@@ -187,6 +188,31 @@ def test_a_stub_or_a_list_is_named_once_and_never_counted(tmp_path):
     assert len(messages) == 2 and len(frame) == 1
     assert "list.json: not a run record (a JSON list" in messages[0]
     assert "stub.json: not a run record (lacks the fields ['reason'" in messages[1]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("best_test_accuracy", 97.78, "best_test_accuracy 97.78 lies outside [0, 1]"),
+        ("test_accuracy", 1.5, "test_accuracy 1.5 lies outside [0, 1]"),
+        ("cu_cons", -0.1, "cu_cons -0.1 lies outside [0, 1]"),
+        ("cons_ratio", "0.5", "cons_ratio '0.5' is not a number"),
+        ("steps", 5, "status ok after 5 steps, not its profile's 10000"),
+    ],
+)
+def test_a_whole_record_with_an_impossible_value_is_named_and_never_counted(
+    tmp_path, field, value, why
+):
+    for seed in range(3):
+        write(tmp_path, "tnorms", "", row="godel", profile="long", seed=seed, accuracy=0.9)
+    path = write(tmp_path, "tnorms", "", row="godel", profile="long", seed=3, accuracy=0.9)
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, field: value, "evaluated_step": 5}))
+    with pytest.warns(RecordWarning, match=re.escape(why)):
+        frame = load_records(tmp_path)
+    assert len(frame) == 3 and path.is_file()  # left out, never changed
+    table = build_table(PAPER.tables["tnorms"], frame, "long", REPO)
+    assert table.ours()["godel"].n_ok == 3
 
 
 def test_a_copied_or_misplaced_record_is_named_once_and_never_changes_a_cell(tmp_path):
@@ -724,3 +750,21 @@ def test_one_configuration_one_seed_one_number(tmp_path):
     table = build_table(PAPER.tables["aggregation"], frame, "quick", REPO)
     notes = table.ours()["forall_log_product"].notes
     assert any("seed 0 trained twice" in n and "own 96.04" in n for n in notes)
+
+
+@pytest.mark.slow  # renders twice, every table
+def test_a_rendering_of_one_profile_leaves_what_sums_every_profile(tmp_path, capsys):
+    records, out = tmp_path / "records", tmp_path / "out"
+    for profile in ("quick", "long"):
+        write(records, "tnorms", "g", row="godel", profile=profile, accuracy=0.5)
+        write(records, "baseline", "b", row="ce_pair", profile=profile, accuracy=0.95)
+    (out / "tables").mkdir(parents=True)
+    (out / "README.md").write_text(f"intro\n{writeup.BEGIN}\nold\n{writeup.END}\n")
+    assert main([f"--records={records}", f"--out={out}"]) == 0
+    shared = [out / "tables" / "README.md", out / "tables" / "verdicts.md", out / "README.md"]
+    before = [path.read_text() for path in shared]
+    assert "## Profile `quick`" in before[0] and "Profile `quick`" in before[2]
+    assert main([f"--records={records}", f"--out={out}", "--profile=long", "--tables=tnorms"]) == 0
+    assert [path.read_text() for path in shared] == before
+    assert "left as they are by a rendering of ['long']" in capsys.readouterr().out
+    assert "## tnorms, profile `quick`" in (out / "tables" / "tnorms.md").read_text()  # kept
