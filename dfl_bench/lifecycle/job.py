@@ -211,7 +211,14 @@ def fit_runs(
             machine=where,
             **({"stack": stack} if stack else {}),
         )
-        records.write_record(path, records.portable(record, (Path.cwd(), REPO_DIR)))
+        try:
+            records.write_record(path, records.portable(record, (Path.cwd(), REPO_DIR)))
+        except OSError as err:
+            raise records.RecordNotWritten(
+                f"cannot write its record {path} ({err.strerror or err}); the run trained to its "
+                f"end and its checkpoint is kept in {ckpt_dir}: make {path.parent} writable and "
+                "rerun the same command, which resumes there and writes the record"
+            ) from None
         loggers.summarize(run_loggers[r], record)
         out.append((record, path))
     shutil.rmtree(ckpt_dir, ignore_errors=True)

@@ -241,6 +241,10 @@ def reuse_done(records_dir: str | Path, path: str | Path, **job: Any) -> dict[st
     return record
 
 
+class RecordNotWritten(OSError):
+    """A finished job's record could not be written (its checkpoint is kept: a rerun writes it)."""
+
+
 def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
     """Write `record` as JSON atomically (tmp file in the same folder, then os.replace); a file
     at `path` that is no valid record is kept beside it as `<name>.invalid`, and named."""

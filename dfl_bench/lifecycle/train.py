@@ -26,7 +26,7 @@ from hydra.utils import to_absolute_path
 from omegaconf import DictConfig
 
 from dfl_bench import tasks
-from dfl_bench.lifecycle import guards, loggers
+from dfl_bench.lifecycle import guards, loggers, records
 from dfl_bench.lifecycle.job import Job, fit_runs, job_name, lock_path, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.lifecycle.resolve import resolved_config
@@ -58,7 +58,7 @@ def main(cfg: DictConfig) -> float | None:
         raise SystemExit(EXIT_INVALID) from None
     try:
         record = run_prepared(cfg, hydra_cfg, config, module)
-    except AlreadyRunning as err:
+    except (AlreadyRunning, records.RecordNotWritten) as err:
         fail(f"[dfl_bench] {job_name(hydra_cfg)}: {err}", hydra_cfg)
     if record.get("status") != "ok":
         fail(f"[dfl_bench] {job_name(hydra_cfg)} failed: {record.get('reason')}", hydra_cfg)

@@ -1,8 +1,9 @@
 """Composed configs kept on disk: Hydra takes about a second per experiment to compose and
 planning every table resolves some 400 jobs, yet what they give depends only on conf/ and this
-package's code. So a planned experiment's jobs and a cell's config are kept under
-`$DFL_BENCH_CACHE` (default ~/.cache/dfl_bench/configs) in a folder named by the fingerprint of
-those files, and read back while none of them changes; DFL_BENCH_CACHE=off composes every time.
+package's code. So a planned experiment's jobs and a cell's config are kept under `configs/` of
+the cache folder (paths.cache_root: `$DFL_BENCH_CACHE`, default ~/.cache/dfl_bench) in a folder
+named by the fingerprint of those files, and read back while none of them changes;
+DFL_BENCH_CACHE=off composes every time.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 import hydra
 import omegaconf
 
-from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.paths import CONFIG_DIR, cache_root
 
 PACKAGE = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -56,14 +57,8 @@ def fingerprint() -> str:
 
 def folder() -> Path | None:
     """Where this code's configs are kept, or None when caching is off."""
-    where = os.environ.get("DFL_BENCH_CACHE", "")
-    if where.lower() in ("off", "0", "false", "no"):
-        return None
-    try:
-        base = Path(where) if where else Path.home() / ".cache" / "dfl_bench" / "configs"
-    except RuntimeError:  # no home folder to keep it in: compose every time
-        return None
-    return base / fingerprint()
+    root = cache_root()
+    return None if root is None else root / "configs" / fingerprint()
 
 
 def cached(kind: str, key: Any, compute: Callable[[], T]) -> T:

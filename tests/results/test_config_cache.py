@@ -65,7 +65,7 @@ def test_the_fingerprint_follows_every_file_a_config_depends_on(tmp_path, monkey
 
 def test_a_plan_from_the_cache_is_the_plan_composed(tmp_path, cache_dir, monkeypatch):
     cold = plan.plan(["best", "baseline"], "smoke", 2, tmp_path / "records")
-    assert len(list((cache_dir / config_cache.fingerprint() / "plan").glob("*.json"))) == 2
+    assert len(list(config_cache.folder().joinpath("plan").glob("*.json"))) == 2
 
     def refused(*args):
         raise AssertionError("composed although the cache holds the experiment")

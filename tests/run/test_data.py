@@ -104,6 +104,17 @@ def test_an_unwritable_cache_is_one_note_and_leaves_nothing_behind(
     assert "cannot write the MNIST cache" in capsys.readouterr().err
 
 
+def test_cache_off_decodes_and_writes_nothing_anywhere(hub_cache, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DFL_BENCH_CACHE", "off")
+    decoded = []
+    monkeypatch.setattr(
+        mnist_sources, "decode_hub_pickle", lambda path: decoded.append(path) or hub_cache[1]
+    )
+    assert load_hub().checksum == hub_cache[1].checksum and len(decoded) == 1
+    assert list(tmp_path.iterdir()) == []  # no folder named `off`, no cache file
+
+
 def test_corrupt_cache_is_rebuilt(hub_cache, tmp_path, monkeypatch):
     (cached,) = hub_cache[0].glob("*.npz")
     (tmp_path / cached.name).write_bytes(b"not an npz")
