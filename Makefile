@@ -63,21 +63,18 @@ time-kb: ## forward+backward time of each knowledge base vs batch size
 	$(PYTHON) -m dfl_bench.bench time-kb
 
 reproduce-tables: ## run the missing jobs of every paper table, then render as make tables (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS DEVICE=cpu|gpu RECORDS_DIR OUT)
-	@$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
+	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
 		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
-		--device "$(DEVICE)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)"; rc=$$?; \
-	if [ $$rc -le 1 ]; then \
-		$(PYTHON) -m dfl_bench.results --records-dir "$(RECORDS_DIR)" $(if $(OUT),--out "$(OUT)") \
-			$(if $(TABLES),--tables "$(TABLES)") || exit $$?; \
-	fi; exit $$rc
+		--device "$(DEVICE)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)" \
+		$(if $(OUT),--out "$(OUT)")
 
 SCOPE_RECORDS ?= results/scope_comparison/records
 scope-comparison: ## same_symmetric with each quantifier scope (family = the authors' code, formula = the text), side by side
 	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric \
-		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)"
+		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)" --no-render
 	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric \
 		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(SCOPE_RECORDS)" --logger "$(LOGGER)" \
-		kb.scope=formula experiment_name=same_symmetric_formula
+		--no-render kb.scope=formula experiment_name=same_symmetric_formula
 	$(PYTHON) -m dfl_bench.results.compare --a "$(RECORDS_DIR):same_symmetric" \
 		--b "$(SCOPE_RECORDS):same_symmetric_formula" --labels family,formula --profile "$(PROFILE)" \
 		--title "Quantifier scope on Table mnist_symmetric (profile $(PROFILE))" \
@@ -87,10 +84,10 @@ NTN_DIR ?= results/ntn_comparison
 ntn-comparison: ## same_symmetric and the default configuration with the text's NTN (k=50) and the authors' code's head (k=10, output bias), side by side, with the step time of each
 	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
 		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(NTN_DIR)/k50" \
-		--logger "$(LOGGER)"
+		--logger "$(LOGGER)" --no-render
 	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
 		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(NTN_DIR)/k10" \
-		--logger "$(LOGGER)" model.ntn_k=10 model.ntn_bias=true experiment_name=ntn_k10
+		--logger "$(LOGGER)" --no-render model.ntn_k=10 model.ntn_bias=true experiment_name=ntn_k10
 	$(PYTHON) -m dfl_bench.results.compare --a "$(NTN_DIR)/k50:same_symmetric,default" \
 		--b "$(NTN_DIR)/k10:ntn_k10" --labels k50,k10 --profile "$(PROFILE)" \
 		--title "NTN head: the text's k=50 vs the code's k=10 with an output bias (profile $(PROFILE))" \

@@ -85,6 +85,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--logger", default="wandb", help=f"one of {loggers.choices()}")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between progress lines")
+    parser.add_argument("--out", help="where the tables render (python -m dfl_bench.results --out)")
+    parser.add_argument(
+        "--no-render", action="store_true", help="train only: leave the tables as they are"
+    )
     parser.add_argument("overrides", nargs="*", help="extra Hydra overrides for every job")
     args = parser.parse_args(argv)
     if args.jobs < 1:
@@ -175,6 +179,14 @@ class Progress:
         self.todo = [j for j in jobs if not j.done()]
         self.seconds_per_job = seconds_per_job
         self.start = time.time()
+        self.shown: tuple[int, float] = (-1, 0.0)  # finished jobs and time at the last line
+
+    def report(self, every: float | None = None) -> None:
+        """Print the line when a job finished since the last one (or `every` seconds passed)."""
+        ran = len(self.finished())
+        if ran != self.shown[0] or (every is not None and time.time() - self.shown[1] >= every):
+            print(self.line(), flush=True)
+            self.shown = (ran, time.time())
 
     def finished(self) -> list[Job]:
         """The jobs of this run with a record (ok or failed) written since it started."""
@@ -264,13 +276,9 @@ def run_experiment(
         reader = threading.Thread(target=echo, args=(proc.stdout, log, quiet), daemon=True)
         reader.start()
         try:
-            shown, last = -1, 0.0
             while proc.poll() is None:
                 time.sleep(poll)
-                ran = len(progress.finished())
-                if ran != shown or time.time() - last >= 60:
-                    print(progress.line(), flush=True)
-                    shown, last = ran, time.time()
+                progress.report(every=60)
         except Interrupted:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(signum, signal.SIG_IGN)
@@ -358,12 +366,20 @@ def reproduce(args: argparse.Namespace) -> int:
         for name in names:
             run(name)
     failed = [j for j in todo if not j.done()]
-    print(progress.line(), flush=True)
+    progress.report()
     if failed:
         report_failures(failed, logs)
         return 1
     print(f"[reproduce] all {len(jobs)} jobs ok; records in {args.records}", flush=True)
     return 0
+
+
+def render_tables(args: argparse.Namespace) -> int:
+    """Render the tables from the records as `make tables` does (after the jobs, ok or failed)."""
+    from dfl_bench.results.__main__ import main as render
+
+    argv = [f"--records-dir={args.records}", *([f"--out={args.out}"] if args.out else [])]
+    return render([*argv, *([f"--tables={args.tables}"] if args.tables else [])])
 
 
 EXIT_BUSY = 3  # another reproduction holds the records folder
@@ -401,7 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parse_args(argv)
         with reproduction_lock(Path(args.records)):
-            return reproduce(args)
+            code = reproduce(args)
+        return code if code > 1 or args.no_render else max(code, render_tables(args))
     except (ValueError, HydraException, OmegaConfBaseException) as err:
         print(f"[reproduce] error: {str(err).strip().splitlines()[0]}", file=sys.stderr)
         return 2

@@ -5,7 +5,6 @@ table and figure)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -20,7 +19,6 @@ from dfl_bench.lifecycle import records
 from dfl_bench.results import plan, reproduce
 
 REPO = Path(__file__).resolve().parents[2]
-RENDERER = importlib.util.find_spec("dfl_bench.results.__main__") is not None
 
 
 @pytest.fixture
@@ -32,13 +30,15 @@ def in_tmp(tmp_path, monkeypatch):
     return tmp_path
 
 
-def reproduce_args(tmp: Path, *args: str) -> list[str]:
-    """Command-line arguments of a smoke reproduction into tmp (records, checkpoints, logs)."""
+def reproduce_args(tmp: Path, *args: str, render: bool = False) -> list[str]:
+    """Command-line arguments of a smoke reproduction into tmp (records, checkpoints, logs);
+    the tables render afterwards only with `render` (into `tmp / "results"`)."""
     return [
         "--profile=smoke",
         f"--records={tmp / 'records'}",
         "--logger=none",
         "--poll=0.5",
+        f"--out={tmp / 'results'}" if render else "--no-render",
         *args,
         f"checkpoint_dir={tmp / 'checkpoints'}",
     ]
@@ -199,12 +199,17 @@ def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp, capsys):
 
 @pytest.mark.slow
 def test_smoke_reproduction_of_every_experiment_then_a_rerun_skips_it(in_tmp, capsys):
-    args = reproduce_args(in_tmp, "--spread-seeds=2")
-    assert reproduce.main(args) == 0
+    args = reproduce_args(in_tmp, "--spread-seeds=2", render=True)
+    assert reproduce.main(args) == 0  # then renders, as make reproduce-tables does
     first = capsys.readouterr().out
     n = int(re.search(r"(\d+) jobs, 0 done, \1 to run", first).group(1))
     assert n > 100 and f"all {n} jobs ok" in first
-    assert reproduce.main([*args, "--tables=best,default"]) == 0
+    assert len(re.findall(rf"\[reproduce\] {n}/{n} jobs ok", first)) == 1  # the last line once
+    tables = {p.stem for p in (in_tmp / "results" / "tables").glob("*.md")}
+    assert set(plan.selected("")) - {plan.DEFAULT} <= tables
+    assert any((in_tmp / "results" / "figures").glob("*.png"))
+    rerun = reproduce_args(in_tmp, "--spread-seeds=2", "--tables=best,default")
+    assert reproduce.main(rerun) == 0
     second = capsys.readouterr().out
     assert "4 jobs, 4 done, 0 to run" in second and "[dfl_bench]" not in second
     found = [json.loads(p.read_text()) for p in (in_tmp / "records").rglob("*.json")]
@@ -212,14 +217,6 @@ def test_smoke_reproduction_of_every_experiment_then_a_rerun_skips_it(in_tmp, ca
         ("ok", "smoke", 4)
     }
     assert {r["experiment"] for r in found} == set(plan.selected(""))
-    if RENDERER:
-        command = [sys.executable, "-m", "dfl_bench.results", "--profile=smoke"]
-        command += [f"--records={in_tmp / 'records'}", f"--out={in_tmp / 'results'}"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        tables = {p.stem for p in (in_tmp / "results" / "tables").glob("*.md")}
-        assert set(plan.selected("")) - {plan.DEFAULT} <= tables
-        assert any((in_tmp / "results" / "figures").glob("*.png"))
 
 
 @pytest.mark.slow
