@@ -4,10 +4,12 @@ module resolve configs without the trainer)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.provenance import job_provenance
 
 UNRESOLVED = ("rows", "families")  # a config's tables: not part of what a job is
@@ -32,8 +34,22 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
                 if container
                 else value
             )
+    for kind in KINDS:  # `tnorm.p='2'` is `tnorm.p=2`: one configuration, one hash
+        if isinstance(config.get(kind), dict):
+            config[kind] = {k: _number(v) for k, v in config[kind].items()}
     row_provenance = config.pop("row_provenance", None)
     config["provenance"] = job_provenance(
         config.get("provenance"), row_provenance, config.get("row"), config
     )
     return config
+
+
+def _number(value: Any) -> Any:
+    """An operator parameter given as text that reads as a finite number, as that number."""
+    if not isinstance(value, str):
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return (int(number) if number.is_integer() else number) if math.isfinite(number) else value

@@ -92,7 +92,8 @@ def run_prepared(
     """One checked job: lock, skip if done, reuse, else train (resuming) and record (job.py)."""
     job = Job(cfg, hydra_cfg, config, module)
     path, ckpt_dir = job.paths
-    with job_lock(lock_path(ckpt_dir)):
+    sweep = str(hydra_cfg.sweep.dir) if hydra_cfg.mode == RunMode.MULTIRUN else None
+    with job_lock(lock_path(ckpt_dir), sweep):
         settled = settled_record(job)
         if settled is not None:
             return settled

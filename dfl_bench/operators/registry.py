@@ -65,6 +65,8 @@ class Param:
             if value not in options:
                 raise ValueError(f"{where} is not valid; {key} must be {self.describe()}")
             return value
+        if isinstance(value, bool):
+            raise ValueError(f"{where} is a boolean, not a number; {key} must be {self.describe()}")
         try:
             number = float(value)
         except (TypeError, ValueError):

@@ -37,3 +37,18 @@ if __name__ == "__main__":
 
     with tempfile.TemporaryDirectory() as tmp:
         FIXTURE.write_text(json.dumps(current_hashes(Path(tmp)), indent=1, sort_keys=True) + "\n")
+
+
+def test_a_parameter_given_as_text_is_the_number_and_hashes_alike(tmp_path):
+    from jobs import composed
+
+    from dfl_bench.lifecycle import records, resolve
+
+    def digest(*overrides: str) -> tuple[str, object]:
+        cfg, _ = composed(tmp_path, *overrides)
+        config = resolve.resolved_config(cfg)
+        return records.config_hash(config), config["tnorm"]["p"]
+
+    number, text = digest("tnorm=yager", "tnorm.p=2"), digest("tnorm=yager", "tnorm.p='2'")
+    assert number == text and text[1] == 2
+    assert digest("tnorm=yager", "tnorm.p=2.5")[0] != number[0]

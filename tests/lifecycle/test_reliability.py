@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -391,6 +392,35 @@ def test_a_second_identical_job_is_refused_while_the_first_runs(tmp_path):
     with job_lock(lock), pytest.raises(AlreadyRunning, match=r"already running \(pid \d+"):
         train.run(cfg, hydra_cfg)
     assert train.run(cfg, hydra_cfg)["status"] == "ok"
+
+
+def test_a_twin_job_of_one_sweep_waits_for_the_other_instead_of_failing(tmp_path, capsys):
+    """Two rows that resolve to one configuration, run at once by a parallel launcher: the
+    second waits for the lock (then skips the record the first wrote); any other holder is a
+    job already running."""
+    lock = tmp_path / "job.lock"
+    holder = (
+        "import sys, time; from pathlib import Path\n"
+        "from dfl_bench.lifecycle.lock import job_lock\n"
+        "with job_lock(Path(sys.argv[1]), sys.argv[2]):\n"
+        "    print('held', flush=True); time.sleep(1.5)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", holder, str(lock), "multirun/x"], stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        for other in (None, "multirun/y"):  # a lone run, another sweep: refused at once
+            with pytest.raises(AlreadyRunning, match="in sweep multirun/x holds"):
+                with job_lock(lock, other):
+                    pass
+        start = time.monotonic()
+        with job_lock(lock, "multirun/x"):  # its twin: waits until the first lets go
+            assert time.monotonic() - start > 0.5
+    finally:
+        proc.wait(timeout=30)
+    assert "the same configuration runs in this sweep" in capsys.readouterr().err
 
 
 # 10. a truncated checkpoint, a zip of something else, a checkpoint of other runs
