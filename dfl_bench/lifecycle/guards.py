@@ -118,14 +118,10 @@ def check_config(config: Mapping[str, Any], optimizer: bool = True) -> None:
 
 
 def check_task(task: Mapping[str, Any]) -> None:
-    """A registered task and, for MNIST addition, 1 or 2 digits per number (10^(2N) digit
-    tuples are grounded per sum) and a non-negative pairing seed."""
+    """A registered task and its own settings in the ranges it declares (dfl_bench/tasks/)."""
     from dfl_bench import tasks
 
-    tasks.check(task.get("name", "mnist_kb"))
-    if task.get("name") == "mnist_addition":
-        _integer(task.get("digits"), "task.digits", 1, 2)
-        _integer(task.get("pairing_seed"), "task.pairing_seed", 0, MAX_SEED)
+    tasks.check_settings(task)
 
 
 def check_optimizer(optimizer: Mapping[str, Any]) -> None:
@@ -153,10 +149,20 @@ def check_optimizer(optimizer: Mapping[str, Any]) -> None:
 
 
 def check_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:
-    """Refuse an override that an experiment's row replaces (it would be recorded, not run)."""
+    """Refuse an override that an experiment's row replaces (it would be recorded, not run) or
+    that sets a config group the job's task does not read (the same numbers, another hash)."""
+    from dfl_bench import tasks
+
     raw = OmegaConf.to_container(cfg, resolve=False)
+    task = str((cfg.get("task") or {}).get("name", "mnist_kb"))
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         key = override.key_or_group
+        if key.lstrip("+~").split(".")[0] in tasks.ignored(task):
+            raise ValueError(
+                f"{override.input_line} is ignored: task {task!r} does not read "
+                f"{', '.join(tasks.ignored(task))} (it would train the same numbers under "
+                "another configuration); leave it out"
+            )
         if key == "row" and not cfg.get("rows"):
             raise ValueError(
                 f"{override.input_line} needs an experiment with named rows (+experiment=NAME); "

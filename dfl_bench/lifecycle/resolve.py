@@ -11,8 +11,10 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.provenance import job_provenance
+from dfl_bench.schema import ADDED_KEYS
 
 UNRESOLVED = ("rows", "families")  # a config's tables: not part of what a job is
+DEFAULT = "default"  # the experiment of a run without +experiment: the paper's task
 
 
 def resolved_config(cfg: DictConfig) -> dict[str, Any]:
@@ -34,6 +36,9 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
                 if container
                 else value
             )
+    task = (config.get("task") or ADDED_KEYS[("task",)])["name"]
+    if config.get("experiment_name") == DEFAULT and task != ADDED_KEYS[("task",)]["name"]:
+        config["experiment_name"] = task  # `default` is the paper task's: file under the task
     for kind in KINDS:  # `tnorm.p='2'` is `tnorm.p=2`: one configuration, one hash
         if isinstance(config.get(kind), dict):
             config[kind] = {k: _number(v) for k, v in config[kind].items()}

@@ -23,6 +23,15 @@ TASKS: dict[str, str | ModuleType] = {
     "mnist_kb": "dfl_bench.tasks.mnist_kb",
     "mnist_addition": "dfl_bench.tasks.mnist_addition",
 }
+# What a task declares without importing it: the config groups it does not read (an override of
+# one would train the same numbers under another hash: refused) and its own integer settings
+# (`task.<key>`: the range it accepts).
+IGNORES: dict[str, tuple[str, ...]] = {
+    "mnist_addition": ("kb", "tconorm", "implication", "model"),
+}
+SETTINGS: dict[str, dict[str, tuple[int, int]]] = {
+    "mnist_addition": {"digits": (1, 2), "pairing_seed": (0, 2**32 - 1)},
+}
 
 
 def names() -> list[str]:
@@ -42,3 +51,24 @@ def check(name: str) -> str:
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; valid choices: {names()}")
     return name
+
+
+def check_settings(config: Mapping[str, Any]) -> None:
+    """A task config (`task: {name, ...}`): a registered task and each of its integer settings
+    in its range, else a ValueError naming the range.
+
+    >>> check_settings({"name": "mnist_addition", "digits": 3, "pairing_seed": 0})
+    Traceback (most recent call last):
+    ...
+    ValueError: task.digits must be an integer in [1, 2], got 3
+    """
+    name = check(config.get("name", "mnist_kb"))
+    for key, (low, high) in SETTINGS.get(name, {}).items():
+        value = config.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"task.{key} must be an integer in [{low}, {high}], got {value!r}")
+
+
+def ignored(name: str) -> tuple[str, ...]:
+    """The config groups task `name` does not read."""
+    return IGNORES.get(name, ())

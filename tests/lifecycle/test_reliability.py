@@ -498,3 +498,21 @@ def test_record_paths_inside_the_working_folder_are_relative(tmp_path):
     out = records.portable(record, [tmp_path])
     assert out["log_dir"] == "outputs/wandb" and out["config"]["records_dir"] == "runs"
     assert out["config"]["checkpoint_dir"] == "/elsewhere/ck"
+
+
+@pytest.mark.parametrize(
+    "override", ["kb=sum9", "kb.w_dfl=5", "implication=godel", "tconorm=lukasiewicz"]
+)
+def test_an_option_the_task_does_not_read_is_refused_in_one_line(tmp_path, no_data, override):
+    cfg, hydra_cfg = composed(tmp_path, "+experiment=mnist_addition", override)
+    with pytest.raises(ValueError, match=rf"{override} is ignored: task 'mnist_addition' does"):
+        train.run(cfg, hydra_cfg)
+
+
+def test_a_run_of_another_task_without_an_experiment_files_under_its_task(tmp_path):
+    from dfl_bench.lifecycle import resolve
+
+    cfg, _ = composed(tmp_path, "task=mnist_addition", "kb=ce_only")
+    assert resolve.resolved_config(cfg)["experiment_name"] == "mnist_addition"
+    cfg, _ = composed(tmp_path)
+    assert resolve.resolved_config(cfg)["experiment_name"] == "default"
