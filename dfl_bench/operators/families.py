@@ -244,32 +244,38 @@ def aczel_alsina_r(a: Tensor, c: Tensor, p: float) -> Tensor:
 
 # --- the registry: six operators per family ------------------------------------------------------
 
+# Each parameter's range is where values and gradients are finite on [0, 1] (corners and float32
+# subnormals included), measured on a grid of p from 1e-300 to 1e300 and narrowed with a margin;
+# a value outside is refused (tests/operators/test_operators_families.py checks the range).
 T_NORMS = {  # name -> (T, A_T, residuum, its parameter, T's formula, the residuum's)
     "hamacher": (
-        hamacher_t, hamacher_forall, hamacher_r, Param(0.0, low=0.0, low_inclusive=True),
+        hamacher_t, hamacher_forall, hamacher_r,
+        Param(0.0, low=1e-6, low_inclusive=True, high=1e6, also=(0.0,)),
         "T(a, b) = ab / (p + (1 - p)(a + b - ab)), p >= 0 (p = 0: Hamacher product, 1: product)",
         "c (p + (1 - p) a) / (a - (1 - p) c (1 - a))",
     ),
     "frank": (
-        frank_t, frank_forall, frank_r, Param(2.0, low=0.0),
+        frank_t, frank_forall, frank_r, Param(2.0, low=1e-6, low_inclusive=True, high=1e30),
         "T(a, b) = log_p(1 + (p^a - 1)(p^b - 1) / (p - 1)), p > 0 (1: product; 0: Goedel, "
         "inf: Lukasiewicz as limits)",
         "log_p(1 + (p^c - 1)(p - 1) / (p^a - 1))",
     ),
     "dombi": (
-        dombi_t, dombi_forall, dombi_r, Param(1.0, low=0.0),
+        dombi_t, dombi_forall, dombi_r, Param(1.0, low=0.05, low_inclusive=True, high=1e30),
         "T(a, b) = 1 / (1 + (((1 - a) / a)^p + ((1 - b) / b)^p)^(1/p)), p > 0 (0: drastic, inf: "
         "Goedel as limits)",
         "1 / (1 + (((1 - c) / c)^p - ((1 - a) / a)^p)^(1/p))",
     ),
     "schweizer_sklar": (
-        schweizer_sklar_t, schweizer_sklar_forall, schweizer_sklar_r, Param(0.5),
+        schweizer_sklar_t, schweizer_sklar_forall, schweizer_sklar_r,
+        Param(0.5, low=-1e30, low_inclusive=True, high=1e30),
         "T(a, b) = max(0, a^p + b^p - 1)^(1/p), any real p (0: product, 1: Lukasiewicz; -inf: "
         "Goedel as a limit)",
         "max(0, 1 - a^p + c^p)^(1/p) (p = 0: Goguen)",
     ),
     "aczel_alsina": (
-        aczel_alsina_t, aczel_alsina_forall, aczel_alsina_r, Param(2.0, low=0.0),
+        aczel_alsina_t, aczel_alsina_forall, aczel_alsina_r,
+        Param(2.0, low=0.05, low_inclusive=True, high=1e30),
         "T(a, b) = exp(-((-log a)^p + (-log b)^p)^(1/p)), p > 0 (1: product; inf: Goedel as a "
         "limit)",
         "exp(-((-log c)^p - (-log a)^p)^(1/p))",

@@ -40,6 +40,7 @@ class Param:
     low_inclusive: bool = False
     high_inclusive: bool = True
     choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
+    also: tuple[float, ...] = ()  # single values valid outside the range (Hamacher's p = 0)
 
     def valid_choices(self) -> tuple[str, ...] | None:
         return self.choices() if callable(self.choices) else self.choices
@@ -53,7 +54,8 @@ class Param:
         left = "[" if self.low_inclusive and self.low is not None else "("
         right = "]" if self.high_inclusive and self.high is not None else ")"
         optional = " or None" if self.default is None else ""
-        return f"a number in {left}{lo}, {hi}{right}{optional}"
+        also = "".join(f" or {x:g}" for x in self.also)
+        return f"a number in {left}{lo}, {hi}{right}{also}{optional}"
 
     def check(self, kind: str, name: str, key: str, value: Any) -> Any:
         """Return the validated value, or raise a ValueError naming what `key` must be."""
@@ -77,6 +79,8 @@ class Param:
         too_high = self.high is not None and (
             number > self.high or (number == self.high and not self.high_inclusive)
         )
+        if number in self.also:
+            return number
         if too_low or too_high or not math.isfinite(number):
             raise ValueError(f"{where} is out of range; {key} must be {self.describe()}")
         return number

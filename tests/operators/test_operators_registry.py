@@ -119,8 +119,9 @@ def test_operator_set_from_option_files() -> None:
     [
         (("quantifier", "product"), {}, r"valid kinds: \['tnorm'"),
         (("tnorm", "einstein"), {}, r"valid choices: \['aczel_alsina', 'dombi', 'drastic'"),
-        (("tnorm", "frank"), {"p": 0.0}, r"p must be a number in \(0, inf\)"),
-        (("tnorm", "hamacher"), {"p": -0.5}, r"p must be a number in \[0, inf\)"),
+        (("tnorm", "frank"), {"p": 0.0}, r"p must be a number in \[1e-06, 1e\+30\]"),
+        (("tnorm", "hamacher"), {"p": -0.5}, r"p must be a number in \[1e-06, 1e\+06\] or 0"),
+        (("tnorm", "hamacher"), {"p": 1e-8}, r"p=1e-08 is out of range"),
         (("forall", "dombi"), {"p": -1.0}, r"out of range"),
         (("forall", "log_prod"), {}, r"valid choices: .*'log_product'"),
         (("tnorm", "product"), {"p": 2.0}, r"no parameter \['p'\]; valid parameters: none"),
