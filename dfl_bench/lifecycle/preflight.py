@@ -16,6 +16,7 @@ from hydra._internal.utils import get_args_parser
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
+from omegaconf import OmegaConf
 
 from dfl_bench.paths import CONFIG_DIR
 
@@ -23,12 +24,16 @@ from dfl_bench.paths import CONFIG_DIR
 INFO_FLAGS = ("help", "hydra_help", "cfg", "info", "shell_completion", "resolve")
 
 
-def renamed(line: str) -> str:
+def renamed(line: str, config_dir: str = CONFIG_DIR) -> str:
     """An override of the old `problem` group in today's names (`problem.kb.scope=formula` is
-    `kb.scope=formula`, `problem=sum9` is `kb=sum9`)."""
+    `kb.scope=formula`, `problem=sum9` is `kb=sum9`), without an adding `+` where today's
+    config has the key (`+problem.w_dfl=2` is `kb.w_dfl=2`, as `+kb.w_dfl=2` fails)."""
     prefix = line[: len(line) - len(line.lstrip("+~"))]
     rest = line[len(prefix) :].removeprefix("problem")
-    return f"{prefix}kb{rest.removeprefix('.kb')}"
+    today = f"kb{rest.removeprefix('.kb')}"
+    if prefix == "+" and _exists(config_dir, today.split("=")[0]):
+        prefix = ""
+    return f"{prefix}{today}"
 
 
 def defect(argv: Sequence[str]) -> str | None:
@@ -46,9 +51,10 @@ def defect(argv: Sequence[str]) -> str | None:
         return str(err).splitlines()[0]
     for override in parsed:
         if override.key_or_group.lstrip("+~").split(".")[0] == "problem":
+            today = renamed(override.input_line, args.config_dir or CONFIG_DIR)
             return (
                 f"{override.input_line}: the `problem` group is now `kb` (the knowledge base "
-                f"and its DFL weight): {renamed(override.input_line)}"
+                f"and its DFL weight): {today}"
             )
         if override.key_or_group == "experiment" and override.is_sweep_override():
             return (
@@ -69,6 +75,9 @@ def defect(argv: Sequence[str]) -> str | None:
                 for value in override.sweep_string_iterator() if options is not None else ():
                     if value not in options:
                         return f"{group}={value}: no such {group}; valid choices: {options}"
+            owned = row_owned(args.config_name or "config", parsed)
+            if owned is not None:  # `++tnorm.p=3` too, which would replace the row's operator
+                return owned
             compose(args.config_name or "config", overrides=first)
     except MissingConfigException as err:
         group, _, value = str(err.missing_cfg_file or "").rpartition("/")
@@ -77,4 +86,41 @@ def defect(argv: Sequence[str]) -> str | None:
         return " ".join(str(err).split())
     finally:
         GlobalHydra.instance().clear()
+    return None
+
+
+def _exists(config_dir: str, key: str) -> bool:
+    """Whether the default config has `key` (a group or a dotted key): then `+key=` fails."""
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(str(config_dir), version_base="1.3"):
+            node = OmegaConf.to_container(compose("config"), resolve=False)
+    finally:
+        GlobalHydra.instance().clear()
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def row_owned(config_name: str, parsed: Sequence) -> str | None:
+    """Why an override cannot apply: it sets a value the experiment takes from its row
+    (`tnorm.p=3` under `row=yager_p2`: `tnorm` is `${rows[${row}].tnorm}`), in the words
+    guards.check_overrides uses; None when there is none."""
+    chosen = [o.input_line for o in parsed if o.key_or_group.lstrip("+~") in ("experiment", "row")]
+    if not any(o.key_or_group.lstrip("+~") == "experiment" for o in parsed):
+        return None
+    raw = OmegaConf.to_container(compose(config_name, overrides=chosen), resolve=False)
+    for override in parsed:
+        top = override.key_or_group.lstrip("+~").split(".")[0]
+        if top in ("experiment", "row") or override.is_sweep_override():
+            continue
+        node = raw.get(top) if isinstance(raw, dict) else None
+        if isinstance(node, str) and "${rows[" in node:
+            return (
+                f"{override.input_line} is ignored: experiment {raw.get('experiment_name')!r} "
+                f"sets {top} from its row (row={raw.get('row')}); pick another row, or run "
+                f"without +experiment and set {top} yourself"
+            )
     return None

@@ -326,6 +326,7 @@ def test_gpu_only_flags_on_the_cpu_are_recorded_off_with_a_note(tmp_path, capsys
         ("problem.w_dfl=0", "kb.w_dfl=0"),
         ("problem.kb.formulas=[same/1]", "kb.formulas=[same/1]"),
         ("+problem.kb.extra=1", "+kb.extra=1"),
+        ("+problem.w_dfl=2", "kb.w_dfl=2"),  # kb.w_dfl exists today: `+` would fail
     ],
 )
 def test_an_override_of_the_old_problem_group_is_named_in_todays_words(line, today):
@@ -516,3 +517,13 @@ def test_a_run_of_another_task_without_an_experiment_files_under_its_task(tmp_pa
     assert resolve.resolved_config(cfg)["experiment_name"] == "mnist_addition"
     cfg, _ = composed(tmp_path)
     assert resolve.resolved_config(cfg)["experiment_name"] == "default"
+
+
+@pytest.mark.parametrize("line", ["tnorm.p=3", "+tnorm.p=3", "++tnorm.p=3", "tnorm=product"])
+def test_an_override_of_a_rows_operator_is_one_message_that_does_not_send_you_in_a_circle(line):
+    why = preflight.defect(["+experiment=tnorms", "row=yager_p2", line])
+    assert why == (
+        f"{line} is ignored: experiment 'tnorms' sets tnorm from its row (row=yager_p2); pick "
+        "another row, or run without +experiment and set tnorm yourself"
+    )
+    assert preflight.defect(["tnorm=yager", "tnorm.p=3"]) is None  # without the experiment: fine
