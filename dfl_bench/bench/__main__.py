@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from dfl_bench.bench import (
+    addition_timing,
     bench_report,
     kb_timing,
     ntn_timing,
@@ -144,12 +145,15 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """`time-kb [options]` times the knowledge bases, `time-ntn [options]` the two NTN heads,
+    """`time-kb [options]` times the knowledge bases, `time-addition` the MNIST-addition step per
+    image against its digits, `time-ntn [options]` the two NTN heads,
     `count-ops [options]` counts a step's operations, `step-vs-commit --base REV` compares the
     CPU iteration with REV's; anything else runs `bench`."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["time-kb"]:
         kb_timing.main(argv[1:])
+    elif argv[:1] == ["time-addition"]:
+        addition_timing.main(argv[1:])
     elif argv[:1] == ["time-ntn"]:
         ntn_timing.main(argv[1:])
     elif argv[:1] == ["count-ops"]:

@@ -30,7 +30,7 @@ IGNORES: dict[str, tuple[str, ...]] = {
     "mnist_addition": ("kb", "tconorm", "implication", "model"),
 }
 SETTINGS: dict[str, dict[str, tuple[int, int]]] = {
-    "mnist_addition": {"digits": (1, 2), "pairing_seed": (0, 2**32 - 1)},
+    "mnist_addition": {"digits": (1, 100), "pairing_seed": (0, 2**32 - 1)},
 }
 
 
@@ -57,10 +57,10 @@ def check_settings(config: Mapping[str, Any]) -> None:
     """A task config (`task: {name, ...}`): a registered task and each of its integer settings
     in its range, else a ValueError naming the range.
 
-    >>> check_settings({"name": "mnist_addition", "digits": 3, "pairing_seed": 0})
+    >>> check_settings({"name": "mnist_addition", "digits": 0, "pairing_seed": 0})
     Traceback (most recent call last):
     ...
-    ValueError: task.digits must be an integer in [1, 2], got 3
+    ValueError: task.digits must be an integer in [1, 100], got 0
     """
     name = check(config.get("name", "mnist_kb"))
     for key, (low, high) in SETTINGS.get(name, {}).items():

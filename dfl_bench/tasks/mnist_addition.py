@@ -10,10 +10,15 @@ Logic, for a sum z of the numbers x (images x_1..x_N) and y (y_1..y_N)::
     sum(x, y) = z  <->  exists d in {0..9}^2N: /\\_i digit(x_i, d_i) /\\ digit(y_i, d_N+i)
                                                /\\ value(d_1..d_N) + value(d_N+1..d_2N) = z
 
-grounded over all 10^2N digit tuples in one batched tensor op: the conjunction with the
-configured t-norm (`tnorm=`), the existential over the tuples whose numbers add up to z with the
-configured existential aggregator (`exists=`; the other tuples hold its neutral element 0), the
-batch's sums joined by the universal aggregator (`forall=`). The DFL loss is -forall(valuations)
+grounded over all 10^2N digit tuples in one batched tensor op for N <= ENUMERATED: the
+conjunction with the configured t-norm (`tnorm=`), the existential over the tuples whose numbers
+add up to z with the configured existential aggregator (`exists=`; the other tuples hold its
+neutral element 0), the batch's sums joined by the universal aggregator (`forall=`). Above that
+the same valuation is computed digit position by digit position over the carries (`carried`),
+exactly, for the pairs (existential, t-norm) that distribute like a semiring (FACTORIZING,
+docs/tasks.md): the maximum with any t-norm, the bounded sum with the product (the probability)
+and the generalized mean with the product (through p-th powers); any other pair is refused
+there, naming those. The DFL loss is -forall(valuations)
 (Eq. "lossrl"); there is no supervised part. With the product t-norm and the bounded sum the
 valuation is the exact probability of the sum (the softmax digits are disjoint events, so the sum
 stays below 1): it is computed in log space (log-sum-exp), as the probabilistic-logic systems do.
@@ -24,6 +29,7 @@ label), recorded as the run's test accuracy, and `digit_accuracy` over the test 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -41,6 +47,15 @@ from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, GRADIENT_REACHE
 
 NAME = "mnist_addition"
 STACKS = False  # one run per process (no stacked step yet)
+ENUMERATED = 2  # up to this many digits per number the 10^(2N) tuples are grounded as a tensor
+# The (existential, t-norm) pairs whose valuation factorizes over the digit positions: the
+# maximum with any t-norm (it distributes over a monotone t-norm), the bounded sum and the
+# generalized mean with the product (a sum of products: disjoint events never reach the bound;
+# the mean's p-th powers are products too).
+FACTORIZING = {"maximum": None, "bounded_sum": "product", "generalized_mean": "product"}
+# The log of an impossible path over the carries: finite, so that a carry no tuple reaches has a
+# zero gradient (a log-sum-exp over nothing but -inf has none); exp() of it is 0.
+IMPOSSIBLE = -1e30
 
 
 def place_values(digits: int) -> Tensor:
@@ -56,10 +71,37 @@ def tuple_sums(digits: int) -> Tensor:
     return sum(g * int(v) for g, v in zip(grids, values, strict=True))
 
 
+def add_digits(x: Tensor, y: Tensor) -> Tensor:
+    """The N + 1 digits of x + y from the N digits of each (most significant first), by columns
+    with their carries, so that a sum of any length is exact.
+
+    >>> add_digits(torch.tensor([9, 7]), torch.tensor([0, 5])).tolist()   # 97 + 5
+    [1, 0, 2]
+    """
+    carry, out = torch.zeros_like(x[..., 0]), []
+    for i in reversed(range(x.shape[-1])):
+        column = x[..., i] + y[..., i] + carry
+        out.append(column % 10)
+        carry = column // 10
+    return torch.stack([carry, *reversed(out)], dim=-1)
+
+
+def digits_of(values: Tensor, digits: int) -> Tensor:
+    """The N + 1 digits of sums given as numbers (for N where they fit: tests, enumeration)."""
+    powers = torch.tensor([10**k for k in range(digits, -1, -1)])
+    return values.unsqueeze(-1) // powers % 10
+
+
+def value_of(sum_digits: Tensor) -> Tensor:
+    """A sum's value from its N + 1 digits (N <= ENUMERATED)."""
+    width = sum_digits.shape[-1]
+    return (sum_digits * torch.tensor([10**k for k in range(width - 1, -1, -1)])).sum(-1)
+
+
 def group_labels(labels: np.ndarray, groups: np.ndarray, digits: int) -> Tensor:
-    """The sums of the image groups (n, 2N): x + y from the groups' digit labels."""
+    """The sums' digits (n, N + 1) of the image groups (n, 2N): x + y from their digit labels."""
     d = torch.from_numpy(labels[groups].astype(np.int64))
-    return (d * place_values(digits)).sum(-1)
+    return add_digits(d[:, :digits], d[:, digits:])
 
 
 def paired(n: int, digits: int, seed: int) -> np.ndarray:
@@ -71,10 +113,14 @@ def paired(n: int, digits: int, seed: int) -> np.ndarray:
 
 def sum_valuation(log_probs: Tensor, sums: Tensor, ops: OperatorSet, exact: bool) -> Tensor:
     """Each sample's truth of sum(x, y) = z from its images' digit log-probabilities (B, 2N, 10)
-    and sums (B,): the t-norm over the 2N digits of every tuple, the existential over the tuples
-    that add up to z (module doc); with `exact`, the log of the exact probability instead."""
+    and its sum's digits (B, N + 1): the t-norm over the 2N digits of every tuple, the
+    existential over the tuples that add up to z (module doc); with `exact`, the log of the exact
+    probability instead. Above ENUMERATED digits, by the carries (`carried`)."""
     batch, width, _ = log_probs.shape
     digits = width // 2
+    if digits > ENUMERATED:
+        return carried(log_probs, sums, ops, exact)
+    sums = value_of(sums.cpu()).to(log_probs.device)
     target = tuple_sums(digits).to(log_probs.device)
     match = target.unsqueeze(0) == sums.view(-1, *[1] * width)  # (B, 10, ..., 10)
     shape = [batch] + [1] * width
@@ -88,6 +134,74 @@ def sum_valuation(log_probs: Tensor, sums: Tensor, ops: OperatorSet, exact: bool
     for i in range(1, width):
         truth = ops.tnorm(truth, probs[:, i].reshape(*shape[: i + 1], 10, *shape[i + 2 :]))
     return ops.exists(torch.where(match, truth, 0.0).flatten(1), dim=-1)
+
+
+def factorizes(ops: OperatorSet) -> bool:
+    """Whether the pair (existential, t-norm) distributes like a semiring (FACTORIZING)."""
+    exists, tnorm = ops.configs["exists"]["name"], ops.configs["tnorm"]["name"]
+    return exists in FACTORIZING and FACTORIZING[exists] in (None, tnorm)
+
+
+def check_digits(ops: OperatorSet, digits: int) -> None:
+    """More than ENUMERATED digits need a factorizing pair (ValueError naming them)."""
+    if digits > ENUMERATED and not factorizes(ops):
+        pairs = ", ".join(f"exists={e} with {'any t-norm' if t is None else f'tnorm={t}'}"
+                          for e, t in FACTORIZING.items())  # fmt: skip
+        raise ValueError(
+            f"task.digits={digits}: exists={ops.configs['exists']['name']} with "
+            f"tnorm={ops.configs['tnorm']['name']} is computed only by enumerating the 10^(2N) "
+            f"digit tuples, feasible up to {ENUMERATED} digits; above, the pairs that factorize "
+            f"over the carries: {pairs}"
+        )
+
+
+def carried(log_probs: Tensor, sums: Tensor, ops: OperatorSet, exact: bool) -> Tensor:
+    """The valuation of `sum_valuation` position by position from the least significant digit,
+    over the carry into the next (0 or 1): at each position the existential over the digit pairs
+    (a, b) and the incoming carry with a + b + carry = z_i + 10 carry_out, joined by the t-norm;
+    the carry out of the last position must be the sum's leading digit. Exact for the pairs of
+    FACTORIZING (docs/tasks.md); linear in N."""
+    batch, width, _ = log_probs.shape
+    digits = width // 2
+    a, b = torch.arange(10, device=log_probs.device).view(10, 1), torch.arange(10).view(1, 10)
+    column = [a + b.to(a.device) + c for c in (0, 1)]  # (10, 10): the column's total by carry in
+    kind = ops.configs["exists"]["name"]
+    p = float(ops.configs["exists"].get("p") or 1.0) if kind == "generalized_mean" else 1.0
+    logspace = kind != "maximum"
+    if logspace:  # a sum of products of probabilities (their p-th powers for the mean)
+        state = log_probs.new_tensor([0.0, IMPOSSIBLE]).expand(batch, 2)
+    else:
+        state = log_probs.new_tensor([1.0, 0.0]).expand(batch, 2)
+    probs = None if logspace else log_probs.exp()
+    for i in reversed(range(digits)):
+        z = sums[:, i + 1].view(batch, 1, 1)
+        if logspace:
+            pair = p * (log_probs[:, i].unsqueeze(2) + log_probs[:, digits + i].unsqueeze(1))
+        out = []
+        for carry_out in (0, 1):
+            terms = []
+            for carry_in in (0, 1):
+                match = (column[carry_in] % 10 == z) & (column[carry_in] // 10 == carry_out)
+                if logspace:
+                    term = (state[:, carry_in].view(batch, 1, 1) + pair).masked_fill(
+                        ~match, IMPOSSIBLE
+                    )
+                    terms.append(term.flatten(1).logsumexp(-1))
+                else:
+                    joined = ops.tnorm(
+                        ops.tnorm(state[:, carry_in].view(batch, 1, 1), probs[:, i].unsqueeze(2)),
+                        probs[:, digits + i].unsqueeze(1),
+                    )
+                    terms.append(torch.where(match, joined, 0.0).flatten(1).amax(-1))
+            both = torch.stack(terms, -1)
+            out.append(both.logsumexp(-1) if logspace else both.amax(-1))
+        state = torch.stack(out, -1)
+    last = state.gather(1, sums[:, :1]).squeeze(1)  # the carry out is the leading digit
+    if not logspace:
+        return last
+    if kind == "bounded_sum":
+        return last if exact else last.exp()
+    return ((last - 2 * digits * math.log(10.0)) / p).exp()  # the mean over all 10^(2N) tuples
 
 
 def is_exact(ops: OperatorSet) -> bool:
@@ -181,8 +295,8 @@ class AdditionData(InMemoryData):
         )
 
     def test_batches(self, device: torch.device | str = "cpu") -> list[tuple[Tensor, ...]]:
-        """(images (B, 2N, 1, 28, 28), digits (B, 2N), sums (B,)) in batches of eval_batch_size
-        images."""
+        """(images (B, 2N, 1, 28, 28), digits (B, 2N), sums' digits (B, N + 1)) in batches of
+        eval_batch_size images."""
         per = max(1, self.eval_batch_size // (2 * self.digits))
         x = self.test_x.to(device)
         parts = zip(
@@ -212,6 +326,7 @@ class AdditionModule(RunModule):
         seed: int = 0,
     ) -> None:
         super().__init__(seed, eval_every, max_steps)
+        check_digits(operators, digits)
         self.ops, self.digits = operators, digits
         self.exact = is_exact(operators)
         self.optimizer_cfg = dict(optimizer or {"name": "adam"})
@@ -249,12 +364,13 @@ class AdditionModule(RunModule):
         was_training = self.training
         self.eval()
         right_sums = right_digits = n_sums = n_digits = 0
-        values = place_values(self.digits).to(self.device)
+        n = self.digits
         for images, digits, sums in batches:
             logits, _ = self.net(images.flatten(0, 1))
             predicted = logits.argmax(-1).view(digits.shape)
             right_digits += int((predicted == digits).sum())
-            right_sums += int(((predicted * values).sum(-1) == sums).sum())
+            added = add_digits(predicted[:, :n], predicted[:, n:])
+            right_sums += int((added == sums).all(-1).sum())
             n_digits, n_sums = n_digits + digits.numel(), n_sums + len(sums)
         self.train(was_training)
         self.accuracy = right_sums / max(n_sums, 1)

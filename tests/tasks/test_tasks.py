@@ -40,7 +40,8 @@ def test_the_exact_valuation_is_the_probability_of_the_sum(digits):
     log_p = digit_probs(3, 2 * digits)
     sums = torch.tensor([0, 9 * (10**digits - 1) // 9, 2 * (10**digits - 1)])  # 0, middle, max
     sums[1] = 7 if digits == 1 else 123
-    exact = addition.sum_valuation(log_p, sums, ops({"name": "product"}, {"name": "bounded_sum"}),
+    exact = addition.sum_valuation(log_p, addition.digits_of(sums, digits),
+                                   ops({"name": "product"}, {"name": "bounded_sum"}),
                                    exact=True).exp()  # fmt: skip
     p = log_p.exp()
     values = addition.place_values(digits).tolist()
@@ -52,14 +53,17 @@ def test_the_exact_valuation_is_the_probability_of_the_sum(digits):
         )
         assert exact[b].item() == pytest.approx(brute, rel=1e-9)
     generic = addition.sum_valuation(
-        log_p, sums, ops({"name": "product"}, {"name": "bounded_sum"}), exact=False
+        log_p,
+        addition.digits_of(sums, digits),
+        ops({"name": "product"}, {"name": "bounded_sum"}),
+        exact=False,
     )
     torch.testing.assert_close(generic, exact)
 
 
 def test_goedel_with_the_maximum_is_the_best_matching_tuples_weakest_digit():
     log_p = digit_probs(2, 2)
-    sums = torch.tensor([5, 18])
+    sums = addition.digits_of(torch.tensor([5, 18]), 1)
     v = addition.sum_valuation(log_p, sums, ops({"name": "godel"}, {"name": "maximum"}), False)
     p = log_p.exp()
     assert v[0].item() == pytest.approx(max(min(p[0, 0, a], p[0, 1, 5 - a]) for a in range(6)))
@@ -73,14 +77,19 @@ def test_the_split_pairs_every_image_once_and_labels_the_sum():
     assert addition.paired(10_000, 1, 1).shape == (5_000, 2)
     labels = np.arange(10).repeat(2)
     sums = addition.group_labels(labels, np.array([[0, 19], [3, 4, 10, 11]][:1]), 1)
-    assert sums.tolist() == [0 + 9]
+    assert sums.tolist() == [[0, 9]]  # 0 + 9, as its digits
     four = addition.group_labels(labels, np.array([[3, 4, 10, 11]]), 2)  # 12 + 55
-    assert four.tolist() == [12 + 55]
+    assert four.tolist() == [[0, 6, 7]]
 
 
 def test_bad_task_settings_are_refused_before_training(tmp_path):
-    with pytest.raises(ValueError, match=r"task.digits must be an integer in \[1, 2\], got 3"):
-        train.checked(composed(tmp_path, "task=mnist_addition", "task.digits=3")[0])
+    with pytest.raises(ValueError, match=r"task.digits must be an integer in \[1, 100\], got 0"):
+        train.checked(composed(tmp_path, "task=mnist_addition", "task.digits=0")[0])
+    with pytest.raises(ValueError, match=r"task.digits=3: exists=bounded_sum with tnorm=godel"):
+        train.checked(
+            composed(tmp_path, "task=mnist_addition", "task.digits=3", "tnorm=godel",
+                     "exists=bounded_sum")[0]
+        )  # fmt: skip
     with pytest.raises(ValueError, match=r"unknown task 'nope'; valid choices: \['mnist_addition'"):
         train.checked(composed(tmp_path, "task.name=nope")[0])
 
@@ -200,9 +209,66 @@ def test_a_nilpotent_conjunction_of_untrained_digits_passes_no_gradient(tnorm, e
     only loss is the sum's, cannot start (the runs' records say gradient_reached false)."""
     logits = (0.1 * torch.randn(64, 2, 10, generator=torch.Generator().manual_seed(0))).double()
     logits.requires_grad_(True)
-    sums = torch.randint(0, 19, (64,), generator=torch.Generator().manual_seed(1))
+    sums = addition.digits_of(
+        torch.randint(0, 19, (64,), generator=torch.Generator().manual_seed(1)), 1
+    )
     operators = ops(tnorm, exists)
     exact = addition.is_exact(operators)
     valuation = addition.sum_valuation(logits.log_softmax(-1), sums, operators, exact)
     addition.dfl_loss(valuation, operators, exact).backward()
     assert bool((logits.grad != 0).any()) is trains
+
+
+PAIRS = [  # every factorizing (t-norm, existential) kind: the probability, the mean, max-T
+    ({"name": "product"}, {"name": "bounded_sum"}),
+    ({"name": "product"}, {"name": "generalized_mean", "p": 1.5}),
+    ({"name": "godel"}, {"name": "maximum"}),
+    ({"name": "product"}, {"name": "maximum"}),
+    ({"name": "lukasiewicz"}, {"name": "maximum"}),
+    ({"name": "yager", "p": 2.0}, {"name": "maximum"}),
+]
+
+
+@pytest.mark.parametrize(("tnorm", "exists"), PAIRS)
+@pytest.mark.parametrize("digits", [1, 2, 3])
+def test_the_carries_give_the_enumerations_valuation_and_gradient(
+    tnorm, exists, digits, monkeypatch
+):
+    """Position by position over the carries equals the grounding of all 10^(2N) digit tuples,
+    in value and in gradient; N = 3 (a million tuples) on random digit distributions."""
+    monkeypatch.setattr(addition, "ENUMERATED", 3)  # the reference enumerates up to N = 3
+    operators = ops(tnorm, exists)
+    exact = addition.is_exact(operators)
+    logits = torch.randn(3, 2 * digits, 10, generator=torch.Generator().manual_seed(digits))
+    numbers = torch.randint(0, 10**digits, (3, 2), generator=torch.Generator().manual_seed(7))
+    sums = addition.digits_of(numbers.sum(-1), digits)
+    got, want = (logits.double().clone().requires_grad_(True) for _ in range(2))
+    carried = addition.carried(got.log_softmax(-1), sums, operators, exact)
+    enumerated = addition.sum_valuation(want.log_softmax(-1), sums, operators, exact)
+    torch.testing.assert_close(carried, enumerated, rtol=1e-9, atol=1e-12)
+    carried.sum().backward()
+    enumerated.sum().backward()
+    torch.testing.assert_close(got.grad, want.grad, rtol=1e-7, atol=1e-10)
+
+
+def test_the_carries_scale_to_fifty_digits_and_refuse_the_pairs_that_do_not_factorize():
+    digits = 50
+    x = torch.randint(0, 10, (4, digits), generator=torch.Generator().manual_seed(0))
+    y = torch.randint(0, 10, (4, digits), generator=torch.Generator().manual_seed(1))
+    sums = addition.add_digits(x, y)
+    assert int("".join(map(str, sums[0].tolist()))) == int("".join(map(str, x[0].tolist()))) + int(
+        "".join(map(str, y[0].tolist()))
+    )
+    sharp = torch.full((4, 2 * digits, 10), -30.0).double()
+    sharp.scatter_(2, torch.cat([x, y], 1).unsqueeze(-1), 0.0)  # the right digits, almost surely
+    for tnorm, exists in PAIRS:
+        operators = ops(tnorm, exists)
+        value = addition.carried(
+            sharp.log_softmax(-1), sums, operators, addition.is_exact(operators)
+        )
+        assert torch.isfinite(value).all()
+    probability = addition.carried(sharp.log_softmax(-1), sums, ops(*PAIRS[0]), True).exp()
+    assert probability.min() > 0.99  # the right digits make the sum almost sure
+    with pytest.raises(ValueError, match=r"exists=maximum with any t-norm, exists=bounded_sum"):
+        addition.check_digits(ops({"name": "product"}, {"name": "probabilistic_sum"}), 3)
+    addition.check_digits(ops({"name": "product"}, {"name": "probabilistic_sum"}), 2)
