@@ -272,3 +272,12 @@ def test_the_carries_scale_to_fifty_digits_and_refuse_the_pairs_that_do_not_fact
     with pytest.raises(ValueError, match=r"exists=maximum with any t-norm, exists=bounded_sum"):
         addition.check_digits(ops({"name": "product"}, {"name": "probabilistic_sum"}), 3)
     addition.check_digits(ops({"name": "product"}, {"name": "probabilistic_sum"}), 2)
+
+
+@pytest.mark.slow
+def test_fifteen_digit_addition_trains_end_to_end(tmp_path):
+    record = train.run(
+        *composed(tmp_path, "+experiment=mnist_addition_digits", "row=product_sum_n15")
+    )
+    assert record["status"] == "ok" and record["config"]["task"]["digits"] == 15
+    assert record["config"]["data"]["batch_size"] == 4 and 0.0 <= record["test_accuracy"] <= 1.0
