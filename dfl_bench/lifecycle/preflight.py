@@ -108,10 +108,21 @@ def row_owned(config_name: str, parsed: Sequence) -> str | None:
     """Why an override cannot apply: it sets a value the experiment takes from its row
     (`tnorm.p=3` under `row=yager_p2`: `tnorm` is `${rows[${row}].tnorm}`), in the words
     guards.check_overrides uses; None when there is none."""
-    chosen = [o.input_line for o in parsed if o.key_or_group.lstrip("+~") in ("experiment", "row")]
+    chosen = [
+        o.input_line
+        for o in parsed
+        if not o.is_sweep_override()
+        and (
+            o.key_or_group.lstrip("+~") in ("experiment", "row")
+            or o.key_or_group.startswith("hydra.")
+        )
+    ]
     if not any(o.key_or_group.lstrip("+~") == "experiment" for o in parsed):
         return None
-    raw = OmegaConf.to_container(compose(config_name, overrides=chosen), resolve=False)
+    try:
+        raw = OmegaConf.to_container(compose(config_name, overrides=chosen), resolve=False)
+    except (ConfigCompositionException, MissingConfigException):
+        return None  # the whole command line's composition names what is wrong
     for override in parsed:
         top = override.key_or_group.lstrip("+~").split(".")[0]
         if top in ("experiment", "row") or override.is_sweep_override():

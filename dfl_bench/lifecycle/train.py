@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 import hydra
@@ -23,7 +24,7 @@ import lightning as L
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from hydra.utils import to_absolute_path
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from dfl_bench import tasks
 from dfl_bench.lifecycle import guards, loggers, records
@@ -92,7 +93,10 @@ def run_prepared(
     """One checked job: lock, skip if done, reuse, else train (resuming) and record (job.py)."""
     job = Job(cfg, hydra_cfg, config, module)
     path, ckpt_dir = job.paths
-    sweep = str(hydra_cfg.sweep.dir) if hydra_cfg.mode == RunMode.MULTIRUN else None
+    # a sweep's jobs run in folders of its sweep folder: their parent names the sweep
+    output = OmegaConf.select(hydra_cfg, "runtime.output_dir", default=None)
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN and output is not None
+    sweep = str(Path(output).parent) if multirun else None
     with job_lock(lock_path(ckpt_dir), sweep):
         settled = settled_record(job)
         if settled is not None:

@@ -336,10 +336,13 @@ def test_verdicts_show_long_beside_quick_once_its_records_land(tmp_path):
         "| accuracy range (final) | 50.00 (godel) .. 50.00 (godel) | 50.00 (godel) .. 50.00" in text
     )
     assert (
-        "| `vanishing_tnorms_best` (10.2.2; paper: holds) | **not measurable**: tnorms/godel "
-        "has 1 seed(s) (< 3): decides nothing | **not measurable**: tnorms/godel has 1 seed(s) "
-        "(< 3): decides nothing |"
+        "| `vanishing_tnorms_best` (10.2.2; paper: holds) | **not measurable**: "
+        "tnorms/lukasiewicz accuracy missing | **not measurable**: tnorms/lukasiewicz accuracy "
+        "missing |"
     ) in text
+    assert "| `godel_product_tnorms_poor` (10.2.2; paper: " in text and (
+        "tnorms/godel has 1 seed(s) (< 3): decides nothing" in text
+    )
 
 
 def test_a_table_beyond_the_paper_is_no_experiment_of_the_papers_claims(tmp_path):
