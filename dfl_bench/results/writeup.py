@@ -432,24 +432,25 @@ def front_verdicts(results: Sequence[Rendered]) -> str:
     )
 
 
+def _changes(r: Rendered, other: dict, template: str, words: str) -> str:
+    """The claims whose verdict on ours differs from `other`'s (claim name -> Verdict), each in
+    `template` (`{name}`, `{status}`: the other's), counted in `words`."""
+    changed = [
+        template.format(name=item.name, status=other[item.name].status)
+        for item, _, ours in r.verdicts
+        if ours.status != other[item.name].status
+    ]
+    return f"{len(changed)} {words}" + (f": {', '.join(changed)}" if changed else "")
+
+
 def _fdr_changes(r: Rendered) -> str:
     """How many claims Benjamini-Hochberg made inconclusive, by name."""
-    changed = [
-        f"`{item.name}` (was {r.before_fdr[item.name].status})"
-        for item, _, ours in r.verdicts
-        if ours.status != r.before_fdr[item.name].status
-    ]
-    return f"{len(changed)} changed by it" + (f": {', '.join(changed)}" if changed else "")
+    return _changes(r, r.before_fdr, "`{name}` (was {status})", "changed by it")
 
 
 def _best_changes(r: Rendered) -> str:
     """How many verdicts would differ on the best-of-evaluations accuracy, by name."""
-    changed = [
-        f"`{item.name}` ({r.on_best[item.name].status})"
-        for item, _, ours in r.verdicts
-        if ours.status != r.on_best[item.name].status
-    ]
-    return f"{len(changed)} would differ" + (f": {', '.join(changed)}" if changed else "")
+    return _changes(r, r.on_best, "`{name}` ({status})", "would differ")
 
 
 def beyond_markers(name: str) -> tuple[str, str]:
