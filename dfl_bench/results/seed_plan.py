@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import warnings
@@ -51,11 +52,6 @@ class Need:
 def _runs(ours: Ours, column: str) -> list[float]:
     """A cell's values of `column` over the runs its comparisons use (stats.kept_runs)."""
     return stats.kept_runs(ours.values.get(column, ()), ours.collapsed.get(column, ()))
-
-
-def _sd(values: Sequence[float]) -> float:
-    mean = sum(values) / len(values)
-    return (sum((x - mean) ** 2 for x in values) / (len(values) - 1)) ** 0.5
 
 
 def needs(r) -> tuple[list[Need], list[tuple[str, str]]]:
@@ -103,7 +99,7 @@ def _need(r, name: str, key: tuple, interval: stats.Interval, m: int) -> Need | 
     if any(len(x) < 2 for x in runs):  # a cell of collapses: its rate needs far more seeds
         test = "fewer than 2 runs not collapsed"
         return Need(name, names, column, round(interval.delta, 4), (), have, None, test)
-    sds = tuple(_sd(x) for x in runs)
+    sds = tuple(statistics.stdev(x) for x in runs)
     margin = claims.MARGINS[column]
     alpha = stats.ALPHA / m
     sd_b = sds[1] if len(sds) > 1 else 0.0
