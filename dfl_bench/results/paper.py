@@ -58,6 +58,37 @@ class PaperCell:
 
 
 @dataclass(frozen=True)
+class Published:
+    """Another system's published number for a task setting beside a table beyond the paper
+    (`published:` of its experiment yaml): final test accuracy (%), or None with the reason."""
+
+    system: str
+    setting: tuple[tuple[str, Any], ...]  # the task options it holds for, e.g. (("digits", 4),)
+    accuracy: float | None
+    source: str
+    note: str = ""
+
+    @classmethod
+    def parse(cls, spec: dict[str, Any], where: str) -> Published:
+        """One `published:` entry; a missing accuracy needs a note (e.g. time-out)."""
+        known = {"system", "task", "accuracy", "source", "note"}
+        if unknown := sorted(set(spec) - known):
+            raise ValueError(f"{where}: published keys must be among {sorted(known)}: {unknown}")
+        accuracy = spec.get("accuracy")
+        if accuracy is None and not spec.get("note"):
+            raise ValueError(f"{where}: a published entry without accuracy needs a note: {spec}")
+        if accuracy is not None and not (_is_number(accuracy) and 0 <= accuracy <= 100):
+            raise ValueError(f"{where}: published accuracy must be a percentage: {accuracy!r}")
+        return cls(
+            system=str(spec["system"]),
+            setting=tuple(sorted((spec.get("task") or {}).items())),
+            accuracy=None if accuracy is None else float(accuracy),
+            source=str(spec["source"]),
+            note=str(spec.get("note", "")),
+        )
+
+
+@dataclass(frozen=True)
 class PaperTable:
     """One experiment's table (or figure, or text result) in the paper's layout."""
 
@@ -78,6 +109,7 @@ class PaperTable:
     beyond: bool = False  # an experiment beyond the paper: no paper numbers, rows vs `reference`
     reference: str | None = None  # the row the others are compared with (beyond the paper)
     references: tuple[str, ...] = ()  # the rows the write-up compares every row with (beyond)
+    published: tuple[Published, ...] = ()  # other systems' numbers beside it (beyond)
 
     def cells(self) -> list[PaperCell]:
         """Every cell that names a config row, left to right, top to bottom."""
@@ -210,6 +242,7 @@ def beyond_paper(path: Path) -> PaperTable:
         beyond=True,
         reference=rows[0][0],
         references=flagged or (rows[0][0],),
+        published=tuple(Published.parse(p, path.name) for p in spec.get("published") or ()),
     )
 
 

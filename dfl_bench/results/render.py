@@ -10,8 +10,8 @@ from dfl_bench import markdown as md
 from dfl_bench.results.agreement import WITHIN, Agreement
 from dfl_bench.results.claims import MARGINS, Claim, Verdict
 from dfl_bench.results.commit_probe import PROBE_STEPS, PROBES
-from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
-from dfl_bench.results.stats import MIN_SEEDS, Interval, compare_runs
+from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, Published
+from dfl_bench.results.stats import MIN_SEEDS, Interval, compare_runs, one_sample
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
 
 HEADERS = {"accuracy": "Accuracy", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
@@ -293,11 +293,14 @@ def beyond_markdown(table: Table) -> str:
         "",
         *md.table(header, body),
         "",
-        f"Mean ± sample std over the seeds (n ok runs); accuracy is the best of each run's "
-        f"evaluations (the task's headline number), the final one in parentheses; wall time is "
-        f"a run's training time on the machine that ran it. The last column: each row's accuracy "
-        f"minus `{paper.reference}`'s, Welch's 95% interval over both rows' seeds (above / below "
-        f"/ tie); `{FEW}`: fewer than {MIN_SEEDS} seeds, no comparison."
+        f"Mean ± sample std over the seeds (n ok runs); accuracy is the final one, at the end "
+        f"of the budget; `best` in parentheses is the best of each run's evaluations, selected on "
+        f"the test set (optimistic, never a verdict); wall time is a run's training time on the "
+        f"machine that ran it. The last column: each row's final accuracy minus "
+        f"`{paper.reference}`'s, the 95% interval over both rows' seeds (Welch's; collapsed runs "
+        f"compared on their rate), above / below / equivalent (TOST within "
+        f"±{MARGINS['accuracy']:g} points) / inconclusive; `{FEW}`: fewer than {MIN_SEEDS} "
+        f"seeds, no comparison."
         + (
             f" `{UNDEFINED}`: no derivative of the ratio's kind in the run's last steps."
             if ratios
@@ -306,6 +309,8 @@ def beyond_markdown(table: Table) -> str:
     ]
     if notes:
         out += ["", "Notes:", ""] + [f"{n}. {text}" for text, n in notes.items()]
+    if paper.published:
+        out += ["", *published_markdown(table)]
     ok = len(records)
     commits = ", ".join(f"`{c[:12]}`" for c in table.commits()) or "-"
     out += [
@@ -314,6 +319,59 @@ def beyond_markdown(table: Table) -> str:
         f"{device_counts(table)}",
     ]
     return "\n".join(out) + "\n"
+
+
+def published_markdown(table: Table) -> list[str]:
+    """Our highest row per task setting beside other systems' published numbers: each number
+    against our seeds (Student's 95% interval of our mean minus it; its own noise not counted)."""
+    published = table.paper.published
+    systems = list(dict.fromkeys(p.system for p in published))
+    settings = list(dict.fromkeys(p.setting for p in published))
+    header = ["task", "ours: highest row (n)", "ours (final)", *systems]
+    body = []
+    for setting in settings:
+        mine = _highest(table, setting)
+        key, ours = mine if mine else ("-", None)
+        cells = [", ".join(f"{k}={v}" for k, v in setting) or "-"]
+        cells += [f"{plain(key)} ({ours.n['accuracy']})" if ours else MISSING]
+        cells += [ours_value(ours, "accuracy") if ours else MISSING]
+        for system in systems:
+            theirs = [p for p in published if (p.system, p.setting) == (system, setting)]
+            cells.append(_published_cell(theirs[0], ours) if theirs else "-")
+        body.append(cells)
+    sources = "; ".join(dict.fromkeys(f"{p.system}: {p.source}" for p in published))
+    return [
+        "Beside published systems (final test accuracy of the sum, %):",
+        "",
+        *md.table(header, body),
+        "",
+        f"Ours: the row of that task setting with the highest mean final accuracy (a row, not a "
+        f"verdict that it beats the others). Each published number: ours minus it, Student's 95% "
+        f"interval over our seeds (the number's own noise not counted), above / below / "
+        f"inconclusive. Sources: {sources}.",
+    ]
+
+
+def _highest(table: Table, setting: tuple[tuple[str, object], ...]) -> tuple[str, Ours] | None:
+    """The row with records whose task holds `setting`, with the highest mean final accuracy."""
+    candidates = []
+    for key, ours in table.ours().items():
+        task = table.task(key)
+        if ours.n_ok and isinstance(task, dict) and all(task.get(k) == v for k, v in setting):
+            candidates.append((ours.mean["accuracy"], key, ours))
+    return max(candidates, key=lambda c: c[0])[1:] if candidates else None
+
+
+def _published_cell(published: Published, ours: Ours | None) -> str:
+    """A published number (or why there is none) and, with our seeds, ours minus it."""
+    if published.accuracy is None:
+        return published.note
+    shown = f"{'≈' if published.note == 'about' else ''}{published.accuracy:g}"
+    if ours is None or ours.n["accuracy"] < MIN_SEEDS:
+        return shown
+    interval = one_sample(ours.values["accuracy"], published.accuracy)
+    word = {1: "above", -1: "below"}.get(interval.outcome, "inconclusive")
+    return f"{shown}: ours {interval.text()} {word}"
 
 
 def agreement_markdown(agreement: Agreement) -> str:

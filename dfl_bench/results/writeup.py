@@ -539,7 +539,14 @@ def table_block(name: str, results: Sequence[Rendered]) -> str:
 
     r = longest(results, name)
     text = beyond_markdown(r.tables[name])
-    rows = [re.sub(r" \[\d+\]", "", line) for line in text.splitlines() if line.startswith("|")]
+    tables = [  # each Markdown table of the file, with the line that introduces it
+        [lead, *(re.sub(r" \[\d+\]", "", line) for line in rows.splitlines())]
+        for lead, rows in re.findall(r"([^\n|][^\n]*)\n\n((?:\|[^\n]*\n?)+)", text)
+    ]
     begin, end = table_markers(name)
     title = f"Profile `{r.profile}` (`results/tables/{name}.md`):"
-    return "\n".join([begin, title, "", *rows, end])
+    main, *more = tables
+    lines = [begin, title, "", *main[1:]]
+    for lead, *rows in more:
+        lines += ["", lead, "", *rows]
+    return "\n".join([*lines, end])

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dfl_bench.lifecycle.resolve import resolved_config
 from dfl_bench.lifecycle.sweep import job_config
-from dfl_bench.results.paper import COLUMNS, DASH, DATA_FILE, cell_key, load_paper
+from dfl_bench.results.paper import COLUMNS, DASH, DATA_FILE, Published, cell_key, load_paper
 
 REPO = Path(__file__).resolve().parents[2]
 TEX = REPO.parent / "shared" / "paper" / "analyzing-dfl-operators.tex"
@@ -49,6 +50,26 @@ def test_a_table_beyond_the_paper_takes_its_rows_from_its_sweep():
     assert table.keys() == swept.split(",") and table.reference == "product"
     assert all(v is None for cell in table.cells() for v in cell.values.values())
     assert table.caption.startswith("Operators beyond the paper: the parametric t-norm families")
+
+
+def test_published_numbers_beside_a_table_are_read_and_checked():
+    digits = PAPER.tables["mnist_addition_digits"].published
+    stochlog = [p for p in digits if p.system == "DeepStochLog"]
+    assert [(p.setting, p.accuracy, p.note) for p in stochlog] == [
+        ((("digits", 4),), 92.7, ""),
+        ((("digits", 15),), None, "time-out"),
+    ]
+    with pytest.raises(ValueError, match="needs a note"):
+        Published.parse({"system": "X", "task": {"digits": 4}, "source": "s"}, "here")
+    with pytest.raises(ValueError, match="percentage"):
+        Published.parse({"system": "X", "accuracy": 927, "source": "s"}, "here")
+    with pytest.raises(ValueError, match="among"):
+        Published.parse({"system": "X", "accuracy": 92.7, "source": "s", "acc": 1}, "here")
+
+
+def test_published_numbers_are_not_part_of_a_job():
+    config = job_config(["+experiment=mnist_addition_digits", "row=product_sum_n4"])
+    assert "published" in config and "published" not in resolved_config(config)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, t in PAPER.tables.items() if not t.beyond))
@@ -138,3 +159,25 @@ def test_the_main_text_tables_are_one_flag_of_the_data_file():
         "implications",
     )
     assert claims.MAIN == figures.MAIN_TABLES == PAPER.main
+
+
+@pytest.mark.parametrize(
+    ("seeds", "word"),
+    [
+        ((93.5, 93.4, 93.6), "above"),
+        ((92.0, 92.1, 91.9), "below"),
+        ((90.0, 95.0, 93.0), "inconclusive"),
+    ],
+)
+def test_a_published_number_is_compared_with_our_seeds(seeds, word):
+    from dfl_bench.results.render import _published_cell
+    from dfl_bench.results.tables import Ours
+
+    values = {"accuracy": seeds}
+    ours = Ours(3, 0, {}, {}, {"accuracy": 3}, (None, None), (), (), (), values=values)
+    published = Published.parse({"system": "X", "accuracy": 92.7, "source": "s"}, "here")
+    assert _published_cell(published, ours).endswith(word)
+    few = Ours(2, 0, {}, {}, {"accuracy": 2}, (None, None), (), (), (), values=values)
+    assert _published_cell(published, few) == "92.7"
+    timeout = Published.parse({"system": "X", "note": "time-out", "source": "s"}, "here")
+    assert _published_cell(timeout, ours) == "time-out"
