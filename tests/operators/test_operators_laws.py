@@ -339,3 +339,21 @@ def test_aggregator_tuple_dims(kind: str, name: str, kw: dict) -> None:
     close(A(m, dim=(0, 2)), A(m.permute(1, 0, 2).reshape(4, 15)))
     close(A(m, dim=(-1, 0)), A(m.permute(1, 0, 2).reshape(4, 15)))
     close(A(m, dim=1), A(m.transpose(1, 2)))
+
+
+def test_every_registered_operator_is_checked_by_the_laws() -> None:
+    """A registered operator missing from the lists above would pass every law unchecked: each
+    name of the registry (aliases included) is in the list of its kind."""
+    from dfl_bench.operators import choices
+    from dfl_bench.operators.families import FAMILIES
+
+    checked = {
+        "tnorm": {n for n, _ in TNORMS},
+        "tconorm": set(DUAL_TCONORM.values()),
+        "implication": {n for n, _ in IMPLICATIONS},
+        "forall": {n for k, n, _ in AGGREGATORS if k == "forall"} | {"log_product"},
+        "exists": {n for k, n, _ in AGGREGATORS if k == "exists"},
+    }
+    missing = {kind: sorted(set(choices(kind)) - names) for kind, names in checked.items()}
+    assert not any(missing.values()), f"add these to the law lists of this file: {missing}"
+    assert {name for name, _ in FAMILY_PARAMS} == set(FAMILIES)
