@@ -41,15 +41,7 @@ from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads,
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.run.dfl_module import NonFiniteLossError
 from dfl_bench.run.mnist_data import MnistDataModule
-from dfl_bench.schema import (
-    BEST_TEST_ACCURACY,
-    CONS_RATIO,
-    CU_ANT,
-    CU_CONS,
-    DIGIT_ACCURACY,
-    GRADIENT_REACHED,
-    TEST_ACCURACY,
-)
+from dfl_bench.schema import BEST_TEST_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
 from dfl_bench.stack.stack_data import StackDataModule
 from dfl_bench.stack.stack_module import StackModule
 
@@ -333,11 +325,7 @@ def summary_text(record: Mapping[str, Any], path: Path) -> str:
     status = record["status"] + (f" ({record['reason']})" if record["reason"] else "")
     if record.get("reused_from"):
         status += f" (reused from {record['reused_from']}, not retrained)"
-    measures = (
-        f"digit accuracy {pct(DIGIT_ACCURACY)}"
-        if DIGIT_ACCURACY in record
-        else f"cons {pct(CONS_RATIO)}  cu_cons {pct(CU_CONS)}  cu_ant {pct(CU_ANT)}"
-    )
+    measures = "  ".join(f"{label} {pct(key)}" for label, key in tasks.measures(record["config"]))
     lines = [
         f"[dfl_bench] {record['experiment']} [{record['name']}] {status}",
         f"  test accuracy {pct(TEST_ACCURACY)} (best {pct(BEST_TEST_ACCURACY)})  "

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
+from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS, DIGIT_ACCURACY
+
 # name -> its module (imported on first use, so naming a task costs no torch import)
 TASKS: dict[str, str | ModuleType] = {
     "mnist_kb": "dfl_bench.tasks.mnist_kb",
@@ -32,6 +34,16 @@ IGNORES: dict[str, tuple[str, ...]] = {
 SETTINGS: dict[str, dict[str, tuple[int, int]]] = {
     "mnist_addition": {"digits": (1, 100), "pairing_seed": (0, 2**32 - 1)},
 }
+# The record fields a run's closing summary line shows beside its accuracy, as (label, field).
+MEASURES: dict[str, tuple[tuple[str, str], ...]] = {
+    "mnist_kb": (("cons", CONS_RATIO), ("cu_cons", CU_CONS), ("cu_ant", CU_ANT)),
+    "mnist_addition": (("digit accuracy", DIGIT_ACCURACY),),
+}
+
+
+def measures(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The (label, record field) pairs of a run's summary line, by its config's task."""
+    return MEASURES[check((config.get("task") or {}).get("name", "mnist_kb"))]
 
 
 def names() -> list[str]:

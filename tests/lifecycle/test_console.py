@@ -112,3 +112,15 @@ def test_known_warnings_are_quiet(monkeypatch):
 def test_warning_options_show_them(monkeypatch, option):
     monkeypatch.setattr(sys, "warnoptions", [option])
     assert known(emitted(monkeypatch, quiet=True)) == ALL
+
+
+def test_the_summary_line_shows_the_measures_its_task_declares(tmp_path):
+    from dfl_bench.lifecycle.job import summary_text
+
+    base = {"experiment": "e", "name": "n", "status": "ok", "reason": None, "steps": 10}
+    base |= {"wall_time_s": 1.0, "test_accuracy": 0.5, "best_test_accuracy": 0.6}
+    paper = summary_text(base | {"config": {}, "cons_ratio": 0.25, "cu_cons": None}, tmp_path)
+    assert "cons 25.0%  cu_cons n/a  cu_ant n/a" in paper and "digit" not in paper
+    addition = {"config": {"task": {"name": "mnist_addition"}}, "digit_accuracy": 0.99}
+    text = summary_text(base | addition, tmp_path)
+    assert "digit accuracy 99.0%" in text and "cons" not in text
