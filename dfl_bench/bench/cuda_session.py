@@ -45,7 +45,7 @@ from dfl_bench import markdown
 from dfl_bench.bench.targets import meets
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.schema import CONS_RATIO, TEST_ACCURACY
+from dfl_bench.schema import CONS_RATIO, CU_ANT, TEST_ACCURACY
 
 QUICK_STEPS = 1000
 # the reproduction's order when time may not suffice: the seed spread, the main-text tables,
@@ -155,7 +155,7 @@ def graph_vs_eager(session: Session, steps: int) -> dict[str, Any]:
             "wall_s": round(time.perf_counter() - tic, 1),
             "stack_wall_s": got[0]["wall_time_s"] if got else None,
             "runs": [
-                {k: r.get(k) for k in ("seed", "status", TEST_ACCURACY, CONS_RATIO, "cu_ant")}
+                {k: r.get(k) for k in ("seed", "status", TEST_ACCURACY, CONS_RATIO, CU_ANT)}
                 for r in got
             ],
         }
@@ -390,7 +390,7 @@ def report(results: dict[str, Any]) -> str:
                 (
                     row[0]["seed"],
                     *(fmt(r[TEST_ACCURACY], 5) for r in row),
-                    *(fmt(r["cu_ant"], 5) for r in row),
+                    *(fmt(r[CU_ANT], 5) for r in row),
                 )
                 for row in runs
             ],

@@ -18,11 +18,11 @@ import torch
 from torch import Tensor
 
 from dfl_bench.logic.compiler import Compiled, evaluate
-from dfl_bench.schema import CONS_RATIO
+from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS
 
 Pair = tuple[Tensor, Tensor]
 MAGNITUDES = ("cons_magnitude", "ant_magnitude", "cu_cons_magnitude", "cu_ant_magnitude")
-RATIOS = (CONS_RATIO, "cu_cons", "cu_ant")  # the run record's spelling (dfl_bench/schema.py)
+RATIOS = (CONS_RATIO, CU_CONS, CU_ANT)  # the run record's spelling (dfl_bench/schema.py)
 
 
 def _implication(a: Tensor, c: Tensor) -> Tensor:
@@ -74,8 +74,8 @@ def ratios(magnitudes: Mapping[str, float]) -> dict[str, float]:
     cons, ant = magnitudes["cons_magnitude"], magnitudes["ant_magnitude"]
     return {
         CONS_RATIO: _ratio(cons, cons + ant),
-        "cu_cons": _ratio(magnitudes["cu_cons_magnitude"], cons),
-        "cu_ant": _ratio(magnitudes["cu_ant_magnitude"], ant),
+        CU_CONS: _ratio(magnitudes["cu_cons_magnitude"], cons),
+        CU_ANT: _ratio(magnitudes["cu_ant_magnitude"], ant),
     }
 
 

@@ -12,9 +12,10 @@ import pandas as pd
 from dfl_bench.results.paper import COLUMNS
 from dfl_bench.results.stats import MARGINS
 from dfl_bench.results.tables import Table
+from dfl_bench.schema import CU_CONS
 
 ACCURACY_TOLERANCE = MARGINS["accuracy"]  # points of accuracy: the equivalence margin
-RATIO_TOLERANCE = MARGINS["cu_cons"]  # cons, cu_cons, cu_ant
+RATIO_TOLERANCE = MARGINS[CU_CONS]  # cons, cu_cons, cu_ant
 WITHIN = (f"acc within {ACCURACY_TOLERANCE:g}", f"ratios within {RATIO_TOLERANCE:g}")
 
 

@@ -25,13 +25,13 @@ import pandas as pd
 from dfl_bench import markdown
 from dfl_bench.results.agreement import spearman
 from dfl_bench.results.load import load_records
-from dfl_bench.schema import CONS_RATIO, TEST_ACCURACY
+from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS, TEST_ACCURACY
 
 COLUMNS = {
     TEST_ACCURACY: "accuracy",
     CONS_RATIO: "cons",
-    "cu_cons": "cu_cons",
-    "cu_ant": "cu_ant",
+    CU_CONS: CU_CONS,
+    CU_ANT: CU_ANT,
 }
 
 

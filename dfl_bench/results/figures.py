@@ -20,8 +20,9 @@ from dfl_bench.results import stats  # noqa: E402
 from dfl_bench.results.agreement import pearson  # noqa: E402
 from dfl_bench.results.paper import COLUMNS, RECORD_FIELDS, load_paper  # noqa: E402
 from dfl_bench.results.tables import Table  # noqa: E402
+from dfl_bench.schema import CU_ANT, CU_CONS
 
-LABELS = {"accuracy": "test accuracy (%)", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
+LABELS = {"accuracy": "test accuracy (%)", "cons": "cons", CU_CONS: CU_CONS, CU_ANT: CU_ANT}
 KB_COLOURS = {"same": "tab:blue", "sum9": "tab:red"}
 MAIN_TABLES = load_paper().main  # the main-text tables (paper_numbers.yaml's `main` flag)
 
@@ -73,10 +74,10 @@ def measures_figure(frame: pd.DataFrame, profile: str, path: Path) -> Path:
         & frame["experiment"].isin(MAIN_TABLES)
     ]
     panels = [
-        ("cu_cons", "accuracy"),
-        ("cu_ant", "accuracy"),
-        ("cons", "cu_cons"),
-        ("cons", "cu_ant"),
+        (CU_CONS, "accuracy"),
+        (CU_ANT, "accuracy"),
+        ("cons", CU_CONS),
+        ("cons", CU_ANT),
     ]
     fig, axes = plt.subplots(2, 2, figsize=(10, 8))
     for ax, (x, y) in zip(axes.flat, panels, strict=True):

@@ -11,16 +11,16 @@ from typing import Any
 
 import yaml
 
-from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
+from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, CU_ANT, CU_CONS, TEST_ACCURACY
 
 DATA_FILE = Path(__file__).with_name("paper_numbers.yaml")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "conf" / "experiment"
-COLUMNS = ("accuracy", "cons", "cu_cons", "cu_ant")
+COLUMNS = ("accuracy", "cons", CU_CONS, CU_ANT)
 RECORD_FIELDS = {  # accuracy: the final one, at the end of the budget (the primary number)
     "accuracy": TEST_ACCURACY,
     "cons": CONS_RATIO,
-    "cu_cons": "cu_cons",
-    "cu_ant": "cu_ant",
+    CU_CONS: CU_CONS,
+    CU_ANT: CU_ANT,
 }
 # The best of a run's test-set evaluations: selected on the test set (optimistic), shown beside
 # the final accuracy and never deciding a verdict (the paper says only "accuracy on the test set").

@@ -13,13 +13,14 @@ from dfl_bench.results.commit_probe import PROBE_STEPS, PROBES
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, Published
 from dfl_bench.results.stats import MIN_SEEDS, Interval, compare_runs, one_sample
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
+from dfl_bench.schema import CU_ANT, CU_CONS
 
-HEADERS = {"accuracy": "Accuracy", "cons": "cons", "cu_cons": "cu_cons", "cu_ant": "cu_ant"}
+HEADERS = {"accuracy": "Accuracy", "cons": "cons", CU_CONS: CU_CONS, CU_ANT: CU_ANT}
 TEX_HEADERS = {
     "accuracy": "Accuracy",
     "cons": r"$c_{\mathrm{cons}}$",
-    "cu_cons": r"$cu_{\mathrm{cons}}$",
-    "cu_ant": r"$cu_{\mathrm{ant}}$",
+    CU_CONS: r"$cu_{\mathrm{cons}}$",
+    CU_ANT: r"$cu_{\mathrm{ant}}$",
 }
 MISSING, FAILED, UNDEFINED, NOT_PRINTED, FEW = "missing", "FAILED", "undef.", "n.p.", "(few)"
 LEGEND = (

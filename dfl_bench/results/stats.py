@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy import stats
 
+from dfl_bench.schema import CU_ANT, CU_CONS
+
 LEVEL = 0.95  # two-sided confidence of every interval
 ALPHA = 1 - LEVEL  # each test's level (TOST: each one-sided test at ALPHA, the 90% interval)
 MIN_SEEDS = 3  # a cell with fewer seeds decides no comparison
@@ -35,7 +37,7 @@ MAX_SEEDS = 10  # the most seeds a plan gives a cell
 BOOTSTRAP = 2000  # resamples of the bootstrap probability of being the top row
 # Equivalence margins ("on par", "similar", "around") and the agreement's tolerances, declared
 # once: accuracy points (about 2.5 of the paper's stated seed std 0.204) and ratio units.
-MARGINS = {"accuracy": 0.5, "cons": 0.05, "cu_cons": 0.05, "cu_ant": 0.05}
+MARGINS = {"accuracy": 0.5, "cons": 0.05, CU_CONS: 0.05, CU_ANT: 0.05}
 
 
 @dataclass(frozen=True)

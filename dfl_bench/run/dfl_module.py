@@ -42,7 +42,7 @@ from dfl_bench.operators import OperatorSet
 from dfl_bench.run.interpretation import crisp_labels, interpretation, pair_truth, predicates
 from dfl_bench.run.model import DFLNet, dropout_masks
 from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
-from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, TEST_ACCURACY
+from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, CU_ANT, CU_CONS, TEST_ACCURACY
 
 LOSS_TERMS = ("dfl", "ce", "pair")
 LOSS_KEYS = ("loss/total", *(f"loss/{term}" for term in LOSS_TERMS))  # logged on logging steps
@@ -432,8 +432,8 @@ class DFLModule(RunModule):
             "pair_accuracy": sum(pair) / len(pair) if pair else None,
             **{f"pair_accuracy/{k}": v for k, v in self.pair_accuracy.items()},
             CONS_RATIO: rates.get(CONS_RATIO),
-            "cu_cons": rates.get("cu_cons"),
-            "cu_ant": rates.get("cu_ant"),
+            CU_CONS: rates.get(CU_CONS),
+            CU_ANT: rates.get(CU_ANT),
             **{k: (tail[k] if self._tail_logs else None) for k in MAGNITUDES},
             "metrics_logs": self._tail_logs,
             "steps": self.global_step,

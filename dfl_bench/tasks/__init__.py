@@ -36,7 +36,7 @@ SETTINGS: dict[str, dict[str, tuple[int, int]]] = {
 }
 # The record fields a run's closing summary line shows beside its accuracy, as (label, field).
 MEASURES: dict[str, tuple[tuple[str, str], ...]] = {
-    "mnist_kb": (("cons", CONS_RATIO), ("cu_cons", CU_CONS), ("cu_ant", CU_ANT)),
+    "mnist_kb": (("cons", CONS_RATIO), (CU_CONS, CU_CONS), (CU_ANT, CU_ANT)),
     "mnist_addition": (("digit accuracy", DIGIT_ACCURACY),),
 }
 

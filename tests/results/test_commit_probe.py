@@ -99,7 +99,8 @@ def test_probing_on_another_cpu_leaves_the_committed_probes_as_they_are(
     made = {"cells": {"x": {"commits": {}, "same": None}}, "machine": commit_probe.machine()}
     out.write_text(json.dumps(made))
     before = out.read_text()
-    other = {**commit_probe.machine(), "cpu_capability": "AVX2"}  # ATEN_CPU_CAPABILITY=avx2
+    here = commit_probe.machine()
+    other = {**here, "cpu_capability": "AVX512" if here["cpu_capability"] == "AVX2" else "AVX2"}
     monkeypatch.setattr(commit_probe, "machine", lambda: other)
     monkeypatch.setattr(commit_probe, "probe", lambda *a: pytest.fail("probed on another CPU"))
     code = commit_probe.main([f"--records-dir={records}", f"--out={out}", "--limit=0"])

@@ -10,6 +10,7 @@ from dfl_bench.results.claims.framework import (
     _sign,
     claim,
 )
+from dfl_bench.schema import CU_ANT, CU_CONS
 
 
 @claim(
@@ -19,7 +20,7 @@ from dfl_bench.results.claims.framework import (
     "[The plot of cu_ant to accuracy] shows a positive correlation.",
 )
 def _cu_ant_acc(v: View) -> tuple[bool | None, str]:
-    _, rho, p, detail = _corr(v, MAIN, "cu_ant", "accuracy")
+    _, rho, p, detail = _corr(v, MAIN, CU_ANT, "accuracy")
     return _sign(rho, p, 1), detail + " (main-text tables)"
 
 
@@ -31,8 +32,8 @@ def _cu_ant_acc(v: View) -> tuple[bool | None, str]:
     "same problem, it is not as pronounced [as cu_ant's].",
 )
 def _cu_cons_same(v: View) -> tuple[bool | None, str]:
-    _, rho, p, detail = _corr(v, MAIN, "cu_cons", "accuracy", "same")
-    _, rho_ant, _, detail_ant = _corr(v, MAIN, "cu_ant", "accuracy", "same")
+    _, rho, p, detail = _corr(v, MAIN, CU_CONS, "accuracy", "same")
+    _, rho_ant, _, detail_ant = _corr(v, MAIN, CU_ANT, "accuracy", "same")
     positive = _sign(rho, p, 1)  # a sign its permutation p-value does not decide is noise
     return positive and rho < rho_ant, f"{detail}; {detail_ant}"
 
@@ -44,7 +45,7 @@ def _cu_cons_same(v: View) -> tuple[bool | None, str]:
     "For the sum9, this correlation [cu_cons to accuracy] is negative instead.",
 )
 def _cu_cons_sum9(v: View) -> tuple[bool | None, str]:
-    _, rho, p, detail = _corr(v, MAIN, "cu_cons", "accuracy", "sum9")
+    _, rho, p, detail = _corr(v, MAIN, CU_CONS, "accuracy", "sum9")
     return _sign(rho, p, -1), detail
 
 
@@ -56,7 +57,7 @@ def _cu_cons_sum9(v: View) -> tuple[bool | None, str]:
     "there seems to be a negative correlation.",
 )
 def _cons_cu(v: View) -> tuple[bool | None, str]:
-    _, rho1, p1, d1 = _corr(v, MAIN, "cons", "cu_cons")
-    _, rho2, p2, d2 = _corr(v, MAIN, "cons", "cu_ant")
+    _, rho1, p1, d1 = _corr(v, MAIN, "cons", CU_CONS)
+    _, rho2, p2, d2 = _corr(v, MAIN, "cons", CU_ANT)
     signs = [_sign(rho1, p1, -1), _sign(rho2, p2, -1)]
     return _all(signs), f"{d1}; {d2}"

@@ -21,6 +21,7 @@ from dfl_bench.results.claims.framework import (
     _vs,
     claim,
 )
+from dfl_bench.schema import CU_ANT, CU_CONS
 
 PRODUCT_RMSE = ("symmetric_aggregators", "product_rmse")
 PRODUCT_LOG = ("symmetric_aggregators", "product_log_product")
@@ -91,7 +92,7 @@ def _product_rmse_ratios(v: View) -> tuple[bool | None, str]:
         ("symmetric_aggregators", "product_rmse"),
         ("symmetric_aggregators", "product_log_product"),
     )
-    wanted = {"cons": 1, "cu_cons": -1, "cu_ant": -1}
+    wanted = {"cons": 1, CU_CONS: -1, CU_ANT: -1}
     found = {c: _vs(want, v.interval(*cells, c)) for c, want in wanted.items()}
     holds = False if False in found.values() else None if None in found.values() else True
     parts = [f"{c} {v.interval(*cells, c).text()}" for c in wanted]
@@ -112,7 +113,7 @@ def _luk_log(v: View) -> tuple[bool | None, str]:
     )
     level, text = _versus(v, 0, luk, product, ("T_LK", "T_P"))
     # "a very low value for cu_cons": below that of every other t-norm with the log product
-    low, detail = _best(v, "symmetric_aggregators", LOG_PRODUCT, luk[1], "cu_cons", lowest=True)
+    low, detail = _best(v, "symmetric_aggregators", LOG_PRODUCT, luk[1], CU_CONS, lowest=True)
     return _all([level, low]), f"{text}; {detail}"
 
 
@@ -133,7 +134,7 @@ def _luk_only(v: View) -> tuple[bool | None, str]:
                 f"{tnorm}_log_product",
             ),
         )
-        outcome = v.interval(*cells, "cu_cons").outcome
+        outcome = v.interval(*cells, CU_CONS).outcome
         (higher if outcome > 0 else within if outcome == 0 else []).append(tnorm)
     return _exactly(higher, within, ["lukasiewicz"]), (
         f"cu_cons higher with RMSE beyond the noise: {higher}; within it: {within}"
@@ -184,8 +185,8 @@ def _s_cons(v: View) -> tuple[bool | None, str]:
     "Both cu_cons and cu_ant decrease when s increases.",
 )
 def _s_cu(v: View) -> tuple[bool | None, str]:
-    r1, p1, d1 = _trend(v, "sigmoidal_s", "cu_cons")
-    r2, p2, d2 = _trend(v, "sigmoidal_s", "cu_ant")
+    r1, p1, d1 = _trend(v, "sigmoidal_s", CU_CONS)
+    r2, p2, d2 = _trend(v, "sigmoidal_s", CU_ANT)
     signs = [_sign(r1, p1, -1), _sign(r2, p2, -1)]
     return _all(signs), f"{d1}; {d2}"
 
@@ -201,8 +202,8 @@ def _s_not_cu(v: View) -> tuple[bool | None, str]:
     rows = v.rows("sigmoidal_s")
     smallest = min(rows, key=float)
     best, d1 = _best(v, "sigmoidal_s", rows, smallest)
-    cons, d2 = _best(v, "sigmoidal_s", rows, smallest, "cu_cons")
-    ant, d3 = _best(v, "sigmoidal_s", rows, smallest, "cu_ant")
+    cons, d2 = _best(v, "sigmoidal_s", rows, smallest, CU_CONS)
+    ant, d3 = _best(v, "sigmoidal_s", rows, smallest, CU_ANT)
     # "Clearly not the best": some row above it beyond the noise; the best row fails it.
     below = None if best is None else not best
     return _all([cons, ant, below]), f"{d1}; {d2}; {d3}"
@@ -217,7 +218,7 @@ def _s_not_cu(v: View) -> tuple[bool | None, str]:
 def _b0(v: View) -> tuple[bool | None, str]:
     rows = v.rows("sigmoidal_b0")
     best, d1 = _best(v, "sigmoidal_b0", rows, "-0.5")
-    cons, d2 = _best(v, "sigmoidal_b0", rows, "-0.5", "cu_cons")
+    cons, d2 = _best(v, "sigmoidal_b0", rows, "-0.5", CU_CONS)
     return _all([best, cons]), f"{d1}; {d2}"
 
 

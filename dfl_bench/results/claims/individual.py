@@ -25,6 +25,7 @@ from dfl_bench.results.claims.framework import (
     _vs,
     claim,
 )
+from dfl_bench.schema import CU_ANT, CU_CONS
 
 FORALL_POOR = [
     "forall_minimum",
@@ -88,7 +89,7 @@ def _yager_cu(v: View) -> tuple[bool | None, str]:
     yager = [r for r in v.rows("aggregation", "forall_yager")]
     others = [r for r in v.rows("aggregation", "forall_") if r not in yager]
     verdicts, details = [], []
-    for column in ("cu_cons", "cu_ant"):
+    for column in (CU_CONS, CU_ANT):
         counts = []
         for row in yager:
             wins, ties, losses = _against_rows(v, "aggregation", row, others, column)

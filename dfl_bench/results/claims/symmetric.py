@@ -26,6 +26,7 @@ from dfl_bench.results.claims.framework import (
     _vs,
     claim,
 )
+from dfl_bench.schema import CU_ANT, CU_CONS
 
 
 @claim(
@@ -118,7 +119,7 @@ def _luk_half(v: View) -> tuple[bool | None, str]:
 )
 def _luk_cu_cons(v: View) -> tuple[bool | None, str]:
     cell = ("same_symmetric", "lukasiewicz")
-    interval = v.versus(cell, "cu_cons", RANDOM_CU)
+    interval = v.versus(cell, CU_CONS, RANDOM_CU)
     return _vs(-1, interval), (
         f"cu_cons {v.get(*cell, 'cu_cons'):.2f}, minus random guessing's {RANDOM_CU}: "
         f"{_ratio_margin(interval)}"
@@ -175,8 +176,8 @@ def _product_best(v: View) -> tuple[bool | None, str]:
 )
 def _product_cu(v: View) -> tuple[bool | None, str]:
     rows = ["godel_S", "product_S", "lukasiewicz", "yager_p2_S", "yager_p20_S"]
-    cons, a = _best(v, "same_symmetric", rows, "product_S", "cu_cons")
-    ant, b = _best(v, "same_symmetric", rows, "product_S", "cu_ant")
+    cons, a = _best(v, "same_symmetric", rows, "product_S", CU_CONS)
+    ant, b = _best(v, "same_symmetric", rows, "product_S", CU_ANT)
     return _all([cons, ant]), f"{a}; {b}"
 
 
