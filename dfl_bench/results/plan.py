@@ -35,7 +35,6 @@ JOB_SECONDS = {"smoke": 3.0, "quick": 82.0, "long": 600.0, "paper": 3300.0}
 JOB_OVERHEAD_S = 3.0
 # Seconds per run-iteration in a GPU stack when no GPU record says better (results/bench/cuda/).
 GPU_ITERATION_S = 0.5e-3
-STEPS = {"smoke": 4, "quick": 1000, "long": 10000, "paper": 70000}
 PAPER_PROFILE = "paper"  # the paper's budget: "at most 70.000 iterations" (Section 10)
 
 
@@ -60,6 +59,12 @@ def experiments() -> list[str]:
 def profiles() -> list[str]:
     """The training budgets (conf/profile/*.yaml)."""
     return sorted(p.stem for p in (CONF / "profile").glob("*.yaml"))
+
+
+@cache
+def budget(profile: str) -> int:
+    """A profile's iterations (`max_steps` of conf/profile/<profile>.yaml)."""
+    return int(OmegaConf.load(CONF / "profile" / f"{profile}.yaml").max_steps)
 
 
 def selected(tables: str | None) -> list[str]:
@@ -249,7 +254,7 @@ def job_seconds(profile: str, records_dir: str | Path, device: str = "cpu") -> f
     if times:
         return statistics.median(times)
     if device == "gpu":
-        return STEPS.get(profile, STEPS["quick"]) * GPU_ITERATION_S
+        return budget(profile if profile in profiles() else "quick") * GPU_ITERATION_S
     return JOB_SECONDS.get(profile, JOB_SECONDS["quick"])
 
 
