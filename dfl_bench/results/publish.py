@@ -19,7 +19,7 @@ from dfl_bench.results.noise import Noise, paper_noise
 from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, SELECTED_ACCURACY, Paper
 from dfl_bench.results.plan import DEFAULT, PAPER_PROFILE, SPREAD
 from dfl_bench.results.tables import Table, build_table, collapse_threshold
-from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, CU_ANT, CU_CONS, TEST_ACCURACY
+from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
 
 INDEX_HEADER = [
     "table",
@@ -254,8 +254,11 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
     return "\n".join(lines) + "\n"
 
 
-SPREAD_METRICS = {TEST_ACCURACY: "final accuracy", BEST_TEST_ACCURACY: "best accuracy",
-                  CONS_RATIO: "cons", CU_CONS: CU_CONS, CU_ANT: CU_ANT}  # fmt: skip
+SPREAD_METRICS = {  # record field -> its label: the two accuracies, then the column map's ratios
+    TEST_ACCURACY: "final accuracy",
+    BEST_TEST_ACCURACY: "best accuracy",
+    **{field: column for column, field in RECORD_FIELDS.items() if field != TEST_ACCURACY},
+}
 
 
 def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
