@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -170,12 +171,13 @@ def build_table(
             groups[key] = main
         groups.update({label: variant.records for label, variant in others.items()})
         variants.update(others)
+    floors = task_floors(paper, groups, collapse_below)
     cells_of = {
-        key: summarize(group, collapse_below=collapse_below) for key, group in groups.items()
+        key: summarize(group, collapse_below=floors(group)) for key, group in groups.items()
     }
     cells_of.update(
         {
-            label: summarize(v.records, (v.note,), v.differs, collapse_below)
+            label: summarize(v.records, (v.note,), v.differs, floors(v.records))
             for label, v in variants.items()
         }
     )
@@ -198,6 +200,36 @@ def build_table(
         if alike is not True and training_code_changed(cells_of[key].commits, repo) is not False
     }
     return Table(paper, profile, rows, records, mixed_commits=mixed, probes=probes)
+
+
+def task_floors(
+    paper: PaperTable, groups: dict[str, pd.DataFrame], paper_floor: float | None
+) -> Callable[[pd.DataFrame], float | None]:
+    """The collapse line of a cell's runs: the paper's task's (`paper_floor`, under the
+    supervised baseline); another task's, COLLAPSE_POINTS under the mean final accuracy of the
+    table's reference row of the same task setting (None without one: nothing collapses)."""
+    references: dict[str, float] = {}
+    for key in paper.references:
+        group = groups.get(key)
+        ok = None if group is None else group[group["status"] == "ok"]
+        if ok is not None and not ok.empty:
+            final = pd.to_numeric(ok[RECORD_FIELDS["accuracy"]], errors="coerce").dropna() * 100
+            if len(final):
+                references.setdefault(_task_text(ok), float(final.mean()) - COLLAPSE_POINTS)
+
+    def floor(records: pd.DataFrame) -> float | None:
+        task = _task_text(records)
+        return paper_floor if task is None else references.get(task)
+
+    return floor
+
+
+def _task_text(records: pd.DataFrame) -> str | None:
+    """The task setting of a cell's records as text; None for the paper's task (or none)."""
+    if records.empty:
+        return None
+    task = records["config"].iloc[0].get("task", ADDED_KEYS[("task",)])
+    return None if task == ADDED_KEYS[("task",)] else json.dumps(task, sort_keys=True)
 
 
 def trained_rows(

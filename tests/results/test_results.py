@@ -143,6 +143,21 @@ def test_a_run_collapsed_below_the_baseline_by_more_than_five_points_is_counted(
     assert collapse_threshold(frame, "long") is None  # no baseline there: nothing collapses
 
 
+def test_a_run_of_another_task_collapses_below_its_reference_row_of_the_same_setting(tmp_path):
+    """15-digit sums at 72% are not collapsed for being below the paper's baseline: another
+    task's runs are held to their table's reference row of the same task setting."""
+    for seed in range(3):
+        write(tmp_path, "baseline", f"b{seed}", row="ce_pair", seed=seed, accuracy=0.95)
+        for row, acc in (("product_sum_n15", 0.72), ("product_max_n15", 0.0)):
+            write(tmp_path, "mnist_addition_digits", row, row=row, seed=seed, accuracy=acc)
+        write(tmp_path, "mnist_addition_digits", "gm", row="product_gm_n4", seed=seed, accuracy=0.6)
+    frame = load_records(tmp_path)
+    table = PAPER.tables["mnist_addition_digits"]
+    ours = build_table(table, frame, "quick", REPO, collapse_threshold(frame, "quick")).ours()
+    assert ours["product_sum_n15"].n_collapsed == 0 and ours["product_max_n15"].n_collapsed == 3
+    assert ours["product_gm_n4"].n_collapsed == 0  # no product_sum_n4 runs: no line to fall below
+
+
 def test_profiles_never_mix(tmp_path):
     write(tmp_path, "tnorms", "q", row="godel", profile="quick", accuracy=0.5)
     write(tmp_path, "tnorms", "s", row="godel", profile="smoke", accuracy=0.1)
