@@ -42,8 +42,9 @@ MEASURES: dict[str, tuple[tuple[str, str], ...]] = {
 
 
 def measures(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The (label, record field) pairs of a run's summary line, by its config's task."""
-    return MEASURES[check((config.get("task") or {}).get("name", "mnist_kb"))]
+    """The (label, record field) pairs of a run's summary line, by its config's task (none
+    for a task that declares none)."""
+    return MEASURES.get(check((config.get("task") or {}).get("name", "mnist_kb")), ())
 
 
 def names() -> list[str]:
