@@ -66,7 +66,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         rows.append(
             [str(digits), str(sums), how, f"{1e3 * per_image:.3f}", f"{per_image / base:.2f}"]
         )
-    text = "\n".join(
+    markdown.report(
+        args.out,
         [
             "# MNIST addition: the training step per image against the digits per number",
             "",
@@ -77,8 +78,5 @@ def main(argv: Sequence[str] | None = None) -> None:
             "",
             *markdown.table(["N", "sums per step", "valuation", "ms per image", "ratio"], rows),
             "",
-        ]
+        ],
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
-    print(text)

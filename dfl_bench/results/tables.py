@@ -114,8 +114,7 @@ class Table:
     def task(self, key: str) -> Any:
         """The task setting (config `task`) of row `key`'s records; None without records.
         Rows of two task settings (one digit, two) are not compared."""
-        own = self.own_records(key)
-        return None if own.empty else own["config"].iloc[0].get("task", ADDED_KEYS[("task",)])
+        return task_of(self.own_records(key))
 
     def comparable(self, key: str, other: str) -> bool:
         """Whether rows `key` and `other` have one task setting (a row without records: yes)."""
@@ -224,12 +223,15 @@ def task_floors(
     return floor
 
 
+def task_of(records: pd.DataFrame) -> Any:
+    """The task setting (config `task`) of a cell's records; None without records."""
+    return None if records.empty else records["config"].iloc[0].get("task", ADDED_KEYS[("task",)])
+
+
 def _task_text(records: pd.DataFrame) -> str | None:
     """The task setting of a cell's records as text; None for the paper's task (or none)."""
-    if records.empty:
-        return None
-    task = records["config"].iloc[0].get("task", ADDED_KEYS[("task",)])
-    return None if task == ADDED_KEYS[("task",)] else json.dumps(task, sort_keys=True)
+    task = task_of(records)
+    return None if task in (None, ADDED_KEYS[("task",)]) else json.dumps(task, sort_keys=True)
 
 
 def trained_rows(

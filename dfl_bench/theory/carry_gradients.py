@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import statistics
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 import torch
@@ -26,12 +27,17 @@ from dfl_bench.tasks import mnist_addition as addition
 
 EXPERIMENT = REPO_DIR / "conf" / "experiment" / "mnist_addition_digits.yaml"
 OUT = REPO_DIR / "results" / "theory" / "carry_gradients.md"
-FORALL = {"name": "log_product", "reduction": "mean"}
+
+
+@cache
+def experiment() -> dict:
+    """The experiment's yaml (read once): its rows and the universal aggregator over the batch."""
+    return yaml.safe_load(EXPERIMENT.read_text())
 
 
 def rows() -> dict[str, tuple[dict, dict, int]]:
     """The experiment's rows (t-norm, existential, digits), each pair also at one digit."""
-    spec = yaml.safe_load(EXPERIMENT.read_text())["rows"]
+    spec = experiment()["rows"]
     out = {}
     for name, row in spec.items():
         out[name] = (row["tnorm"], row["exists"], int(row["digits"]))
@@ -48,7 +54,7 @@ def measure(tnorm: dict, exists: dict, digits: int, sums: int, seed: int) -> tup
             "tnorm": tnorm,
             "tconorm": {"name": "product"},
             "implication": {"name": "reichenbach"},
-            "forall": FORALL,
+            "forall": experiment()["forall"],
             "exists": exists,
         }
     )
@@ -79,7 +85,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         where = "below" if value < EPS and not name.startswith("product_sum") else "-"
         table.append([name, str(digits), f"{value:.1e}", where, f"{grad:.1e}"])
     command = "python -m dfl_bench.theory.carry_gradients " + " ".join(argv or [])
-    text = "\n".join(
+    markdown.report(
+        args.out,
         [
             "# Multi-digit MNIST addition: the learning signal at the untrained network",
             "",
@@ -92,11 +99,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             "",
             *markdown.table(["row", "N", "valuation", "floor", "gradient norm"], table),
             "",
-        ]
+        ],
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
-    print(text)
 
 
 if __name__ == "__main__":
