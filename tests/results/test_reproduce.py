@@ -5,12 +5,14 @@ table and figure)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -197,16 +199,25 @@ def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp, capsys):
         assert f"  {job}: non-finite loss" in out
 
 
+# One experiment of each kind of job: the paper's task (tnorms), MNIST addition enumerated and
+# over the carries, the seed spread (baseline, default) and the best row's knowledge bases.
+# Every row of every experiment composes to valid operators (tests/lifecycle/
+# test_cli_configs.py) and every operator's DFL term runs (tests/operators, tests/run).
+SMOKE_TABLES = ("tnorms", "mnist_addition", "mnist_addition_digits", "baseline", "best", "default")
+
+
 @pytest.mark.slow
-def test_smoke_reproduction_of_every_experiment_then_a_rerun_skips_it(in_tmp, capsys):
-    args = reproduce_args(in_tmp, "--spread-seeds=2", render=True)
+def test_smoke_reproduction_of_one_experiment_of_each_kind_then_a_rerun_skips_it(in_tmp, capsys):
+    chosen = f"--tables={','.join(SMOKE_TABLES)}"
+    args = reproduce_args(in_tmp, "--spread-seeds=2", chosen, render=True)
     assert reproduce.main(args) == 0  # then renders, as make reproduce-tables does
     first = capsys.readouterr().out
     n = int(re.search(r"(\d+) jobs, 0 done, \1 to run", first).group(1))
-    assert n > 100 and f"all {n} jobs ok" in first
+    planned = plan.plan(list(SMOKE_TABLES), "smoke", 1, in_tmp / "records", spread_seeds=2)
+    assert n == len(planned) and f"all {n} jobs ok" in first
     assert len(re.findall(rf"\[reproduce\] {n}/{n} jobs ok", first)) == 1  # the last line once
     tables = {p.stem for p in (in_tmp / "results" / "tables").glob("*.md")}
-    assert set(plan.selected("")) - {plan.DEFAULT} <= tables
+    assert set(SMOKE_TABLES) - {plan.DEFAULT} <= tables
     assert any((in_tmp / "results" / "figures").glob("*.png"))
     rerun = reproduce_args(in_tmp, "--spread-seeds=2", "--tables=best,default")
     assert reproduce.main(rerun) == 0
@@ -216,7 +227,7 @@ def test_smoke_reproduction_of_every_experiment_then_a_rerun_skips_it(in_tmp, ca
     assert len(found) == n and {(r["status"], r["profile"], r["steps"]) for r in found} == {
         ("ok", "smoke", 4)
     }
-    assert {r["experiment"] for r in found} == set(plan.selected(""))
+    assert {r["experiment"] for r in found} == set(SMOKE_TABLES)
 
 
 @pytest.mark.slow
@@ -306,3 +317,23 @@ def test_a_signal_stops_every_experiment_running_at_once_on_a_gpu(in_tmp):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "Traceback" not in err, err
     assert processes_naming(marker) == []
+
+
+def test_multiruns_echoing_at_once_print_whole_lines(capsys):
+    # print writes a line's text and its newline apart: unlocked, two threads mix them
+    quiet, sink = threading.Event(), io.StringIO()
+    streams = [[f"[dfl_bench] run {k} line {i}\n" for i in range(3000)] for k in range(2)]
+    threads = [threading.Thread(target=reproduce.echo, args=(s, sink, quiet)) for s in streams]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch as often as under a loaded machine's pipes
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 6000 and all(
+        re.fullmatch(r"\[dfl_bench\] run \d line \d+", x) for x in lines
+    )
