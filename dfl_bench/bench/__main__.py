@@ -1,12 +1,14 @@
 """`python -m dfl_bench.bench`: the speed benchmark, written to results/bench/ (bench.json,
 README.md, scaling.png); `python -m dfl_bench.bench time-kb`: each knowledge base's forward and
-backward time against the batch size, printed as a Markdown table; `time-ntn`: the iteration
+backward time against the batch size, printed as a Markdown table; `time-families`: every
+parametric family's DFL term against the product set's (results/bench/families.md); `time-ntn`: the iteration
 with the text's NTN (k = 50) and the authors' code's head (k = 10, output bias); `count-ops`:
 the tensor operations (GPU kernels) of one run's loss per table row.
 
     python -m dfl_bench.bench                                     # every section
     python -m dfl_bench.bench --sections iteration --threads 2 --repeats 50
     python -m dfl_bench.bench time-kb --batch-sizes 64 --repeats 200
+    python -m dfl_bench.bench time-families --repeats 30
     python -m dfl_bench.bench time-ntn --threads 1
     python -m dfl_bench.bench count-ops --tables same_symmetric sum9_symmetric
 """
@@ -25,6 +27,7 @@ import torch
 from dfl_bench.bench import (
     addition_timing,
     bench_report,
+    family_timing,
     kb_timing,
     ntn_timing,
     op_count,
@@ -145,13 +148,16 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """`time-kb [options]` times the knowledge bases, `time-addition` the MNIST-addition step per
+    """`time-kb [options]` times the knowledge bases, `time-families` the families' DFL terms,
+    `time-addition` the MNIST-addition step per
     image against its digits, `time-ntn [options]` the two NTN heads,
     `count-ops [options]` counts a step's operations, `step-vs-commit --base REV` compares the
     CPU iteration with REV's; anything else runs `bench`."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["time-kb"]:
         kb_timing.main(argv[1:])
+    elif argv[:1] == ["time-families"]:
+        family_timing.main(argv[1:])
     elif argv[:1] == ["time-addition"]:
         addition_timing.main(argv[1:])
     elif argv[:1] == ["time-ntn"]:

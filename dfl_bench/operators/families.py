@@ -28,10 +28,23 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from dfl_bench.operators.numerics import Dim, dims, flatten_dims, floor_, log_, pnorm, pnorm2, pow_
+from dfl_bench.operators.numerics import (
+    EPS,
+    Dim,
+    dims,
+    flatten_dims,
+    floor_,
+    log_,
+    pnorm,
+    pnorm2,
+    pnorm2_parts,
+    pnorm2_slopes,
+    pow_,
+)
 from dfl_bench.operators.registry import Param, register
 
 Binary = Callable[[Tensor, Tensor, float], Tensor]
+Partials = Callable[[Tensor, Tensor, float], tuple[Tensor, Tensor]]
 
 FAMILIES = ("hamacher", "frank", "dombi", "schweizer_sklar", "aczel_alsina")
 
@@ -80,6 +93,35 @@ def _any_zero(x: Tensor, dim: Dim) -> Tensor:
     return (x == 0.0).any(dim=dims(x, dim)) if x.dim() else x == 0.0
 
 
+class _TNorm(torch.autograd.Function):
+    """A family's T(a, b): its formula's value (exact down to the dtype's smallest normal) with
+    the closed-form partial derivatives at (max(a, EPS), max(b, EPS)), what autograd of the
+    formula at the floored inputs gives (`_gradient_at_floor`) without the formula's graph: a
+    few tensor passes each way instead of dozens."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(a: Tensor, b: Tensor, name: str, p: float) -> Tensor:
+        return T_NORMS[name][0](a, b, p)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        a, b, ctx.name, ctx.p = inputs
+        ctx.save_for_backward(a, b)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor, None, None]:
+        a, b = ctx.saved_tensors
+        da, db = PARTIALS[ctx.name](a.clamp_min(EPS), b.clamp_min(EPS), ctx.p)
+        return (grad * da).sum_to_size(a.shape), (grad * db).sum_to_size(b.shape), None, None
+
+
+def t_norm(name: str, a: Tensor, b: Tensor, p: float) -> Tensor:
+    """Family `name`'s T(a, b) with its closed-form derivatives (`_TNorm`)."""
+    return _TNorm.apply(a, b, name, p)
+
+
 # --- Hamacher: T(a, b) = ab / (p + (1 - p)(a + b - ab)), p >= 0 ---------------------------------
 
 
@@ -88,6 +130,17 @@ def hamacher_t(a: Tensor, b: Tensor, p: float) -> Tensor:
     den = p + (1.0 - p) * (a + b - a * b)
     positive = den > 0
     return torch.where(positive, a * b / torch.where(positive, den, 1.0), 0.0)
+
+
+def hamacher_partials(a: Tensor, b: Tensor, p: float) -> tuple[Tensor, Tensor]:
+    """dT/da = b (b + p (1 - b)) / D^2 and dT/db, with the denominator D written without
+    cancellation: 1 + (p - 1)(1 - a)(1 - b) for p >= 1, p + (1 - p)(a + b - ab) below."""
+    if p >= 1.0:
+        den = 1.0 + (p - 1.0) * ((1.0 - a) * (1.0 - b))
+    else:
+        den = p + (1.0 - p) * (a + b - a * b)
+    den2 = den * den
+    return b * (b + p * (1.0 - b)) / den2, a * (a + p * (1.0 - a)) / den2
 
 
 def hamacher_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
@@ -124,6 +177,17 @@ def frank_t(a: Tensor, b: Tensor, p: float) -> Tensor:
     return torch.log1p(math.expm1(L) * (_frank_ratio(a, L) * _frank_ratio(b, L))) / L
 
 
+def frank_partials(a: Tensor, b: Tensor, p: float) -> tuple[Tensor, Tensor]:
+    """dT/da = r_b p^a / (1 + (p - 1) r_a r_b), r = (p^x - 1) / (p - 1) the generator's
+    argument (p = 1: b); p^a as expm1(a log p) + 1, whose rounding cancels the denominator's."""
+    if p == 1.0:
+        return b, a
+    L, k = math.log(p), math.expm1(math.log(p))
+    ea, eb = torch.expm1(a * L), torch.expm1(b * L)
+    den = 1.0 + k * ((ea / k) * (eb / k))
+    return (eb / k) * (ea + 1.0) / den, (ea / k) * (eb + 1.0) / den
+
+
 def frank_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
     """n-ary Frank t-norm: log_p(1 + (p - 1) prod_i (p^x_i - 1) / (p - 1))."""
     if p == 1.0:
@@ -151,6 +215,15 @@ def dombi_t(a: Tensor, b: Tensor, p: float) -> Tensor:
     """Dombi t-norm; 0 where a or b is 0."""
     value = 1.0 / (1.0 + pnorm2(_odds_against(a), _odds_against(b), p))
     return _zero_if_any_zero(value, a, b)
+
+
+def dombi_partials(a: Tensor, b: Tensor, p: float) -> tuple[Tensor, Tensor]:
+    """dT/da = T^2 dN/dz_a / a^2, N = ||(z_a, z_b)||_p, z = (1 - x) / x (`pnorm2`'s slopes)."""
+    za, zb = (1.0 - a) / a, (1.0 - b) / b
+    norm, q = pnorm2_parts(za, zb, p)
+    t = 1.0 / (1.0 + norm)
+    da, db = pnorm2_slopes(za, zb, p, q.pow(1.0 - p).mul_(t * t))
+    return da / (a * a), db / (b * b)
 
 
 def dombi_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
@@ -182,6 +255,26 @@ def schweizer_sklar_t(a: Tensor, b: Tensor, p: float) -> Tensor:
     m, big = torch.minimum(a, b), torch.maximum(a, b)
     ratio = torch.where(big > 0, m / torch.where(big > 0, big, 1.0), 0.0)
     return m * (1.0 + pow_(ratio, q) - pow_(m, q)).pow(-1.0 / q)  # the base is >= 1
+
+
+def schweizer_sklar_partials(a: Tensor, b: Tensor, p: float) -> tuple[Tensor, Tensor]:
+    """p > 0: dT/da = s^(1/p - 1) a^(p - 1) where s = a^p + b^p - 1 >= 0 (0 below; the root's
+    derivative at max(s, EPS) when 1/p < 1, as `pow_`); p = 0: b; p < 0 (q = -p), with m and
+    M the min and max, r = m / M and B = 1 + r^q - m^q (the forward's base): dT/dm = B^-(1+q)/q
+    and dT/dM = r^(1+q) B^-(1+q)/q, no overflow, the tie's halves at any q."""
+    if p == 0.0:
+        return b, a
+    if p < 0.0:
+        q = -p
+        low, high = torch.minimum(a, b), torch.maximum(a, b)
+        ratio = low / high
+        slope = (1.0 + ratio.pow(q) - low.pow(q)).clamp_min(1.0).pow(-(1.0 + q) / q)
+        other = ratio.pow(1.0 + q) * slope
+        return torch.where(a <= b, slope, other), torch.where(b <= a, slope, other)
+    s = a.pow(p) + b.pow(p) - 1.0
+    root = s.clamp_min(0.0) if p <= 1.0 else s.clamp_min(EPS)
+    slope = torch.where(s >= 0.0, root.pow(1.0 / p - 1.0), 0.0)
+    return slope * a.pow(p - 1.0), slope * b.pow(p - 1.0)
 
 
 def schweizer_sklar_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
@@ -225,6 +318,14 @@ def aczel_alsina_t(a: Tensor, b: Tensor, p: float) -> Tensor:
     """Aczel-Alsina t-norm (p = 1: the product); 0 where a or b is 0."""
     value = torch.exp(-pnorm2(-_log(a), -_log(b), p))
     return _zero_if_any_zero(value, a, b)
+
+
+def aczel_alsina_partials(a: Tensor, b: Tensor, p: float) -> tuple[Tensor, Tensor]:
+    """dT/da = T dN/du / a, N = ||(u, v)||_p, u = -log a (`pnorm2`'s slopes)."""
+    u, v = -torch.log(a), -torch.log(b)
+    norm, q = pnorm2_parts(u, v, p)
+    da, db = pnorm2_slopes(u, v, p, q.pow(1.0 - p).mul_(torch.exp(-norm)))
+    return da / a, db / b
 
 
 def aczel_alsina_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
@@ -281,23 +382,30 @@ T_NORMS = {  # name -> (T, A_T, residuum, its parameter, T's formula, the residu
         "exp(-((-log c)^p - (-log a)^p)^(1/p))",
     ),
 }  # fmt: skip
+PARTIALS: dict[str, Partials] = {  # name -> (dT/da, dT/db) at inputs >= EPS
+    "hamacher": hamacher_partials,
+    "frank": frank_partials,
+    "dombi": dombi_partials,
+    "schweizer_sklar": schweizer_sklar_partials,
+    "aczel_alsina": aczel_alsina_partials,
+}
 
 
 def _register(name: str) -> None:
     """Register family `name`'s t-norm, t-conorm, S- and R-implication and aggregators."""
-    t, forall, r, param, formula, residuum = T_NORMS[name]
+    _, forall, r, param, formula, residuum = T_NORMS[name]
 
     @register("tnorm", name, p=param)
     def tnorm(a: Tensor, b: Tensor, p: float = param.default) -> Tensor:
-        return _gradient_at_floor(t, a, b, p)
+        return t_norm(name, a, b, p)
 
     @register("tconorm", name, p=param)
     def tconorm(a: Tensor, b: Tensor, p: float = param.default) -> Tensor:
-        return 1.0 - _gradient_at_floor(t, 1.0 - a, 1.0 - b, p)
+        return 1.0 - t_norm(name, 1.0 - a, 1.0 - b, p)
 
     @register("implication", f"{name}_s", p=param)
     def s_implication(a: Tensor, c: Tensor, p: float = param.default) -> Tensor:
-        return 1.0 - _gradient_at_floor(t, a, 1.0 - c, p)
+        return 1.0 - t_norm(name, a, 1.0 - c, p)
 
     @register("implication", f"{name}_r", p=param)
     def r_implication(a: Tensor, c: Tensor, p: float = param.default) -> Tensor:

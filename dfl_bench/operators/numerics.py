@@ -144,15 +144,27 @@ class _PNorm2(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: Tensor, _: Tensor) -> tuple[Tensor, Tensor, None, None]:
         u, v, q = ctx.saved_tensors
-        p, tiny = ctx.p, torch.finfo(u.dtype).tiny
-        m = torch.maximum(u, v)
-        scale = q.pow(1.0 - p).mul_(grad)  # grad / q**(p-1)
+        scale = q.pow(1.0 - ctx.p).mul_(grad)  # grad / q**(p-1)
         if ctx.cap is not None:
-            scale.mul_(m * q <= ctx.cap)
-        m.add_(tiny)
-        du = ((u + tiny) / m).clamp_min_(EPS).pow_(p - 1.0).mul_(scale)
-        dv = ((v + tiny) / m).clamp_min_(EPS).pow_(p - 1.0).mul_(scale)
+            scale.mul_(torch.maximum(u, v) * q <= ctx.cap)
+        du, dv = pnorm2_slopes(u, v, ctx.p, scale)
         return du.sum_to_size(u.shape), dv.sum_to_size(v.shape), None, None
+
+
+def pnorm2_parts(u: Tensor, v: Tensor, p: float) -> tuple[Tensor, Tensor]:
+    """`pnorm2`'s value N and its q = N / max(u, v), without a graph (for closed-form
+    derivatives that chain through it: `pnorm2_slopes`)."""
+    return _PNorm2.forward(u, v, p, None)
+
+
+def pnorm2_slopes(u: Tensor, v: Tensor, p: float, scale: Tensor) -> tuple[Tensor, Tensor]:
+    """scale * dN/du and scale * dN/dv of N = `pnorm2`(u, v, p), where scale already holds the
+    factor 1 / q**(p-1) (`_PNorm2`'s derivative, its conventions at the origin included)."""
+    tiny = torch.finfo(u.dtype).tiny
+    m = torch.maximum(u, v).add_(tiny)
+    du = ((u + tiny) / m).clamp_min_(EPS).pow_(p - 1.0).mul_(scale)
+    dv = ((v + tiny) / m).clamp_min_(EPS).pow_(p - 1.0).mul_(scale)
+    return du, dv
 
 
 def pnorm2(u: Tensor, v: Tensor, p: float, cap: float | None = None) -> Tensor:

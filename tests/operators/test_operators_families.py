@@ -4,10 +4,13 @@ their numerics in test_operators_numerics.py."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 import torch
 
 from dfl_bench.operators import build
+from dfl_bench.operators.families import T_NORMS
 
 grid = torch.arange(1, 32, dtype=torch.float64) / 32  # interior points: limits are pointwise
 A, B = torch.meshgrid(grid, grid, indexing="ij")
@@ -139,3 +142,81 @@ def test_every_family_is_finite_at_the_ends_of_its_declared_range_and_refuses_be
     for beyond in (param.low / 10 if param.low > 0 else param.low * 10, param.high * 10):
         with pytest.raises(ValueError, match="out of range"):
             build("tnorm", family, p=beyond)
+
+
+def _parameters(family: str) -> list[float]:
+    """The family's parameters of conf/families/parametric.yaml, its range's ends and a few."""
+    from dfl_bench.bench.family_timing import family_sets
+    from dfl_bench.operators import spec
+
+    param = spec("tnorm", family).params["p"]
+    rows = [s["tnorm"]["p"] for s in family_sets().values() if s["tnorm"]["name"] == family]
+    few = [p for p in (-2.0, -0.5, 0.5, 1.0, 2.0, 10.0) if param.low <= p <= param.high]
+    return sorted({*rows, *few, param.low, param.high, *param.also})
+
+
+def _reference(kind: str, family: str, a: torch.Tensor, b: torch.Tensor, p: float):
+    """The operator as it was: autograd of the formula at the floored inputs
+    (`_gradient_at_floor`)."""
+    from dfl_bench.operators.families import _gradient_at_floor
+
+    t = T_NORMS[family][0]
+    if kind == "tnorm":
+        return _gradient_at_floor(t, a, b, p)
+    if kind == "tconorm":
+        return 1.0 - _gradient_at_floor(t, 1.0 - a, 1.0 - b, p)
+    return 1.0 - _gradient_at_floor(t, a, 1.0 - b, p)
+
+
+def _exact_partials(kind: str, family: str, a: torch.Tensor, b: torch.Tensor, p: float):
+    """The operator's partials in float64: T's formula by autograd at the float32 arguments the
+    operator gives it (1 - a for S), each floored at EPS by a clamp (a tie stays a tie)."""
+    from dfl_bench.operators.numerics import EPS
+
+    x, y = {"tnorm": (a, b), "tconorm": (1.0 - a, 1.0 - b), "implication": (a, 1.0 - b)}[kind]
+    x, y = (v.clamp_min(EPS).double().requires_grad_() for v in (x, y))
+    T_NORMS[family][0](x, y, p).sum().backward()
+    return (-x.grad if kind == "implication" else x.grad), y.grad
+
+
+def _gradients(op, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """d sum(op(a, b)) / da and / db."""
+    a, b = a.clone().requires_grad_(), b.clone().requires_grad_()
+    op(a, b).sum().backward()
+    return a.grad, b.grad
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("kind", ["tnorm", "tconorm", "implication"])
+def test_closed_form_derivatives_are_autograds_of_the_formula_or_closer_to_exact(kind, family):
+    """T, S and the S-implication (`_TNorm`), on a grid with corners and subnormals at each
+    parameter of the family's rows, its range's ends and a few: the formula's values bit for
+    bit (the straight-through sum before rounded them by an ulp); each derivative equal to what
+    autograd of the formula at the floored inputs gave, to float rounding (1e-5 relative), or
+    closer to the float64 derivative (`_exact_partials`) than that was (cancellation at extreme
+    parameters; exact ties at the floor). Broadcast inputs get the summed gradients."""
+    grid = torch.cat(
+        [
+            CORNERS,
+            torch.tensor([1e-45, 3e-8, 0.999]),
+            torch.rand(30, generator=torch.Generator().manual_seed(2)),
+        ]
+    )
+    name = f"{family}_s" if kind == "implication" else family
+    a, b = torch.broadcast_tensors(grid[:, None], grid[None, :])
+    for p in _parameters(family):
+        op = build(kind, name, p=p)
+        value, t = op(a, b), T_NORMS[family][0]
+        formula = {"tnorm": t(a, b, p), "tconorm": 1 - t(1 - a, 1 - b, p)}.get(kind)
+        assert torch.equal(value, 1 - t(a, 1 - b, p) if formula is None else formula), p
+        before = _reference(kind, family, a, b, p)  # exact + (at_floor - at_floor): rounding
+        torch.testing.assert_close(value, before, rtol=1e-6, atol=1e-12, msg=f"p={p}")
+        new = _gradients(op, a, b)
+        old = _gradients(partial(_reference, kind, family, p=p), a, b)
+        exact = _exact_partials(kind, family, a, b, p)
+        for got, was, true in zip(new, old, exact, strict=True):
+            error, before = (got.double() - true).abs(), (was.double() - true).abs()
+            assert (error <= before + 1e-5 * true.abs() + 1e-6).all(), p
+        summed = _gradients(op, grid[:, None], grid[None, :])
+        torch.testing.assert_close(summed[0], new[0].sum(1, keepdim=True), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(summed[1], new[1].sum(0, keepdim=True), rtol=1e-5, atol=1e-5)
