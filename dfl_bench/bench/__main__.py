@@ -1,9 +1,9 @@
 """`python -m dfl_bench.bench`: the speed benchmark, written to results/bench/ (bench.json,
 README.md, scaling.png); `python -m dfl_bench.bench time-kb`: each knowledge base's forward and
 backward time against the batch size, printed as a Markdown table; `time-families`: every
-parametric family's DFL term against the product set's (results/bench/families.md); `time-ntn`: the iteration
-with the text's NTN (k = 50) and the authors' code's head (k = 10, output bias); `count-ops`:
-the tensor operations (GPU kernels) of one run's loss per table row.
+parametric family's DFL term against the product set's (results/bench/families.md);
+`time-ntn`: the iteration with the text's NTN (k = 50) and the authors' code's head (k = 10,
+output bias); `count-ops`: the tensor operations (GPU kernels) of one run's loss per table row.
 
     python -m dfl_bench.bench                                     # every section
     python -m dfl_bench.bench --sections iteration --threads 2 --repeats 50

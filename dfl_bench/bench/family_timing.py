@@ -35,7 +35,9 @@ def family_sets() -> dict[str, dict[str, Any]]:
     rows = OmegaConf.to_container(OmegaConf.load(CONF / "families" / "parametric.yaml"))
     rows.pop("defaults", None)
     return {
-        row: {kind: (family[kind]["S"] if kind == "implication" else family[kind]) for kind in KINDS}
+        row: {
+            kind: (family[kind]["S"] if kind == "implication" else family[kind]) for kind in KINDS
+        }
         for row, family in rows.items()
     }
 

@@ -113,7 +113,9 @@ def check_config(config: Mapping[str, Any], optimizer: bool = True) -> None:
             f"model.ntn_bias must be true or false, got {config['model'].get('ntn_bias')!r}"
         )
     if optimizer:
-        check_optimizer(config["optimizer"])
+        from dfl_bench.run.optim import settings
+
+        check_optimizer(settings(config))
     check_task(config.get("task") or {})
 
 

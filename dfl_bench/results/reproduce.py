@@ -140,8 +140,8 @@ def multirun_command(
     if args.device == "gpu":
         launcher = ["hydra/launcher=stack", "trainer=gpu"]
         launcher.append(f"hydra.launcher.stack_size={args.stack_size}")
-    elif args.jobs > 1:
-        launcher = ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"]
+    elif args.jobs > 1:  # each job its share of the cores, whatever an experiment asks
+        launcher = ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}", "threads=null"]
     else:
         launcher = []
     return [

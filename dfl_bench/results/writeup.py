@@ -271,20 +271,26 @@ def summary(results: Sequence[Rendered]) -> str:
     measured on ours."""
     lines = [BEGIN, ""]
     for r in results:
+        if not any(cell_seeds(r).values()):  # a budget of the tables beyond the paper only
+            own = [n for n, t in r.tables.items() if t.paper.beyond and t.ours()]
+            lines += [
+                f"**Profile `{r.profile}`**: no cell of the paper's tables; beyond the paper: "
+                f"{seeded(r).split('beyond the paper ')[-1]}.",
+                "",
+                *[f"- {name} (beyond the paper): {beyond(r.tables[name])}" for name in own],
+                "",
+            ]
+            continue
         base = r.tables["baseline"].ours().get("ce_pair")
-        seeds = (
-            f"one run per cell (run by run below; a verdict needs {stats.MIN_SEEDS} seeds)"
-            if r.profile == PAPER_PROFILE
-            else f"cells with {stats.MIN_SEEDS}+ seeds: {seeded(r)}"
-        )
         lines += [
             f"**Profile `{r.profile}`**: baseline {_accuracy(base)}; "
             f"`dfl_improves_on_baseline` {_verdict(r, 'dfl_improves_on_baseline')}; "
-            f"{seeds}; claims on ours: {_claim_counts(r)}.",
+            f"cells with {stats.MIN_SEEDS}+ seeds: {seeded(r)}; claims on ours: "
+            f"{_claim_counts(r)}.",
             "",
         ]
         if r.profile == PAPER_PROFILE:
-            lines += [f"- run by run (one seed each: no verdict): {budget_runs.runs_in_words(r)}"]
+            lines += [f"- run by run: {budget_runs.runs_in_words(r)}"]
         for name in [*r.tables, *SECTIONS]:
             table = r.tables.get(name)
             if table is not None and table.paper.beyond:

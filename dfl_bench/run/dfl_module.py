@@ -41,7 +41,7 @@ from dfl_bench.logic.metrics import MAGNITUDES, ratios
 from dfl_bench.operators import OperatorSet
 from dfl_bench.run.interpretation import crisp_labels, interpretation, pair_truth, predicates
 from dfl_bench.run.model import DFLNet, dropout_masks
-from dfl_bench.run.optim import build_optimizer, optimizer_kwargs
+from dfl_bench.run.optim import configure, optimizer_kwargs
 from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, CU_ANT, CU_CONS, TEST_ACCURACY
 
 LOSS_TERMS = ("dfl", "ce", "pair")
@@ -252,9 +252,9 @@ class DFLModule(RunModule):
         torch._dynamo.config.recompile_limit = max(limit, runs + 1)
         self._dfl_term = torch.compile(dfl_term, dynamic=False, fullgraph=True)
 
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        """ADAM or SGD as configured (Section 9.3, appendix)."""
-        return build_optimizer(self.parameters(), self.optimizer_cfg)
+    def configure_optimizers(self) -> torch.optim.Optimizer | dict[str, Any]:
+        """ADAM or SGD as configured (Section 9.3, appendix), with its schedule if any."""
+        return configure(self.parameters(), self.optimizer_cfg, self.max_steps or 1)
 
     def on_fit_start(self) -> None:
         """Check the step budget, logging cadence and test data the module relies on."""

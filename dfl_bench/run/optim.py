@@ -2,11 +2,15 @@
 
 ADAM runs torch's fused implementation (one kernel over all parameters; the same update, about
 2.5x faster than the per-parameter loop on the CPU); `optimizer.fused=false` turns it off.
+A budget may bring its own settings (`profile.optimizer`, over `optimizer`: `settings`), among
+them `cosine_to`: the learning rate falls along a half cosine from lr to cosine_to * lr at the
+budget's last step (stepped every step; resumes with the checkpoint).
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,13 +26,25 @@ DEFAULTS: dict[str, dict[str, float]] = {
 }
 
 
+SCHEDULE = "cosine_to"  # the last step's learning rate as a fraction of lr (a half cosine)
+
+
+def settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The optimizer a job trains with: `optimizer`, with its budget's own settings over it
+    (`profile.optimizer`: a short budget's larger lr and schedule, say)."""
+    return {**config["optimizer"], **(config["profile"].get("optimizer") or {})}
+
+
 def optimizer_kwargs(cfg: Mapping[str, Any]) -> tuple[type[torch.optim.Optimizer], dict]:
     """Validate `{"name": ..., **params}` and return the optimizer class and its arguments."""
     name = cfg.get("name")
     if name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {name!r}; valid choices: {sorted(OPTIMIZERS)}")
+    final = cfg.get(SCHEDULE)
+    if final is not None and not (isinstance(final, int | float) and 0.0 < final <= 1.0):
+        raise ValueError(f"optimizer.{SCHEDULE} must be a fraction in (0, 1], got {final!r}")
     cls = OPTIMIZERS[name]
-    params = {k: v for k, v in cfg.items() if k != "name"}
+    params = {k: v for k, v in cfg.items() if k not in ("name", SCHEDULE)}
     valid = [p for p in inspect.signature(cls).parameters if p != "params"]
     unknown = sorted(set(params) - set(valid))
     if unknown:
@@ -42,6 +58,25 @@ def build_optimizer(
     """The optimizer `cfg` names, on `parameters`."""
     cls, kwargs = optimizer_kwargs(cfg)
     return cls(parameters, **kwargs)
+
+
+def configure(
+    parameters: Iterable[torch.nn.Parameter], cfg: Mapping[str, Any], max_steps: int
+) -> torch.optim.Optimizer | dict[str, Any]:
+    """What a LightningModule's `configure_optimizers` returns: the optimizer, with its
+    per-step cosine schedule when `cfg` has `cosine_to`."""
+    optimizer = build_optimizer(parameters, cfg)
+    final = cfg.get(SCHEDULE)
+    if final is None:
+        return optimizer
+
+    def factor(step: int) -> float:
+        return final + (1.0 - final) * 0.5 * (
+            1.0 + math.cos(math.pi * min(step, max_steps) / max_steps)
+        )
+
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
 
 
 def gradient_reached(optimizer: torch.optim.Optimizer) -> bool | None:

@@ -45,7 +45,7 @@ from dfl_bench.run.dfl_module import (
     flag_nonfinite,
 )
 from dfl_bench.run.model import dropout_masks
-from dfl_bench.run.optim import build_optimizer
+from dfl_bench.run.optim import configure
 from dfl_bench.stack.stack_net import StackNet
 
 SHARED = ("predicates", "optimizer_cfg", "log_every", "eval_every", "max_steps")
@@ -116,9 +116,10 @@ class StackModule(EvaluationSchedule, L.LightningModule):
         """The runs not retired."""
         return [r for r, why in enumerate(self.failures) if why is None]
 
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        """The runs' optimizer (ADAM or SGD, Section 9.3) over all their parameters."""
-        return build_optimizer(self.parameters(), self.members[0].optimizer_cfg)
+    def configure_optimizers(self) -> torch.optim.Optimizer | dict[str, Any]:
+        """The runs' optimizer (ADAM or SGD, Section 9.3) over all their parameters, with the
+        schedule if any (one for all: they share the budget)."""
+        return configure(self.parameters(), self.members[0].optimizer_cfg, self.max_steps or 1)
 
     def on_fit_start(self) -> None:
         """Move the runs' modules (their generators, evaluation nets) to the training device."""

@@ -42,7 +42,7 @@ from dfl_bench.run.dfl_module import RunModule, flag_nonfinite
 from dfl_bench.run.mnist_data import InMemoryData, Shuffled, normalize
 from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
 from dfl_bench.run.model import MnistNet, dropout_masks
-from dfl_bench.run.optim import build_optimizer, gradient_reached, optimizer_kwargs
+from dfl_bench.run.optim import configure, gradient_reached, optimizer_kwargs, settings
 from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
 
 NAME = "mnist_addition"
@@ -337,8 +337,8 @@ class AdditionModule(RunModule):
         self.best_accuracy: float | None = None
         self.digit_accuracy: float | None = None
 
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        return build_optimizer(self.parameters(), self.optimizer_cfg)
+    def configure_optimizers(self) -> torch.optim.Optimizer | dict[str, Any]:
+        return configure(self.parameters(), self.optimizer_cfg, self.max_steps or 1)
 
     def on_fit_start(self) -> None:
         if self.max_steps is None:
@@ -419,7 +419,7 @@ def build(config: Mapping[str, Any], operators: OperatorSet) -> AdditionModule:
     return AdditionModule(
         operators,
         digits=config["task"]["digits"],
-        optimizer=config["optimizer"],
+        optimizer=settings(config),
         log_every=profile["log_every"],
         eval_every=profile["eval_every"],
         max_steps=profile["max_steps"],

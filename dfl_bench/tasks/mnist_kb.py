@@ -10,6 +10,7 @@ from typing import Any
 from dfl_bench.operators import OperatorSet
 from dfl_bench.run.dfl_module import DFLModule
 from dfl_bench.run.mnist_data import MnistDataModule
+from dfl_bench.run.optim import settings
 
 NAME = "mnist_kb"
 STACKS = True
@@ -24,7 +25,7 @@ def build(config: Mapping[str, Any], operators: OperatorSet) -> DFLModule:
         kb=name,
         operators=operators,
         w_dfl=w_dfl,
-        optimizer=config["optimizer"],
+        optimizer=settings(config),
         kb_options=kb,
         ntn_k=config["model"]["ntn_k"],
         ntn_bias=config["model"]["ntn_bias"],

@@ -266,6 +266,28 @@ def test_optimizers_and_validation():
     assert DFLModule("same", None, w_dfl=0.0).kb is None
 
 
+def test_a_budgets_optimizer_settings_and_cosine_schedule():
+    from dfl_bench.run.optim import configure, settings
+
+    config = {"optimizer": {"name": "adam", "lr": 1e-3}, "profile": {"optimizer": {"lr": 3e-3}}}
+    assert settings(config) == {"name": "adam", "lr": 3e-3}
+    assert settings({**config, "profile": {}}) == {"name": "adam", "lr": 1e-3}
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    assert isinstance(configure(params, {"name": "sgd"}, 10), torch.optim.SGD)
+    configured = configure(params, {"name": "adam", "lr": 2e-3, "cosine_to": 0.1}, 10)
+    optimizer, schedule = configured["optimizer"], configured["lr_scheduler"]["scheduler"]
+    lrs = []
+    for _ in range(12):  # past the budget it stays at the last step's rate
+        lrs.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        schedule.step()
+    assert lrs[0] == pytest.approx(2e-3) and lrs[5] == pytest.approx(1.1e-3)
+    assert lrs[10] == lrs[11] == pytest.approx(2e-4)
+    assert all(a >= b for a, b in zip(lrs, lrs[1:], strict=False))
+    with pytest.raises(ValueError, match=r"cosine_to must be a fraction in \(0, 1\]"):
+        configure(params, {"name": "adam", "cosine_to": 0.0}, 10)
+
+
 def test_log_every_must_match_the_trainer():
     module = DFLModule("ce_only", log_every=2, max_steps=2)
     trainer = L.Trainer(
