@@ -85,7 +85,7 @@ def readme(result: dict[str, Any]) -> str:
             "## Evaluation",
             "",
             f"One evaluation of the {e['test_images']} test images (digit accuracy and "
-            f"pair accuracy, `DFLModule.evaluate`, {e['threads']} torch thread(s)): median "
+            f"pair accuracy, `DFLRun.evaluate`, {e['threads']} torch thread(s)): median "
             f"{e['median_ms']:.1f} ms (IQR {e['iqr_ms']:.1f}). Paper profile: eval_every "
             f"{PAPER_PROFILE.eval_every} (`conf/profile/paper.yaml`).",
         ]
@@ -286,8 +286,8 @@ def _iteration_md(section: dict[str, Any]) -> list[str]:
         f"## Training iteration (labeled {section['batch_size']} + unlabeled "
         f"{section['batch_size']}, all pairs)",
         "",
-        "Timed: `optimizer.zero_grad()`, `DFLModule.training_step(batch)` (the method Lightning "
-        "calls), `loss.backward()`, `optimizer.step()`, on pre-drawn MNIST batches, default "
+        "Timed: `RunsModule.iterate` of a module of one run (the step Lightning's `training_step` "
+        "takes: the loss, backward, the update), on pre-drawn MNIST batches, default "
         "operators of `conf/config.yaml`. Variants: `dfl` = a non-logging step (no metrics); "
         "`dfl_logging` = a logging step (Section 9.1 metrics computed); `materialized` = the same "
         "step with each NTN head replaced by the materialized-pairs formulation (b*b concatenated "
@@ -332,7 +332,7 @@ def _stack_timing_md(section: dict[str, Any]) -> list[str]:
         f"{section['threads']} thread(s))",
         "",
         f"One iteration of R `{section['kb']}` runs as one stacked model "
-        "(`StackModule`: parameters stacked on a run dimension, each run with its own "
+        "(`RunsModule`: parameters stacked on a run dimension, each run with its own "
         "initialisation, batches, dropout and negative pairs) against R single-run iterations "
         "one after another, on the same batches, interleaved. Target (GPU): 16 stacked runs at "
         ">= 15x the throughput of 16 separate ones; on a CPU the launcher is worth it only where "

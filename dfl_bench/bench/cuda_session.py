@@ -9,8 +9,8 @@ fails is recorded with its error and the session goes on):
 1. `graph_vs_eager`: one stacked sweep (4 seeds, `--check-steps` steps, metrics every 25) with
    CUDA graphs, with graphs of compiled DFL terms (`compile_dfl`), without graphs, and each
    seed alone: the records' numbers side by side, and the wall times;
-2. `stack_timing`: `bench.stack_timing` on CUDA (R separate DFLModule steps against R stacked steps,
-   captured; seeds of the default configuration and the rows of same_symmetric, each with and
+2. `stack_timing`: `bench.stack_timing` on CUDA (R separate single-run steps against R stacked
+   steps, captured; seeds of the default configuration and the rows of same_symmetric, each with and
    without compiled DFL terms), per stacked iteration and per run-iteration;
 3. `single`: `python -m dfl_bench trainer=gpu` at the quick profile (1,000 iterations), with
    and without CUDA graphs: milliseconds per iteration from the record's wall time;

@@ -20,7 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from dfl_bench import markdown
 from dfl_bench.bench import steps
 from dfl_bench.bench.stack_timing import table_rows
-from dfl_bench.run.dfl_module import DFLModule, dfl_term
+from dfl_bench.run.dfl_run import DFLRun, dfl_term
 
 # aten operations that only make views or metadata: no kernel on a GPU
 NO_KERNEL = frozenset(
@@ -53,7 +53,7 @@ def count(fn: Callable[[], Tensor]) -> int:
     return counter.kernels
 
 
-def run_counts(module: DFLModule, batch: steps.Batch) -> dict[str, int]:
+def run_counts(module: DFLRun, batch: steps.Batch) -> dict[str, int]:
     """One run's DFL term and whole loss (from fixed network outputs), forward + backward."""
     (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
     with torch.no_grad():
@@ -97,13 +97,13 @@ def stack_counts(runs: Sequence[int] = (1, 4, 16), kb: str = "same") -> list[dic
     counted on the CPU, without the CUDA graph), for each R: on a GPU each is a kernel launch,
     so a step whose count grows with R is bound by launches, not arithmetic."""
     from dfl_bench.bench.stack_timing import stack_batch, stack_runs
-    from dfl_bench.stack.stack_module import StackModule
+    from dfl_bench.training import RunsModule
 
     data = steps.load_data(64, torch.device("cpu"), 500)
     out = []
     for r in runs:
         modules, batches = stack_runs(kb, r, data, 64, 1)
-        stack = StackModule(modules, [None] * r, stack_net=True, cuda_graph=False).train()
+        stack = RunsModule(modules, [None] * r, grouped=True, cuda_graph=False).train()
         optimizer = stack.configure_optimizers()
         batch = stack_batch([run[0] for run in batches])
         stack.iterate(optimizer, batch, 1)  # the first step builds what later steps reuse

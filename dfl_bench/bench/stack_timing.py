@@ -1,5 +1,5 @@
-"""Stacked runs against separate runs: R training iterations as one stacked model
-(`StackModule`) against R single-run iterations (`DFLModule`), on the same batches, timed
+"""Stacked runs against separate runs: R training iterations as one RunsModule of R runs against
+R iterations of R RunsModules of one (`bench.steps.iteration`), on the same batches, timed
 interleaved in the same process so that their ratio is measured under the same load.
 
     python -m dfl_bench.bench.stack_timing --device cpu --runs 1 4 16
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import warnings
 from collections.abc import Callable, Sequence
 from itertools import cycle
 from typing import Any
@@ -21,7 +20,8 @@ from hydra import compose, initialize_config_dir
 from dfl_bench.bench.steps import NEVER, Batch, build_module, draw_batches, iteration, load_data
 from dfl_bench.bench.timing import interleaved, load, summary_ms
 from dfl_bench.paths import CONFIG_DIR
-from dfl_bench.stack.stack_module import StackModule
+from dfl_bench.tasks.contract import stacked
+from dfl_bench.training import RunsModule
 
 
 def table_rows(experiment: str) -> tuple[str, list[tuple[str, ...]]]:
@@ -31,8 +31,8 @@ def table_rows(experiment: str) -> tuple[str, list[tuple[str, ...]]]:
     return cfg.kb.name, [(f"+experiment={experiment}", f"row={row}") for row in cfg.rows]
 
 
-def stack_iteration(stack: StackModule, batches: Sequence[Sequence[Batch]]) -> Callable[[], None]:
-    """One stacked iteration per call (every run's step: `StackModule.iterate`, the update
+def stack_iteration(stack: RunsModule, batches: Sequence[Sequence[Batch]]) -> Callable[[], None]:
+    """One stacked iteration per call (every run's step: `RunsModule.iterate`, the update
     included); `batches[r]` are run r's batches, cycled."""
     optimizer = stack.configure_optimizers()
     source = cycle([stack_batch(step) for step in zip(*batches, strict=True)])
@@ -48,7 +48,7 @@ def stack_iteration(stack: StackModule, batches: Sequence[Sequence[Batch]]) -> C
 
 def stack_batch(runs: Sequence[Batch]) -> Batch:
     """The runs' batches of one step as the stack's (R, n, ...) batch."""
-    return {k: tuple(torch.stack([run[k][i] for run in runs]) for i in range(2)) for k in runs[0]}
+    return stacked(runs)
 
 
 def separate_iterations(
@@ -59,10 +59,8 @@ def separate_iterations(
     steps = [iteration(m, b) for m, b in zip(modules, batches, strict=True)]
 
     def run() -> None:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*self.log.*")
-            for step in steps:
-                step()
+        for step in steps:
+            step()
 
     return run
 
@@ -108,7 +106,7 @@ def stack_throughput(
     one stacked iteration of all R runs, or R single-run iterations one after another; `speedup`
     is the separate median over the stacked median (> 1: stacking is faster), and the runs per
     second are R training iterations (one per run) per median call. R=1 measures the stacking
-    overhead only (on a CPU one run trains as a plain DFLModule). On CUDA the stack uses the
+    overhead only (one RunsModule of one run against another). On CUDA the stack uses the
     StackNet layout and, with `graph`, replays its steps as a CUDA graph (with `compile_dfl`,
     of each run's compiled DFL term; the separate runs then use the compiled terms too). With
     `experiment`, run r is row r of that table (cycled; `kb` is the table's): a stack of
@@ -124,8 +122,8 @@ def stack_throughput(
     for r in runs:
         modules, batches = stack_runs(kb, r, data, batch_size, n_batches, variants)
         cuda = dev.type == "cuda"
-        stack = StackModule(
-            modules, [None] * r, stack_net=cuda, cuda_graph=cuda and graph, compile_dfl=compile_dfl
+        stack = RunsModule(
+            modules, [None] * r, grouped=cuda, cuda_graph=cuda and graph, compile_dfl=compile_dfl
         )
         stack = stack.to(dev).train()
         samples = interleaved(

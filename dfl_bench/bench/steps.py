@@ -1,15 +1,14 @@
 """In-process timings of the training iteration, its logic part, and the test-set evaluation.
 
-What one "iteration" is here: `optimizer.zero_grad()`, `DFLModule.training_step(batch)` (the
-exact method Lightning calls: CNN on the labeled + unlabeled images, NTN heads on all pairs of
-both batches, CE + pair BCE + DFL loss), `loss.backward()`, `optimizer.step()`; outside the
-Trainer, on pre-drawn MNIST batches (data loading is timed in the end-to-end runs instead).
+What one "iteration" is here: `RunsModule.iterate` of a module of one run, the step Lightning's
+`training_step` takes (CNN on the labeled + unlabeled images, NTN heads on all pairs of both
+batches, CE + pair BCE + DFL loss, backward, the optimizer's update); outside the Trainer, on
+pre-drawn MNIST batches (data loading is timed in the end-to-end runs instead).
 The module is built from the real Hydra config (`conf/`, defaults plus overrides).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from itertools import cycle
 from typing import Any
@@ -22,9 +21,12 @@ from torch import Tensor
 from dfl_bench.lifecycle import train
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
-from dfl_bench.run.dfl_module import DFLModule, interpretation, pair_truth, undersampled_bce
+from dfl_bench.run.dfl_run import DFLRun, interpretation, pair_truth, undersampled_bce
 from dfl_bench.run.mnist_data import MnistDataModule
 from dfl_bench.run.model import MaterializedNTN, MnistNet, dropout_masks
+from dfl_bench.run.optim import configure
+from dfl_bench.tasks.contract import stacked
+from dfl_bench.training import RunsModule
 
 Batch = dict[str, tuple[Tensor, Tensor]]
 NEVER = 10**9
@@ -47,7 +49,7 @@ class BatchedMaterializedNTN(MaterializedNTN):
         return torch.stack(flat).reshape(*lead, b, b)
 
 
-def materialize(module: DFLModule) -> DFLModule:
+def materialize(module: DFLRun) -> DFLRun:
     """Swap every factorized NTN head for the materialized formulation with the same weights."""
     for name, head in module.net.heads.items():
         dim, k = head.W.shape[:2]
@@ -59,8 +61,8 @@ def materialize(module: DFLModule) -> DFLModule:
 
 def build_module(
     kb: str, log_every: int, device: torch.device, overrides: Sequence[str] = ()
-) -> DFLModule:
-    """The DFLModule of the default config for `kb`; logging steps iff log_every == 1."""
+) -> DFLRun:
+    """The DFLRun of the default config for `kb`; logging steps iff log_every == 1."""
     config = compose_config([f"kb={kb}", *overrides])
     config["profile"]["log_every"] = log_every
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
@@ -89,23 +91,23 @@ def draw_batches(data: MnistDataModule, batch_size: int, n: int) -> list[Batch]:
     ]
 
 
-def iteration(module: DFLModule, batches: Sequence[Batch]) -> Callable[[], None]:
-    """One training iteration per call: zero_grad, training_step, backward, optimizer step."""
-    optimizer = module.configure_optimizers()
-    source: Iterator[Batch] = cycle(batches)
+def iteration(module: DFLRun, batches: Sequence[Batch]) -> Callable[[], None]:
+    """One training iteration per call, as a job trains one run: `RunsModule.iterate` of a
+    module of one (its loss, backward, the update)."""
+    runs = RunsModule([module])
+    optimizer = runs.configure_optimizers()
+    source: Iterator[Batch] = cycle([stacked([batch]) for batch in batches])
+    step = 0
 
     def run() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*self.log.*")
-            loss = module.training_step(next(source), 0)
-        loss.backward()
-        optimizer.step()
+        nonlocal step
+        step += 1
+        runs.iterate(optimizer, next(source), step)
 
     return run
 
 
-def logic_part(module: DFLModule, batch: Batch) -> Callable[[], None]:
+def logic_part(module: DFLRun, batch: Batch) -> Callable[[], None]:
     """The pair part of an iteration from fixed embeddings: NTN heads on all pairs of both
     batches, pair BCE, DFL loss, backward (what scales with the pair count b^2)."""
     (x_l, y_l), (x_u, _) = batch["labeled"], batch["unlabeled"]
@@ -125,7 +127,7 @@ def logic_part(module: DFLModule, batch: Batch) -> Callable[[], None]:
     return run
 
 
-def evaluation(module: DFLModule, data: MnistDataModule) -> Callable[[], None]:
+def evaluation(module: DFLRun, data: MnistDataModule) -> Callable[[], None]:
     """One evaluation on the test set as the module runs it every `eval_every` steps."""
     batches = data.test_batches(module.device)
     return lambda: module.evaluate(batches)
@@ -148,7 +150,7 @@ def bare_cnn(batch: Batch) -> Callable[[], None]:
     return run
 
 
-def parts(module: DFLModule, batch: Batch) -> dict[str, Callable[[], None]]:
+def parts(module: DFLRun, batch: Batch) -> dict[str, Callable[[], None]]:
     """Where a training step's time goes: each part forward + backward on its own, from fixed
     inputs (`cnn`: the CNN on the images the step forwards; `ntn`: every head on all pairs of
     both batches; `pair_bce`: the undersampled pair loss; `dfl_loss`: the knowledge base's
@@ -161,7 +163,7 @@ def parts(module: DFLModule, batch: Batch) -> dict[str, Callable[[], None]]:
         logits, emb = module.net(x, dropout_masks(len(x), x.device, rng))
         pairs = module.net.pair_logits(torch.stack([emb[:n], emb[n:]]) if module.kb else emb)
     truths = {p: pair_truth(p, y_l) for p in module.predicates}
-    optimizer = module.configure_optimizers()
+    optimizer = configure(module.parameters(), module.optimizer_cfg, module.max_steps or 1)
     for w in module.parameters():
         w.grad = torch.zeros_like(w)
 

@@ -3,7 +3,7 @@
 A resumed run gives the same numbers as an uninterrupted one (same thread count, device): the
 checkpoint holds the weights, the optimizer, the loop position, the module's summary state, the
 data stream's generator and position (`TrainStream.state_dict`) and the run's own generator
-(`DFLModule.generator`: dropout, the undersampled negative pairs of Section 9.3).
+(`TaskRun.generator`: dropout, the undersampled negative pairs of Section 9.3).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from pathlib import Path
 
 import lightning as L
 import torch
+
+from dfl_bench.training import RunsModule
 
 NAME = "last.ckpt"
 MEMBERS = "members.json"  # the runs (`<experiment>/<config hash>`) a checkpoint folder holds
@@ -44,6 +46,8 @@ def defect(path: Path) -> str | None:
         return f"{type(err).__name__}: {err}"
     if not isinstance(state, dict) or not {"state_dict", "loops"} <= state.keys():
         return "a zip, but no Lightning checkpoint (no state_dict and loops)"
+    if RunsModule.STATE not in state:
+        return f"written before the one training module (no {RunsModule.STATE}): not resumable"
     return None
 
 

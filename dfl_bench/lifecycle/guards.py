@@ -156,7 +156,7 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:
     from dfl_bench import tasks
 
     raw = OmegaConf.to_container(cfg, resolve=False)
-    task = str((cfg.get("task") or {}).get("name", "mnist_kb"))
+    task = tasks.name_of(cfg)
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         key = override.key_or_group
         if key.lstrip("+~").split(".")[0] in tasks.ignored(task):

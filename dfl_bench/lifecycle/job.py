@@ -9,10 +9,9 @@
      the reason when its loss turned NaN/inf, which ends that run but not the sweep), its logger
      finished, and its summary printed; SIGTERM saves a checkpoint and exits 143.
 
-One run trains as its task's module alone (dfl_bench/tasks/; the paper's: `DFLModule`) on a
-CPU; a stack, or any run of a stackable task on a GPU, trains as a `StackModule` (its own
-networks on a CPU: each run's arithmetic the run alone's; the StackNet layout and CUDA graphs
-on a GPU).
+Every job, one run or a stack of R, trains as one `training.RunsModule` of its task's runs
+(dfl_bench/tasks/): each run's own network on a CPU (its arithmetic the run alone's); on a GPU
+the grouped layout and CUDA graphs where the task's runs have one.
 """
 
 from __future__ import annotations
@@ -39,11 +38,9 @@ from dfl_bench import tasks
 from dfl_bench.lifecycle import checkpoint, loggers, records
 from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads, uses_cuda
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.run.dfl_module import NonFiniteLossError
-from dfl_bench.run.mnist_data import MnistDataModule
 from dfl_bench.schema import BEST_TEST_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
-from dfl_bench.stack.stack_data import StackDataModule
-from dfl_bench.stack.stack_module import StackModule
+from dfl_bench.tasks.contract import TaskRun
+from dfl_bench.training import RunsModule
 
 EXIT_TERMINATED, EXIT_INTERRUPTED = 143, 130  # SIGTERM, Ctrl-C (SIGINT)
 
@@ -55,7 +52,7 @@ class Job:
     cfg: DictConfig
     hydra_cfg: DictConfig
     config: dict[str, Any] = field(default_factory=dict)
-    module: L.LightningModule | None = None
+    module: TaskRun | None = None  # its run
     record: dict[str, Any] | None = None
     error: str | None = None  # why it has no ok record (for Hydra's JobFailed)
 
@@ -117,23 +114,15 @@ def settled_record(job: Job) -> dict[str, Any] | None:
     return None
 
 
-def trains_alone(jobs: Sequence[Job]) -> bool:
-    """One job on a CPU, or one of a task without a stacked path anywhere, trains as its task's
-    module itself (the plain Lightning loop)."""
-    stacks = tasks.task(jobs[0].config).STACKS
-    return len(jobs) == 1 and (not uses_cuda(jobs[0].cfg) or not stacks)
-
-
 def fit_runs(
     jobs: Sequence[Job], ckpt_dir: Path, keep: Sequence[bool] | None = None
 ) -> list[dict[str, Any]]:
-    """Train the jobs together (one job: alone on a CPU), resuming from `ckpt_dir/last.ckpt`;
+    """Train the jobs together (R >= 1 runs of one RunsModule), resuming from `ckpt_dir/last.ckpt`;
     then write each job's record (except where `keep` says its ok record stands), close its
     logger and print its summary. A job's record is what its separate run writes."""
     cfg, hydra_cfg = jobs[0].cfg, jobs[0].hydra_cfg
     keep = list(keep or [False] * len(jobs))
     torch.set_num_threads(torch_threads(cfg.threads, hydra_cfg))
-    alone = trains_alone(jobs)
     run_loggers = [
         loggers.build_logger(
             j.config["logger"],
@@ -141,33 +130,30 @@ def fit_runs(
             group=j.config["experiment_name"],
             config=j.config,
             save_dir=j.hydra_cfg.runtime.output_dir,
-            concurrent=not alone,
+            concurrent=len(jobs) > 1,
         )
         for j in jobs
     ]
-    data, module = _built(jobs, run_loggers, alone)
+    data, module = _built(jobs, run_loggers)
     hooks = callbacks(cfg, ckpt_dir)
-    trainer = build_trainer(cfg, run_loggers[0] if alone else None, hooks)
+    trainer = build_trainer(cfg, hooks)
     keys = [j.key for j in jobs]
     last = checkpoint.resumable(ckpt_dir, keys)
     checkpoint.write_members(ckpt_dir, keys)
     names = ", ".join(j.name for j in jobs)
     started = now()
     tic = time.perf_counter()
-    failure = None
     try:
         with stop_on_ctrl_c(trainer) as interrupted:
             trainer.fit(module, datamodule=data, ckpt_path=str(last) if last else None)
-    except NonFiniteLossError as err:  # a run alone stops at its first non-finite loss
-        failure = f"non-finite loss: {err}"
     except SIGTERMException:
-        _close(run_loggers, [True] * len(jobs), finalize=not alone)
+        _close(run_loggers, [True] * len(jobs))
         terminated(names, trainer.global_step, ckpt_dir / checkpoint.NAME, interrupted)
     except BaseException:
-        _close(run_loggers, [True] * len(jobs), finalize=not alone)
+        _close(run_loggers, [True] * len(jobs))
         raise
     segments = [*_last_checkpoint(hooks).earlier_s, round(time.perf_counter() - tic, 3)]
-    stack = None if alone or not module.stack_net else [j.key for j in jobs]
+    stack = [j.key for j in jobs] if module.grouped else None
     where = records.machine(cuda=uses_cuda(cfg))
     out = []
     for r, job in enumerate(jobs):
@@ -175,12 +161,10 @@ def fit_runs(
         if keep[r]:
             out.append((records.read_record(path) or {}, path))
             continue
-        if alone:
-            summary, evaluated = module.summary(), module.evaluated_step
-        else:
-            summary, evaluated = module.summary(r), module.members[r].evaluated_step
-            failure = module.failure(r)
-        status, reason = final_status(failure, module.global_step, evaluated, cfg.profile.max_steps)
+        summary, evaluated = module.summary(r), module.members[r].evaluated_step
+        status, reason = final_status(
+            module.failure(r), module.global_step, evaluated, cfg.profile.max_steps
+        )
         record = records.make_record(
             status=status,
             reason=reason,
@@ -214,7 +198,7 @@ def fit_runs(
         loggers.summarize(run_loggers[r], record)
         out.append((record, path))
     shutil.rmtree(ckpt_dir, ignore_errors=True)
-    _close(run_loggers, [record.get("status") != "ok" for record, _ in out], finalize=not alone)
+    _close(run_loggers, [record.get("status") != "ok" for record, _ in out])
     for (record, path), kept in zip(out, keep, strict=True):
         if not kept:
             print(summary_text(record, path))
@@ -228,30 +212,22 @@ def _last_checkpoint(hooks: Sequence[L.Callback]) -> checkpoint.LastCheckpoint:
     return next(h for h in hooks if isinstance(h, checkpoint.LastCheckpoint))
 
 
-def _built(
-    jobs: Sequence[Job], run_loggers: Sequence[Any], alone: bool
-) -> tuple[MnistDataModule | StackDataModule, L.LightningModule]:
-    """The data and the module the jobs train: the task's alone, or a StackModule."""
+def _built(jobs: Sequence[Job], run_loggers: Sequence[Any]) -> tuple[Any, RunsModule]:
+    """The task's data for the jobs' runs and the RunsModule that trains them (the grouped layout
+    on CUDA where the task's runs have one)."""
     cfg = jobs[0].cfg
-    if alone:
-        return tasks.task(jobs[0].config).data(jobs[0].config), jobs[0].module
-    data = StackDataModule(
-        jobs[0].config["data"],
-        seeds=[j.cfg.seed for j in jobs],
-        split_seeds=[
-            j.cfg.seed if j.cfg.data.split_seed is None else j.cfg.data.split_seed for j in jobs
-        ],
-    )
+    task = tasks.task(jobs[0].config)
     cuda = uses_cuda(cfg)
-    module = StackModule(
+    grouped = cuda and jobs[0].module.GROUPED
+    module = RunsModule(
         [j.module for j in jobs],
         run_loggers,
         [j.cfg.debug.nan_at_step for j in jobs],
-        stack_net=cuda,
-        cuda_graph=cuda and bool(cfg.get("cuda_graph", True)),
-        compile_dfl=cuda and bool(cfg.get("compile_dfl", False)),
+        grouped=grouped,
+        cuda_graph=grouped and bool(cfg.get("cuda_graph", True)),
+        compile_dfl=grouped and bool(cfg.get("compile_dfl", False)),
     )
-    return data, module
+    return task.data([j.config for j in jobs]), module
 
 
 def final_status(
@@ -269,10 +245,10 @@ def final_status(
     return "ok", None
 
 
-def _close(run_loggers: Sequence[Any], failed: Sequence[bool], finalize: bool) -> None:
-    """Close each run's logger (finalized first where no Trainer owns it: a stack's runs)."""
+def _close(run_loggers: Sequence[Any], failed: Sequence[bool]) -> None:
+    """Finalize and close each run's logger (no Trainer owns them)."""
     for logger, bad in zip(run_loggers, failed, strict=True):
-        if finalize and logger is not None:
+        if logger is not None:
             logger.finalize("failed" if bad else "success")
         loggers.finish(logger, failed=bad)
 

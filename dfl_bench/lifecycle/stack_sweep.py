@@ -23,7 +23,6 @@ from typing import Any
 
 from hydra.utils import to_absolute_path
 
-from dfl_bench import tasks
 from dfl_bench.lifecycle import checkpoint, records, train
 from dfl_bench.lifecycle.job import Job, fit_runs, lock_path, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
@@ -71,10 +70,9 @@ def run_sweep(jobs: Sequence[Job], stack_size: int) -> None:
         twins[path] = [job]
         groups.setdefault(stack_key(job.config), []).append(job)
     for group in groups.values():
-        size = stack_size if tasks.task(group[0].config).STACKS else 1  # one run per step else
         with ExitStack() as held:
             pending = [job for job in group if _lock_and_settle(job, held)]
-            for stack in _resumed_stacks(group, pending) + _new_stacks(pending, size):
+            for stack in _resumed_stacks(group, pending) + _new_stacks(pending, stack_size):
                 _train(stack)
     for first, *others in twins.values():
         for job in others:

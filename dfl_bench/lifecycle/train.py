@@ -35,6 +35,7 @@ from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import TEST_ACCURACY
+from dfl_bench.tasks.contract import TaskRun
 
 EXIT_FAILED, EXIT_INVALID = 1, 2  # 0: every job ok or skipped; EXIT_TERMINATED (143): SIGTERM
 
@@ -75,8 +76,8 @@ def fail(message: str, hydra_cfg: DictConfig) -> NoReturn:
     raise SystemExit(EXIT_FAILED)
 
 
-def prepared(cfg: DictConfig, overrides: Sequence[str]) -> tuple[dict[str, Any], L.LightningModule]:
-    """The checked config and its module, built after seeding so its weights follow `seed`."""
+def prepared(cfg: DictConfig, overrides: Sequence[str]) -> tuple[dict[str, Any], TaskRun]:
+    """The checked config and its run, built after seeding so its weights follow `seed`."""
     guards.check_seed(cfg.seed)
     L.seed_everything(cfg.seed, workers=True, verbose=False)  # before the weights are drawn
     return checked(cfg, overrides)
@@ -88,7 +89,7 @@ def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
 
 
 def run_prepared(
-    cfg: DictConfig, hydra_cfg: DictConfig, config: dict[str, Any], module: L.LightningModule
+    cfg: DictConfig, hydra_cfg: DictConfig, config: dict[str, Any], module: TaskRun
 ) -> dict[str, Any]:
     """One checked job: lock, skip if done, reuse, else train (resuming) and record (job.py)."""
     job = Job(cfg, hydra_cfg, config, module)
@@ -104,9 +105,7 @@ def run_prepared(
         return fit_runs([job], ckpt_dir)[0]
 
 
-def checked(
-    cfg: DictConfig, overrides: Sequence[str] = ()
-) -> tuple[dict[str, Any], L.LightningModule]:
+def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, Any], TaskRun]:
     """The resolved config and its module: a bad configuration raises ValueError here, before
     any data is loaded (values, ignored overrides, folders, operators, rows, optimizer)."""
     guards.check_overrides(cfg, overrides)
@@ -121,6 +120,6 @@ def checked(
     return config, build_module(config, operators)
 
 
-def build_module(config: Mapping[str, Any], operators: OperatorSet) -> L.LightningModule:
-    """The task's LightningModule for this config (dfl_bench/tasks/)."""
+def build_module(config: Mapping[str, Any], operators: OperatorSet) -> TaskRun:
+    """The task's run for this config (dfl_bench/tasks/)."""
     return tasks.task(config).build(config, operators)

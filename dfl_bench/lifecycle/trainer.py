@@ -11,7 +11,6 @@ from typing import Any
 
 import lightning as L
 import torch
-from lightning.pytorch.loggers import Logger
 from omegaconf import DictConfig, OmegaConf
 
 from dfl_bench.lifecycle import console
@@ -64,41 +63,29 @@ def effective_flags(config: dict[str, Any], cfg: DictConfig, overrides: list[str
             config[flag] = False
 
 
-def build_trainer(cfg: DictConfig, logger: Logger | None, hooks: list[L.Callback]) -> L.Trainer:
+def build_trainer(cfg: DictConfig, hooks: list[L.Callback]) -> L.Trainer:
     """A Trainer with conf/trainer's arguments passed through plus the job's own settings, its
-    progress bar counting the run's steps and Lightning's known warnings quiet (console.py)."""
+    progress bar counting the run's steps and Lightning's known warnings quiet (console.py); the
+    runs' loggers are the RunsModule's, not the Trainer's."""
     passed = OmegaConf.to_container(cfg.trainer, resolve=True)
     assert isinstance(passed, dict)
     console.quiet_known_warnings()
     if cfg.progress_bar:
         hooks = [*hooks, console.StepProgressBar()]
-    return L.Trainer(**passed, **trainer_settings(cfg), logger=logger or False, callbacks=hooks)
+    return L.Trainer(**passed, **trainer_settings(cfg), logger=False, callbacks=hooks)
 
 
 def callbacks(cfg: DictConfig, ckpt_dir: Path) -> list[L.Callback]:
-    """The resumable checkpoint and, for tests, the debug hooks: `debug.nan_at_step`
-    and `+debug.sigterm_at_step` / `+debug.sigint_at_step` (they change the config hash, so a
-    test's interrupted job and its uninterrupted twin in one sweep each have a record)."""
+    """The resumable checkpoint and, for tests, the debug signals `+debug.sigterm_at_step` /
+    `+debug.sigint_at_step` (they change the config hash, so a test's interrupted job and its
+    uninterrupted twin in one sweep each have a record; `debug.nan_at_step` is the
+    RunsModule's)."""
     out: list[L.Callback] = [LastCheckpoint(ckpt_dir, cfg.profile.checkpoint_every)]
-    if cfg.debug.nan_at_step is not None:
-        out.append(PoisonWeights(cfg.debug.nan_at_step))
     if cfg.debug.get("sigterm_at_step") is not None:
         out.append(SignalAt(cfg.debug.sigterm_at_step, signal.SIGTERM))
     if cfg.debug.get("sigint_at_step") is not None:
         out.append(SignalAt(cfg.debug.sigint_at_step, signal.SIGINT))
     return out
-
-
-class PoisonWeights(L.Callback):
-    """Debug: fill the first weight with NaN before step `step`, so that step's loss is NaN."""
-
-    def __init__(self, step: int) -> None:
-        self.step = step
-
-    def on_train_batch_start(self, trainer: L.Trainer, pl_module: L.LightningModule, *args) -> None:
-        if trainer.global_step == self.step:
-            with torch.no_grad():
-                next(pl_module.parameters()).fill_(float("nan"))
 
 
 class SignalAt(L.Callback):

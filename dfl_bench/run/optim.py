@@ -79,14 +79,20 @@ def configure(
     return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
 
 
-def gradient_reached(optimizer: torch.optim.Optimizer) -> bool | None:
-    """Whether a nonzero gradient reached any parameter: ADAM's moments (`exp_avg`,
-    `exp_avg_sq`) stay exactly 0 until one does and then decay geometrically (0.9, 0.999 a step),
-    so they are 0 at the end only when no gradient came in the last thousands of steps (a
-    parameter that never had a gradient has no state); None for an optimizer without moments."""
+def gradient_reached(
+    optimizer: torch.optim.Optimizer, params: Iterable[torch.nn.Parameter] | None = None
+) -> bool | None:
+    """Whether a nonzero gradient reached any parameter (of `params`, a run's in a stack; all the
+    optimizer's if None): ADAM's moments (`exp_avg`, `exp_avg_sq`) stay exactly 0 until one does
+    and then decay geometrically (0.9, 0.999 a step), so they are 0 at the end only when no
+    gradient came in the last thousands of steps (a parameter that never had a gradient has no
+    state); None for an optimizer without moments."""
     if "betas" not in optimizer.defaults:
         return None
-    moments = [
-        s[key] for s in optimizer.state.values() for key in ("exp_avg", "exp_avg_sq") if key in s
-    ]
+    states = (
+        optimizer.state.values()
+        if params is None
+        else [optimizer.state[p] for p in params if p in optimizer.state]
+    )
+    moments = [s[key] for s in states for key in ("exp_avg", "exp_avg_sq") if key in s]
     return any(bool((m != 0).any()) for m in moments)

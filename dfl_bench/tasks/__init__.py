@@ -1,10 +1,8 @@
-"""Tasks: what a run learns. A task is one module with `NAME`, `STACKS` (whether its runs can
-train as a stack of R runs, dfl_bench/stack/), `build(config, operators)` -> its
-LightningModule and `data(config)` -> its LightningDataModule, both from a resolved job config
-(conf/task/<name>.yaml picks it: `task=mnist_addition`). The lifecycle (dfl_bench/lifecycle/)
-trains, resumes, records and logs any task alike: a module gives `summary()` (the record's
-results, `schema.TEST_ACCURACY` the task's headline number), `evaluate_if_due()`, `evaluated_step`,
-raises `NonFiniteLossError` on a non-finite loss, and a data module gives `checksum`.
+"""Tasks: what a run learns. A task is one module with `NAME`, `build(config, operators)` -> one
+run (a `contract.TaskRun`) and `data(configs)` -> the LightningDataModule of R >= 1 runs, from
+resolved job configs (conf/task/<name>.yaml picks it: `task=mnist_addition`); tasks/contract.py
+states the contract. The lifecycle (dfl_bench/lifecycle/) trains, resumes, records and logs any
+task alike, as R runs of one `training.RunsModule` (R = 1 for a single run).
 
     >>> from dfl_bench.tasks import names
     >>> names()
@@ -41,10 +39,18 @@ MEASURES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+DEFAULT = "mnist_kb"  # the task of a config that names none (the paper's)
+
+
+def name_of(config: Mapping[str, Any]) -> str:
+    """The task a job config names (`task.name`; the paper's when absent), checked."""
+    return check(str((config.get("task") or {}).get("name", DEFAULT)))
+
+
 def measures(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The (label, record field) pairs of a run's summary line, by its config's task (none
     for a task that declares none)."""
-    return MEASURES.get(check((config.get("task") or {}).get("name", "mnist_kb")), ())
+    return MEASURES.get(name_of(config), ())
 
 
 def names() -> list[str]:
@@ -54,8 +60,7 @@ def names() -> list[str]:
 
 def task(config: Mapping[str, Any]) -> ModuleType:
     """The task module a resolved job config names (`task.name`; the paper's when absent)."""
-    name = check((config.get("task") or {}).get("name", "mnist_kb"))
-    entry = TASKS[name]
+    entry = TASKS[name_of(config)]
     return importlib.import_module(entry) if isinstance(entry, str) else entry
 
 
@@ -75,7 +80,7 @@ def check_settings(config: Mapping[str, Any]) -> None:
     ...
     ValueError: task.digits must be an integer in [1, 100], got 0
     """
-    name = check(config.get("name", "mnist_kb"))
+    name = check(config.get("name", DEFAULT))
     for key, (low, high) in SETTINGS.get(name, {}).items():
         value = config.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

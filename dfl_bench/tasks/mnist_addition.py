@@ -30,7 +30,7 @@ label), recorded as the run's test accuracy, and `digit_accuracy` over the test 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,15 +38,14 @@ import torch
 from torch import Tensor
 
 from dfl_bench.operators import OperatorSet
-from dfl_bench.run.dfl_module import RunModule, flag_nonfinite
 from dfl_bench.run.mnist_data import InMemoryData, Shuffled, normalize
 from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
 from dfl_bench.run.model import MnistNet, dropout_masks
-from dfl_bench.run.optim import configure, gradient_reached, optimizer_kwargs, settings
+from dfl_bench.run.optim import gradient_reached, settings
 from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
+from dfl_bench.tasks.contract import Lockstep, TaskRun
 
 NAME = "mnist_addition"
-STACKS = False  # one run per process (no stacked step yet)
 ENUMERATED = 2  # up to this many digits per number the 10^(2N) tuples are grounded as a tensor
 # The (existential, t-norm) pairs whose valuation factorizes over the digit positions: the
 # maximum with any t-norm (it distributes over a monotone t-norm), the bounded sum and the
@@ -245,8 +244,9 @@ class SumStream:
 
 
 class AdditionData(InMemoryData):
-    """The MNIST addition split (module doc) as in-memory tensors on the training device; takes
-    the `data` config (its labeled fraction and split seed do not apply)."""
+    """The MNIST addition split (module doc) as in-memory tensors on the training device, for runs
+    of the batch orders `seeds` (one stream each, in lockstep); takes the `data` config (its
+    labeled fraction and split seed do not apply)."""
 
     def __init__(
         self,
@@ -256,7 +256,7 @@ class AdditionData(InMemoryData):
         root: str | None = None,
         cache_dir: str | None = None,
         batch_size: int = 64,
-        seed: int = 0,
+        seeds: Sequence[int] = (0,),
         subset_train: int | None = None,
         subset_test: int | None = None,
         eval_batch_size: int = 2000,
@@ -265,7 +265,7 @@ class AdditionData(InMemoryData):
         super().__init__()
         self.digits, self.pairing_seed = digits, pairing_seed
         self.source, self.root, self.cache_dir = source, root, cache_dir
-        self.batch_size, self.seed, self.eval_batch_size = batch_size, seed, eval_batch_size
+        self.batch_size, self.seeds, self.eval_batch_size = batch_size, list(seeds), eval_batch_size
         self.subset_train, self.subset_test = subset_train, subset_test
         self.arrays: MnistArrays | None = None
 
@@ -284,15 +284,11 @@ class AdditionData(InMemoryData):
         self.test_digits = torch.from_numpy(a.test_y[test].astype(np.int64))
         self.test_sums = group_labels(a.test_y, test, self.digits)
 
-    def train_dataloader(self) -> SumStream:
+    def train_dataloader(self) -> Lockstep:
+        """Each run's SumStream (its seed's order), stacked: images (R, B, 2N, 1, 28, 28)."""
         device = self._device()
-        return SumStream(
-            self.train_x.to(device),
-            self.train_groups.to(device),
-            self.train_sums.to(device),
-            self.batch_size,
-            self.seed,
-        )
+        x, groups, sums = (t.to(device) for t in (self.train_x, self.train_groups, self.train_sums))
+        return Lockstep(SumStream(x, groups, sums, self.batch_size, s) for s in self.seeds)
 
     def test_batches(self, device: torch.device | str = "cpu") -> list[tuple[Tensor, ...]]:
         """(images (B, 2N, 1, 28, 28), digits (B, 2N), sums' digits (B, N + 1)) in batches of
@@ -308,10 +304,8 @@ class AdditionData(InMemoryData):
         return [(x[g.to(device)], d.to(device), s.to(device)) for g, d, s in parts]
 
 
-class AdditionModule(RunModule):
-    """The digit network trained on sums only (module doc); the lifecycle (job.py) runs it as it
-    runs the paper's DFLModule (`summary`; `evaluate_if_due`, the NaN policy and the run's own
-    random stream are RunModule's)."""
+class AdditionRun(TaskRun):
+    """One run of the digit network trained on sums only (module doc)."""
 
     TERMS = ("dfl",)
 
@@ -325,38 +319,23 @@ class AdditionModule(RunModule):
         max_steps: int | None = None,
         seed: int = 0,
     ) -> None:
-        super().__init__(seed, eval_every, max_steps)
+        super().__init__(seed, optimizer, log_every, eval_every, max_steps)
         check_digits(operators, digits)
         self.ops, self.digits = operators, digits
         self.exact = is_exact(operators)
-        self.optimizer_cfg = dict(optimizer or {"name": "adam"})
-        optimizer_kwargs(self.optimizer_cfg)
         self.net = MnistNet()
-        self.log_every = log_every
         self.accuracy: float | None = None
         self.best_accuracy: float | None = None
         self.digit_accuracy: float | None = None
 
-    def configure_optimizers(self) -> torch.optim.Optimizer | dict[str, Any]:
-        return configure(self.parameters(), self.optimizer_cfg, self.max_steps or 1)
-
-    def on_fit_start(self) -> None:
-        if self.max_steps is None:
-            self.max_steps = self.trainer.max_steps
-
-    def training_step(self, batch: Mapping[str, Tensor], batch_idx: int) -> Tensor:
-        """-forall of the batch's sum valuations; losses logged every `log_every` steps."""
-        step = self.global_step + 1
+    def step_loss(self, batch: Mapping[str, Tensor], logging: bool) -> tuple[Tensor, Tensor, None]:
+        """-forall of the batch's sum valuations (its one term)."""
         images, sums = batch["images"], batch["sums"]
         flat = images.flatten(0, 1)
         logits, _ = self.net(flat, dropout_masks(len(flat), flat.device, self.generator()))
         log_probs = logits.log_softmax(-1).view(*images.shape[:2], 10)
         loss = dfl_loss(sum_valuation(log_probs, sums, self.ops, self.exact), self.ops, self.exact)
-        flag_nonfinite(self._bad, step, loss.detach().view(1))
-        if step % self.log_every == 0:
-            self._raise_if_bad()
-            self.log_dict({"loss/total": loss.detach(), "loss/dfl": loss.detach()})
-        return loss
+        return loss, loss.view(1), None
 
     @torch.inference_mode()
     def evaluate(self, batches: list[tuple[Tensor, ...]]) -> dict[str, float]:
@@ -378,7 +357,7 @@ class AdditionModule(RunModule):
         self.best_accuracy = max(self.best_accuracy or 0.0, self.accuracy)
         return {"sum_accuracy": self.accuracy, DIGIT_ACCURACY: self.digit_accuracy}
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self, optimizer: torch.optim.Optimizer | None = None) -> dict[str, Any]:
         """The record's results: TEST_ACCURACY is the sum accuracy (the field's number), and
         whether any gradient reached the network (with no supervised term, a conjunction that
         is 0 with a zero derivative at the untrained network's digits trains nothing)."""
@@ -387,36 +366,30 @@ class AdditionModule(RunModule):
             BEST_TEST_ACCURACY: self.best_accuracy,
             "sum_accuracy": self.accuracy,
             DIGIT_ACCURACY: self.digit_accuracy,
-            GRADIENT_REACHED: gradient_reached(self.trainer.optimizers[0]),
-            "steps": self.global_step,
+            GRADIENT_REACHED: (
+                None if optimizer is None else gradient_reached(optimizer, self.parameters())
+            ),
             "evaluated_step": self.evaluated_step,
         }
 
-    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        checkpoint["task_state"] = {
+    def state(self) -> dict[str, Any]:
+        return {
+            **super().state(),
             TEST_ACCURACY: self.accuracy,
             BEST_TEST_ACCURACY: self.best_accuracy,
             DIGIT_ACCURACY: self.digit_accuracy,
-            "evaluated_step": self.evaluated_step,
-            "generator": self.generator().get_state(),
         }
 
-    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        state = checkpoint.get("task_state")
-        if state is None:
-            return
-        self.accuracy, self.best_accuracy = (
-            state[TEST_ACCURACY],
-            state[BEST_TEST_ACCURACY],
-        )
-        self.digit_accuracy, self.evaluated_step = state[DIGIT_ACCURACY], state["evaluated_step"]
-        self._generator, self._generator_state = None, state["generator"]
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        super().load_state(state)
+        self.accuracy, self.best_accuracy = state[TEST_ACCURACY], state[BEST_TEST_ACCURACY]
+        self.digit_accuracy = state[DIGIT_ACCURACY]
 
 
-def build(config: Mapping[str, Any], operators: OperatorSet) -> AdditionModule:
-    """The task's module from a resolved job config."""
+def build(config: Mapping[str, Any], operators: OperatorSet) -> AdditionRun:
+    """One run of the task from a resolved job config."""
     profile = config["profile"]
-    return AdditionModule(
+    return AdditionRun(
         operators,
         digits=config["task"]["digits"],
         optimizer=settings(config),
@@ -427,8 +400,10 @@ def build(config: Mapping[str, Any], operators: OperatorSet) -> AdditionModule:
     )
 
 
-def data(config: Mapping[str, Any]) -> AdditionData:
-    """The task's data module from a resolved job config."""
-    task = config["task"]
-    settings = {**config["data"], "seed": config["seed"]}
-    return AdditionData(digits=task["digits"], pairing_seed=task["pairing_seed"], **settings)
+def data(configs: Sequence[Mapping[str, Any]]) -> AdditionData:
+    """The task's data for runs of resolved job configs that differ in their seeds only."""
+    task, settings = configs[0]["task"], dict(configs[0]["data"])
+    seeds = [c["seed"] for c in configs]
+    return AdditionData(
+        digits=task["digits"], pairing_seed=task["pairing_seed"], seeds=seeds, **settings
+    )

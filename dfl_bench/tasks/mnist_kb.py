@@ -1,27 +1,25 @@
 """The paper's task (Section 9.3): semi-supervised MNIST with 1% labels, the NTN heads of the
-knowledge base's binary predicates, the `same`/`sum9`/`both` knowledge bases (`kb=`); its
-step is DFLModule's (dfl_bench/run/dfl_module.py), its data MnistDataModule's."""
+knowledge base's binary predicates, the `same`/`sum9`/`both` knowledge bases (`kb=`); a run is a
+DFLRun (dfl_bench/run/dfl_run.py), the runs' data a StackDataModule (run/stack_data.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dfl_bench.operators import OperatorSet
-from dfl_bench.run.dfl_module import DFLModule
-from dfl_bench.run.mnist_data import MnistDataModule
+from dfl_bench.run.dfl_run import DFLRun
 from dfl_bench.run.optim import settings
+from dfl_bench.run.stack_data import StackDataModule
 
 NAME = "mnist_kb"
-STACKS = True
 
 
-def build(config: Mapping[str, Any], operators: OperatorSet) -> DFLModule:
-    """The LightningModule of Section 9.3 for this knowledge base, operators, optimizer and
-    budget."""
+def build(config: Mapping[str, Any], operators: OperatorSet) -> DFLRun:
+    """One run of Section 9.3 for this knowledge base, operators, optimizer and budget."""
     kb, profile = dict(config["kb"]), config["profile"]
     name, w_dfl = kb.pop("name"), kb.pop("w_dfl")
-    return DFLModule(
+    return DFLRun(
         kb=name,
         operators=operators,
         w_dfl=w_dfl,
@@ -37,6 +35,14 @@ def build(config: Mapping[str, Any], operators: OperatorSet) -> DFLModule:
     )
 
 
-def data(config: Mapping[str, Any]) -> MnistDataModule:
-    """The semi-supervised split of Section 9.3."""
-    return MnistDataModule(**config["data"], seed=config["seed"])
+def data(configs: Sequence[Mapping[str, Any]]) -> StackDataModule:
+    """The semi-supervised split of Section 9.3 for runs that differ in their seeds only (each
+    its own split, by `data.split_seed`, else its seed)."""
+    return StackDataModule(
+        configs[0]["data"],
+        seeds=[c["seed"] for c in configs],
+        split_seeds=[
+            c["seed"] if c["data"].get("split_seed") is None else c["data"]["split_seed"]
+            for c in configs
+        ],
+    )

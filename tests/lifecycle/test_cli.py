@@ -211,7 +211,7 @@ def test_bad_parameter_fails_before_training(tmp_path, monkeypatch, capsys):
     def no_data(*args, **kwargs):
         raise AssertionError("data loaded before the operators were checked")
 
-    monkeypatch.setattr(job, "MnistDataModule", no_data)
+    monkeypatch.setattr(job, "_built", no_data)  # what builds the data and the training module
     with pytest.raises(ValueError, match=r"p=-1.*must be a number in \(0, inf\)"):
         train.run(*composed(tmp_path, "tnorm.p=-1"))
     with pytest.raises(ValueError, match=r"valid rows: \['godel_S'"):
@@ -250,7 +250,7 @@ def test_a_configuration_of_two_tables_trains_once(tmp_path, monkeypatch, capsys
     def no_data(*args, **kwargs):
         raise AssertionError("a reused configuration must not train")
 
-    monkeypatch.setattr(job, "MnistDataModule", no_data)
+    monkeypatch.setattr(job, "_built", no_data)  # what builds the data and the training module
     second = train.run(*composed(tmp_path, "+experiment=sigmoidal_b0", "implication.b0=-0.5"))
     assert second["reused_from"] == f"sigmoidal_s/{first['config_hash']}.json"
     assert (second["experiment"], second["row"]) == ("sigmoidal_b0", "b0=-0.5")

@@ -281,7 +281,7 @@ def test_bad_provenance_raises(entries, message):
 
 def test_trainer_options_pass_through_and_the_jobs_own_settings_are_refused():
     cfg = compose_job(["+trainer.gradient_clip_val=0.5", "profile=smoke"])
-    trainer = build_trainer(cfg, None, [])
+    trainer = build_trainer(cfg, [])
     assert (trainer.gradient_clip_val, trainer.max_steps) == (0.5, cfg.profile.max_steps)
     with pytest.raises(ValueError, match=r"trainer.max_steps is set by the job"):
         check_trainer(compose_job(["+trainer.max_steps=3"]))

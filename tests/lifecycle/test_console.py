@@ -21,7 +21,7 @@ from dfl_bench.lifecycle import console, trainer
 
 
 class Tiny(L.LightningModule):
-    """A linear model that, like DFLModule, overrides `transfer_batch_to_device`."""
+    """A linear model that, like RunsModule, overrides `transfer_batch_to_device`."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -77,9 +77,9 @@ def test_build_trainer_adds_the_bar_only_when_asked(tmp_path):
     on, _ = composed(tmp_path, "progress_bar=true")
     off, _ = composed(tmp_path, "progress_bar=false")
     assert isinstance(
-        trainer.build_trainer(on, None, []).progress_bar_callback, console.StepProgressBar
+        trainer.build_trainer(on, []).progress_bar_callback, console.StepProgressBar
     )
-    assert trainer.build_trainer(off, None, []).progress_bar_callback is None
+    assert trainer.build_trainer(off, []).progress_bar_callback is None
 
 
 def emitted(monkeypatch, quiet: bool) -> list[str]:

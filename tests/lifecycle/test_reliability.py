@@ -25,7 +25,7 @@ from omegaconf import OmegaConf
 from dfl_bench.lifecycle import job, preflight, records, train
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.run import mnist_sources
-from dfl_bench.run.dfl_module import DFLModule
+from dfl_bench.training import RunsModule
 
 REPO = Path(__file__).resolve().parents[2]
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
@@ -60,7 +60,7 @@ def no_data(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("data loaded before the configuration was checked")
 
-    monkeypatch.setattr(job, "MnistDataModule", refuse)
+    monkeypatch.setattr(job, "_built", refuse)  # what builds the data and the training module
 
 
 def cli(tmp: Path, *args: str, multirun: bool = False) -> subprocess.CompletedProcess:
@@ -116,7 +116,7 @@ def test_a_record_it_cannot_write_is_one_clear_error_and_the_rerun_writes_it(tmp
 
 @pytest.mark.slow
 def test_no_ok_record_without_a_final_evaluation(tmp_path, monkeypatch):
-    monkeypatch.setattr(DFLModule, "evaluate_if_due", lambda self: None)
+    monkeypatch.setattr(RunsModule, "evaluate_if_due", lambda self: None)
     record = train.run(*composed(tmp_path))
     assert record["status"] == "failed" and "no final evaluation" in record["reason"]
 

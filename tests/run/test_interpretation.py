@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from dfl_bench.logic import KBS, Family, Forall, Predicate, Var, build_kb, knowledge_base
-from dfl_bench.run.dfl_module import DFLModule
+from dfl_bench.run.dfl_run import DFLRun
 from dfl_bench.run.interpretation import CE_ONLY, crisp_labels, kb_names, pair_truth, predicates
 
 x, y = Var("x"), Var("y")
@@ -66,7 +66,7 @@ def test_a_new_kb_with_a_new_binary_predicate_is_one_decorated_function(registry
     assert pair_truth("precedes", y_)[0].tolist() == [False, False, True]
     labels = crisp_labels(y_, predicates("ranking"))
     assert labels["precedes"].sum() == 3 and labels["digit"].shape == (3, 10)
-    module = DFLModule("ranking", OPS, w_dfl=1.0)
+    module = DFLRun("ranking", OPS, w_dfl=1.0)
     assert list(module.net.heads) == ["precedes"]
     result = build_kb("ranking", formulas=[1])({"precedes": torch.rand(3, 3)}, module.ops, labels)
     assert set(result.formula_valuations) == {"ranking/1"} and result.metrics is not None

@@ -1,4 +1,5 @@
-"""The LightningModule of Section 9.3: loss terms, logging, evaluation, summary, failures."""
+"""One run of Section 9.3 (DFLRun) in the training module: loss terms, logging, evaluation,
+summary, failures."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from lightning.pytorch.loggers import Logger
 
 from dfl_bench.lifecycle.records import SUMMARY_FIELDS
 from dfl_bench.logic import KBResult
-from dfl_bench.run.dfl_module import DFLModule, NonFiniteLossError, undersampled_bce
-from dfl_bench.run.mnist_data import MnistDataModule
+from dfl_bench.run.dfl_run import DFLRun, undersampled_bce
 from dfl_bench.run.optim import build_optimizer
+from dfl_bench.run.stack_data import StackDataModule
+from dfl_bench.tasks.contract import nonfinite_reason
+from dfl_bench.training import RunsModule
 
 OPS = {
     "tnorm": {"name": "product"},
@@ -51,33 +54,23 @@ class Recorder(Logger):
         return [step for step, metrics in self.rows if key in metrics]
 
 
-class Poison(L.Callback):
-    """Fill the first weight with NaN before optimizer step `step` (1-based) runs."""
-
-    def __init__(self, step: int) -> None:
-        self.step = step
-
-    def on_train_batch_start(self, trainer, pl_module, *args) -> None:
-        if trainer.global_step + 1 == self.step:
-            with torch.no_grad():
-                next(pl_module.parameters()).fill_(float("nan"))
+DATA = {"subset_train": 2000, "subset_test": 256, "labeled_fraction": 0.05, "batch_size": 32}
 
 
-def fit(
+def train(
     kb: str = "same",
     steps: int = 6,
     log_every: int = 2,
     eval_every: int = 3,
     seed: int = 0,
     callbacks: tuple[L.Callback, ...] = (),
-    module: DFLModule | None = None,
-) -> tuple[DFLModule, Recorder]:
-    """Train a module for `steps` steps on a small MNIST subset; returns it and its log."""
+    module: DFLRun | None = None,
+    poison_at: int | None = None,
+) -> tuple[RunsModule, Recorder]:
+    """Train one run for `steps` steps on a small MNIST subset (its weights NaN before 0-based
+    step `poison_at`); returns the training module and the run's log."""
     L.seed_everything(seed, verbose=False)
-    dm = MnistDataModule(
-        subset_train=2000, subset_test=256, labeled_fraction=0.05, batch_size=32, seed=seed
-    )
-    module = module or DFLModule(
+    module = module or DFLRun(
         kb,
         OPS,
         w_dfl=1.0,
@@ -88,17 +81,23 @@ def fit(
         seed=seed,
     )
     recorder = Recorder()
+    runs = RunsModule([module], [recorder], [poison_at])
     trainer = L.Trainer(
         max_steps=steps,
-        logger=recorder,
-        log_every_n_steps=log_every,
+        logger=False,
         callbacks=list(callbacks),
         enable_checkpointing=False,
         enable_progress_bar=False,
         enable_model_summary=False,
     )
-    trainer.fit(module, datamodule=dm)
-    return module, recorder
+    trainer.fit(runs, datamodule=StackDataModule(DATA, seeds=[seed], split_seeds=[seed]))
+    return runs, recorder
+
+
+def fit(**kwargs) -> tuple[DFLRun, Recorder]:
+    """`train`'s run and its log."""
+    runs, recorder = train(**kwargs)
+    return runs.members[0], recorder
 
 
 @given(
@@ -135,8 +134,8 @@ def test_training_reduces_the_loss_and_learns_digits():
 
 @pytest.mark.parametrize("kb", ["same", "sum9", "both", "ce_only"])
 def test_summary_keys_and_kb_heads(kb):
-    module, log = fit(kb, steps=4)
-    summary = module.summary()
+    runs, log = train(kb=kb, steps=4)
+    module, summary = runs.members[0], runs.summary(0)
     assert set(SUMMARY_FIELDS) <= set(summary)
     assert summary["steps"] == 4 and 0.0 <= summary["test_accuracy"] <= 1.0
     heads = {"same": ["same"], "sum9": ["sum9"], "both": ["same", "sum9"], "ce_only": []}
@@ -152,16 +151,16 @@ def test_summary_keys_and_kb_heads(kb):
 
 
 def test_metrics_only_on_logging_steps():
-    module = DFLModule("same", OPS, log_every=3, eval_every=0, max_steps=7)
+    module = DFLRun("same", OPS, log_every=3, eval_every=0, max_steps=7)
     kb, calls = module.kb, []
 
     def spy(interp, ops, labels=None):
-        calls.append((module.global_step + 1, labels is not None))
+        calls.append(labels is not None)
         return kb(interp, ops, labels=labels)
 
     module.kb = spy
     _, log = fit(module=module, steps=7, log_every=3)
-    assert [s for s, with_labels in calls if with_labels] == [3, 6]
+    assert [step for step, with_labels in enumerate(calls, 1) if with_labels] == [3, 6]
     assert len(calls) == 7
     assert log.steps_with("metrics/cons_ratio") == log.steps_with("loss/total")
     assert len(log.steps_with("metrics/cons_ratio")) == 2
@@ -196,21 +195,22 @@ def test_evaluation_does_not_change_training_and_best_is_the_max_over_evaluation
     assert differs <= {"best_test_accuracy"}
 
 
-def test_nan_weights_raise_nonfinite_loss_error_with_the_step():
-    with pytest.raises(NonFiniteLossError) as err:
-        fit(steps=8, log_every=2, callbacks=(Poison(3),))
-    assert err.value.step == 3 and err.value.term == "dfl"
+def test_nan_weights_fail_the_run_at_its_next_logging_step_naming_the_first_bad_step():
+    runs, log = train(steps=8, log_every=2, poison_at=2)  # NaN weights before step 3
+    assert runs.failure(0) == nonfinite_reason(3, "dfl")
+    assert runs.global_step == 3 and runs.summary(0)["steps"] == 3  # no update from step 4 on
+    assert log.steps_with("loss/total") == [1]  # step 2's log; step 4 retired it unlogged
 
 
 def test_nan_dfl_term_is_named():
-    module = DFLModule("same", OPS, log_every=1, eval_every=0, max_steps=3)
+    module = DFLRun("same", OPS, log_every=1, eval_every=0, max_steps=3)
 
     def nan_kb(interp, ops, labels=None):
         return KBResult(interp["same"].sum() * math.nan, {}, {}, None)
 
     module.kb = nan_kb
-    with pytest.raises(NonFiniteLossError, match="'dfl' is not finite at step 1"):
-        fit(module=module, steps=3, log_every=1)
+    runs, _ = train(module=module, steps=3, log_every=1)
+    assert runs.failure(0) == "non-finite loss: loss term 'dfl' is not finite at step 1"
 
 
 def test_same_seed_same_run_other_seed_other_run():
@@ -241,13 +241,10 @@ def test_a_runs_random_draws_are_its_own():
 
 def test_checkpoint_keeps_the_summary_state():
     module, _ = fit(steps=4)
-    checkpoint = {}
-    module.on_save_checkpoint(checkpoint)
-    fresh = DFLModule("same", OPS, max_steps=4)
-    fresh.on_load_checkpoint(checkpoint)
-    fresh_summary, summary = fresh.summary(), module.summary()
-    fresh_summary.pop("steps"), summary.pop("steps")
-    assert fresh_summary == summary
+    fresh = DFLRun("same", OPS, max_steps=4)
+    fresh.load_state(module.state())
+    assert fresh.summary() == module.summary()
+    assert torch.equal(fresh.generator().get_state(), module.generator().get_state())
 
 
 def test_optimizers_and_validation():
@@ -258,12 +255,12 @@ def test_optimizers_and_validation():
     with pytest.raises(ValueError, match=r"valid choices: \['adam', 'sgd'\]"):
         build_optimizer(params, {"name": "rmsprop"})
     with pytest.raises(ValueError, match="has no parameters"):
-        DFLModule("same", OPS, optimizer={"name": "sgd", "nesterov_boost": 1})
+        DFLRun("same", OPS, optimizer={"name": "sgd", "nesterov_boost": 1})
     with pytest.raises(ValueError, match="valid choices"):
-        DFLModule("sum10", OPS)
+        DFLRun("sum10", OPS)
     with pytest.raises(ValueError, match="needs operators"):
-        DFLModule("same", None, w_dfl=1.0)
-    assert DFLModule("same", None, w_dfl=0.0).kb is None
+        DFLRun("same", None, w_dfl=1.0)
+    assert DFLRun("same", None, w_dfl=0.0).kb is None
 
 
 def test_a_budgets_optimizer_settings_and_cosine_schedule():
@@ -288,24 +285,14 @@ def test_a_budgets_optimizer_settings_and_cosine_schedule():
         configure(params, {"name": "adam", "cosine_to": 0.0}, 10)
 
 
-def test_log_every_must_match_the_trainer():
-    module = DFLModule("ce_only", log_every=2, max_steps=2)
-    trainer = L.Trainer(
-        max_steps=2, logger=Recorder(), log_every_n_steps=5, enable_progress_bar=False
-    )
-    dm = MnistDataModule(subset_train=500, subset_test=64, labeled_fraction=0.1)
-    with pytest.raises(ValueError, match="log_every_n_steps"):
-        trainer.fit(module, datamodule=dm)
-
-
 @pytest.mark.parametrize(("kb", "w_dfl", "images"), [("same", 1.0, 64), ("same", 0.0, 32)])
 def test_the_cnn_sees_the_unlabeled_batch_only_when_a_dfl_term_reads_it(kb, w_dfl, images):
     seen: list[int] = []
-    module = DFLModule(kb, OPS, w_dfl=w_dfl, log_every=2, eval_every=0, max_steps=2)
+    module = DFLRun(kb, OPS, w_dfl=w_dfl, log_every=2, eval_every=0, max_steps=2)
     module.net.net.conv1.register_forward_hook(
         lambda mod, inp, out: seen.append(len(inp[0])) if mod.training else None
     )
-    fit(kb, steps=2, module=module)
+    fit(kb=kb, steps=2, module=module)
     assert seen == [images, images]
 
 
@@ -315,7 +302,7 @@ def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(kb):
     """`compile_dfl` compiles `dfl_term` whole (fullgraph): every registered operator, swapped
     into the default set, traces without a graph break and gives the eager value."""
     from dfl_bench.operators.registry import KINDS, choices
-    from dfl_bench.run.dfl_module import dfl_term
+    from dfl_bench.run.dfl_run import dfl_term
 
     torch._dynamo.config.recompile_limit = 1000
     traced = torch.compile(dfl_term, backend="eager", dynamic=False, fullgraph=True)
@@ -324,7 +311,7 @@ def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(kb):
     pairs = {"same": torch.randn(64, 64)} if kb == "same" else {"sum9": torch.randn(64, 64)}
     for kind in KINDS:
         for name in choices(kind):
-            module = DFLModule(kb, {**OPS, kind: {"name": name}}, max_steps=1)
+            module = DFLRun(kb, {**OPS, kind: {"name": name}}, max_steps=1)
             got = traced(module.kb, module.ops, logits, pairs)
             want = dfl_term(module.kb, module.ops, logits, pairs)
             torch.testing.assert_close(got, want, msg=f"{kind}={name}")

@@ -25,12 +25,11 @@ from wandb_offline import summary as wandb_summary
 from dfl_bench.lifecycle import job as lifecycle
 from dfl_bench.lifecycle import loggers, records, stack_sweep, train
 from dfl_bench.lifecycle.trainer import build_trainer
-from dfl_bench.run import dfl_module, mnist_data, model
-from dfl_bench.run.mnist_data import MnistDataModule
-from dfl_bench.stack import stack_module
-from dfl_bench.stack.stack_data import StackDataModule
-from dfl_bench.stack.stack_module import StackModule
-from dfl_bench.stack.stack_net import StackNet
+from dfl_bench.run import dfl_run, mnist_data, model
+from dfl_bench.run.stack_data import StackDataModule
+from dfl_bench.training import RunsModule
+from dfl_bench.training import module as runs_module
+from dfl_bench.training.stack_net import StackNet
 
 REPO = Path(__file__).resolve().parents[2]
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
@@ -102,59 +101,55 @@ def draws(monkeypatch):
         return out
 
     monkeypatch.setattr(mnist_data.TrainStream, "indices", batches)
-    monkeypatch.setattr(dfl_module, "dropout_masks", drawn)
-    monkeypatch.setattr(stack_module, "dropout_masks", drawn)
+    monkeypatch.setattr(dfl_run, "dropout_masks", drawn)
+    monkeypatch.setattr(runs_module, "dropout_masks", drawn)
     return seen
 
 
-def alone(tmp: Path, *overrides: str) -> tuple[dfl_module.DFLModule, Recorder]:
-    """One run trained as a job trains it (no records), with a recording logger."""
-    cfg, _ = composed(tmp, *SHORT, *overrides)
-    config, run = train.prepared(cfg, overrides)
-    logger = Recorder()
-    trainer = build_trainer(cfg, logger, [])
-    trainer.fit(run, datamodule=MnistDataModule(**config["data"], seed=cfg.seed))
-    return run, logger
+def alone(tmp: Path, *overrides: str) -> tuple[RunsModule, Recorder]:
+    """One run trained as a job trains it on a CPU (a RunsModule of one; no records), with a
+    recording logger."""
+    single, (logger,) = train_stack(tmp, overrides)
+    return single, logger
 
 
 def train_stack(
     tmp: Path, *runs: tuple[str, ...], layout: bool = False, **gpu_path: bool
-) -> tuple[StackModule, list[Recorder]]:
+) -> tuple[RunsModule, list[Recorder]]:
     """The runs (each a tuple of overrides) trained as one stack, each with a recording logger;
-    `layout`: the GPU's StackNet layout (on this CPU); `gpu_path`: StackModule's
+    `layout`: the GPU's StackNet layout (on this CPU); `gpu_path`: RunsModule's
     `cuda_graph` (the graph's path, here without the capture) and `compile_dfl`."""
     cfgs = [composed(tmp, *SHORT, *overrides)[0] for overrides in runs]
     built = [train.prepared(cfg, overrides) for cfg, overrides in zip(cfgs, runs, strict=True)]
     recorders = [Recorder() for _ in runs]
     poison = [cfg.debug.nan_at_step for cfg in cfgs]
-    stack = StackModule([run for _, run in built], recorders, poison, stack_net=layout, **gpu_path)
+    stack = RunsModule([run for _, run in built], recorders, poison, grouped=layout, **gpu_path)
     seeds = [cfg.seed for cfg in cfgs]
-    trainer = build_trainer(cfgs[0], None, [])
+    trainer = build_trainer(cfgs[0], [])
     trainer.fit(stack, datamodule=StackDataModule(built[0][0]["data"], seeds, seeds))
     return stack, recorders
 
 
 def assert_same_run(
-    stack: StackModule, r: int, recorder: Recorder, run, logger, close: dict
+    stack: RunsModule, r: int, recorder: Recorder, single: RunsModule, logger, close: dict
 ) -> None:
     """Run r of the stack logged and learned what the run alone did (up to `close`)."""
+    run = single.members[0]
     assert [s for s, _ in recorder.rows] == [s for s, _ in logger.rows]
     for (_, got), (_, want) in zip(recorder.rows, logger.rows, strict=True):
         assert set(got) == set(want)
         for key, value in want.items():
             assert_close_or_none(got[key], value, close, key)
-    weights = (
-        stack.net.copy_to(r, model.DFLNet(run.predicates)) if stack.stack_net else stack.nets[r]
-    )
+    weights = stack.net.copy_to(r, model.DFLNet(run.predicates)) if stack.grouped else stack.nets[r]
     for (name, got), want in zip(weights.named_parameters(), run.net.parameters(), strict=True):
         torch.testing.assert_close(got, want, rtol=close["rel"], atol=close["abs"], msg=name)
-    summary, single = stack.summary(r), run.summary()
-    assert summary["steps"] == single["steps"] == 12
+    summary, want = stack.summary(r), single.summary(0)
+    assert summary["steps"] == want["steps"] == 12
     for key in METRICS:
-        assert_close_or_none(summary[key], single[key], close, key)
+        assert_close_or_none(summary[key], want[key], close, key)
 
 
-GPU_PATHS = {  # StackModule's options on the GPU's path, run here without the capture
+GPU_PATHS = {  # RunsModule's options on the GPU's path, run here without the capture
     "own": {},
     "layout": {"layout": True},
     "graph": {"layout": True, "cuda_graph": True},
@@ -185,7 +180,7 @@ GPU_PATHS = {  # StackModule's options on the GPU's path, run here without the c
 def test_a_run_in_a_stack_is_the_run_alone(tmp_path, draws, runs, path, close):
     stack, recorders = train_stack(tmp_path / "stack", *runs, **GPU_PATHS[path])
     compiled = GPU_PATHS[path].get("compile_dfl", False)
-    assert all((m._dfl_term is not dfl_module.dfl_term) == compiled for m in stack.members)
+    assert all((m._dfl_term is not dfl_run.dfl_term) == compiled for m in stack.members)
     assert (stack._graph is not None) == GPU_PATHS[path].get("cuda_graph", False)
     stack_draws = dict(draws)
     draws.clear()
@@ -277,7 +272,7 @@ def test_poisoning_one_run_of_four_fails_it_alone_and_leaves_the_others_bit_iden
                 bad.net.copy_to(r, model.DFLNet(("same",))),
                 clean.net.copy_to(r, model.DFLNet(("same",))),
             )
-            if bad.stack_net
+            if bad.grouped
             else (bad.nets[r], clean.nets[r])
         )
         for (name, a), b in zip(nets[0].named_parameters(), nets[1].parameters(), strict=True):
@@ -309,7 +304,7 @@ def crash_at_step_10(monkeypatch) -> None:
 
     build = lifecycle.build_trainer
     monkeypatch.setattr(
-        lifecycle, "build_trainer", lambda cfg, lg, hooks: build(cfg, lg, [*hooks, Crash()])
+        lifecycle, "build_trainer", lambda cfg, hooks: build(cfg, [*hooks, Crash()])
     )
 
 
@@ -526,11 +521,19 @@ def test_a_stack_size_that_is_no_whole_number_from_one_is_invalid_input(tmp_path
     assert not list(tmp_path.rglob("*.json"))
 
 
-def test_one_run_on_a_cpu_trains_alone_and_any_run_on_a_gpu_as_a_stack(tmp_path):
+def test_every_job_trains_as_one_runs_module_grouped_only_on_a_gpu(tmp_path):
     cpu = lifecycle.Job(*composed(tmp_path, "profile=smoke"))
     gpu = lifecycle.Job(*composed(tmp_path, "profile=smoke", "trainer=gpu"))
-    assert lifecycle.trains_alone([cpu]) and not lifecycle.trains_alone([cpu, cpu])
-    assert not lifecycle.trains_alone([gpu])  # a stack of one: the StackNet layout and graphs
+    addition = lifecycle.Job(*composed(tmp_path, "profile=smoke", "task=mnist_addition"))
+    addition_gpu = lifecycle.Job(*composed(tmp_path, "profile=smoke", "task=mnist_addition"))
+    addition_gpu.cfg.trainer.accelerator = "gpu"
+    for job, like in ((cpu, cpu), (gpu, cpu), (addition, addition), (addition_gpu, addition)):
+        job.config, job.module = train.prepared(like.cfg, [])  # the GPU job as this CPU builds it
+    assert not lifecycle._built([cpu], [None])[1].grouped
+    assert lifecycle._built([gpu], [None])[1].grouped  # one run: the StackNet layout and graphs
+    assert not lifecycle._built([addition_gpu], [None])[1].grouped  # no grouped layout: its own
+    data, module = lifecycle._built([addition, addition], [None, None])
+    assert len(module.members) == 2 and data.seeds == [0, 0]
 
 
 @pytest.mark.parametrize(("log_every", "captured"), [(1, False), (2, True)])
@@ -543,7 +546,7 @@ def test_the_graph_is_captured_only_after_an_eager_step_without_metrics(log_ever
     cpu = torch.device("cpu")
     runs = [build_module("same", log_every, cpu, [f"seed={seed}"]) for seed in (0, 1)]
     batches = draw_batches(load_data(64, cpu, subset_test=500), 64, 4)
-    stack = StackModule(runs, [None, None], stack_net=True, cuda_graph=True)
+    stack = RunsModule(runs, [None, None], grouped=True, cuda_graph=True)
     optimizer = stack.configure_optimizers()
     for step, batch in enumerate(batches, start=1):
         stack.iterate(optimizer, stack_batch([batch, batch]), step)

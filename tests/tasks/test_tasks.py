@@ -18,6 +18,7 @@ from dfl_bench import tasks
 from dfl_bench.lifecycle import train
 from dfl_bench.operators import OperatorSet
 from dfl_bench.tasks import mnist_addition as addition
+from dfl_bench.tasks.contract import TaskRun, stacked
 
 OPS = {
     "tconorm": {"name": "product"},
@@ -94,7 +95,7 @@ def test_bad_task_settings_are_refused_before_training(tmp_path):
         train.checked(composed(tmp_path, "task.name=nope")[0])
 
 
-# A third task from this file alone: a module with NAME, STACKS, build and data.
+# A third task from this file alone: a module with NAME, build (a TaskRun) and data (for R runs).
 
 
 class ToyData(L.LightningDataModule):
@@ -103,60 +104,77 @@ class ToyData(L.LightningDataModule):
     checksum = "toy"
     arrays = None
 
+    def __init__(self, runs: int) -> None:
+        super().__init__()
+        self.runs = runs
+
     def batch(self) -> tuple[torch.Tensor, torch.Tensor]:
         y = torch.arange(64) % 2
         noise = torch.randn(64, 2, generator=torch.Generator().manual_seed(0))
         return noise + torch.stack([4.0 * y - 2.0, torch.zeros(64)], -1), y
 
     def train_dataloader(self):
-        return iter([self.batch()] * 1000)
+        return iter([stacked([self.batch()] * self.runs)] * 1000)
+
+    def test_batches(self, device):
+        return [self.batch()]
 
 
-class ToyModule(L.LightningModule):
-    """A linear classifier with the lifecycle's interface."""
+class ToyRun(TaskRun):
+    """A linear classifier: one run of the toy task."""
 
-    def __init__(self, max_steps: int) -> None:
-        super().__init__()
-        self.net, self.max_steps = torch.nn.Linear(2, 2), max_steps
-        self.test_accuracy = self.best_test_accuracy = None
-        self.evaluated_step = -1
+    TERMS = ("ce",)
 
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.5)
+    def __init__(self, config) -> None:
+        profile = config["profile"]
+        super().__init__(
+            config["seed"],
+            {"name": "sgd", "lr": 0.5},
+            profile["log_every"],
+            0,
+            profile["max_steps"],
+        )
+        self.net = torch.nn.Linear(2, 2)
+        self.accuracy = None
 
-    def training_step(self, batch, batch_idx):
+    def step_loss(self, batch, logging):
         x, y = batch
-        return torch.nn.functional.cross_entropy(self.net(x), y)
+        loss = torch.nn.functional.cross_entropy(self.net(x), y)
+        return loss, loss.view(1), None
 
-    def on_train_batch_end(self, *args):
-        self.evaluate_if_due()
+    def evaluate(self, batches):
+        ((x, y),) = batches
+        self.accuracy = (self.net(x).argmax(-1) == y).float().mean().item()
+        return {"accuracy": self.accuracy}
 
-    def evaluate_if_due(self):
-        if self.global_step >= self.max_steps and self.evaluated_step != self.global_step:
-            x, y = self.trainer.datamodule.batch()
-            self.test_accuracy = (self.net(x).argmax(-1) == y).float().mean().item()
-            self.best_test_accuracy = self.test_accuracy
-            self.evaluated_step = self.global_step
-
-    def summary(self):
-        return {"test_accuracy": self.test_accuracy, "best_test_accuracy": self.best_test_accuracy,
-                "steps": self.global_step, "evaluated_step": self.evaluated_step}  # fmt: skip
+    def summary(self, optimizer):
+        return {"test_accuracy": self.accuracy, "best_test_accuracy": self.accuracy,
+                "evaluated_step": self.evaluated_step}  # fmt: skip
 
 
 TOY = types.SimpleNamespace(
     NAME="toy",
-    STACKS=False,
-    build=lambda config, operators: ToyModule(config["profile"]["max_steps"]),
-    data=lambda config: ToyData(),
+    build=lambda config, operators: ToyRun(config),
+    data=lambda configs: ToyData(len(configs)),
 )
 
 
 @pytest.mark.slow
-def test_a_task_defined_in_a_test_file_trains_through_the_lifecycle(tmp_path, monkeypatch):
+def test_a_task_defined_in_a_test_file_trains_through_the_lifecycle_alone_and_stacked(
+    tmp_path, monkeypatch
+):
+    from dfl_bench.lifecycle import stack_sweep
+    from dfl_bench.lifecycle.job import Job
+
     monkeypatch.setitem(tasks.TASKS, "toy", TOY)
-    record = train.run(*composed(tmp_path, "task.name=toy", "profile.max_steps=30"))
+    toy = ("task.name=toy", "profile.max_steps=30", "profile.log_every=5")
+    record = train.run(*composed(tmp_path / "alone", *toy))
     assert record["status"] == "ok" and record["steps"] == 30
     assert record["test_accuracy"] > 0.9 and record["config"]["task"] == {"name": "toy"}
+    jobs = [Job(*composed(tmp_path / "stack", *toy, f"seed={seed}")) for seed in (0, 1)]
+    stack_sweep.run_sweep(jobs, stack_size=2)
+    assert [j.record["status"] for j in jobs] == ["ok", "ok"]
+    assert jobs[0].record["test_accuracy"] == record["test_accuracy"]  # seed 0: the run alone
 
 
 @pytest.mark.slow

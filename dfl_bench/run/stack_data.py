@@ -1,5 +1,6 @@
-"""The data of a stack of runs: MNIST loaded once, each run its own 1% split and its own resumable
-TrainStream (its seed), advanced in lockstep, so each run sees the batches it would see alone."""
+"""The paper task's data for R >= 1 runs: MNIST loaded once, each run its own 1% split and its own
+resumable TrainStream (its seed), advanced in lockstep, so each run sees the batches it would see
+alone (one run: R = 1)."""
 
 from __future__ import annotations
 

@@ -1,29 +1,34 @@
-"""R runs of `DFLModule` trained as one LightningModule (R >= 1).
+"""The one LightningModule: R >= 1 runs of any task (`TaskRun`s, tasks/contract.py) trained as
+one, a single run being R = 1.
 
-Each run keeps its own initialisation (its DFLModule, built after its seed), data order (its
-TrainStream), dropout masks and negative pairs (drawn from its `DFLModule.generator()` in the
-order `DFLModule.step_loss` draws them), operators and knowledge base, logger and summary; its
-loss is its `DFLModule.loss` (the one step definition). One optimizer over all the runs'
-parameters is R optimizers, since ADAM and SGD update elementwise, and the stack's loss is the
-sum of the runs' Eq. "loss" (each run's gradient is its own).
+Each run keeps its own initialisation (its TaskRun, built after its seed), data order (its stream
+of the task's data, in lockstep), random draws (its `TaskRun.generator`), operators, logger and
+summary; its loss is its `TaskRun.step_loss` (the one step definition). One optimizer over all
+the runs' parameters is R optimizers, since ADAM and SGD update elementwise, and the stack's loss
+is the sum of the runs' losses (each run's gradient is its own).
 
-Two layouts of the networks, by device:
+A step (`training_step`): every live run's loss on its batch, summed; backward; the update;
+on logging steps (n % log_every == 0, n the n-th update) each run's loss terms and metrics to its
+own logger. Evaluation every `eval_every` steps and at the last step (`evaluate_if_due`; the
+checkpoint callback calls it before saving).
 
-* own networks (CPU): each run's `DFLModule.step_loss` on its own `DFLNet`, one after another:
+Non-finite losses, one rule: a run whose loss turns NaN/inf is retired at its first logging step
+from then (or the last step); its summary is frozen there, its record fails with the reason
+(`nonfinite_reason`), its loss leaves the sum and its gradients are zeroed; the other runs go on.
+
+Two layouts of the networks:
+
+* own networks (the default; CPU): each run's `step_loss` on its own network, one after another:
   a run's arithmetic is the run alone's, bit for bit;
-* one net (`StackNet`, CUDA): the CNN as grouped convolutions and the heads vmapped, one
-  kernel per layer for all runs, then each run's `DFLModule.loss`. Grouped kernels round
-  differently from a run alone's (measured on an H100: test accuracy within 0.003 after 200
-  steps, results/bench/cuda/session/; the record names its stack).
-  The step is captured once as a CUDA graph (forward, backward, NaN flags) and replayed
-  (`cuda_graph`); a logging step replays it too and adds each run's metrics from its outputs;
-  evaluation and the optimizer update run eagerly.
-  With `compile_dfl` each run's DFL term of those steps is compiled first (`torch.compile`,
-  `DFLModule.compile_dfl`): its fused kernels are what the graph replays.
-
-A run whose loss turns NaN/inf is retired when a single run would have stopped (its first
-logging step from then, or the last step): its summary is frozen there with the same reason,
-its loss leaves the sum and its gradients are zeroed; the other runs go on.
+* grouped (`grouped=True`, tasks whose runs are `GROUPED`; CUDA): the CNN as grouped
+  convolutions and the heads vmapped (`StackNet`), one kernel per layer for all runs, then each
+  run's `loss` from its slice. Grouped kernels round differently from a run alone's (measured on
+  an H100: test accuracy within 0.003 after 200 steps, results/bench/cuda/session/; the record
+  names its stack). The step is captured once as a CUDA graph (forward, backward, NaN flags) and
+  replayed (`cuda_graph`); a logging step replays it too and adds each run's metrics from its
+  outputs; evaluation and the optimizer update run eagerly. With `compile_dfl` each run's DFL
+  term of those steps is compiled first (`torch.compile`): its fused kernels are what the graph
+  replays.
 """
 
 from __future__ import annotations
@@ -36,70 +41,92 @@ import torch
 from lightning.pytorch.loggers import Logger
 from torch import Tensor, nn
 
-from dfl_bench.run.dfl_module import (
-    LOSS_KEYS,
-    LOSS_TERMS,
-    DFLModule,
-    EvaluationSchedule,
-    NonFiniteLossError,
-    flag_nonfinite,
-)
 from dfl_bench.run.model import dropout_masks
 from dfl_bench.run.optim import configure
-from dfl_bench.stack.stack_net import StackNet
+from dfl_bench.tasks.contract import TaskRun, nonfinite_reason, run_batch
+from dfl_bench.training.stack_net import StackNet
 
-SHARED = ("predicates", "optimizer_cfg", "log_every", "eval_every", "max_steps")
-Batch = Mapping[str, tuple[Tensor, Tensor]]
+SHARED = ("TERMS", "optimizer_cfg", "log_every", "eval_every", "max_steps")
+Batch = Mapping[str, Any]
 Outputs = tuple[Tensor, dict[str, Tensor], dict[str, Tensor]]  # logits, pairs labeled/unlabeled
 
 
-def run_batch(batch: Batch, r: int) -> dict[str, tuple[Tensor, Tensor]]:
-    """Run r's batch out of the stack's (R, n, ...) batch."""
-    return {k: (x[r], y[r]) for k, (x, y) in batch.items()}
+def evaluation_step(step: int, max_steps: int, eval_every: int) -> bool:
+    """Whether the test set is evaluated after `step`: every `eval_every` steps (0: never) and at
+    the last step."""
+    return step >= max_steps or (eval_every > 0 and step % eval_every == 0)
 
 
-class StackModule(EvaluationSchedule, L.LightningModule):
-    """The runs `members` (DFLModules that agree on SHARED and on having a DFL term) as one;
-    `stack_net`: the StackNet layout (CUDA), else each run's own network (CPU);
-    `cuda_graph`: replay steps as a CUDA graph (StackNet layout only; off CUDA, tests: the same
-    path without the capture);
-    `compile_dfl`: compile each run's DFL term (its metrics stay eager)."""
+def flag_nonfinite(bad: Tensor, step: int | Tensor, terms: Tensor) -> None:
+    """Keep in `bad` (..., 2) the first step and term index whose loss term in `terms` (..., T) is
+    not finite; in place and without a host sync (graph-capturable)."""
+    nonfinite = ~torch.isfinite(terms.detach())
+    first = torch.stack(
+        [torch.zeros_like(nonfinite[..., 0], dtype=torch.long) + step, nonfinite.long().argmax(-1)],
+        -1,
+    )
+    new = (bad[..., 0] < 0) & nonfinite.any(-1)
+    bad.copy_(torch.where(new.unsqueeze(-1), first, bad))
+
+
+def loss_keys(terms: Sequence[str]) -> tuple[str, ...]:
+    """The logged names of a step's total and of its terms."""
+    return ("loss/total", *(f"loss/{term}" for term in terms))
+
+
+class RunsModule(L.LightningModule):
+    """The runs `members` (TaskRuns of one task that agree on SHARED) as one LightningModule;
+    `loggers`: each run's own (or None); `poison_at`: per run, the step before which its weights
+    turn NaN (`debug.nan_at_step`; None: never); `grouped`: the StackNet layout (CUDA; GROUPED
+    runs), else each run's own network; `cuda_graph`: replay steps as a CUDA graph (grouped
+    layout only; off CUDA, tests: the same path without the capture); `compile_dfl`: compile
+    each run's DFL term (its metrics stay eager)."""
+
+    STATE = "runs_state"  # the checkpoint's key of the runs' state beyond their weights
 
     def __init__(
         self,
-        members: Sequence[DFLModule],
-        loggers: Sequence[Logger | None],
+        members: Sequence[TaskRun],
+        loggers: Sequence[Logger | None] | None = None,
         poison_at: Sequence[int | None] = (),
-        stack_net: bool = False,
+        grouped: bool = False,
         cuda_graph: bool = False,
         compile_dfl: bool = False,
     ) -> None:
         super().__init__()
         self.automatic_optimization = False  # the step owns its update (a graph replays it)
+        if not members:
+            raise ValueError("a RunsModule needs at least one run")
         first = members[0]
+        if len({type(m) for m in members}) != 1:
+            kinds = sorted({type(m).__name__ for m in members})
+            raise ValueError(f"runs of one module must be of one task, got {kinds}")
         for key in SHARED:
             values = [getattr(m, key) for m in members]
             if any(v != values[0] for v in values):
                 raise ValueError(f"stacked runs must share {key}; got {values}")
-        if len({m.kb is None for m in members}) != 1:
-            raise ValueError("stacked runs must all have a DFL term (w_dfl > 0) or all none")
+        loggers = list(loggers) if loggers is not None else [None] * len(members)
         if len(loggers) != len(members):
             raise ValueError(f"need one logger per run: {len(loggers)} for {len(members)} runs")
-        self.members = list(members)  # a plain list: their Lightning state is not ours
-        self.run_loggers = list(loggers)
+        if grouped and not first.GROUPED:
+            raise ValueError(f"{type(first).__name__} has no grouped layout; use grouped=False")
+        if grouped and len({m.kb is None for m in members}) != 1:
+            raise ValueError("grouped runs must all have a DFL term (w_dfl > 0) or all none")
+        self.members = list(members)  # a plain list: their networks are registered below
+        self.run_loggers = loggers
         self.poison_at = list(poison_at) or [None] * len(members)
-        self.stack_net, self.cuda_graph = stack_net, cuda_graph and stack_net
-        if compile_dfl and first.kb is not None:
+        self.grouped, self.cuda_graph = grouped, cuda_graph and grouped
+        if compile_dfl and grouped and first.kb is not None:
             for member in members:
                 member.compile_dfl(runs=len(members))
-        if stack_net:
+        if grouped:
             self.net = StackNet([m.net for m in members])  # members' nets: evaluation copies
         else:
             self.nets = nn.ModuleList([m.net for m in members])  # trained in place
-        self.predicates, self.unlabeled = first.predicates, first.kb is not None
+        self.loss_keys = loss_keys(first.TERMS)
         self.log_every, self.eval_every = first.log_every, first.eval_every
         self.max_steps = first.max_steps
-        # per run: first bad step and term index (as DFLModule._bad), on the training device
+        # per run: first bad step and term index, on the training device
         self.register_buffer(
             "_bad", torch.full((len(members), 2), -1, dtype=torch.long), persistent=False
         )
@@ -122,52 +149,55 @@ class StackModule(EvaluationSchedule, L.LightningModule):
         return configure(self.parameters(), self.members[0].optimizer_cfg, self.max_steps or 1)
 
     def on_fit_start(self) -> None:
-        """Move the runs' modules (their generators, evaluation nets) to the training device."""
+        """Take the Trainer's budget if the runs have none; move the runs (their generators,
+        evaluation nets) to the training device."""
         if self.max_steps is None:
-            raise ValueError("stacked runs need max_steps")
+            if self.trainer.max_steps is None or self.trainer.max_steps < 1:
+                raise ValueError("the runs need max_steps (or Trainer(max_steps=...))")
+            self.max_steps = self.trainer.max_steps
         if not hasattr(self.trainer.datamodule, "test_batches"):
-            raise ValueError("StackModule evaluates on `datamodule.test_batches`")
+            raise ValueError("the runs evaluate on `datamodule.test_batches`: use the task's data")
         for member in self.members:
+            member.max_steps = self.max_steps
             member.to(self.device)
 
     def transfer_batch_to_device(self, batch: Any, device: torch.device, idx: int) -> Any:
-        """Skip the collection walk when the stack's batch is already on `device`."""
-        if all(t.device == device for pair in batch.values() for t in pair):
+        """Skip the collection walk when the batch is already on `device` (the task's streams)."""
+        if all(t.device == device for t in _leaves(batch)):
             return batch
         return super().transfer_batch_to_device(batch, device, idx)
 
     def on_train_batch_start(self, batch: Any, batch_idx: int) -> None:
-        """Debug (`debug.nan_at_step` of a run): NaN weights for that run only, as alone."""
+        """Debug (`debug.nan_at_step` of a run): NaN weights for that run only."""
         for r, step in enumerate(self.poison_at):
             if step is not None and step == self.global_step:
-                with torch.no_grad():
-                    if self.stack_net:
-                        self.net.poison(r)
-                    else:
-                        next(self.nets[r].parameters()).fill_(float("nan"))
+                if self.grouped:
+                    self.net.poison(r)
+                else:
+                    self.members[r].poison()
 
     def training_step(self, batch: Batch, idx: int) -> None:
         """One iteration of every live run (`iterate`) with Lightning's optimizer."""
         self.iterate(self.optimizers(), batch, self.global_step + 1)
 
     def iterate(self, optimizer: Any, batch: Batch, step: int) -> None:
-        """Iteration `step` of every live run: Eq. "loss" summed, backward, the optimizer's
+        """Iteration `step` of every live run: the losses summed, backward, the optimizer's
         update (replayed as a CUDA graph where captured); per-run logs on logging steps."""
         logging = step % self.log_every == 0
         if not self.alive:  # every run retired
-            self.trainer.should_stop = True
+            self._stop()
             return
         graph = self._graph_for(batch, step) if self.cuda_graph else None
         if graph is not None:
             optimizer.step(closure=lambda: self._replay(graph, batch, step, logging))
             if not self.alive:
-                self.trainer.should_stop = True
+                self._stop()
             return
         total, terms, metrics = self.step_loss(batch, step, logging)
         if logging:
             self._log_runs(step, terms, metrics)
         if total is None:  # every run retired at this step
-            self.trainer.should_stop = True
+            self._stop()
             return
         backward = self.manual_backward if self._trainer is not None else Tensor.backward
 
@@ -175,9 +205,14 @@ class StackModule(EvaluationSchedule, L.LightningModule):
             backward(total)
             return total
 
-        optimizer.zero_grad(set_to_none=not self.stack_net)
+        optimizer.zero_grad(set_to_none=not self.grouped)
         optimizer.step(closure=closure)
         self._warm = self._warm or not logging
+
+    def _stop(self) -> None:
+        """End training (every run retired)."""
+        if self._trainer is not None:
+            self.trainer.should_stop = True
 
     def _replay(self, graph: _StepGraph, batch: Batch, step: int, logging: bool) -> Tensor:
         """The captured step on `batch`; on a logging step also each live run's metrics from the
@@ -196,16 +231,16 @@ class StackModule(EvaluationSchedule, L.LightningModule):
     def step_loss(
         self, batch: Batch, step: int | Tensor, logging: bool, outputs: Outputs | None = None
     ) -> tuple[Tensor | None, Tensor, dict[int, Mapping[str, float] | None]]:
-        """The live runs' summed loss (None when none is left), every run's [total, dfl, ce,
-        pair] (R, 4) (zeros for a retired run) and each run's metrics on logging steps. Non-finite
-        terms are flagged; on logging steps flagged runs retire before the sum, as a single run
-        raises there before its update. `outputs`: the stacked network's, if already computed."""
+        """The live runs' summed loss (None when none is left), every run's [total, *terms]
+        (R, 1 + T) (zeros for a retired run) and each run's metrics on logging steps. Non-finite
+        terms are flagged; on logging steps flagged runs retire before the sum. `outputs`: the
+        grouped network's, if already computed."""
         kept = self.alive
-        if self.stack_net:
-            outs = self._stack_losses(batch, kept, logging, outputs)
+        if self.grouped:
+            outs = self._grouped_losses(batch, kept, logging, outputs)
         else:
             outs = {r: self.members[r].step_loss(run_batch(batch, r), logging) for r in kept}
-        zero = outs[kept[0]][1].new_zeros(4)
+        zero = outs[kept[0]][1].new_zeros(len(self.loss_keys))
         terms = torch.stack(
             [
                 torch.cat([outs[r][0][None], outs[r][1]]) if r in outs else zero
@@ -218,16 +253,17 @@ class StackModule(EvaluationSchedule, L.LightningModule):
         live = [outs[r][0] for r in self.alive]
         return (sum(live) if live else None), terms, {r: outs[r][2] for r in kept}
 
-    def stack_outputs(self, batch: Batch) -> Outputs:
-        """The stacked network's outputs for every run: digit logits (R, n_l + n_u, 10) and each
+    def grouped_outputs(self, batch: Batch) -> Outputs:
+        """The grouped network's outputs for every run: digit logits (R, n_l + n_u, 10) and each
         head's all-pairs logits on the labeled and on the unlabeled images (R, b, b)."""
         (x_l, _), (x_u, _) = batch["labeled"], batch["unlabeled"]
-        x = torch.cat([x_l, x_u], dim=1) if self.unlabeled else x_l
+        first = self.members[0]
+        x = torch.cat([x_l, x_u], dim=1) if first.kb is not None else x_l
         drawn = [dropout_masks(x.shape[1], x.device, m.generator()) for m in self.members]
         logits, emb = self.net(x, tuple(torch.stack(m) for m in zip(*drawn, strict=True)))
         n_l = x_l.shape[1]
         pl, pu = {}, {}
-        if self.predicates:
+        if first.predicates:
             e_l, e_u = emb[:, :n_l], emb[:, n_l:]
             if e_l.shape == e_u.shape:
                 both = self.net.pair_logits(torch.stack([e_l, e_u], dim=1))
@@ -239,11 +275,11 @@ class StackModule(EvaluationSchedule, L.LightningModule):
                 pl, pu = self.net.pair_logits(e_l), self.net.pair_logits(e_u)
         return logits, pl, pu
 
-    def _stack_losses(
+    def _grouped_losses(
         self, batch: Batch, kept: Sequence[int], logging: bool, outputs: Outputs | None = None
     ) -> dict[int, tuple[Tensor, Tensor, Mapping[str, float] | None]]:
-        """Each live run's `DFLModule.loss` from the stacked network's outputs."""
-        logits, pl, pu = outputs or self.stack_outputs(batch)
+        """Each live run's `loss` from the grouped network's outputs."""
+        logits, pl, pu = outputs or self.grouped_outputs(batch)
         y_l, y_u = batch["labeled"][1], batch["unlabeled"][1]
         out = {}
         for r in kept:
@@ -272,12 +308,11 @@ class StackModule(EvaluationSchedule, L.LightningModule):
 
     def _retire_bad(self) -> None:
         """Retire every run flagged non-finite (one host sync): its summary frozen now, with the
-        reason a single run's NonFiniteLossError gives, at the step a single run stops."""
+        reason of `nonfinite_reason`."""
         for r, (step, term) in enumerate(self._bad.tolist()):
             if step >= 0 and self.failures[r] is None:
-                error = NonFiniteLossError(step, LOSS_TERMS[term])
                 self.frozen[r] = self.summary(r)
-                self.failures[r] = f"non-finite loss: {error}"
+                self.failures[r] = nonfinite_reason(step, self.members[r].TERMS[term])
 
     def _log_runs(
         self,
@@ -285,23 +320,22 @@ class StackModule(EvaluationSchedule, L.LightningModule):
         terms: Tensor,
         metrics: Mapping[int, Mapping[str, float] | None],
     ) -> None:
-        """Each live run's losses and metrics for its own logger, with the step and keys
-        Lightning gives a single run's `log_dict` (`step - 1`, plus `epoch`); written after the
-        step's evaluation, as Lightning writes them."""
+        """Each live run's losses and metrics for its own logger (at `step - 1` with `epoch`, the
+        step and keys of Lightning's `log_dict`); written after the step's evaluation."""
         values = terms.detach().tolist()
         for r in self.alive:
             member, logger = self.members[r], self.run_loggers[r]
-            logged = dict(zip(LOSS_KEYS, values[r], strict=True))
+            logged = dict(zip(self.loss_keys, values[r], strict=True))
             if metrics.get(r) is not None:
                 logged.update({f"metrics/{k}": _as_logged(v) for k, v in metrics[r].items()})
-                member.accumulate_tail(step, metrics[r])
+                member.accumulate(step, metrics[r])
             if logger is not None:
                 self._pending.append((logger, {**logged, "epoch": self.current_epoch}, step - 1))
 
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
         """Retired runs get no update from their (non-finite) gradients."""
         dead = [r for r, why in enumerate(self.failures) if why is not None]
-        if not dead or not self.stack_net:  # own networks: a retired run has no gradients
+        if not dead or not self.grouped:  # own networks: a retired run has no gradients
             return
         for param in self.net.parameters():
             if param.grad is not None:
@@ -315,17 +349,25 @@ class StackModule(EvaluationSchedule, L.LightningModule):
             logger.save()
         self._pending.clear()
 
-    def at_last_step(self) -> None:
-        """A run flagged at the last step is retired, as a single run raises there."""
-        self._retire_bad()
+    def evaluate_if_due(self) -> None:
+        """This step's evaluation (if it is an evaluation step), once: a checkpoint callback calls
+        it before saving, so a checkpoint holds the state after its step's evaluation. At the
+        last step a run flagged non-finite is retired first."""
+        step = self.global_step
+        if step == self.evaluated_step:
+            return
+        if step >= self.max_steps:
+            self._retire_bad()
+        if evaluation_step(step, self.max_steps, self.eval_every):
+            self.evaluate_at(step)
+            self.evaluated_step = step
 
     def evaluate_at(self, step: int) -> None:
-        """Every live run's evaluation (LastCheckpoint calls it before saving), each with
-        `DFLModule.evaluate` on its own weights."""
+        """Every live run's `evaluate` on its own weights, to its logger."""
         batches = self.trainer.datamodule.test_batches(self.device)
         for r in self.alive:
             member = self.members[r]
-            if self.stack_net:
+            if self.grouped:
                 self.net.copy_to(r, member.net)
             results = member.evaluate(batches)
             if self.run_loggers[r] is not None:
@@ -335,24 +377,20 @@ class StackModule(EvaluationSchedule, L.LightningModule):
             member.evaluated_step = step
 
     def summary(self, r: int) -> dict[str, Any]:
-        """Run r's `DFLModule.summary()` (frozen where it was retired) at the stack's step."""
+        """Run r's `summary` (frozen where it was retired) at the module's step."""
         if self.frozen[r] is not None:
             return dict(self.frozen[r])
-        return {**self.members[r].summary(), "steps": self.global_step}
+        optimizer = self.trainer.optimizers[0] if self._trainer is not None else None
+        return {**self.members[r].summary(optimizer), "steps": self.global_step}
 
     def failure(self, r: int) -> str | None:
-        """Why run r was retired (its NaN reason), or None."""
+        """Why run r was retired (its non-finite reason), or None."""
         return self.failures[r]
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        """Every run's summary state and generator (as DFLModule saves them) and the failures."""
-        runs = []
-        for member in self.members:
-            state: dict[str, Any] = {}
-            member.on_save_checkpoint(state)
-            runs.append(state["dfl_summary_state"])
-        checkpoint["dfl_stack_state"] = {
-            "runs": runs,
+        """Every run's state beyond its weights (`TaskRun.state`) and the failures."""
+        checkpoint[self.STATE] = {
+            "runs": [member.state() for member in self.members],
             "bad": self._bad.tolist(),
             "failures": list(self.failures),
             "frozen": list(self.frozen),
@@ -361,9 +399,9 @@ class StackModule(EvaluationSchedule, L.LightningModule):
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         """Restore what `on_save_checkpoint` saved."""
-        state = checkpoint["dfl_stack_state"]
+        state = checkpoint[self.STATE]
         for member, run in zip(self.members, state["runs"], strict=True):
-            member.on_load_checkpoint({"dfl_summary_state": run})
+            member.load_state(run)
         self._bad.copy_(torch.tensor(state["bad"], dtype=torch.long))
         self.failures, self.frozen = list(state["failures"]), list(state["frozen"])
         self.evaluated_step = state["evaluated_step"]
@@ -377,7 +415,7 @@ class _StepGraph:
     (`terms`, `unlabeled`) serve the logging steps' logs and metrics. Off CUDA (tests) a replay
     does the same work eagerly on the static copies."""
 
-    def __init__(self, module: StackModule, batch: Batch, kept: tuple[int, ...]) -> None:
+    def __init__(self, module: RunsModule, batch: Batch, kept: tuple[int, ...]) -> None:
         self.kept, self.module = kept, module
         self.static = {k: (x.clone(), y.clone()) for k, (x, y) in batch.items()}
         self.params = [p for p in module.parameters() if p.requires_grad]
@@ -398,7 +436,7 @@ class _StepGraph:
         """What the graph holds: gradients zeroed, every kept run's forward and backward."""
         for p in self.params:
             p.grad.zero_()
-        self.outputs = self.module.stack_outputs(self.static)
+        self.outputs = self.module.grouped_outputs(self.static)
         total, terms, _ = self.module.step_loss(
             self.static, self.module._step, logging=False, outputs=self.outputs
         )
@@ -429,3 +467,12 @@ class _StepGraph:
 def _as_logged(value: float) -> float:
     """A metric as Lightning's `log_dict` hands it to the loggers (a default-dtype tensor)."""
     return torch.tensor(float(value), dtype=torch.get_default_dtype()).item()
+
+
+def _leaves(batch: Any) -> list[Tensor]:
+    """The tensors of a (nested) batch."""
+    if isinstance(batch, Mapping):
+        return [t for v in batch.values() for t in _leaves(v)]
+    if isinstance(batch, (tuple, list)):
+        return [t for v in batch for t in _leaves(v)]
+    return [batch]

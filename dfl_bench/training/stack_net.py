@@ -2,7 +2,7 @@
 stacked on a leading run dimension, dropout masks passed in (nothing is drawn here). The CNN runs
 as grouped convolutions and batched matrix products and the NTN heads vmapped over their own
 code (`model.NTN`): one kernel per layer for all runs. (On a CPU, where a step is bound by
-arithmetic, a stack trains each run's own `DFLNet` instead: `stack.stack_module`.)
+arithmetic, a stack trains each run's own `DFLNet` instead: `training.module`.)
 
 Run r of the stack computes what `model.DFLNet` with run r's parameters computes; grouped and
 batched kernels may round differently from the single-run ones (differences of ~1e-6).

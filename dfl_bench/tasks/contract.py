@@ -1,0 +1,179 @@
+"""The task contract: what one run of a task gives the training module
+(`dfl_bench.training.RunsModule`), which trains R >= 1 of them as one LightningModule.
+
+A task is a module in tasks/ with
+
+    NAME                      its name (conf/task/<name>.yaml)
+    build(config, operators)  -> a TaskRun: one run of a resolved job config
+    data(configs)             -> a LightningDataModule for the runs of `configs` (they differ in
+                                 their seeds only): `train_dataloader()` yields each step's
+                                 batches of every run stacked on a leading run dimension (run r's
+                                 what it sees alone; `Lockstep` stacks R streams),
+                                 `test_batches(device)` the test set (the same for every run),
+                                 `checksum` of the data it loaded (None before setup: `arrays`)
+
+and may declare in `tasks.MEASURES` the record fields its summary line shows. Everything else a
+run is (its loss terms, metrics, evaluation, record fields, resumable state) is its TaskRun's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from dfl_bench.run.optim import optimizer_kwargs
+
+TRAINING_STREAM = 1  # run_seed stream of the dropout masks and a task's own random draws
+
+
+def run_seed(seed: int, stream: int) -> int:
+    """A 63-bit seed for one random stream of a run (numpy's SeedSequence of (seed, stream)), so
+    that a run's streams are independent of each other and of the data stream's `seed`."""
+    return int(np.random.SeedSequence([seed, stream]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def nonfinite_reason(step: int, term: str) -> str:
+    """The failed record's reason when loss term `term` is NaN or infinite at (1-based) `step`."""
+    return f"non-finite loss: loss term '{term}' is not finite at step {step}"
+
+
+class TaskRun(nn.Module):
+    """One run of a task: its network (`net`), its own random stream (`generator`) and
+
+    * `step_loss(batch, logging)` -> (total, terms, metrics): the step's loss on the run's batch,
+      its terms (one per `TERMS`, logged as `loss/<term>`) and, on logging steps, the metrics
+      (logged as `metrics/<name>`; None when it has none);
+    * `accumulate(step, metrics)`: a logging step's metrics into the summary (default: nothing);
+    * `evaluate(batches)` -> test metrics (logged as `test/<name>`), kept for the summary;
+    * `summary(optimizer)` -> the record's results: `schema.TEST_ACCURACY` (the task's headline,
+      at the last evaluation) and `schema.BEST_TEST_ACCURACY` at least;
+    * `state()` / `load_state(state)`: what a checkpoint keeps beyond the weights.
+
+    `GROUPED`: the run can also be computed in the grouped layout of a stack (StackNet, CUDA),
+    for which it gives `loss(...)` and `metrics(...)` from the grouped network's outputs.
+    """
+
+    TERMS: tuple[str, ...] = ()
+    GROUPED = False
+    net: nn.Module
+
+    def __init__(
+        self,
+        seed: int,
+        optimizer: Mapping[str, Any] | None,
+        log_every: int,
+        eval_every: int,
+        max_steps: int | None,
+    ) -> None:
+        super().__init__()
+        if log_every < 1 or eval_every < 0:
+            raise ValueError(f"need log_every >= 1, eval_every >= 0; got {log_every}, {eval_every}")
+        self.seed, self.log_every, self.eval_every, self.max_steps = (
+            seed,
+            log_every,
+            eval_every,
+            max_steps,
+        )
+        self.optimizer_cfg = dict(optimizer or {"name": "adam"})
+        optimizer_kwargs(self.optimizer_cfg)
+        self.evaluated_step = -1  # the step of the last test evaluation
+        self._generator: torch.Generator | None = None
+        self._generator_state: Tensor | None = None  # from a checkpoint, set on first use
+
+    @property
+    def device(self) -> torch.device:
+        """Where the run's network lives."""
+        return next(self.net.parameters()).device
+
+    def generator(self) -> torch.Generator:
+        """The run's own RNG (dropout, a task's random draws; seeded by `run_seed(seed, 1)`, kept
+        in checkpoints): a run's draws do not depend on what else the process runs."""
+        device = self.device
+        if self._generator is None or self._generator.device != device:
+            self._generator = torch.Generator(device)
+            self._generator.manual_seed(run_seed(self.seed, TRAINING_STREAM))
+            if self._generator_state is not None:
+                self._generator.set_state(self._generator_state)
+                self._generator_state = None
+        return self._generator
+
+    def step_loss(
+        self, batch: Mapping[str, Any], logging: bool
+    ) -> tuple[Tensor, Tensor, Mapping[str, float] | None]:
+        raise NotImplementedError
+
+    def accumulate(self, step: int, metrics: Mapping[str, float]) -> None:
+        """Add a logging step's metrics to the summary (nothing unless the task keeps some)."""
+
+    def evaluate(self, batches: list[tuple[Tensor, ...]]) -> dict[str, float]:
+        raise NotImplementedError
+
+    def summary(self, optimizer: torch.optim.Optimizer | None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def state(self) -> dict[str, Any]:
+        """The resumable state beyond the weights (a subclass adds its own)."""
+        return {"evaluated_step": self.evaluated_step, "generator": self.generator().get_state()}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what `state` returned."""
+        self.evaluated_step = state.get("evaluated_step", -1)
+        self._generator, self._generator_state = None, state.get("generator")
+
+    def poison(self) -> None:
+        """Debug (`debug.nan_at_step`): NaN into the network's first weight, so the next loss is
+        NaN."""
+        with torch.no_grad():
+            next(self.net.parameters()).fill_(float("nan"))
+
+
+def stacked(items: Iterable[Any]) -> Any:
+    """The runs' batches (dicts of tensors or of tuples of tensors) as one, stacked on a leading
+    run dimension (one run: a view, no copy)."""
+    first, *rest = items = list(items)
+    if isinstance(first, Mapping):
+        return {k: stacked(item[k] for item in items) for k in first}
+    if isinstance(first, tuple):
+        return tuple(stacked(parts) for parts in zip(*items, strict=True))
+    return first.unsqueeze(0) if not rest else torch.stack(items)
+
+
+def run_batch(batch: Any, r: int) -> Any:
+    """Run r's batch out of a stacked batch."""
+    if isinstance(batch, Mapping):
+        return {k: run_batch(v, r) for k, v in batch.items()}
+    if isinstance(batch, tuple):
+        return tuple(run_batch(v, r) for v in batch)
+    return batch[r]
+
+
+class Lockstep:
+    """R resumable streams advanced together: each item is one step's batches of every run,
+    stacked (`stacked`); `state_dict` holds every stream's (Lightning saves it in the checkpoint).
+    The streams must have equal passes, so their epochs coincide."""
+
+    def __init__(self, streams: Iterable[Any]) -> None:
+        self.streams = list(streams)
+        lengths = {len(s) for s in self.streams}
+        if len(lengths) != 1:
+            raise ValueError(f"stacked streams must have equal passes, got lengths {lengths}")
+
+    def __len__(self) -> int:
+        return len(self.streams[0])
+
+    def __iter__(self) -> Iterator[Any]:
+        for step in zip(*self.streams, strict=True):
+            yield stacked(step)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every run's stream state."""
+        return {"runs": [s.state_dict() for s in self.streams]}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue every run's stream where `state_dict` was taken."""
+        for stream, run in zip(self.streams, state["runs"], strict=True):
+            stream.load_state_dict(run)
