@@ -178,6 +178,25 @@ def test_a_task_defined_in_a_test_file_trains_through_the_lifecycle_alone_and_st
 
 
 @pytest.mark.slow
+def test_an_addition_run_in_a_stack_is_the_run_alone(tmp_path):
+    """MNIST addition through the one training module: seed 0 stacked with seed 1 logs, learns
+    and records what seed 0 alone does, bit for bit (each run's own network on the CPU)."""
+    from dfl_bench.lifecycle import records, stack_sweep
+    from dfl_bench.lifecycle.job import Job
+
+    short = ("task=mnist_addition", "profile=smoke", "profile.max_steps=6", "profile.eval_every=3")
+    alone = train.run(*composed(tmp_path / "alone", *short, "seed=0"))
+    jobs = [Job(*composed(tmp_path / "stack", *short, f"seed={seed}")) for seed in (0, 1)]
+    stack_sweep.run_sweep(jobs, stack_size=2)
+    stacked_0, stacked_1 = (job.record for job in jobs)
+    assert alone["status"] == stacked_0["status"] == stacked_1["status"] == "ok"
+    fields = (*records.SUMMARY_FIELDS, "digit_accuracy", "sum_accuracy", "gradient_reached")
+    assert {k: stacked_0[k] for k in fields} == {k: alone[k] for k in fields}
+    assert stacked_0["config_hash"] == alone["config_hash"]
+    assert stacked_1["digit_accuracy"] != alone["digit_accuracy"]  # its own seed, not a copy
+
+
+@pytest.mark.slow
 def test_the_addition_multirun_records_sum_and_digit_accuracy_and_renders(tmp_path):
     import os
     import subprocess
