@@ -6,7 +6,6 @@ import json
 import platform
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -15,9 +14,10 @@ import pandas as pd
 from dfl_bench import markdown
 from dfl_bench.results import budget_runs, claims, figures, render, stats, writeup
 from dfl_bench.results.agreement import WITHIN, Agreement, agreement
-from dfl_bench.results.noise import Noise, paper_noise
+from dfl_bench.results.noise import paper_noise
 from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, SELECTED_ACCURACY, Paper
 from dfl_bench.results.plan import DEFAULT, PAPER_PROFILE, SPREAD
+from dfl_bench.results.rendered import Rendered
 from dfl_bench.results.tables import Table, build_table, collapse_threshold
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
 
@@ -34,21 +34,6 @@ INDEX_HEADER = [
     "claims ours",
     "ours differ on best",
 ]
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """One profile's tables, agreements and claim verdicts."""
-
-    profile: str
-    tables: dict[str, Table]
-    agreements: dict[str, Agreement]
-    verdicts: list[tuple[claims.Claim, claims.Verdict, claims.Verdict]]  # after BH
-    selected: tuple[str, ...]  # the tables whose files are (re)written; the index lists all
-    orders: dict[str, dict[str, Agreement]]  # two-half tables compared out of header order
-    noise: Noise  # the paper's (its cells are single runs); ours compare their own seeds
-    on_best: dict[str, claims.Verdict]  # ours decided on the best-of-evaluations accuracy
-    before_fdr: dict[str, claims.Verdict]  # ours before Benjamini-Hochberg across claims
 
 
 def build(

@@ -18,7 +18,7 @@ from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, row_configura
 from dfl_bench.schema import ADDED_KEYS, GRADIENT_REACHED
 
 if TYPE_CHECKING:
-    from dfl_bench.results.publish import Rendered
+    from dfl_bench.results.rendered import Rendered
 
 PROFILES = ("quick", "long")  # always shown, so `long` fills in once its records land
 NO_RECORDS = "no records yet"
