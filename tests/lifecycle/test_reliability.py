@@ -335,6 +335,12 @@ def test_an_override_of_the_old_problem_group_is_named_in_todays_words(line, tod
     assert preflight.defect([line]) == f"{why}: {today}"
 
 
+def test_the_entry_point_refuses_with_the_exit_code_of_an_invalid_configuration():
+    from dfl_bench.__main__ import EXIT_INVALID
+
+    assert EXIT_INVALID == train.EXIT_INVALID
+
+
 # 8b. the command line itself, before Hydra: one line naming the valid choices, exit 2
 @pytest.mark.slow
 @pytest.mark.parametrize(
