@@ -76,9 +76,7 @@ def test_one_bar_counts_steps_across_passes(capsys):
 def test_build_trainer_adds_the_bar_only_when_asked(tmp_path):
     on, _ = composed(tmp_path, "progress_bar=true")
     off, _ = composed(tmp_path, "progress_bar=false")
-    assert isinstance(
-        trainer.build_trainer(on, []).progress_bar_callback, console.StepProgressBar
-    )
+    assert isinstance(trainer.build_trainer(on, []).progress_bar_callback, console.StepProgressBar)
     assert trainer.build_trainer(off, []).progress_bar_callback is None
 
 
