@@ -54,6 +54,45 @@ SUMMARY_FIELDS = (
     "ant_magnitude",
     "steps",
 )
+# What the lifecycle adds to every record (lifecycle/job.py): which job, when, where and how it
+# ran; the last two only where they apply (a GPU stack's runs; a record copied from another
+# experiment's of the same configuration).
+JOB_FIELDS = (
+    "experiment",
+    "name",
+    "row",
+    "config_hash",
+    "overrides",
+    "log_dir",
+    "started",
+    "finished",
+    "resumed",
+    "wall_segments_s",
+    "torch_threads",
+    "machine",
+)
+OPTIONAL_JOB_FIELDS = ("stack", "reused_from")
+# What a task's run adds to its summary (tasks/contract.TaskRun.summary): the step of its last
+# evaluation (every task), the paper's pair accuracy (mean over its heads, and per head as
+# `pair_accuracy/<predicate>`), magnitudes and logging steps of the final window, MNIST
+# addition's sum accuracy (its test_accuracy, by name).
+RUN_FIELDS = (
+    "evaluated_step",
+    "pair_accuracy",
+    "cu_cons_magnitude",
+    "cu_ant_magnitude",
+    "metrics_logs",
+    "sum_accuracy",
+)
+PER_HEAD = "pair_accuracy/"  # prefix of a per-head field
+
+
+def named(field: str) -> bool:
+    """Whether a record's top-level field is named in this module."""
+    known = (*RECORD_FIELDS, *SUMMARY_FIELDS, *TASK_FIELDS, *JOB_FIELDS, *OPTIONAL_JOB_FIELDS)
+    return field in known or field in RUN_FIELDS or field.startswith(PER_HEAD)
+
+
 STATUSES = ("ok", "failed")
 # What names a job and its outcome, first in a W&B summary and in the results' record columns.
 IDENTITY_FIELDS = ("experiment", "row", "seed", "profile", "status", "reason")

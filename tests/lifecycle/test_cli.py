@@ -19,6 +19,7 @@ from omegaconf import OmegaConf
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
 
+from dfl_bench import schema
 from dfl_bench.lifecycle import console, job, loggers, train, trainer
 from dfl_bench.lifecycle import records as records_module
 from dfl_bench.lifecycle.records import RECORD_FIELDS
@@ -76,6 +77,7 @@ def test_sweep_writes_one_complete_record_per_job(sweep):
     assert sorted(records) == ["godel", "poisoned", "product"]
     for record in records.values():
         assert set(RECORD_FIELDS) <= set(record)
+        assert [k for k in record if not schema.named(k)] == []  # every field named once
         assert record["profile"] == "smoke" and record["seed"] == 0
         assert re.fullmatch(r"[0-9a-f]{16}", record["data_checksum"])
         assert record["machine"] == records_module.machine()  # where it trained (CPU, torch)

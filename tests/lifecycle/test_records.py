@@ -314,3 +314,20 @@ def test_the_record_schema_names_each_field_in_one_module():
         if field in path.read_text()
     }
     assert spelled == {"schema.py"}
+
+
+def test_every_field_of_every_committed_record_is_named_in_the_schema():
+    """A record's top-level fields are named once, in dfl_bench/schema.py: a field the lifecycle
+    or a task starts writing without naming it there fails here."""
+    import json
+
+    from dfl_bench import schema
+    from dfl_bench.paths import REPO_DIR
+
+    unnamed: dict[str, str] = {}
+    for path in sorted((REPO_DIR / "results" / "records").glob("*/*.json")):
+        for key in json.loads(path.read_text()):
+            if not schema.named(key):
+                unnamed.setdefault(key, str(path.relative_to(REPO_DIR)))
+    assert unnamed == {}
+    assert not schema.named("no_such_field")
