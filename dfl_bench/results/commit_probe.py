@@ -167,11 +167,14 @@ class OtherMachine(RuntimeError):
     """The probes file was made on another torch build or CPU (it is left as it is)."""
 
 
-def run(records_dir: Path, out: Path, limit: int | None = None) -> dict[str, Any]:
+def run(
+    records_dir: Path, out: Path, limit: int | None = None, only: Sequence[str] = ()
+) -> dict[str, Any]:
     """Probe every (configuration, commit) of `cells_to_probe` not yet in `out`, writing `out`
     after each probe (resumable). A commit no record of its cell names any more (a retrained
     seed), and a cell now of one commit, are dropped. A file made on another torch build or CPU
-    is never touched (OtherMachine): its probes are that machine's."""
+    is never touched (OtherMachine): its probes are that machine's. `only`: probe just these
+    configurations (digest prefixes)."""
     here = machine()
     known = json.loads(out.read_text()) if out.is_file() else {}
     if known and known.get("machine") != here:
@@ -184,7 +187,12 @@ def run(records_dir: Path, out: Path, limit: int | None = None) -> dict[str, Any
         made_by="python -m dfl_bench.results.commit_probe", probe=list(PROBE), machine=here
     )
     wanted = cells_to_probe(records_dir)
-    cells = known["cells"] = {
+    if only:
+        wanted = {d: c for d, c in wanted.items() if any(d.startswith(o) for o in only)}
+        kept = {d: c for d, c in known.get("cells", {}).items() if d not in wanted}
+    else:
+        kept = {}
+    cells = known["cells"] = kept | {
         digest: _prune(cell, wanted[digest])
         for digest, cell in known.get("cells", {}).items()
         if digest in wanted
@@ -210,23 +218,32 @@ def run(records_dir: Path, out: Path, limit: int | None = None) -> dict[str, Any
 
 
 @cache
-def probed(repo: Path) -> dict[str, dict[str, Any]]:
-    """The committed probes (configuration -> its commits' probes and `same`), {} without."""
-    path = repo / PROBES
-    try:
-        return json.loads(path.read_text()).get("cells", {})
-    except (OSError, ValueError):
-        return {}
+def probed(repo: Path) -> list[dict[str, dict[str, Any]]]:
+    """The committed probes, one mapping (configuration -> its commits' probes and `same`) per
+    machine's file (`PROBES`, and `results/commit_probes_<name>.json` made on another CPU with
+    --out); [] without."""
+    out = []
+    for path in sorted((repo / PROBES).parent.glob(Path(PROBES).stem + "*.json")):
+        try:
+            out.append(json.loads(path.read_text()).get("cells", {}))
+        except (OSError, ValueError):
+            continue
+    return out
 
 
 def verdict(repo: Path, configuration: str | None, commits: Sequence[str]) -> bool | None:
-    """Whether `commits` train `configuration` alike by the committed probes: True (same
-    numbers at every one), False (they differ), None (not all probed)."""
-    cell = probed(repo).get(configuration or "", {})
-    entries = cell.get("commits", {})
-    if not all(c in entries for c in commits):
-        return None
-    return same({c: entries[c] for c in commits})
+    """Whether `commits` train `configuration` alike by the committed probes of one machine
+    (every commit probed in one file: probes compare to the bit only there): True (same numbers
+    at every one), False (they differ), None (no file probed them all)."""
+    found = None
+    for cells in probed(repo):
+        entries = cells.get(configuration or "", {}).get("commits", {})
+        if all(c in entries for c in commits):
+            alike = same({c: entries[c] for c in commits})
+            if alike is False:
+                return False
+            found = alike if found is None else found
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -234,9 +251,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--records-dir", default="results/records")
     parser.add_argument("--out", default=PROBES)
     parser.add_argument("--limit", type=int, default=None, help="probe at most N (resumable)")
+    parser.add_argument(
+        "--cells", nargs="*", default=[], help="probe only these configurations (digest prefixes)"
+    )
     args = parser.parse_args(argv)
     try:
-        known = run(Path(args.records_dir), Path(args.out), args.limit)
+        known = run(Path(args.records_dir), Path(args.out), args.limit, args.cells)
     except OtherMachine as err:
         print(f"[commit_probe] {err}", file=sys.stderr)
         return 2

@@ -4,6 +4,7 @@ notes a table gives a cell of several commits."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,24 @@ def test_probing_on_another_cpu_leaves_the_committed_probes_as_they_are(
     assert "probes compare to the bit only on one machine: nothing changed" in (
         capsys.readouterr().err
     )
+
+
+def test_a_cell_is_decided_by_the_probes_of_one_machine_that_ran_all_its_commits(tmp_path):
+    """Probes compare to the bit only on one machine: another CPU's file (made with --out)
+    decides a cell when it probed every commit of it; two files' halves decide nothing."""
+    same = {"numbers": {"cu_ant": 0.5}}
+    folder = tmp_path / Path(commit_probe.PROBES).parent
+    folder.mkdir(parents=True)
+    here = folder / "commit_probes.json"
+    there = folder / "commit_probes_avx2.json"
+    here.write_text(json.dumps({"cells": {"cfg": {"commits": {"aaa": same}}}}))
+    there.write_text(json.dumps({"cells": {"cfg": {"commits": {"bbb": same}}}}))
+    commit_probe.probed.cache_clear()
+    assert commit_probe.verdict(tmp_path, "cfg", ["aaa", "bbb"]) is None
+    there.write_text(json.dumps({"cells": {"cfg": {"commits": {"aaa": same, "bbb": same}}}}))
+    commit_probe.probed.cache_clear()
+    assert commit_probe.verdict(tmp_path, "cfg", ["aaa", "bbb"]) is True
+    other = {"numbers": {"cu_ant": 0.6}}
+    here.write_text(json.dumps({"cells": {"cfg": {"commits": {"aaa": same, "bbb": other}}}}))
+    commit_probe.probed.cache_clear()
+    assert commit_probe.verdict(tmp_path, "cfg", ["aaa", "bbb"]) is False  # one machine differs
