@@ -24,6 +24,7 @@ from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
 
 PROBES = "results/commit_probes.json"
+PROBE_FILES = "results/commit_probes*.json"  # this one and other machines' (--out)
 PROBE_STEPS = 100
 PROBE = (
     "profile=quick",
@@ -223,7 +224,7 @@ def probed(repo: Path) -> list[dict[str, dict[str, Any]]]:
     machine's file (`PROBES`, and `results/commit_probes_<name>.json` made on another CPU with
     --out); [] without."""
     out = []
-    for path in sorted((repo / PROBES).parent.glob(Path(PROBES).stem + "*.json")):
+    for path in sorted(repo.glob(PROBE_FILES)):
         try:
             out.append(json.loads(path.read_text()).get("cells", {}))
         except (OSError, ValueError):

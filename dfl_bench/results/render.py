@@ -9,7 +9,7 @@ import pandas as pd
 from dfl_bench import markdown as md
 from dfl_bench.results.agreement import WITHIN, Agreement
 from dfl_bench.results.claims import MARGINS, Claim, Verdict
-from dfl_bench.results.commit_probe import PROBE_STEPS, PROBES
+from dfl_bench.results.commit_probe import PROBE_FILES, PROBE_STEPS
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, Published
 from dfl_bench.results.stats import MIN_SEEDS, Interval, compare_runs, one_sample
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
@@ -134,11 +134,11 @@ def commit_notes(table: Table, key: str) -> list[str]:
     if alike:
         return [
             f"commits {commits} train the cell to the same numbers (its configuration, "
-            f"{PROBE_STEPS} steps at each commit: {PROBES})"
+            f"{PROBE_STEPS} steps at each commit on one machine: {PROBE_FILES})"
         ]
     if alike is False:
         return [
-            f"WARNING: `{key}` mixes commits that train it to different numbers ({PROBES}): "
+            f"WARNING: `{key}` mixes commits that train it to different numbers ({PROBE_FILES}): "
             f"{commits}"
         ]
     return [f"WARNING: `{key}` mixes commits that may differ in training code: {commits}"]
