@@ -299,8 +299,11 @@ def test_the_cnn_sees_the_unlabeled_batch_only_when_a_dfl_term_reads_it(kb, w_df
 @pytest.mark.slow
 @pytest.mark.parametrize("kb", ["same", "sum9"])
 def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(kb):
-    """`compile_dfl` compiles `dfl_term` whole (fullgraph): every registered operator, swapped
-    into the default set, traces without a graph break and gives the eager value."""
+    """`compile_dfl` compiles `dfl_term` whole (fullgraph): every registered operator of each
+    kind the knowledge base calls, swapped into the default set, traces without a graph break and
+    gives the eager value (between them, `same` and `sum9` call every kind)."""
+    import dataclasses
+
     from dfl_bench.operators.registry import KINDS, choices
     from dfl_bench.run.dfl_run import dfl_term
 
@@ -309,7 +312,15 @@ def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(kb):
     torch.manual_seed(0)
     logits = torch.randn(64, 10)
     pairs = {"same": torch.randn(64, 64)} if kb == "same" else {"sum9": torch.randn(64, 64)}
-    for kind in KINDS:
+    default, called = DFLRun(kb, OPS, max_steps=1), set()
+
+    def spy(kind, fn):
+        return lambda *args, **kwargs: called.add(kind) or fn(*args, **kwargs)
+
+    spied = {kind: spy(kind, getattr(default.ops, kind)) for kind in KINDS}
+    dfl_term(default.kb, dataclasses.replace(default.ops, **spied), logits, pairs)
+    assert called == ({"tnorm", "implication", "forall"} if kb == "same" else set(KINDS))
+    for kind in sorted(called):
         for name in choices(kind):
             module = DFLRun(kb, {**OPS, kind: {"name": name}}, max_steps=1)
             got = traced(module.kb, module.ops, logits, pairs)
