@@ -12,40 +12,23 @@ import torch
 from torch import Tensor
 
 from dfl_bench.run.mnist_data import MnistDataModule, TrainStream, split_labeled
+from dfl_bench.tasks.contract import Lockstep
 
 Batch = dict[str, tuple[Tensor, Tensor]]
 
 
-class StackStream:
-    """The runs' TrainStreams in lockstep: each item is one step's batches of all runs, (R, n, ...)
-    (run r's are what its TrainStream yields alone), gathered at once from the shared images.
+class StackStream(Lockstep):
+    """The runs' TrainStreams in lockstep (`Lockstep`: length, every run's stream state): each
+    item is one step's batches of all runs, (R, n, ...) (run r's are what its TrainStream yields
+    alone), gathered at once from the shared images.
 
-    Every run has the same pool sizes (shared data settings), so the streams' epochs coincide;
-    `state_dict` holds every run's stream state (Lightning saves it in the checkpoint)."""
-
-    def __init__(self, streams: Sequence[TrainStream]) -> None:
-        lengths = {len(s) for s in streams}
-        if len(lengths) != 1:
-            raise ValueError(f"stacked streams must have equal passes, got lengths {lengths}")
-        self.streams = list(streams)
-
-    def __len__(self) -> int:
-        return len(self.streams[0])
+    Every run has the same pool sizes (shared data settings), so the streams' epochs coincide."""
 
     def __iter__(self) -> Iterator[Batch]:
         x, y = self.streams[0].x, self.streams[0].y
         for step in zip(*(s.indices() for s in self.streams), strict=True):
             li, ui = (torch.stack(idx) for idx in zip(*step, strict=True))
             yield {"labeled": (x[li], y[li]), "unlabeled": (x[ui], y[ui])}
-
-    def state_dict(self) -> dict[str, Any]:
-        """Every run's stream state."""
-        return {"runs": [s.state_dict() for s in self.streams]}
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Continue every run's stream where `state_dict` was taken."""
-        for stream, run in zip(self.streams, state["runs"], strict=True):
-            stream.load_state_dict(run)
 
 
 class StackDataModule(L.LightningDataModule):
