@@ -230,8 +230,10 @@ def all_figures(
     out: Path,
     paper_sigma: float | None = None,
 ) -> list:
-    """Every figure of one profile under `out` (figures/<name>_<profile>.png); `paper_sigma`
-    the paper's stated seed std (its accuracies' error bars)."""
+    """Every figure of one profile under `out` (figures/<name>_<profile>.png) of the tables
+    that have runs at that profile (one without draws nothing); `paper_sigma` the paper's
+    stated seed std (its accuracies' error bars)."""
+    tables = {n: t for n, t in tables.items() if any(o is not None for _, o in t.pairs().values())}
     paths = [
         scatter_figure(t, out / f"{n}_paper_vs_ours_{profile}.png", paper_sigma)
         for n, t in tables.items()

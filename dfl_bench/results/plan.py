@@ -222,22 +222,31 @@ def unusable(jobs: Sequence[Job], records_dir: str | Path) -> list[str]:
 
 
 @cache
+def _composed(base: tuple[str, ...]) -> tuple[dict, dict]:
+    """job_config's caches for the cells of `base` (one experiment at one profile): the configs
+    composed so far, one per choice of config groups, and the keys each sets."""
+    return {}, {}
+
+
+@cache
 def cell_config(
     experiment: str, profile: str, key: str | None, value: str
 ) -> dict[str, Any] | None:
     """The resolved config (seed 0) of `experiment`'s cell `key=value` at `profile` as its jobs
-    train it today; None when that does not compose (no such experiment, profile or row)."""
-    overrides = [*base_overrides(experiment), f"profile={profile}", "seed=0"]
-    if key is not None:
-        overrides.append(f"{'kb' if key == 'kb.name' else key}={value}")
+    train it today; None when that does not compose (no such experiment, profile or row). The
+    cells of one experiment share its composition, as its planned jobs do (job_config)."""
+    base = [*base_overrides(experiment), f"profile={profile}"]
+    job = ["seed=0"] if key is None else ["seed=0", f"{'kb' if key == 'kb.name' else key}={value}"]
 
     def compute() -> dict[str, Any] | None:
         try:
-            return resolve.resolved_config(sweep.job_config(overrides))
+            with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+                config = job_config(base, job, *_composed(tuple(base)))
+                return resolve.resolved_config(config)
         except (ValueError, OSError, HydraException, OmegaConfBaseException):
             return None
 
-    return config_cache.cached("cell", overrides, compute)
+    return config_cache.cached("cell", [*base, *job], compute)
 
 
 def job_seconds(profile: str, records_dir: str | Path, device: str = "cpu") -> float:

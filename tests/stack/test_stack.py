@@ -113,6 +113,18 @@ def alone(tmp: Path, *overrides: str) -> tuple[RunsModule, Recorder]:
     return single, logger
 
 
+ALONE: dict[tuple[str, ...], tuple[RunsModule, Recorder, dict]] = {}
+
+
+def alone_once(tmp: Path, overrides: tuple[str, ...], draws) -> tuple[RunsModule, Recorder, dict]:
+    """`alone(tmp, *overrides)` and the batches and masks it drew, trained once per test process:
+    every path of the stack is compared with the same runs alone."""
+    if overrides not in ALONE:
+        draws.clear()
+        ALONE[overrides] = (*alone(tmp, *overrides), dict(draws))
+    return ALONE[overrides]
+
+
 def train_stack(
     tmp: Path, *runs: tuple[str, ...], layout: bool = False, **gpu_path: bool
 ) -> tuple[RunsModule, list[Recorder]]:
@@ -182,13 +194,13 @@ def test_a_run_in_a_stack_is_the_run_alone(tmp_path, draws, runs, path, close):
     compiled = GPU_PATHS[path].get("compile_dfl", False)
     assert all((m._dfl_term is not dfl_run.dfl_term) == compiled for m in stack.members)
     assert (stack._graph is not None) == GPU_PATHS[path].get("cuda_graph", False)
-    stack_draws = dict(draws)
-    draws.clear()
+    stack_draws, alone_draws = dict(draws), {}
     for r, overrides in enumerate(runs):
-        run, logger = alone(tmp_path / str(r), *overrides)
+        run, logger, drawn = alone_once(tmp_path / str(r), overrides, draws)
         assert_same_run(stack, r, recorders[r], run, logger, close)
-    assert dict(draws).keys() == stack_draws.keys()
-    for key, seen in draws.items():
+        alone_draws |= drawn
+    assert alone_draws.keys() == stack_draws.keys()
+    for key, seen in alone_draws.items():
         assert stack_draws[key] == seen, key  # the same batches and masks, bit for bit
 
 
@@ -502,21 +514,32 @@ def test_two_jobs_of_one_config_hash_train_once_and_the_second_is_skipped(tmp_pa
     assert f"skipping {jobs[1].name}: " in out and out.count("[dfl_bench] ") == 3
 
 
+@pytest.mark.parametrize(("size", "shown"), [(0, "0"), (1.7, "1.7"), (True, "True")])
+def test_a_stack_size_that_is_no_whole_number_from_one_is_invalid_input(size, shown, capsys):
+    from hydra_plugins.dfl_bench_stack.stack_launcher import StackLauncher
+
+    with pytest.raises(SystemExit) as exit_info:
+        StackLauncher(stack_size=size)
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == (
+        "[dfl_bench] invalid configuration: hydra.launcher.stack_size must be an integer >= 1, "
+        f"got {shown}\n"
+    )
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("size", ["0", "1.7", "true"])
-def test_a_stack_size_that_is_no_whole_number_from_one_is_invalid_input(tmp_path, size):
+def test_the_command_line_refuses_a_stack_size_before_any_job(tmp_path):
     command = [
         *(sys.executable, "-m", "dfl_bench", "-m", "seed=0", "hydra/launcher=stack"),
-        *(f"hydra.launcher.stack_size={size}", f"records_dir={tmp_path}"),
+        *("hydra.launcher.stack_size=1.7", f"records_dir={tmp_path}"),
         f"hydra.sweep.dir={tmp_path}",
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    shown = {"1.7": "1.7", "0": "0", "true": "True"}[size]
     assert done.stderr.strip().splitlines()[-1] == (
         "[dfl_bench] invalid configuration: hydra.launcher.stack_size must be an integer >= 1, "
-        f"got {shown}"
+        "got 1.7"
     )
     assert not list(tmp_path.rglob("*.json"))
 
