@@ -17,6 +17,25 @@ from dfl_bench.operators import (  # noqa: F401  (registers)
     tnorms,
 )
 from dfl_bench.operators.operator_set import OperatorSet
-from dfl_bench.operators.registry import KINDS, Param, alias, build, choices, register, spec
+from dfl_bench.operators.registry import (
+    KINDS,
+    Param,
+    alias,
+    build,
+    choices,
+    examples,
+    register,
+    spec,
+)
 
-__all__ = ["KINDS", "OperatorSet", "Param", "alias", "build", "choices", "register", "spec"]
+__all__ = [
+    "KINDS",
+    "OperatorSet",
+    "Param",
+    "alias",
+    "build",
+    "choices",
+    "examples",
+    "register",
+    "spec",
+]

@@ -24,13 +24,13 @@ def _two_smallest(x: Tensor, dim: Dim) -> tuple[Tensor, Tensor]:
     return low[..., 0], low[..., 1]
 
 
-@register("forall", "minimum")
+@register("forall", "minimum", folds="godel")
 def minimum(x: Tensor, dim: Dim = -1) -> Tensor:
     """Minimum aggregator A_TG(x) = min_i x_i (Section 6)."""
     return x.amin(dim=dims(x, dim))
 
 
-@register("forall", "product")
+@register("forall", "product", folds="product")
 def product(x: Tensor, dim: Dim = -1) -> Tensor:
     """Product aggregator A_TP(x) = prod_i x_i (Eq. "derivprod")."""
     return flatten_dims(x, dim).prod(dim=-1)
@@ -44,13 +44,15 @@ def log_product(x: Tensor, dim: Dim = -1, reduction: str = "sum") -> Tensor:
     return logs.sum(dim=ds) if reduction == "sum" else logs.mean(dim=ds)
 
 
-@register("forall", "lukasiewicz")
+@register("forall", "lukasiewicz", folds="lukasiewicz")
 def lukasiewicz(x: Tensor, dim: Dim = -1) -> Tensor:
     """Lukasiewicz aggregator A_TLK(x) = max(sum_i x_i - (n - 1), 0) (Section 6)."""
     return (1.0 + (x - 1.0).sum(dim=dims(x, dim))).clamp_min(0.0)
 
 
-@register("forall", "yager", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+@register(
+    "forall", "yager", folds="yager", p=Param(2.0, low=0.0, examples=(0.5, 2.0, 20.0)), eps=ROOT_EPS
+)
 def yager(x: Tensor, dim: Dim = -1, p: float = 2.0, eps: float = 0.0) -> Tensor:
     """Yager aggregator A_TY(x) = max(1 - (sum_i (1 - x_i)^p)^(1/p), 0) (Section 6).
 
@@ -59,7 +61,7 @@ def yager(x: Tensor, dim: Dim = -1, p: float = 2.0, eps: float = 0.0) -> Tensor:
     return (1.0 - root_eps(pnorm(1.0 - x, p, dim), p, eps)).clamp_min(0.0)
 
 
-@register("forall", "generalized_mean_error", p=Param(2.0, low=0.0))
+@register("forall", "generalized_mean_error", p=Param(2.0, low=0.0, examples=(0.5, 1.5)))
 def generalized_mean_error(x: Tensor, dim: Dim = -1, p: float = 2.0) -> Tensor:
     """Generalized mean error A_GME(x) = 1 - (1/n sum_i (1 - x_i)^p)^(1/p) (Def. "p-mean-error")."""
     return 1.0 - pnorm(1.0 - x, p, dim) * count(x, dim) ** (-1.0 / p)
@@ -69,32 +71,34 @@ alias("forall", "mae", "generalized_mean_error", p=1.0)
 alias("forall", "rmse", "generalized_mean_error", p=2.0)
 
 
-@register("forall", "nilpotent_minimum")
+@register("forall", "nilpotent_minimum", folds="nilpotent_minimum")
 def nilpotent_minimum(x: Tensor, dim: Dim = -1) -> Tensor:
     """Nilpotent aggregator: min_i x_i if the two lowest sum to > 1, else 0 (Eq. "aggrnilpmin")."""
     lowest, second = _two_smallest(x, dim)
     return torch.where(lowest + second > 1.0, lowest, 0.0)
 
 
-@register("exists", "maximum")
+@register("exists", "maximum", folds="godel")
 def maximum(x: Tensor, dim: Dim = -1) -> Tensor:
     """Maximum aggregator E_SG(x) = max_i x_i (Section 6)."""
     return x.amax(dim=dims(x, dim))
 
 
-@register("exists", "probabilistic_sum")
+@register("exists", "probabilistic_sum", folds="product")
 def probabilistic_sum(x: Tensor, dim: Dim = -1) -> Tensor:
     """Probabilistic sum E_SP(x) = 1 - prod_i (1 - x_i) (Section 6)."""
     return 1.0 - flatten_dims(1.0 - x, dim).prod(dim=-1)
 
 
-@register("exists", "bounded_sum")
+@register("exists", "bounded_sum", folds="lukasiewicz")
 def bounded_sum(x: Tensor, dim: Dim = -1) -> Tensor:
     """Bounded sum E_SLK(x) = min(sum_i x_i, 1) (Section 6)."""
     return x.sum(dim=dims(x, dim)).clamp_max(1.0)
 
 
-@register("exists", "yager", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+@register(
+    "exists", "yager", folds="yager", p=Param(2.0, low=0.0, examples=(0.5, 2.0, 20.0)), eps=ROOT_EPS
+)
 def yager_exists(x: Tensor, dim: Dim = -1, p: float = 2.0, eps: float = 0.0) -> Tensor:
     """Yager existential aggregator E_SY(x) = min((sum_i x_i^p)^(1/p), 1) (Section 6).
 
@@ -103,13 +107,13 @@ def yager_exists(x: Tensor, dim: Dim = -1, p: float = 2.0, eps: float = 0.0) -> 
     return root_eps(pnorm(x, p, dim), p, eps, cap=1.0)
 
 
-@register("exists", "generalized_mean", p=Param(1.5, low=0.0))
+@register("exists", "generalized_mean", p=Param(1.5, low=0.0, examples=(0.5, 1.5, 20.0)))
 def generalized_mean(x: Tensor, dim: Dim = -1, p: float = 1.5) -> Tensor:
     """Generalized mean E_GM(x) = (1/n sum_i x_i^p)^(1/p) (Def. "p-mean", Eq. "p-mean")."""
     return pnorm(x, p, dim) * count(x, dim) ** (-1.0 / p)
 
 
-@register("exists", "nilpotent_maximum")
+@register("exists", "nilpotent_maximum", folds="nilpotent_maximum")
 def nilpotent_maximum(x: Tensor, dim: Dim = -1) -> Tensor:
     """Nilpotent existential aggregator: max_i x_i if the two largest sum to < 1, else 1."""
     low, second_low = _two_smallest(1.0 - x, dim)

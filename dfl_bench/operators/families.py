@@ -351,32 +351,34 @@ def aczel_alsina_r(a: Tensor, c: Tensor, p: float) -> Tensor:
 T_NORMS = {  # name -> (T, A_T, residuum, its parameter, T's formula, the residuum's)
     "hamacher": (
         hamacher_t, hamacher_forall, hamacher_r,
-        Param(0.0, low=1e-6, low_inclusive=True, high=1e6, also=(0.0,)),
+        Param(0.0, low=1e-6, low_inclusive=True, high=1e6, also=(0.0,), examples=(0.0, 0.5, 3.0)),
         "T(a, b) = ab / (p + (1 - p)(a + b - ab)), p >= 0 (p = 0: Hamacher product, 1: product)",
         "c (p + (1 - p) a) / (a - (1 - p) c (1 - a))",
     ),
     "frank": (
-        frank_t, frank_forall, frank_r, Param(2.0, low=1e-6, low_inclusive=True, high=1e30),
+        frank_t, frank_forall, frank_r,
+        Param(2.0, low=1e-6, low_inclusive=True, high=1e30, examples=(0.1, 1.0, 20.0)),
         "T(a, b) = log_p(1 + (p^a - 1)(p^b - 1) / (p - 1)), p > 0 (1: product; 0: Goedel, "
         "inf: Lukasiewicz as limits)",
         "log_p(1 + (p^c - 1)(p - 1) / (p^a - 1))",
     ),
     "dombi": (
-        dombi_t, dombi_forall, dombi_r, Param(1.0, low=0.05, low_inclusive=True, high=1e30),
+        dombi_t, dombi_forall, dombi_r,
+        Param(1.0, low=0.05, low_inclusive=True, high=1e30, examples=(0.5, 2.0)),
         "T(a, b) = 1 / (1 + (((1 - a) / a)^p + ((1 - b) / b)^p)^(1/p)), p > 0 (0: drastic, inf: "
         "Goedel as limits)",
         "1 / (1 + (((1 - c) / c)^p - ((1 - a) / a)^p)^(1/p))",
     ),
     "schweizer_sklar": (
         schweizer_sklar_t, schweizer_sklar_forall, schweizer_sklar_r,
-        Param(0.5, low=-1e30, low_inclusive=True, high=1e30),
+        Param(0.5, low=-1e30, low_inclusive=True, high=1e30, examples=(-2.0, -0.5, 0.0, 0.5, 2.0)),
         "T(a, b) = max(0, a^p + b^p - 1)^(1/p), any real p (0: product, 1: Lukasiewicz; -inf: "
         "Goedel as a limit)",
         "max(0, 1 - a^p + c^p)^(1/p) (p = 0: Goguen)",
     ),
     "aczel_alsina": (
         aczel_alsina_t, aczel_alsina_forall, aczel_alsina_r,
-        Param(2.0, low=0.05, low_inclusive=True, high=1e30),
+        Param(2.0, low=0.05, low_inclusive=True, high=1e30, examples=(0.5, 2.0)),
         "T(a, b) = exp(-((-log a)^p + (-log b)^p)^(1/p)), p > 0 (1: product; inf: Goedel as a "
         "limit)",
         "exp(-((-log c)^p - (-log a)^p)^(1/p))",
@@ -399,23 +401,23 @@ def _register(name: str) -> None:
     def tnorm(a: Tensor, b: Tensor, p: float = param.default) -> Tensor:
         return t_norm(name, a, b, p)
 
-    @register("tconorm", name, p=param)
+    @register("tconorm", name, dual=name, p=param)
     def tconorm(a: Tensor, b: Tensor, p: float = param.default) -> Tensor:
         return 1.0 - t_norm(name, 1.0 - a, 1.0 - b, p)
 
-    @register("implication", f"{name}_s", p=param)
+    @register("implication", f"{name}_s", s_of=name, p=param)
     def s_implication(a: Tensor, c: Tensor, p: float = param.default) -> Tensor:
         return 1.0 - t_norm(name, a, 1.0 - c, p)
 
-    @register("implication", f"{name}_r", p=param)
+    @register("implication", f"{name}_r", r_of=name, p=param)
     def r_implication(a: Tensor, c: Tensor, p: float = param.default) -> Tensor:
         return _gradient_at_floor(r, a, c, p)
 
-    @register("forall", name, p=param)
+    @register("forall", name, folds=name, p=param)
     def universal(x: Tensor, dim: Dim = -1, p: float = param.default) -> Tensor:
         return forall(x, dim, p)
 
-    @register("exists", name, p=param)
+    @register("exists", name, folds=name, p=param)
     def existential(x: Tensor, dim: Dim = -1, p: float = param.default) -> Tensor:
         return 1.0 - forall(1.0 - x, dim, p)
 

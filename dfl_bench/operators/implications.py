@@ -18,19 +18,19 @@ from dfl_bench.operators.numerics import floor_, pnorm2_eps, pow_, root_eps
 from dfl_bench.operators.registry import ROOT_EPS, Param, build, choices, register, spec
 
 
-@register("implication", "kleene_dienes")
+@register("implication", "kleene_dienes", s_of="godel")
 def kleene_dienes(a: Tensor, c: Tensor) -> Tensor:
     """Kleene-Dienes S-implication I_KD(a, c) = max(1 - a, c)."""
     return torch.maximum(1.0 - a, c)
 
 
-@register("implication", "reichenbach")
+@register("implication", "reichenbach", s_of="product")
 def reichenbach(a: Tensor, c: Tensor) -> Tensor:
     """Reichenbach S-implication I_RC(a, c) = 1 - a + a * c."""
     return 1.0 - a + a * c
 
 
-@register("implication", "lukasiewicz")
+@register("implication", "lukasiewicz", s_of="lukasiewicz", r_of="lukasiewicz")
 def lukasiewicz(a: Tensor, c: Tensor) -> Tensor:
     """Lukasiewicz S- and R-implication I_LK(a, c) = min(1 - a + c, 1); zero gradient at a = c.
 
@@ -40,19 +40,21 @@ def lukasiewicz(a: Tensor, c: Tensor) -> Tensor:
     return torch.where(a > c, 1.0 - a + c, 1.0)
 
 
-@register("implication", "dubois_prade")
+@register("implication", "dubois_prade", s_of="drastic")
 def dubois_prade(a: Tensor, c: Tensor) -> Tensor:
     """Dubois-Prade S-implication I_DP(a, c) = c if a = 1, 1 - a if c = 0, else 1."""
     return torch.where(a == 1.0, c, torch.where(c == 0.0, 1.0 - a, 1.0))
 
 
-@register("implication", "fodor")
+@register("implication", "fodor", s_of="nilpotent_maximum", r_of="nilpotent_minimum")
 def fodor(a: Tensor, c: Tensor) -> Tensor:
     """Fodor (nilpotent) S- and R-implication I_FD(a, c) = 1 if a <= c, else max(1 - a, c)."""
     return torch.where(a <= c, 1.0, torch.maximum(1.0 - a, c))
 
 
-@register("implication", "yager_s", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+@register(
+    "implication", "yager_s", s_of="yager", p=Param(2.0, low=0.0, examples=(0.5, 2.0)), eps=ROOT_EPS
+)
 def yager_s(a: Tensor, c: Tensor, p: float = 2.0, eps: float = 0.0) -> Tensor:
     """Yager S-implication I_Y(a, c) = min(((1 - a)^p + c^p)^(1/p), 1), p > 0 (Section 8).
 
@@ -61,26 +63,32 @@ def yager_s(a: Tensor, c: Tensor, p: float = 2.0, eps: float = 0.0) -> Tensor:
     return pnorm2_eps(1.0 - a, c, p, eps, cap=1.0)
 
 
-@register("implication", "godel")
+@register("implication", "godel", r_of="godel")
 def godel(a: Tensor, c: Tensor) -> Tensor:
     """Goedel R-implication I_G(a, c) = 1 if a <= c, else c (= min(a, c): a stays in the graph)."""
     return torch.where(a <= c, 1.0, torch.minimum(a, c))
 
 
-@register("implication", "goguen")
+@register("implication", "goguen", r_of="product")
 def goguen(a: Tensor, c: Tensor) -> Tensor:
     """Goguen R-implication I_GG(a, c) = 1 if a <= c, else c / a (denominator floored at EPS)."""
     fails = a > c
     return torch.where(fails, c / floor_(torch.where(fails, a, 1.0)), 1.0)
 
 
-@register("implication", "weber")
+@register("implication", "weber", r_of="drastic")
 def weber(a: Tensor, c: Tensor) -> Tensor:
     """Weber R-implication I_WB(a, c) = 1 if a < 1, else c (a kept in the graph, derivative 0)."""
     return torch.where(a < 1.0, 1.0, c + 0.0 * a)
 
 
-@register("implication", "yager_r", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+@register(
+    "implication",
+    "yager_r",
+    r_of="yager",
+    p=Param(2.0, low=0.0, examples=(0.5, 2.0, 20.0)),
+    eps=ROOT_EPS,
+)
 def yager_r(a: Tensor, c: Tensor, p: float = 2.0, eps: float = 0.0) -> Tensor:
     """Yager R-implication 1 if a <= c, else 1 - ((1-c)^p - (1-a)^p)^(1/p) (appendix D).
 

@@ -41,6 +41,7 @@ class Param:
     high_inclusive: bool = True
     choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
     also: tuple[float, ...] = ()  # single values valid outside the range (Hamacher's p = 0)
+    examples: tuple[float, ...] = ()  # where the law tests check it: each side of named limits
 
     def valid_choices(self) -> tuple[str, ...] | None:
         return self.choices() if callable(self.choices) else self.choices
@@ -93,13 +94,21 @@ ROOT_EPS = Param(0.0, low=0.0, low_inclusive=True)
 
 @dataclass(frozen=True)
 class OperatorSpec:
-    """A registered operator. `factory` operators return the callable when called with params."""
+    """A registered operator. `factory` operators return the callable when called with params.
+    What it is defined from, which the law tests check: `dual`, a t-conorm's t-norm (Eq.
+    "tconorm"); `s_of`, an S-implication's t-conorm (Eq. "s-impl"); `r_of`, an R-implication's
+    t-norm (its residuum, Eq. "r-implication"); `folds`, the t-norm (forall) or t-conorm (exists)
+    an aggregator folds (Table "aggregation")."""
 
     kind: str
     name: str
     fn: Callable
     params: dict[str, Param] = field(default_factory=dict)
     factory: bool = False
+    dual: str | None = None
+    s_of: str | None = None
+    r_of: str | None = None
+    folds: str | None = None
 
 
 _REGISTRY: dict[str, dict[str, OperatorSpec]] = {kind: {} for kind in KINDS}
@@ -112,14 +121,27 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"unknown operator kind {kind!r}; valid kinds: {list(KINDS)}")
 
 
-def register(kind: str, name: str, *, factory: bool = False, **params: Param) -> Callable:
-    """Decorator: register `fn` as operator `name` of `kind` with the given parameters."""
+def register(
+    kind: str,
+    name: str,
+    *,
+    factory: bool = False,
+    dual: str | None = None,
+    s_of: str | None = None,
+    r_of: str | None = None,
+    folds: str | None = None,
+    **params: Param,
+) -> Callable:
+    """Decorator: register `fn` as operator `name` of `kind` with the given parameters and what
+    it is defined from (OperatorSpec)."""
     _check_kind(kind)
 
     def decorate(fn: Callable) -> Callable:
         if name in _REGISTRY[kind] or name in _ALIASES[kind]:
             raise ValueError(f"{kind} '{name}' is registered twice")
-        _REGISTRY[kind][name] = OperatorSpec(kind, name, fn, dict(params), factory)
+        _REGISTRY[kind][name] = OperatorSpec(
+            kind, name, fn, dict(params), factory, dual, s_of, r_of, folds
+        )
         _ORDER[kind].append(name)
         return fn
 
@@ -139,6 +161,16 @@ def choices(kind: str) -> list[str]:
     """All valid operator names of `kind` (aliases included), sorted."""
     _check_kind(kind)
     return sorted([*_REGISTRY[kind], *_ALIASES[kind]])
+
+
+def examples(kind: str, name: str) -> list[dict[str, Any]]:
+    """The parameter settings the law tests check operator `name` at: each example value of a
+    parameter that has them (the others at their defaults), else its defaults ({})."""
+    if name in _ALIASES[kind]:
+        return [{}]
+    return [
+        {key: value} for key, param in spec(kind, name).params.items() for value in param.examples
+    ] or [{}]
 
 
 def markdown_table() -> str:

@@ -39,7 +39,7 @@ def nilpotent_minimum(a: Tensor, b: Tensor) -> Tensor:
     return torch.where(a + b > 1.0, torch.minimum(a, b), 0.0)
 
 
-@register("tnorm", "yager", p=Param(2.0, low=0.0), eps=ROOT_EPS)
+@register("tnorm", "yager", p=Param(2.0, low=0.0, examples=(0.5, 2.0, 20.0)), eps=ROOT_EPS)
 def yager(a: Tensor, b: Tensor, p: float = 2.0, eps: float = 0.0) -> Tensor:
     """Yager t-norm T_Y(a, b) = max(1 - ((1-a)^p + (1-b)^p)^(1/p), 0), p > 0 (Section 7).
 
