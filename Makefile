@@ -48,7 +48,7 @@ tables: ## render the paper's tables and figures from RECORDS_DIR, every profile
 	$(PYTHON) -m dfl_bench.results --records-dir "$(RECORDS_DIR)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
 
 commit-probes: ## probe each table cell whose runs come from several commits: its configuration, 100 steps at each commit, compared to the bit (results/commit_probes.json; resumable)
-	$(PYTHON) -m dfl_bench.results.commit_probe --records-dir "$(RECORDS_DIR)"
+	$(PYTHON) -m dfl_bench.reproduction.commit_probe --records-dir "$(RECORDS_DIR)"
 
 train: ## train the paper's recommended configuration (quick profile)
 	$(PYTHON) -m dfl_bench
@@ -63,16 +63,16 @@ time-kb: ## forward+backward time of each knowledge base vs batch size
 	$(PYTHON) -m dfl_bench.bench time-kb
 
 reproduce-tables: ## run the missing jobs of every paper table, then render as make tables (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS DEVICE=cpu|gpu RECORDS_DIR OUT)
-	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
+	$(PYTHON) -m dfl_bench.reproduction.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
 		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
 		--device "$(DEVICE)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)" \
 		$(if $(OUT),--out "$(OUT)")
 
 SCOPE_RECORDS ?= results/scope_comparison/records
 scope-comparison: ## same_symmetric with each quantifier scope (family = the authors' code, formula = the text), side by side
-	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric \
+	$(PYTHON) -m dfl_bench.reproduction.reproduce --profile "$(PROFILE)" --tables same_symmetric \
 		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)" --no-render
-	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric \
+	$(PYTHON) -m dfl_bench.reproduction.reproduce --profile "$(PROFILE)" --tables same_symmetric \
 		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(SCOPE_RECORDS)" --logger "$(LOGGER)" \
 		--no-render kb.scope=formula experiment_name=same_symmetric_formula
 	$(PYTHON) -m dfl_bench.results.compare --a "$(RECORDS_DIR):same_symmetric" \
@@ -82,10 +82,10 @@ scope-comparison: ## same_symmetric with each quantifier scope (family = the aut
 
 NTN_DIR ?= results/ntn_comparison
 ntn-comparison: ## same_symmetric and the default configuration with the text's NTN (k=50) and the authors' code's head (k=10, output bias), side by side, with the step time of each
-	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
+	$(PYTHON) -m dfl_bench.reproduction.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
 		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(NTN_DIR)/k50" \
 		--logger "$(LOGGER)" --no-render
-	$(PYTHON) -m dfl_bench.results.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
+	$(PYTHON) -m dfl_bench.reproduction.reproduce --profile "$(PROFILE)" --tables same_symmetric,default \
 		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(NTN_DIR)/k10" \
 		--logger "$(LOGGER)" --no-render model.ntn_k=10 model.ntn_bias=true experiment_name=ntn_k10
 	$(PYTHON) -m dfl_bench.results.compare --a "$(NTN_DIR)/k50:same_symmetric,default" \

@@ -9,9 +9,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "dfl_bench"
 # bottom to top; the top-level modules (kinds, schema, paths, markdown) are pure, below all;
 # run/ is the paper's task's parts: the tasks' layer (it implements tasks/contract.py)
-LAYERS = ("", "operators", "logic", "tasks", "training", "lifecycle", "results")
+LAYERS = ("", "operators", "logic", "tasks", "training", "lifecycle", "results", "reproduction")
 SAME = {"run": "tasks"}
-ON_TOP = {"theory": 6, "bench": 7}  # beside results (theory), above everything (bench)
+ON_TOP = {"theory": 6, "bench": 8}  # beside results (theory), above everything (bench)
 
 
 def layer(module: str) -> int | None:

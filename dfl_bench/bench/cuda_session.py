@@ -16,7 +16,7 @@ fails is recorded with its error and the session goes on):
    and without CUDA graphs: milliseconds per iteration from the record's wall time;
 4. `table`: `+experiment=same_symmetric` (12 rows) at quick as one GPU stack, with and without
    compiled DFL terms (compile time included);
-5. `reproduce`: `results.reproduce --device gpu` of every table at `--profile` until the budget
+5. `reproduce`: `reproduction.reproduce --device gpu` of every table at `--profile` until the budget
    ends (then SIGTERM: running stacks stop; finished records stay), its records packed as
    `<out>/records.tar.gz` (paths relative to the repository); with CUDA graphs if stage 1
    agreed, and with compiled DFL terms if they agreed there and made stage 4 faster.
@@ -266,7 +266,7 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
         *(["compile_dfl=true"] if compile_ok(session.results) else []),
     ]
     command = [
-        *(sys.executable, "-m", "dfl_bench.results.reproduce", "--device", session.device),
+        *(sys.executable, "-m", "dfl_bench.reproduction.reproduce", "--device", session.device),
         *("--profile", args.profile, "--jobs", str(args.jobs), "--logger", args.logger),
         *("--tables", args.tables, "--records-dir", args.records, "--poll", "30"),
         *("--seeds", str(args.seeds), "--stack-size", str(args.stack_size), *overrides),

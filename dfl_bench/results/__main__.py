@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 
 from dfl_bench.lifecycle import guards
-from dfl_bench.results import plan
+from dfl_bench.results import cells
 from dfl_bench.results.paper import load_paper
 
 REPO_DIR = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--records",
         dest="records",
         type=Path,
-        default=Path(plan.RECORDS),
+        default=Path(cells.RECORDS),
         help="run records folder (the jobs' records_dir)",
     )
     parser.add_argument(
@@ -51,7 +51,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     chosen = [n for n in (args.tables or ",".join(names)).split(",") if n]
     if not chosen:
         parser.error(f"--tables {args.tables!r} names no experiment; leave it out for all")
-    valid = plan.experiments()  # the one list of names, as `make reproduce-tables TABLES=`
+    valid = cells.experiments()  # the one list of names, as `make reproduce-tables TABLES=`
     unknown = [n for n in chosen if n not in valid]
     if unknown:
         parser.error(f"unknown experiment(s) {unknown} in --tables; valid choices: {valid}")
@@ -67,7 +67,7 @@ def out_folder(records: Path, out: Path | None) -> Path:
     records folder itself (tables/ and figures/ beside its experiments), never results/."""
     if out is not None:
         return out
-    committed = REPO_DIR / plan.RECORDS
+    committed = REPO_DIR / cells.RECORDS
     return committed.parent if records.resolve() == committed.resolve() else records
 
 

@@ -28,7 +28,7 @@ T = TypeVar("T")
 # The package's folders whose code composes no config (what renders, times or derives
 # theory); every other module counts, plan.py and this one included.
 NOT_COMPOSING = ("bench", "theory")
-COMPOSING_RESULTS = ("plan.py", "config_cache.py")
+COMPOSING_RESULTS = ("cells.py", "config_cache.py")
 
 
 def composes(relative: Path) -> bool:

@@ -14,9 +14,9 @@ import pandas as pd
 from dfl_bench import markdown
 from dfl_bench.results import budget_runs, claims, figures, render, stats, writeup
 from dfl_bench.results.agreement import WITHIN, Agreement, agreement
+from dfl_bench.results.cells import DEFAULT, PAPER_PROFILE, SPREAD
 from dfl_bench.results.noise import paper_noise
 from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, SELECTED_ACCURACY, Paper
-from dfl_bench.results.plan import DEFAULT, PAPER_PROFILE, SPREAD
 from dfl_bench.results.rendered import Rendered
 from dfl_bench.results.tables import Table, build_table, collapse_threshold
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY

@@ -9,8 +9,8 @@ import pandas as pd
 from dfl_bench import markdown as md
 from dfl_bench.results.agreement import WITHIN, Agreement
 from dfl_bench.results.claims import MARGINS, Claim, Verdict
-from dfl_bench.results.commit_probe import PROBE_FILES, PROBE_STEPS
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, Published
+from dfl_bench.results.probes import PROBE_FILES, PROBE_STEPS
 from dfl_bench.results.stats import MIN_SEEDS, Interval, compare_runs, one_sample
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
 from dfl_bench.schema import CU_ANT, CU_CONS

@@ -15,7 +15,8 @@ from typing import Any
 import pandas as pd
 
 from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, current_key, hashed_config
-from dfl_bench.results import commit_probe
+from dfl_bench.results import probes
+from dfl_bench.results.cells import cell_config
 from dfl_bench.results.paper import (
     COLUMNS,
     RECORD_FIELDS,
@@ -24,7 +25,6 @@ from dfl_bench.results.paper import (
     PaperTable,
     cell_key,
 )
-from dfl_bench.results.plan import cell_config
 from dfl_bench.schema import ADDED_KEYS, GRADIENT_REACHED
 
 KEY_COLUMNS = {"kb.name": "kb"}
@@ -188,17 +188,17 @@ def build_table(
     for key in sorted(set(groups) - known - set(variants), key=_sort_key):
         rows.append(Row(key, ((None, cells_of[key]),), extra=True))
     rows += [Row(label, ((None, cells_of[label]),), extra=True) for label in variants]
-    probes = {
-        key: commit_probe.verdict(repo, ours.configuration, ours.commits)
+    alike_at = {
+        key: probes.verdict(repo, ours.configuration, ours.commits)
         for key, ours in cells_of.items()
         if len(ours.commits) > 1
     }
     mixed = {
         key: cells_of[key].commits
-        for key, alike in probes.items()
+        for key, alike in alike_at.items()
         if alike is not True and training_code_changed(cells_of[key].commits, repo) is not False
     }
-    return Table(paper, profile, rows, records, mixed_commits=mixed, probes=probes)
+    return Table(paper, profile, rows, records, mixed_commits=mixed, probes=alike_at)
 
 
 def task_floors(

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from dfl_bench import markdown
 from dfl_bench.results import budget_runs, stats
 from dfl_bench.results.agreement import WITHIN
+from dfl_bench.results.cells import PAPER_PROFILE
 from dfl_bench.results.claims import MARGINS, SECTIONS, STATUSES
 from dfl_bench.results.paper import RECORD_FIELDS, load_paper
-from dfl_bench.results.plan import PAPER_PROFILE
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, row_configuration
 from dfl_bench.schema import ADDED_KEYS, GRADIENT_REACHED
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dfl_bench.results import plan
+from dfl_bench.reproduction import plan
+from dfl_bench.results import cells
 
 pytestmark = pytest.mark.slow  # composes every job of every experiment (half a minute)
 
@@ -21,8 +22,8 @@ FIXTURE = Path(__file__).resolve().parents[1] / "data" / "config_hashes.json"
 
 def current_hashes(records_dir: Path) -> dict[str, list[str]]:
     """{experiment: sorted config hashes of its jobs} at profile quick, one seed."""
-    jobs = plan.plan(plan.experiments(), "quick", 1, records_dir)
-    hashes: dict[str, list[str]] = {name: [] for name in plan.experiments()}
+    jobs = plan.plan(cells.experiments(), "quick", 1, records_dir)
+    hashes: dict[str, list[str]] = {name: [] for name in cells.experiments()}
     for job in jobs:
         hashes[job.experiment].append(job.path.stem)
     return {name: sorted(values) for name, values in hashes.items()}

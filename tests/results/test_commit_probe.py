@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dfl_bench.results import commit_probe, render
+from dfl_bench.reproduction import commit_probe
+from dfl_bench.results import probes, render
 from dfl_bench.results.agreement import agreement
 from dfl_bench.results.load import load_records
 from dfl_bench.results.tables import build_table
@@ -26,22 +27,22 @@ def test_a_probe_keeps_the_records_choices_and_sets_its_own_budget():
 
 def test_commits_train_alike_only_when_every_probe_gave_the_same_numbers():
     a, b = {"numbers": {"cu_ant": 0.5, "test_accuracy": 0.9}}, {"numbers": {"cu_ant": 0.5}}
-    assert commit_probe.same({"x": a, "y": dict(a)}) is True
-    assert commit_probe.same({"x": a, "y": b}) is False
-    assert commit_probe.same({"x": a, "y": {"error": "exit 1"}}) is None
-    assert commit_probe.same({"x": a}) is None
+    assert probes.same({"x": a, "y": dict(a)}) is True
+    assert probes.same({"x": a, "y": b}) is False
+    assert probes.same({"x": a, "y": {"error": "exit 1"}}) is None
+    assert probes.same({"x": a}) is None
 
 
-def _table(tmp_path, probes):
+def _table(tmp_path, commits):
     records = tmp_path / "records"
     write(records, "tnorms", "a", row="godel", seed=0, commit="aaa")
     write(records, "tnorms", "b", row="godel", seed=1, commit="bbb")
     frame = load_records(records)
     digest = frame["configuration"].iloc[0]
-    if probes is not None:
-        path = tmp_path / commit_probe.PROBES
+    if commits is not None:
+        path = tmp_path / probes.PROBES
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"cells": {digest: {"commits": probes}}}))
+        path.write_text(json.dumps({"cells": {digest: {"commits": commits}}}))
     table = build_table(PAPER.tables["tnorms"], frame, "quick", tmp_path)
     return table, render.markdown(table, agreement(table), [])
 
@@ -115,18 +116,18 @@ def test_a_cell_is_decided_by_the_probes_of_one_machine_that_ran_all_its_commits
     """Probes compare to the bit only on one machine: another CPU's file (made with --out)
     decides a cell when it probed every commit of it; two files' halves decide nothing."""
     same = {"numbers": {"cu_ant": 0.5}}
-    folder = tmp_path / Path(commit_probe.PROBES).parent
+    folder = tmp_path / Path(probes.PROBES).parent
     folder.mkdir(parents=True)
     here = folder / "commit_probes.json"
     there = folder / "commit_probes_avx2.json"
     here.write_text(json.dumps({"cells": {"cfg": {"commits": {"aaa": same}}}}))
     there.write_text(json.dumps({"cells": {"cfg": {"commits": {"bbb": same}}}}))
-    commit_probe.probed.cache_clear()
-    assert commit_probe.verdict(tmp_path, "cfg", ["aaa", "bbb"]) is None
+    probes.probed.cache_clear()
+    assert probes.verdict(tmp_path, "cfg", ["aaa", "bbb"]) is None
     there.write_text(json.dumps({"cells": {"cfg": {"commits": {"aaa": same, "bbb": same}}}}))
-    commit_probe.probed.cache_clear()
-    assert commit_probe.verdict(tmp_path, "cfg", ["aaa", "bbb"]) is True
+    probes.probed.cache_clear()
+    assert probes.verdict(tmp_path, "cfg", ["aaa", "bbb"]) is True
     other = {"numbers": {"cu_ant": 0.6}}
     here.write_text(json.dumps({"cells": {"cfg": {"commits": {"aaa": same, "bbb": other}}}}))
-    commit_probe.probed.cache_clear()
-    assert commit_probe.verdict(tmp_path, "cfg", ["aaa", "bbb"]) is False  # one machine differs
+    probes.probed.cache_clear()
+    assert probes.verdict(tmp_path, "cfg", ["aaa", "bbb"]) is False  # one machine differs

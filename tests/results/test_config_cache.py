@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dfl_bench.results import config_cache, plan
+from dfl_bench.reproduction import plan
+from dfl_bench.results import config_cache
 
 
 @pytest.fixture
@@ -57,7 +58,11 @@ def test_the_fingerprint_follows_every_file_a_config_depends_on(tmp_path, monkey
         (package / "results").mkdir()
         (package / "results" / "render.py").write_text("WIDTH = 80\n")  # renders, composes none
         assert fingerprint() == first
-        (package / "results" / "plan.py").write_text("SEEDS = 3\n")
+        (package / "results" / "cells.py").write_text("SEEDS = 3\n")
+        assert fingerprint() != first
+        (package / "results" / "cells.py").unlink()
+        (package / "reproduction").mkdir()
+        (package / "reproduction" / "plan.py").write_text("SEEDS = 3\n")  # plans: composes
         assert fingerprint() != first
     finally:
         config_cache.fingerprint.cache_clear()

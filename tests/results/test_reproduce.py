@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from dfl_bench.lifecycle import records
-from dfl_bench.results import plan, reproduce
+from dfl_bench.reproduction import plan, reproduce
+from dfl_bench.results import cells
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,9 +48,9 @@ def reproduce_args(tmp: Path, *args: str, render: bool = False) -> list[str]:
 
 
 def test_every_experiment_and_the_default_config_are_selectable():
-    names = plan.selected("")
-    assert names[-1] == plan.DEFAULT and {"same_symmetric", "baseline", "best"} <= set(names)
-    assert plan.selected("tnorms, best,tnorms") == ["tnorms", "best"]
+    names = cells.selected("")
+    assert names[-1] == cells.DEFAULT and {"same_symmetric", "baseline", "best"} <= set(names)
+    assert cells.selected("tnorms, best,tnorms") == ["tnorms", "best"]
 
 
 @pytest.mark.parametrize(
@@ -221,7 +222,7 @@ def test_smoke_reproduction_of_one_experiment_of_each_kind_then_a_rerun_skips_it
     assert n == len(planned) and f"all {n} jobs ok" in first
     assert len(re.findall(rf"\[reproduce\] {n}/{n} jobs ok", first)) == 1  # the last line once
     tables = {p.stem for p in (in_tmp / "results" / "tables").glob("*.md")}
-    assert set(SMOKE_TABLES) - {plan.DEFAULT} <= tables
+    assert set(SMOKE_TABLES) - {cells.DEFAULT} <= tables
     assert any((in_tmp / "results" / "figures").glob("*.png"))
     rerun = reproduce_args(in_tmp, "--spread-seeds=2", "--tables=best,default")
     assert reproduce.main(rerun) == 0
@@ -280,7 +281,7 @@ def processes_naming(text: str) -> list[int]:
 def test_a_signal_stops_the_whole_reproduction_and_says_how_to_resume(in_tmp, signum, code, jobs):
     # jobs=2: the joblib launcher, whose idle workers ignore SIGTERM and would hold the output
     args = reproduce_args(in_tmp, "--tables=tnorms", f"--jobs={jobs}")
-    command = [sys.executable, "-m", "dfl_bench.results.reproduce", *args]
+    command = [sys.executable, "-m", "dfl_bench.reproduction.reproduce", *args]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in proc.stdout:
         if line.startswith("[dfl_bench] tnorms"):  # the first job is done, the next one runs
@@ -289,7 +290,7 @@ def test_a_signal_stops_the_whole_reproduction_and_says_how_to_resume(in_tmp, si
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == code and "Traceback" not in err, err
     assert err.count("\n") == 1 and "resume with the same command" in err
-    assert "python -m dfl_bench.results.reproduce --profile=smoke" in err
+    assert "python -m dfl_bench.reproduction.reproduce --profile=smoke" in err
     assert processes_naming(str(in_tmp / "records")) == []  # no orphaned multirun
     log = next((in_tmp / "multirun" / "reproduce").glob("*/tnorms.log")).read_text()
     assert "SIGTERM at step" in log or "Traceback" not in log
@@ -301,7 +302,7 @@ def test_a_signal_stops_every_experiment_running_at_once_on_a_gpu(in_tmp):
     marker = f"stand-in-{in_tmp.name}"
     driver = (
         "import sys\n"
-        "from dfl_bench.results import reproduce\n"
+        "from dfl_bench.reproduction import reproduce\n"
         "stand_in = 'import time; print(\"[dfl_bench] started\", flush=True); time.sleep(300)'\n"
         f"marker = 'stand-' + {marker[6:]!r}\n"  # only the stand-ins' command lines hold it
         "reproduce.multirun_command = lambda *a: [sys.executable, '-c', stand_in, marker]\n"
@@ -341,3 +342,19 @@ def test_multiruns_echoing_at_once_print_whole_lines(capsys):
     assert len(lines) == 6000 and all(
         re.fullmatch(r"\[dfl_bench\] run \d line \d+", x) for x in lines
     )
+
+
+def test_the_commands_results_used_to_name_run_the_moved_ones():
+    # committed plans, probes and commit messages quote `python -m dfl_bench.results.<name>`
+    for name in ("reproduce", "seed_plan", "commit_probe"):
+        old, new = (
+            subprocess.run(
+                [sys.executable, "-m", f"dfl_bench.{package}.{name}", "--help"],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+            )
+            for package in ("results", "reproduction")
+        )
+        assert old.returncode == new.returncode == 0, old.stderr[-2000:]
+        assert old.stdout == new.stdout and f"dfl_bench.reproduction.{name}" in new.stdout

@@ -16,9 +16,9 @@ from dfl_bench.lifecycle.records import config_hash
 from dfl_bench.results import claims, publish, render, writeup
 from dfl_bench.results.__main__ import main
 from dfl_bench.results.agreement import agreement, spearman
+from dfl_bench.results.cells import cell_config
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import cell_key, load_paper
-from dfl_bench.results.plan import cell_config
 from dfl_bench.results.publish import build
 from dfl_bench.results.tables import build_table, collapse_threshold
 
@@ -287,12 +287,12 @@ def test_a_rendering_with_fewer_ok_runs_never_replaces_a_table_unless_forced(tmp
 
 
 def test_the_renderer_takes_every_name_a_reproduction_takes(tmp_path, capsys):
-    from dfl_bench.results import plan
+    from dfl_bench.results import cells
 
     records = tmp_path / "records"
     write(records, "default", "")
     out = tmp_path / "out"
-    assert main([f"--records={records}", f"--out={out}", f"--tables={plan.DEFAULT}"]) == 0
+    assert main([f"--records={records}", f"--out={out}", f"--tables={cells.DEFAULT}"]) == 0
     assert sorted(p.name for p in (out / "tables").iterdir()) == ["README.md", "verdicts.md"]
     assert "| default | 1 | 0 |" in (out / "tables" / "README.md").read_text()
 
@@ -672,8 +672,8 @@ def test_the_results_and_the_planner_import_no_trainer_library():
 
     trainer = ("lightning", "wandb", "torchmetrics", "torch")
     probe = (
-        "import sys; import dfl_bench.results.__main__, dfl_bench.results.plan, "
-        "dfl_bench.results.publish, dfl_bench.results.reproduce; "
+        "import sys; import dfl_bench.results.__main__, dfl_bench.reproduction.plan, "
+        "dfl_bench.results.publish, dfl_bench.reproduction.reproduce; "
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({trainer!r})))"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True)

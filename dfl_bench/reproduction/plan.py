@@ -7,35 +7,34 @@ import os
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from dfl_bench.lifecycle import guards, records, resolve, sweep
-from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.results import config_cache
+from dfl_bench.results.cells import (
+    CONF,
+    SPREAD,
+    base_overrides,
+    budget,
+    job_config,
+    profiles,
+)
 
-CONF = Path(CONFIG_DIR)
-DEFAULT = "default"  # `python -m dfl_bench` alone: the fixed operators of Section 10.2
-SPREAD = ("baseline", DEFAULT)  # the experiments whose seed spread the reproduction measures
 # Seconds per job end to end when no record of the profile says otherwise: one torch thread on
 # a CPU, from README "Training" (quick; long scaled by its steps) and
 # results/bench/ (paper).
-# The reproduction's records (committed); ad-hoc runs write to `records_dir` of conf/config.yaml.
-RECORDS = "results/records"
 JOB_SECONDS = {"smoke": 3.0, "quick": 82.0, "long": 600.0, "paper": 3300.0}
 # What a job costs beyond its records' wall_time_s (training only): start, data, evaluation setup.
 JOB_OVERHEAD_S = 3.0
 # Seconds per run-iteration in a GPU stack when no GPU record says better (results/bench/cuda/).
 GPU_ITERATION_S = 0.5e-3
-PAPER_PROFILE = "paper"  # the paper's budget: "at most 70.000 iterations" (Section 10)
 
 
 @dataclass(frozen=True)
@@ -51,44 +50,9 @@ class Job:
         return records.is_done(self.path)
 
 
-def experiments() -> list[str]:
-    """Every experiment (conf/experiment/*.yaml, one per paper table) and the default config."""
-    return sorted(p.stem for p in (CONF / "experiment").glob("*.yaml")) + [DEFAULT]
-
-
-def profiles() -> list[str]:
-    """The training budgets (conf/profile/*.yaml)."""
-    return sorted(p.stem for p in (CONF / "profile").glob("*.yaml"))
-
-
-@cache
-def budget(profile: str) -> int:
-    """A profile's iterations (`max_steps` of conf/profile/<profile>.yaml)."""
-    return int(OmegaConf.load(CONF / "profile" / f"{profile}.yaml").max_steps)
-
-
-def selected(tables: str | None) -> list[str]:
-    """The experiments named in a comma-separated `tables` (all when empty; one naming none,
-    `,`, is refused), in that order."""
-    valid = experiments()
-    names = [t.strip() for t in (tables or "").split(",") if t.strip()]
-    if (tables or "").strip() and not names:
-        raise ValueError(f"TABLES={tables!r} names no experiment (leave it empty for all)")
-    names = names or valid
-    unknown = [n for n in names if n not in valid]
-    if unknown:
-        raise ValueError(f"unknown experiment {unknown[0]!r} in TABLES; valid: {valid}")
-    return list(dict.fromkeys(names))
-
-
 def n_seeds(experiment: str, seeds: int, spread_seeds: int) -> int:
     """Seeds per row: `seeds`, at least `spread_seeds` for the SPREAD experiments."""
     return max(seeds, spread_seeds) if experiment in SPREAD else seeds
-
-
-def base_overrides(experiment: str) -> list[str]:
-    """The command-line overrides that select `experiment` (none for the default config)."""
-    return [] if experiment == DEFAULT else [f"+experiment={experiment}"]
 
 
 def check(profile: str, seeds: int, spread_seeds: int) -> None:
@@ -176,37 +140,6 @@ def check_operators(config: dict[str, Any]) -> None:
     OperatorSet.from_config({kind: config[kind] for kind in KINDS})
 
 
-def job_config(
-    base: Sequence[str],
-    job: Sequence[str],
-    composed: dict[tuple[str, ...], DictConfig],
-    setting: dict[tuple[str, ...], tuple[str, ...]],
-) -> DictConfig:
-    """The config Hydra composes for `base + job`, composing once per choice of config groups
-    (`composed` caches them) and setting the job's plain values (row, seed, a swept parameter):
-    what `compose(base + job)` gives, without composing every job. The jobs of one choice set
-    the same keys (`setting` holds them), so each sets its values on the shared config, which
-    is valid until the next job's (no copy of the whole config per job)."""
-    groups, values = [], []
-    loader = GlobalHydra.instance().config_loader()
-    for override in OverridesParser.create().parse_overrides(list(job)):
-        key = override.key_or_group
-        plain = override.is_sweep_override() is False and not key.startswith(("+", "~", "hydra"))
-        if plain and override.package is None and not loader.repository.group_exists(key):
-            values.append((key, override.value()))
-        else:
-            groups.append(override.input_line)
-    key = tuple(groups)
-    if key not in composed:
-        composed[key] = compose("config", overrides=[*base, *groups])
-    cfg, keys = composed[key], tuple(dotted for dotted, _ in values)
-    if setting.setdefault(key, keys) != keys:
-        cfg = cfg.copy()  # another job set other keys on the shared config: start from a copy
-    for dotted, value in values:
-        OmegaConf.update(cfg, dotted, value, merge=False)
-    return cfg
-
-
 def unusable(jobs: Sequence[Job], records_dir: str | Path) -> list[str]:
     """One line per file under the jobs' experiment folders that is no whole, valid run record:
     at a job's path it is rerun (the file kept as `<name>.invalid`), elsewhere ignored."""
@@ -219,34 +152,6 @@ def unusable(jobs: Sequence[Job], records_dir: str | Path) -> list[str]:
             fate = "its job reruns, keeping it as .invalid" if path in paths else "ignored"
             lines.append(f"{path}: not a run record ({why}); {fate}")
     return lines
-
-
-@cache
-def _composed(base: tuple[str, ...]) -> tuple[dict, dict]:
-    """job_config's caches for the cells of `base` (one experiment at one profile): the configs
-    composed so far, one per choice of config groups, and the keys each sets."""
-    return {}, {}
-
-
-@cache
-def cell_config(
-    experiment: str, profile: str, key: str | None, value: str
-) -> dict[str, Any] | None:
-    """The resolved config (seed 0) of `experiment`'s cell `key=value` at `profile` as its jobs
-    train it today; None when that does not compose (no such experiment, profile or row). The
-    cells of one experiment share its composition, as its planned jobs do (job_config)."""
-    base = [*base_overrides(experiment), f"profile={profile}"]
-    job = ["seed=0"] if key is None else ["seed=0", f"{'kb' if key == 'kb.name' else key}={value}"]
-
-    def compute() -> dict[str, Any] | None:
-        try:
-            with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-                config = job_config(base, job, *_composed(tuple(base)))
-                return resolve.resolved_config(config)
-        except (ValueError, OSError, HydraException, OmegaConfBaseException):
-            return None
-
-    return config_cache.cached("cell", [*base, *job], compute)
 
 
 def job_seconds(profile: str, records_dir: str | Path, device: str = "cpu") -> float:

@@ -1,0 +1,233 @@
+"""Whether the commits of a cell train alike: the cell's configuration trained for a short probe
+(PROBE: 100 steps, seed 0, one thread, the CPU) in a checkout of each of its commits, the numbers
+compared to the bit. Results go to results/commit_probes.json, which the tables read: a cell
+whose commits give the same probe numbers is no mixed-commit warning.
+
+    python -m dfl_bench.reproduction.commit_probe [--records-dir results/records] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from dfl_bench.lifecycle import records
+from dfl_bench.paths import REPO_DIR
+from dfl_bench.results.probes import PROBE_STEPS, PROBES, same
+from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
+
+PROBE = (
+    "profile=quick",
+    f"profile.max_steps={PROBE_STEPS}",
+    f"profile.eval_every={PROBE_STEPS}",
+    "profile.log_every=10",
+    f"profile.checkpoint_every={PROBE_STEPS}",
+    "seed=0",
+    "threads=1",
+    "logger=none",
+    "progress_bar=false",
+)
+# Override keys the probe sets itself (or leaves at their default: the CPU), never a record's.
+OWN_KEYS = (
+    "profile",
+    "seed",
+    "threads",
+    "logger",
+    "progress_bar",
+    "records_dir",
+    "checkpoint_dir",
+    "force",
+    "trainer",
+)
+NUMBERS = (*METRIC_FIELDS, "pair_accuracy", "sum_accuracy", *TASK_FIELDS)
+CACHE = Path.home() / ".cache" / "dfl_bench" / "commits"
+
+
+def probe_overrides(overrides: Sequence[str]) -> list[str]:
+    """A record's overrides (in its commit's own vocabulary) with the probe's budget instead of
+    its profile, seed, threads, logging and folders."""
+    kept = [o for o in overrides if o.lstrip("+~").split("=")[0].split(".")[0] not in OWN_KEYS]
+    return [*kept, *PROBE]
+
+
+def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
+    """Each configuration whose ok runs (their own records, not reused copies) come from more
+    than one commit: its experiment and row, and per commit the overrides of its first run."""
+    from dfl_bench.results.load import load_records
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = load_records(records_dir)
+    own = frame[(frame["status"] == "ok") & frame["reused_from"].isna()]
+    out: dict[str, dict[str, Any]] = {}
+    for digest, group in own.groupby("configuration"):
+        if group["git_commit"].nunique() < 2:
+            continue
+        commits: dict[str, list[str]] = {}
+        for _, record in group.sort_values("seed").iterrows():
+            overrides = json.loads(Path(record["path"]).read_text()).get("overrides")
+            commits.setdefault(str(record["git_commit"]), overrides)
+        row = group["row"].iloc[0]
+        out[str(digest)] = {
+            "experiment": str(group["experiment"].iloc[0]),
+            "row": None if not isinstance(row, str) else row,
+            "commits": commits,
+        }
+    return out
+
+
+def checkout(commit: str) -> Path:
+    """The commit's tracked files (git archive), extracted once under CACHE."""
+    folder = CACHE / commit
+    if not (folder / "dfl_bench").is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "archive", commit], cwd=REPO_DIR, capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
+
+
+def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
+    """The probe's numbers at `commit` (or the reason it has none)."""
+    if overrides is None:
+        return {"error": "the record names no overrides"}
+    if commit.endswith("-dirty"):
+        return {"error": "a dirty tree: the commit is not what trained"}
+    args = probe_overrides(overrides)
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "dfl_bench",
+                    *args,
+                    f"records_dir={tmp}/records",
+                    f"checkpoint_dir={tmp}/checkpoints",
+                    f"hydra.run.dir={tmp}/out",
+                ],
+                cwd=checkout(commit),
+                capture_output=True,
+                text=True,
+                timeout=1800,
+            )
+        except (subprocess.SubprocessError, OSError) as err:
+            return {"overrides": args, "error": f"{type(err).__name__}: {err}"}
+        found = sorted(Path(tmp, "records").rglob("*.json"))
+        if done.returncode != 0 or len(found) != 1:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            return {"overrides": args, "error": f"exit {done.returncode}: {tail[0]}"}
+        record = json.loads(found[0].read_text())
+    if record.get("status") != "ok":
+        return {"overrides": args, "error": f"probe run failed: {record.get('reason')}"}
+    return {"overrides": args, "numbers": {k: record[k] for k in NUMBERS if k in record}}
+
+
+def machine() -> dict[str, str]:
+    """What bit-exactness depends on: the torch build and the CPU."""
+    here = records.machine()
+    return {
+        "torch": here["torch"],
+        "cpu_capability": here["cpu_capability"],
+        "machine": here["platform"],
+    }
+
+
+def _prune(cell: Mapping[str, Any], wanted: Mapping[str, Any]) -> dict[str, Any]:
+    """A probed `cell` with only the probes of the commits its records name now (`wanted`, of
+    `cells_to_probe`) and their verdict."""
+    kept = {c: e for c, e in cell.get("commits", {}).items() if c in wanted["commits"]}
+    return {
+        "experiment": wanted["experiment"],
+        "row": wanted["row"],
+        "commits": kept,
+        "same": same(kept),
+    }
+
+
+class OtherMachine(RuntimeError):
+    """The probes file was made on another torch build or CPU (it is left as it is)."""
+
+
+def run(
+    records_dir: Path, out: Path, limit: int | None = None, only: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Probe every (configuration, commit) of `cells_to_probe` not yet in `out`, writing `out`
+    after each probe (resumable). A commit no record of its cell names any more (a retrained
+    seed), and a cell now of one commit, are dropped. A file made on another torch build or CPU
+    is never touched (OtherMachine): its probes are that machine's. `only`: probe just these
+    configurations (digest prefixes)."""
+    here = machine()
+    known = json.loads(out.read_text()) if out.is_file() else {}
+    if known and known.get("machine") != here:
+        raise OtherMachine(
+            f"{out} holds probes made on {known.get('machine')}; this machine is {here}, and "
+            "probes compare to the bit only on one machine: nothing changed. Probe here into "
+            "another file (--out), or on that machine."
+        )
+    known.update(
+        made_by="python -m dfl_bench.reproduction.commit_probe", probe=list(PROBE), machine=here
+    )
+    wanted = cells_to_probe(records_dir)
+    if only:
+        wanted = {d: c for d, c in wanted.items() if any(d.startswith(o) for o in only)}
+        kept = {d: c for d, c in known.get("cells", {}).items() if d not in wanted}
+    else:
+        kept = {}
+    cells = known["cells"] = kept | {
+        digest: _prune(cell, wanted[digest])
+        for digest, cell in known.get("cells", {}).items()
+        if digest in wanted
+    }
+    out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    todo = [
+        (digest, commit, overrides)
+        for digest, cell in wanted.items()
+        for commit, overrides in cell["commits"].items()
+        if commit not in cells.get(digest, {}).get("commits", {})
+    ]
+    for i, (digest, commit, overrides) in enumerate(todo[:limit]):
+        cell = cells.setdefault(digest, {k: wanted[digest][k] for k in ("experiment", "row")})
+        print(
+            f"[commit_probe] {i + 1}/{len(todo)} {cell['experiment']}/{cell['row']} at "
+            f"{commit[:10]}",
+            flush=True,
+        )
+        cell.setdefault("commits", {})[commit] = probe(commit, overrides)
+        cell["same"] = same(cell["commits"])
+        out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    return known
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.commit_probe")
+    parser.add_argument("--records-dir", default="results/records")
+    parser.add_argument("--out", default=PROBES)
+    parser.add_argument("--limit", type=int, default=None, help="probe at most N (resumable)")
+    parser.add_argument(
+        "--cells", nargs="*", default=[], help="probe only these configurations (digest prefixes)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        known = run(Path(args.records_dir), Path(args.out), args.limit, args.cells)
+    except OtherMachine as err:
+        print(f"[commit_probe] {err}", file=sys.stderr)
+        return 2
+    verdicts = [cell.get("same") for cell in known.get("cells", {}).values()]
+    print(
+        f"[commit_probe] {verdicts.count(True)} cells train alike at their commits, "
+        f"{verdicts.count(False)} differ, {verdicts.count(None)} not decided; {args.out}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,326 @@
+"""The seed plan: the seeds per cell that would decide each claim our records leave inconclusive
+at `long`, planned from the records and committed before any planned run trains, then trained
+exactly (no seeds "until significant").
+
+`python -m dfl_bench.reproduction.seed_plan plan` (make seed-plan) writes results/seed_plan/: for
+each undecided comparison of an inconclusive claim, the seeds per cell that give a stats.POWER
+chance to decide it (a difference or equivalence within the margin) if the difference and the seed
+sds are what the cells show now (their runs that did not collapse), at Holm's first-step level
+(ALPHA / the claim's comparisons); at most stats.MAX_SEEDS per cell. A claim that no such count
+decides is named with the reason. `python -m dfl_bench.reproduction.seed_plan run` trains exactly
+the committed plan (seeds 0..n-1 of each planned cell; train.py skips finished runs and resumes
+cut-off ones), so it can be stopped and started again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from dfl_bench import markdown
+from dfl_bench.reproduction import plan
+from dfl_bench.results import cells, claims, stats
+from dfl_bench.results.tables import Ours
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+FOLDER = REPO_DIR / "results" / "seed_plan"
+PROFILE = "long"  # the profile whose inconclusive claims the plan decides
+KEY_OVERRIDES = {"kb.name": "kb"}  # a table's row key as a command-line override
+
+
+@dataclass(frozen=True)
+class Need:
+    """One undecided comparison of a claim: its cells, the difference, the seeds that would
+    decide it (None: more than MAX_SEEDS) and the cells' seeds today."""
+
+    claim: str
+    cells: tuple[str, ...]
+    column: str
+    delta: float
+    sds: tuple[float, ...]
+    have: tuple[int, ...]
+    seeds: int | None
+    test: str
+
+
+def _runs(ours: Ours, column: str) -> list[float]:
+    """A cell's values of `column` over the runs its comparisons use (stats.kept_runs)."""
+    return stats.kept_runs(ours.values.get(column, ()), ours.collapsed.get(column, ()))
+
+
+def needs(r) -> tuple[list[Need], list[tuple[str, str]]]:
+    """Every undecided comparison of the claims inconclusive on ours at `r.profile`, with the
+    seeds that would decide it, and the inconclusive claims no seed count can help (reason)."""
+    out: list[Need] = []
+    aside: list[tuple[str, str]] = []
+    for item, _, ours in r.verdicts:
+        if ours.status != claims.INCONCLUSIVE:
+            continue
+        before = r.before_fdr[item.name]
+        if before.status != claims.INCONCLUSIVE:
+            aside.append(
+                (
+                    item.name,
+                    f"decided ({before.status}) before Benjamini-Hochberg "
+                    f"across claims (q = {ours.q:.3f}): not planned",
+                )
+            )
+            continue
+        family = ours.comparisons
+        own = [n for n in (_need(r, item.name, key, i, len(family)) for key, i in family) if n]
+        if not family:
+            aside.append((item.name, "a correlation over cells: more seeds add no cell"))
+        elif not own:
+            aside.append((item.name, "its undecided comparisons compare no two cells' seeds"))
+        out += own
+    return out, aside
+
+
+def _need(r, name: str, key: tuple, interval: stats.Interval, m: int) -> Need | None:
+    """The seeds one comparison needs (None when it is decided or compares no two cells)."""
+    if interval.outcome != 0 or interval.equivalent or key[0] == "against":
+        return None
+    if key[0] == "interval":
+        cells, column = (key[1], key[2]), key[3]
+    else:  # a cell against a number the paper states
+        cells, column = (key[1],), key[2]
+    found = [r.tables[e].ours().get(row) for e, row in cells]
+    if any(o is None for o in found):
+        return None
+    runs = [_runs(o, column) for o in found]
+    names = tuple(f"{e}/{row}" for e, row in cells)
+    have = tuple(o.n[column] for o in found)
+    if any(len(x) < 2 for x in runs):  # a cell of collapses: its rate needs far more seeds
+        test = "fewer than 2 runs not collapsed"
+        return Need(name, names, column, round(interval.delta, 4), (), have, None, test)
+    sds = tuple(statistics.stdev(x) for x in runs)
+    margin = claims.MARGINS[column]
+    alpha = stats.ALPHA / m
+    sd_b = sds[1] if len(sds) > 1 else 0.0
+    options = {
+        test: stats.seeds_needed(sds[0], sd_b, interval.delta, margin, test == "equivalence", alpha)
+        for test in ("difference", "equivalence")
+    }
+    decidable = {t: n for t, n in options.items() if n is not None}
+    test = min(decidable, key=decidable.__getitem__) if decidable else ""
+    test = test if decidable else f"none within {stats.MAX_SEEDS} seeds"
+    return Need(
+        name,
+        names,
+        column,
+        round(interval.delta, 4),
+        tuple(round(s, 4) for s in sds),
+        have,
+        decidable.get(test),
+        test,
+    )
+
+
+def targets(planned: Sequence[Need]) -> dict[str, int]:
+    """Seeds per cell: the most any decidable comparison asks of it (never fewer than it has)."""
+    out: dict[str, int] = {}
+    for need in planned:
+        if need.seeds is None:
+            continue
+        for cell, have in zip(need.cells, need.have, strict=True):
+            out[cell] = max(out.get(cell, have), need.seeds, have)
+    return dict(sorted((c, n) for c, n in out.items() if n > _have(planned, c)))
+
+
+def _have(planned: Sequence[Need], cell: str) -> int:
+    return max(
+        n for need in planned for c, n in zip(need.cells, need.have, strict=True) if c == cell
+    )
+
+
+def row_override(key: str, row: str, own) -> str:
+    """The command-line override that selects a table's row as its records spelled it
+    (`implication.b0=-1.0`, not `-1`, which could hash as another value)."""
+    name = KEY_OVERRIDES.get(key, key)
+    for path in own["path"]:
+        for override in json.loads(Path(path).read_text()).get("overrides") or ():
+            if override.startswith(f"{name}="):
+                return override
+    return f"{name}={row}"
+
+
+def build_plan(records_dir: Path) -> dict:
+    """The plan from the records: inputs, every need, each cell's target and the claims set
+    aside."""
+    from dfl_bench.results import load_paper, load_records, publish
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = load_records(records_dir)
+    r = publish.build(load_paper(), frame, PROFILE, [], REPO_DIR)
+    planned, aside = needs(r)
+    cells = targets(planned)
+    wall, override = {}, {}
+    for cell in cells:
+        experiment, row = cell.split("/", 1)
+        own = r.tables[experiment].own_records(row)
+        wall[cell] = float(own["wall_time_s"].mean()) if len(own) else plan.JOB_SECONDS[PROFILE]
+        override[cell] = row_override(r.tables[experiment].paper.key, row, own)
+    cost = {c: (n - _have(planned, c)) * wall[c] for c, n in cells.items()}
+    order = sorted(cells, key=lambda c: (cost[c], c))  # the cheapest cells train first
+    return {
+        "profile": PROFILE,
+        "power": stats.POWER,
+        "alpha": stats.ALPHA,
+        "max_seeds": stats.MAX_SEEDS,
+        "margins": claims.MARGINS,
+        "records": len(frame),
+        "cells": {
+            c: {"seeds": cells[c], "override": override[c], "wall_time_s": round(wall[c], 1)}
+            for c in order
+        },
+        "needs": [asdict(n) for n in planned],
+        "aside": [{"claim": c, "why": why} for c, why in aside],
+    }
+
+
+def readme(p: dict) -> str:
+    """The plan in words: the rule, the cells with their seeds and the claims it cannot help."""
+    extra = {
+        cell: spec["seeds"]
+        - max(n["have"][n["cells"].index(cell)] for n in p["needs"] if cell in n["cells"])
+        for cell, spec in p["cells"].items()
+    }
+    hours = sum(extra[c] * spec["wall_time_s"] for c, spec in p["cells"].items()) / 3600
+    undecidable = sorted({n["claim"] for n in p["needs"] if n["seeds"] is None})
+    planned = sorted({n["claim"] for n in p["needs"] if n["seeds"] is not None})
+    rows = [
+        [
+            f"`{n['claim']}`",
+            " - ".join(f"`{c}`" for c in n["cells"]),
+            n["column"],
+            f"{n['delta']:+.3f}",
+            ", ".join(f"{s:.3f}" for s in n["sds"]),
+            "/".join(map(str, n["have"])),
+            n["test"],
+            "-" if n["seeds"] is None else str(n["seeds"]),
+        ]
+        for n in p["needs"]
+    ]
+    return "\n".join(
+        [
+            "# The seed plan",
+            "",
+            f"Written by `python -m dfl_bench.reproduction.seed_plan plan` from {p['records']} "
+            f"records, before any planned run trained; `python -m dfl_bench.reproduction.seed_plan "
+            f"run` trains exactly it. For each comparison that an inconclusive claim at "
+            f"`{p['profile']}` leaves undecided: the seeds per cell that give a {p['power']:.0%} "
+            f"chance to decide it (a difference, or equivalence within the margin: "
+            + ", ".join(f"{k} ±{v:g}" for k, v in p["margins"].items())
+            + f") if its difference and the cells' seed sds are what they show now (runs that "
+            f"did not collapse), each test at {p['alpha']:g} / the claim's comparisons (Holm's "
+            f"first step); at most {p['max_seeds']} seeds a cell.",
+            "",
+            f"Cells to train: {len(p['cells'])}, {sum(extra.values())} runs, about "
+            f"{hours:.1f} h on one thread (each cell's mean wall time per run so far), the "
+            "cheapest cells first.",
+            "",
+            *markdown.table(
+                ["cell", "seeds (planned)", "runs to add", "wall time per run (s)"],
+                [
+                    [f"`{c}`", str(s["seeds"]), str(extra[c]), f"{s['wall_time_s']:.0f}"]
+                    for c, s in p["cells"].items()
+                ],
+            ),
+            "",
+            f"Claims the plan may decide ({len(planned)}): "
+            + (", ".join(f"`{c}`" for c in planned) or "none"),
+            "",
+            f"Claims with a comparison that {p['max_seeds']} seeds a cell cannot decide "
+            f"({len(undecidable)}; its difference sits at the margin or is too small for the "
+            "noise, or a cell has fewer than 2 runs that did not collapse; each comparison with "
+            "its reason below): " + (", ".join(f"`{c}`" for c in undecidable) or "none"),
+            "",
+            "Claims set aside:",
+            "",
+            *(f"- `{a['claim']}`: {a['why']}" for a in p["aside"]),
+            "",
+            "## Every undecided comparison",
+            "",
+            *markdown.table(
+                [
+                    "claim",
+                    "cells",
+                    "column",
+                    "difference",
+                    "seed sds",
+                    "seeds now",
+                    "test",
+                    "seeds to decide",
+                ],
+                rows,
+            ),
+            "",
+        ]
+    )
+
+
+def commands(p: dict, args: argparse.Namespace) -> list[list[str]]:
+    """One Hydra multirun per planned cell: seeds 0..n-1 of its configuration at the plan's
+    profile (the finished ones are skipped by train.py)."""
+    out = []
+    for cell, spec in p["cells"].items():
+        experiment = cell.split("/", 1)[0]
+        launcher = (
+            ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"]
+            if args.jobs > 1
+            else []
+        )
+        out.append(
+            [
+                sys.executable,
+                "-m",
+                "dfl_bench",
+                "-m",
+                *cells.base_overrides(experiment),
+                spec["override"],
+                f"seed={','.join(map(str, range(spec['seeds'])))}",
+                f"profile={p['profile']}",
+                f"records_dir={args.records}",
+                f"logger={args.logger}",
+                "progress_bar=false",
+                *launcher,
+            ]
+        )
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`plan` writes the plan; `run` trains exactly it."""
+    parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.seed_plan")
+    parser.add_argument("action", choices=("plan", "run"))
+    parser.add_argument("--records-dir", "--records", dest="records", default=cells.RECORDS)
+    parser.add_argument("--out", type=Path, default=FOLDER)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--logger", default="none")
+    args = parser.parse_args(argv)
+    if args.action == "plan":
+        p = build_plan(Path(args.records))
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "plan.json").write_text(json.dumps(p, indent=1) + "\n")
+        (args.out / "README.md").write_text(readme(p))
+        print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
+        return 0
+    p = json.loads((args.out / "plan.json").read_text())
+    failed = 0
+    for i, command in enumerate(commands(p, args), 1):
+        print(f"[seed_plan] {i}/{len(p['cells'])}: {' '.join(command[2:])}", flush=True)
+        failed += subprocess.run(command, cwd=REPO_DIR).returncode != 0
+    print(f"[seed_plan] done: {len(p['cells'])} cells, {failed} with a failed job")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""What the committed commit probes say (results/commit_probes*.json, one file per machine):
+whether the commits of a cell's runs train it alike, to the bit. `python -m
+dfl_bench.reproduction.commit_probe` makes them; the tables read them here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+PROBES = "results/commit_probes.json"
+PROBE_FILES = "results/commit_probes*.json"  # this one and other machines' (--out)
+PROBE_STEPS = 100
+
+
+def same(commits: Mapping[str, Mapping[str, Any]]) -> bool | None:
+    """Whether every commit's probe gave the same numbers; None while one has none."""
+    numbers = [entry.get("numbers") for entry in commits.values()]
+    if len(numbers) < 2 or any(n is None for n in numbers):
+        return None
+    return all(n == numbers[0] for n in numbers[1:])
+
+
+@cache
+def probed(repo: Path) -> list[dict[str, dict[str, Any]]]:
+    """The committed probes, one mapping (configuration -> its commits' probes and `same`) per
+    machine's file (`PROBES`, and `results/commit_probes_<name>.json` made on another CPU with
+    --out); [] without."""
+    out = []
+    for path in sorted(repo.glob(PROBE_FILES)):
+        try:
+            out.append(json.loads(path.read_text()).get("cells", {}))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def verdict(repo: Path, configuration: str | None, commits: Sequence[str]) -> bool | None:
+    """Whether `commits` train `configuration` alike by the committed probes of one machine
+    (every commit probed in one file: probes compare to the bit only there): True (same numbers
+    at every one), False (they differ), None (no file probed them all)."""
+    found = None
+    for cells in probed(repo):
+        entries = cells.get(configuration or "", {}).get("commits", {})
+        if all(c in entries for c in commits):
+            alike = same({c: entries[c] for c in commits})
+            if alike is False:
+                return False
+            found = alike if found is None else found
+    return found
