@@ -9,10 +9,10 @@ import math
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import warm_cli
 from hydra.core.hydra_config import HydraConfig
 from jobs import composed, rows_experiment
 from omegaconf import OmegaConf
@@ -40,9 +40,6 @@ def cli(tmp: Path, *args: str, silent: bool = True) -> subprocess.CompletedProce
         else {k: v for k, v in env.items() if k != "WANDB_SILENT"}
     )
     command = [
-        sys.executable,
-        "-m",
-        "dfl_bench",
         "profile=smoke",
         f"records_dir={tmp / 'records'}",
         f"checkpoint_dir={tmp / 'checkpoints'}",
@@ -50,7 +47,7 @@ def cli(tmp: Path, *args: str, silent: bool = True) -> subprocess.CompletedProce
         "threads=1",
         *args,
     ]
-    return subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=900)
+    return warm_cli.run(command, tmp, env)
 
 
 def load_records(tmp: Path) -> dict[str, dict]:

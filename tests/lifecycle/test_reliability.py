@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import warm_cli
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from jobs import composed, smoke_overrides
@@ -67,16 +68,13 @@ def cli(tmp: Path, *args: str, multirun: bool = False) -> subprocess.CompletedPr
     """`python -m dfl_bench [-m] ARGS` in `tmp`: smoke profile, no logger, records under tmp."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
     command = [
-        sys.executable,
-        "-m",
-        "dfl_bench",
         *(["-m"] if multirun else []),
         *smoke_overrides(tmp),
         f"hydra.run.dir={tmp / 'out'}",
         f"hydra.sweep.dir={tmp / 'sweep'}",
         *args,
     ]
-    return subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=600)
+    return warm_cli.run(command, tmp, env, timeout=600)
 
 
 def same_numbers(a: dict, b: dict) -> None:
@@ -367,12 +365,10 @@ def test_the_entry_point_refuses_with_the_exit_code_of_an_invalid_configuration(
     ],
 )
 def test_a_command_line_hydra_cannot_compose_is_one_line_exit_2(tmp_path, args, message):
-    done = subprocess.run(
-        [sys.executable, "-m", "dfl_bench", *args, f"hydra.run.dir={tmp_path}"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"},
-        capture_output=True,
-        text=True,
+    done = warm_cli.run(
+        [*args, f"hydra.run.dir={tmp_path}"],
+        tmp_path,
+        {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"},
         timeout=300,
     )
     assert done.returncode == 2

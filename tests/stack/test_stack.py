@@ -10,13 +10,13 @@ import json
 import math
 import os
 import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import lightning as L
 import pytest
 import torch
+import warm_cli
 from jobs import composed, rows_experiment
 from lightning.pytorch.loggers import Logger
 from wandb_offline import history as wandb_history
@@ -385,16 +385,14 @@ def test_a_stack_killed_between_its_records_resumes_the_rest(tmp_path, monkeypat
 def test_sigterm_checkpoints_the_stack_and_the_rerun_resumes_it(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
     command = [
-        *(sys.executable, "-m", "dfl_bench", "-m", "hydra/launcher=stack", "profile=smoke"),
+        *("-m", "hydra/launcher=stack", "profile=smoke"),
         *("logger=none", "progress_bar=false", f"hydra.sweep.dir={tmp_path / 'sweep'}"),
         *(f"records_dir={tmp_path / 'records'}", f"checkpoint_dir={tmp_path / 'checkpoints'}"),
         *("seed=0,1", "+debug.sigterm_at_step=3,99"),  # the 99 stack is the uninterrupted twin
     ]
 
     def cli() -> subprocess.CompletedProcess:
-        return subprocess.run(
-            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
-        )
+        return warm_cli.run(command, tmp_path, env, timeout=600)
 
     first = cli()
     assert first.returncode == 143, first.stderr[-3000:]
@@ -431,14 +429,12 @@ def test_the_stack_launcher_writes_what_separate_jobs_write(tmp_path):
     search = rows_experiment(tmp_path, "stack_test")
     env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO), "WANDB_SILENT": "true"}
     command = [
-        *(sys.executable, "-m", "dfl_bench", "-m", "profile=smoke", "progress_bar=false"),
+        *("-m", "profile=smoke", "progress_bar=false"),
         *(f"records_dir={tmp_path / 'records'}", f"checkpoint_dir={tmp_path / 'checkpoints'}"),
         *(search, "+experiment=stack_test", "seed=0,1", "hydra/launcher=stack"),
         f"hydra.sweep.dir={tmp_path / 'sweep'}",
     ]
-    done = subprocess.run(
-        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
-    )
+    done = warm_cli.run(command, tmp_path, env, timeout=600)
     assert done.returncode == 1, done.stderr[-3000:]  # the poisoned runs failed, as separate jobs
     assert "row=poisoned" in done.stderr and "failed: non-finite loss" in done.stderr
     got = {
@@ -460,9 +456,7 @@ def test_the_stack_launcher_writes_what_separate_jobs_write(tmp_path):
             for key in (*METRICS, "cons_magnitude", "ant_magnitude", "pair_accuracy"):
                 assert record[key] == want[key], key  # on a CPU: the run alone, bit for bit
             check_wandb_run(tmp_path / record["log_dir"], record)
-    again = subprocess.run(
-        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
-    )
+    again = warm_cli.run(command, tmp_path, env, timeout=600)
     assert again.returncode == 1, again.stderr[-3000:]  # the ok runs are skipped, not retrained
     assert again.stdout.count("skipping") == 4 and again.stdout.count("] failed") == 2
 
@@ -530,12 +524,12 @@ def test_a_stack_size_that_is_no_whole_number_from_one_is_invalid_input(size, sh
 @pytest.mark.slow
 def test_the_command_line_refuses_a_stack_size_before_any_job(tmp_path):
     command = [
-        *(sys.executable, "-m", "dfl_bench", "-m", "seed=0", "hydra/launcher=stack"),
+        *("-m", "seed=0", "hydra/launcher=stack"),
         *("hydra.launcher.stack_size=1.7", f"records_dir={tmp_path}"),
         f"hydra.sweep.dir={tmp_path}",
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    done = warm_cli.run(command, tmp_path, env)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         "[dfl_bench] invalid configuration: hydra.launcher.stack_size must be an integer >= 1, "

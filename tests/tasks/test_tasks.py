@@ -12,6 +12,7 @@ import lightning as L
 import numpy as np
 import pytest
 import torch
+import warm_cli
 from jobs import composed
 
 from dfl_bench import tasks
@@ -199,8 +200,6 @@ def test_an_addition_run_in_a_stack_is_the_run_alone(tmp_path):
 @pytest.mark.slow
 def test_the_addition_multirun_records_sum_and_digit_accuracy_and_renders(tmp_path):
     import os
-    import subprocess
-    import sys
     from pathlib import Path
 
     from dfl_bench.results.__main__ import main as render
@@ -208,13 +207,13 @@ def test_the_addition_multirun_records_sum_and_digit_accuracy_and_renders(tmp_pa
     repo = Path(__file__).resolve().parents[2]
     records = tmp_path / "records"
     command = [
-        *(sys.executable, "-m", "dfl_bench", "-m", "+experiment=mnist_addition", "profile=smoke"),
+        *("-m", "+experiment=mnist_addition", "profile=smoke"),
         *("row=product_sum,godel_max", "seed=0,1,2", "logger=none", "progress_bar=false"),
         *(f"records_dir={records}", f"checkpoint_dir={tmp_path / 'ckpt'}"),
         f"hydra.sweep.dir={tmp_path / 'sweep'}",
     ]
     env = {**os.environ, "PYTHONPATH": str(repo), "WANDB_MODE": "disabled"}
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    done = warm_cli.run(command, tmp_path, env)
     assert done.returncode == 0, done.stderr[-3000:]
     found = [json.loads(p.read_text()) for p in records.rglob("*.json")]
     assert len(found) == 6 and all(r["status"] == "ok" for r in found)
