@@ -344,6 +344,7 @@ def test_multiruns_echoing_at_once_print_whole_lines(capsys):
     )
 
 
+@pytest.mark.slow  # six interpreters
 def test_the_commands_results_used_to_name_run_the_moved_ones():
     # committed plans, probes and commit messages quote `python -m dfl_bench.results.<name>`
     for name in ("reproduce", "seed_plan", "commit_probe"):
