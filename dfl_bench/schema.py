@@ -15,7 +15,7 @@ TEST_ACCURACY, BEST_TEST_ACCURACY = "test_accuracy", "best_test_accuracy"
 CONS_RATIO, CU_CONS, CU_ANT = "cons_ratio", "cu_cons", "cu_ant"  # Section 9.1
 DIGIT_ACCURACY = "digit_accuracy"  # MNIST addition's per-image accuracy (tasks/mnist_addition.py)
 # Whether any nonzero gradient reached the network (a task without a supervised term can train
-# nothing: MNIST addition with a nilpotent t-norm; run/optim.gradient_reached).
+# nothing: MNIST addition with a nilpotent t-norm; tasks/mnist/optim.gradient_reached).
 GRADIENT_REACHED = "gradient_reached"
 
 # A run's results in its record: test accuracy (final, best) and the Section 9.1 measures.

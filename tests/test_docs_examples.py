@@ -32,7 +32,7 @@ def test_the_guides_knowledge_base_trains_as_written(tmp_path):
 import order_kb  # the guide's module, registered as a contributor's import would
 from jobs import composed
 from dfl_bench.lifecycle import train
-from dfl_bench.run.interpretation import kb_names, predicates
+from dfl_bench.tasks.mnist.interpretation import kb_names, predicates
 
 assert "order" in kb_names() and predicates("order") == ("less",)
 cfg, hydra_cfg = composed(

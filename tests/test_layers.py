@@ -7,10 +7,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "dfl_bench"
-# bottom to top; the top-level modules (kinds, schema, paths, markdown) are pure, below all;
-# run/ is the paper's task's parts: the tasks' layer (it implements tasks/contract.py)
+# bottom to top; the top-level modules (kinds, schema, paths, markdown) are pure, below all
 LAYERS = ("", "operators", "logic", "tasks", "training", "lifecycle", "results", "reproduction")
-SAME = {"run": "tasks"}
 ON_TOP = {"theory": 6, "bench": 8}  # beside results (theory), above everything (bench)
 
 
@@ -22,7 +20,6 @@ def layer(module: str) -> int | None:
     if len(parts) == 1 or parts[1] in ("__main__",):
         return None
     sub = parts[1] if (PACKAGE / parts[1]).is_dir() else ""
-    sub = SAME.get(sub, sub)
     return ON_TOP.get(sub, LAYERS.index(sub) if sub in LAYERS else None)
 
 

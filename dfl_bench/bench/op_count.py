@@ -20,7 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from dfl_bench import markdown
 from dfl_bench.bench import steps
 from dfl_bench.bench.stack_timing import table_rows
-from dfl_bench.run.dfl_run import DFLRun, dfl_term
+from dfl_bench.tasks.mnist.dfl_run import DFLRun, dfl_term
 
 # aten operations that only make views or metadata: no kernel on a GPU
 NO_KERNEL = frozenset(

@@ -21,11 +21,11 @@ from torch import Tensor
 from dfl_bench.lifecycle import train
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
-from dfl_bench.run.dfl_run import DFLRun, interpretation, pair_truth, undersampled_bce
-from dfl_bench.run.mnist_data import MnistDataModule
-from dfl_bench.run.model import MaterializedNTN, MnistNet, dropout_masks
-from dfl_bench.run.optim import configure
 from dfl_bench.tasks.contract import stacked
+from dfl_bench.tasks.mnist.dfl_run import DFLRun, interpretation, pair_truth, undersampled_bce
+from dfl_bench.tasks.mnist.mnist_data import MnistDataModule
+from dfl_bench.tasks.mnist.model import MaterializedNTN, MnistNet, dropout_masks
+from dfl_bench.tasks.mnist.optim import configure
 from dfl_bench.training import RunsModule
 
 Batch = dict[str, tuple[Tensor, Tensor]]

@@ -16,7 +16,7 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench.run.mnist_sources import (
+from dfl_bench.tasks.mnist.mnist_sources import (
     N_TEST,
     N_TRAIN,
     SOURCES,
@@ -113,7 +113,7 @@ def check_config(config: Mapping[str, Any], optimizer: bool = True) -> None:
             f"model.ntn_bias must be true or false, got {config['model'].get('ntn_bias')!r}"
         )
     if optimizer:
-        from dfl_bench.run.optim import settings
+        from dfl_bench.tasks.mnist.optim import settings
 
         check_optimizer(settings(config))
     check_task(config.get("task") or {})
@@ -131,7 +131,7 @@ def check_optimizer(optimizer: Mapping[str, Any]) -> None:
     then whatever the optimizer itself refuses, all before any data is loaded."""
     import torch  # the trainer's: the results module and the planner need not import it
 
-    from dfl_bench.run import optim
+    from dfl_bench.tasks.mnist import optim
 
     cls, kwargs = optim.optimizer_kwargs(optimizer)
     for key, value in kwargs.items():

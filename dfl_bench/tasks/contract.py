@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from dfl_bench.run.optim import optimizer_kwargs
+from dfl_bench.tasks.mnist.optim import optimizer_kwargs
 
 TRAINING_STREAM = 1  # run_seed stream of the dropout masks and a task's own random draws
 

@@ -38,12 +38,12 @@ import torch
 from torch import Tensor
 
 from dfl_bench.operators import OperatorSet
-from dfl_bench.run.mnist_data import InMemoryData, Shuffled, normalize
-from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
-from dfl_bench.run.model import MnistNet, dropout_masks
-from dfl_bench.run.optim import gradient_reached, settings
 from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
 from dfl_bench.tasks.contract import Lockstep, TaskRun
+from dfl_bench.tasks.mnist.mnist_data import InMemoryData, Shuffled, normalize
+from dfl_bench.tasks.mnist.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
+from dfl_bench.tasks.mnist.model import MnistNet, dropout_masks
+from dfl_bench.tasks.mnist.optim import gradient_reached, settings
 
 NAME = "mnist_addition"
 ENUMERATED = 2  # up to this many digits per number the 10^(2N) tuples are grounded as a tensor

@@ -1,6 +1,6 @@
 """The paper's task (Section 9.3): semi-supervised MNIST with 1% labels, the NTN heads of the
 knowledge base's binary predicates, the `same`/`sum9`/`both` knowledge bases (`kb=`); a run is a
-DFLRun (dfl_bench/run/dfl_run.py), the runs' data a StackDataModule (run/stack_data.py)."""
+DFLRun (tasks/mnist/dfl_run.py), the runs' data a StackDataModule (tasks/mnist/stack_data.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dfl_bench.operators import OperatorSet
-from dfl_bench.run.dfl_run import DFLRun
-from dfl_bench.run.optim import settings
-from dfl_bench.run.stack_data import StackDataModule
+from dfl_bench.tasks.mnist.dfl_run import DFLRun
+from dfl_bench.tasks.mnist.optim import settings
+from dfl_bench.tasks.mnist.stack_data import StackDataModule
 
 NAME = "mnist_kb"
 

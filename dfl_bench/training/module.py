@@ -41,9 +41,9 @@ import torch
 from lightning.pytorch.loggers import Logger
 from torch import Tensor, nn
 
-from dfl_bench.run.model import dropout_masks
-from dfl_bench.run.optim import configure
 from dfl_bench.tasks.contract import TaskRun, nonfinite_reason, run_batch
+from dfl_bench.tasks.mnist.model import dropout_masks
+from dfl_bench.tasks.mnist.optim import configure
 from dfl_bench.training.stack_net import StackNet
 
 SHARED = ("TERMS", "optimizer_cfg", "log_every", "eval_every", "max_steps")

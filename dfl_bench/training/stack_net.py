@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from dfl_bench.run.model import CONV2_MAPS, DFLNet
+from dfl_bench.tasks.mnist.model import CONV2_MAPS, DFLNet
 
 
 def _key(name: str) -> str:

@@ -19,7 +19,7 @@ from dfl_bench.lifecycle.records import NOT_HASHED, config_hash
 from dfl_bench.lifecycle.train import resolved_config
 from dfl_bench.lifecycle.trainer import build_trainer, check_trainer
 from dfl_bench.operators import KINDS, OperatorSet
-from dfl_bench.run.interpretation import kb_names
+from dfl_bench.tasks.mnist.interpretation import kb_names
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))

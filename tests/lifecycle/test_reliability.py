@@ -25,7 +25,7 @@ from omegaconf import OmegaConf
 
 from dfl_bench.lifecycle import job, preflight, records, train
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
-from dfl_bench.run import mnist_sources
+from dfl_bench.tasks.mnist import mnist_sources
 from dfl_bench.training import RunsModule
 
 REPO = Path(__file__).resolve().parents[2]

@@ -207,7 +207,7 @@ def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp, capsys):
 # rows), MNIST addition (over the carries; its enumerated knowledge base trains in
 # tests/tasks), the seed spread (default: no +experiment) and the best row's knowledge bases.
 # Every row of every experiment composes to valid operators (tests/lifecycle/test_cli_configs.py)
-# and every operator's DFL term runs (tests/operators, tests/run).
+# and every operator's DFL term runs (tests/operators, tests/tasks/mnist).
 SMOKE_TABLES = ("formulas", "mnist_addition_digits", "best", "default")
 
 

@@ -25,8 +25,8 @@ from wandb_offline import summary as wandb_summary
 from dfl_bench.lifecycle import job as lifecycle
 from dfl_bench.lifecycle import loggers, records, stack_sweep, train
 from dfl_bench.lifecycle.trainer import build_trainer
-from dfl_bench.run import dfl_run, mnist_data, model
-from dfl_bench.run.stack_data import StackDataModule
+from dfl_bench.tasks.mnist import dfl_run, mnist_data, model
+from dfl_bench.tasks.mnist.stack_data import StackDataModule
 from dfl_bench.training import RunsModule
 from dfl_bench.training import module as runs_module
 from dfl_bench.training.stack_net import StackNet

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from dfl_bench.run.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
+from dfl_bench.tasks.mnist.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
 
 MEAN, STD = 0.1307, 0.3081
 

@@ -11,8 +11,8 @@ import lightning as L
 import torch
 from torch import Tensor
 
-from dfl_bench.run.mnist_data import MnistDataModule, TrainStream, split_labeled
 from dfl_bench.tasks.contract import Lockstep
+from dfl_bench.tasks.mnist.mnist_data import MnistDataModule, TrainStream, split_labeled
 
 Batch = dict[str, tuple[Tensor, Tensor]]
 

@@ -14,8 +14,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfl_bench.run import mnist_sources
-from dfl_bench.run.mnist_data import (
+from dfl_bench.tasks.mnist import mnist_sources
+from dfl_bench.tasks.mnist.mnist_data import (
     MEAN,
     STD,
     MnistDataModule,
@@ -23,7 +23,13 @@ from dfl_bench.run.mnist_data import (
     normalize,
     split_labeled,
 )
-from dfl_bench.run.mnist_sources import MnistSourceError, load_hub, load_idx, load_mnist, read_idx
+from dfl_bench.tasks.mnist.mnist_sources import (
+    MnistSourceError,
+    load_hub,
+    load_idx,
+    load_mnist,
+    read_idx,
+)
 
 
 def write_idx(path, array: np.ndarray) -> None:

@@ -37,10 +37,15 @@ from dfl_bench.logic import build_kb
 from dfl_bench.logic.kb import KBResult, KnowledgeBase
 from dfl_bench.logic.metrics import MAGNITUDES, ratios
 from dfl_bench.operators import OperatorSet
-from dfl_bench.run.interpretation import crisp_labels, interpretation, pair_truth, predicates
-from dfl_bench.run.model import DFLNet, dropout_masks
 from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, CU_ANT, CU_CONS, TEST_ACCURACY
 from dfl_bench.tasks.contract import TaskRun
+from dfl_bench.tasks.mnist.interpretation import (
+    crisp_labels,
+    interpretation,
+    pair_truth,
+    predicates,
+)
+from dfl_bench.tasks.mnist.model import DFLNet, dropout_masks
 
 PAIR_BLOCK = 64
 

@@ -7,8 +7,14 @@ import pytest
 import torch
 
 from dfl_bench.logic import KBS, Family, Forall, Predicate, Var, build_kb, knowledge_base
-from dfl_bench.run.dfl_run import DFLRun
-from dfl_bench.run.interpretation import CE_ONLY, crisp_labels, kb_names, pair_truth, predicates
+from dfl_bench.tasks.mnist.dfl_run import DFLRun
+from dfl_bench.tasks.mnist.interpretation import (
+    CE_ONLY,
+    crisp_labels,
+    kb_names,
+    pair_truth,
+    predicates,
+)
 
 x, y = Var("x"), Var("y")
 less = Predicate("precedes", 2)  # not the guide's `less` (DEVELOPERS.md), which may be added
