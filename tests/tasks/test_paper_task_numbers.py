@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
-import warm_cli
 
 pytestmark = pytest.mark.slow  # four CLI runs of 100 iterations each
 
@@ -43,12 +44,12 @@ def same_kernels() -> str | None:
 def test_the_paper_task_trains_the_numbers_of_the_code_before_it(tmp_path, run):
     records = tmp_path / "records"
     command = [
-        *(*run["overrides"], *FIXTURE["budget"]),
+        *(sys.executable, "-m", "dfl_bench", *run["overrides"], *FIXTURE["budget"]),
         *("logger=none", "progress_bar=false", "threads=1", f"records_dir={records}"),
         *(f"checkpoint_dir={tmp_path / 'ckpt'}", f"hydra.run.dir={tmp_path / 'run'}"),
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
-    done = warm_cli.run(command, tmp_path, env)
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     (path,) = records.rglob("*.json")
     record = json.loads(path.read_text())
