@@ -35,7 +35,9 @@ def test_the_docs_state_what_the_eps_records_give(frames, experiment):
     eps = code[(code["implication"] == implication) & (code["status"] == "ok")]
     exact = ours[(ours["experiment"] == experiment) & (ours["row"] == row)]
     exact = exact[(exact["profile"] == "long") & (exact["status"] == "ok")]
-    assert sorted(eps["seed"]) == sorted(exact["seed"]) == [0, 1, 2]
+    assert sorted(eps["seed"]) == [0, 1, 2] and {0, 1, 2} <= set(exact["seed"])
+    undefined = exact[list(RATIOS)].isna().all().all()  # over every seed of ours
+    exact = exact[exact["seed"].isin(eps["seed"])]  # the docs compare the same seeds, 0-2
     assert (eps["implication.eps"] == 1e-6).all() and (eps["profile"] == "long").all()
     stated = [_spread(eps["best_test_accuracy"], 100, 2)]
     stated += [_spread(eps[k], 1, 3) for k in RATIOS]
@@ -43,7 +45,7 @@ def test_the_docs_state_what_the_eps_records_give(frames, experiment):
     stated += [diff.text(), _spread(exact["best_test_accuracy"], 100, 2)]
     if exact["cons_ratio"].notna().all():
         stated += [_spread(exact[k], 1, 3) for k in RATIOS]
-    else:  # no DFL derivative over the tail: the docs say the ratios are undefined
-        assert exact[list(RATIOS)].isna().all().all()
+    else:  # no DFL derivative over the tail: the docs say the ratios are undefined, every seed
+        assert undefined
     missing = [s for s in stated if s not in DOC]
     assert not missing, f"docs/fidelity.md does not state {missing} ({experiment})"
