@@ -109,6 +109,9 @@ def target_rows(result: dict[str, Any]) -> list[list[str]]:
     for r in result.get("floor", {}).get("rows", []):
         name = floor_target(r["kb"])
         rows.append([f"CLI iteration / bare CNN step, {r['kb']} (1 thread)", name, r["vs_cnn"]])
+        if "vs_network" in r:
+            what = f"CLI iteration / bare CNN + NTN heads step, {r['kb']} (1 thread)"
+            rows.append([what, "cli_vs_network", r["vs_network"]])
     for r in result.get("paper_run", []):
         what = f"real paper-profile run, {r['name']} ({r['torch_threads']} threads), minutes"
         rows.append([what, "paper_run_min", r["wall_time_s"] / 60])
@@ -178,6 +181,7 @@ def _floor_md(section: dict[str, Any]) -> list[str]:
             f"{r['cli_ms_per_iteration']:.2f}",
             " / ".join(f"{ms:.2f}" for ms in r.get("cli_ms_per_iteration_reps", [])),
             checked(floor_target(r["kb"]), r["vs_cnn"], "{:.2f}x"),
+            checked("cli_vs_network", r["vs_network"], "{:.2f}x") if "vs_network" in r else "-",
         ]
         for r in section["rows"]
     ]
@@ -202,10 +206,26 @@ def _floor_md(section: dict[str, Any]) -> list[str]:
         f"logger=none` runs of N = {slices[0]} and {slices[1]} (Trainer, data stream, logging "
         f"every {PAPER_PROFILE.log_every} included), repeated round-robin over the knowledge bases "
         "(the median counts). `ce_pair` is the paper's baseline "
-        "(w_dfl = 0: CE + the labeled pair loss; the CNN sees only the 64 labeled images).",
+        "(w_dfl = 0: CE + the labeled pair loss; the CNN sees only the 64 labeled images). "
+        "Second floor (`same`, `sum9`): a bare PyTorch step of the knowledge base's network, "
+        "the CNN and its NTN heads over all pairs of both batches (CE + each head's BCE against "
+        "the true relation; `dfl_bench.bench.steps.bare_network`): median "
+        + ", ".join(
+            f"{p} {v['median_ms']:.2f} ms (IQR {v['iqr_ms']:.2f})"
+            for p, v in section.get("network_step", {}).items()
+        )
+        + "; the CLI iteration over it is what the logic, the pair undersampling and the "
+        "Trainer add.",
         "",
         *markdown.table(
-            ["kb", "CLI ms / iteration (median)", "each repeat", "/ CNN step (target)"], rows
+            [
+                "kb",
+                "CLI ms / iteration (median)",
+                "each repeat",
+                "/ CNN step (target)",
+                "/ CNN + NTN heads step (target)",
+            ],
+            rows,
         ),
         "",
         "Where a step's time goes: each part's forward + backward timed on its own from fixed "

@@ -1,7 +1,8 @@
 """The benchmark's timed sections (`python -m dfl_bench.bench --sections ...`, all by default):
 
 floor        CLI iterations (same, sum9, the w_dfl=0 baseline; 1 thread) against a bare PyTorch
-             step of the CNN on the same 128 images, and where a step's time goes (its parts);
+             step of the CNN on the same 128 images and (same, sum9) of the CNN with its NTN
+             heads, and where a step's time goes (its parts);
 iteration    DFL iteration on same/sum9 (non-logging and logging step) vs the materialized-pairs
              NTN and vs a supervised-only step, interleaved in one process, per thread count;
 stack_timing R runs as one stacked model (hydra/launcher=stack) vs R separate iterations, 1 thread
@@ -34,6 +35,7 @@ from dfl_bench.paths import REPO_DIR
 SECTIONS = ("floor", "iteration", "stack_timing", "scaling", "eval", "paper", "sweep")
 KBS = ("same", "sum9")
 FLOOR_KBS = ("same", "sum9", "ce_pair")  # ce_pair: the paper's baseline, w_dfl = 0
+NETWORK_FLOOR_KBS = ("same", "sum9")  # also against their network's bare step (CNN + NTN heads)
 MATERIALIZED_EVERY = 5  # the materialized step is far slower: time it in every 5th round
 
 
@@ -153,12 +155,15 @@ def floor_section(
 ) -> dict[str, Any]:
     """1 thread: each FLOOR_KBS run's marginal ms per CLI iteration (two paper-profile slices,
     `runs.paper_extrapolation`, `reps` times round-robin over the knowledge bases; the median)
-    over the bare CNN step's median, the latter timed before and after every CLI pair (so that load
-    drifts hit both); then each knowledge base's step parts."""
+    over the bare CNN step's median and (NETWORK_FLOOR_KBS) over the bare step of its network
+    with the NTN heads (`steps.bare_network`), the floors timed before and after every CLI pair
+    (so that load drifts hit both); then each knowledge base's step parts."""
     torch.set_num_threads(1)
     batch = steps.draw_batches(data, 64, 1)[0]
-    cnn = steps.bare_cnn(batch)
-    samples = interleaved({"cnn": cnn}, repeats, warmup, device)["cnn"]
+    floors = {"cnn": steps.bare_cnn(batch)}
+    for p in NETWORK_FLOOR_KBS:
+        floors[p] = steps.bare_network(steps.build_module(p, steps.NEVER, device), batch)
+    samples = interleaved(floors, repeats, warmup, device)
     marginal: dict[str, list[float]] = {p: [] for p in FLOOR_KBS}
     for rep in range(reps):
         for p in FLOOR_KBS:
@@ -166,21 +171,31 @@ def floor_section(
                 p, slices, workdir / f"{p}_{rep}", extra=[*extra, "threads=1"]
             )
             marginal[p].append(run["marginal_ms_per_iteration"])
-            samples += interleaved({"cnn": cnn}, repeats, 0, device)["cnn"]
-    floor = summary_ms(samples)
-    rows = [
-        {
+            for name, secs in interleaved(floors, repeats, 0, device).items():
+                samples[name] += secs
+    floor = summary_ms(samples["cnn"])
+    networks = {p: summary_ms(samples[p]) for p in NETWORK_FLOOR_KBS}
+    rows = []
+    for p, ms in marginal.items():
+        row = {
             "kb": p,
             "cli_ms_per_iteration": statistics.median(ms),
             "cli_ms_per_iteration_reps": ms,
             "vs_cnn": statistics.median(ms) / floor["median_ms"],
             "slices": list(slices),
         }
-        for p, ms in marginal.items()
-    ]
+        if p in networks:
+            row["vs_network"] = statistics.median(ms) / networks[p]["median_ms"]
+        rows.append(row)
     parts = {}
     for p in FLOOR_KBS:
         module = steps.build_module(p, steps.NEVER, device)
         timed = interleaved(steps.parts(module, batch), repeats, warmup, device)
         parts[p] = {k: summary_ms(v)["median_ms"] for k, v in timed.items()}
-    return {"cnn_step": floor, "rows": rows, "parts": parts, "load_average_end": load()}
+    return {
+        "cnn_step": floor,
+        "network_step": networks,
+        "rows": rows,
+        "parts": parts,
+        "load_average_end": load(),
+    }

@@ -150,6 +150,32 @@ def bare_cnn(batch: Batch) -> Callable[[], None]:
     return run
 
 
+def bare_network(module: DFLRun, batch: Batch) -> Callable[[], None]:
+    """The floor with the pair heads: a plain PyTorch step of `module`'s network (the CNN and
+    its knowledge base's NTN heads) on the 128 images, cross-entropy on all of them plus each
+    head's BCE over all pairs of both batches against the true relation, backward,
+    torch.optim.Adam with its defaults: what a step costs without logic, pair undersampling,
+    the run's loss bookkeeping or Lightning."""
+    (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
+    x, y = torch.cat([x_l, x_u]), torch.cat([y_l, y_u])
+    n = len(x_l)
+    net = module.net
+    truths = {p: pair_truth(p, torch.stack([y_l, y_u])) for p in net.heads}
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+
+    def run() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        logits, emb = net(x)
+        pairs = net.pair_logits(torch.stack([emb[:n], emb[n:]]))
+        loss = F.cross_entropy(logits, y)
+        for p, z in pairs.items():
+            loss = loss + F.binary_cross_entropy_with_logits(z, truths[p].to(z.dtype))
+        loss.backward()
+        optimizer.step()
+
+    return run
+
+
 def parts(module: DFLRun, batch: Batch) -> dict[str, Callable[[], None]]:
     """Where a training step's time goes: each part forward + backward on its own, from fixed
     inputs (`cnn`: the CNN on the images the step forwards; `ntn`: every head on all pairs of

@@ -161,6 +161,11 @@ def test_bare_cnn_and_step_parts_train_what_they_name():
     data = steps.load_data(64, CPU, subset_test=64)
     batch = steps.draw_batches(data, 8, 1)[0]
     steps.bare_cnn(batch)()
+    module = steps.build_module("sum9", steps.NEVER, CPU)
+    before = [w.detach().clone() for w in module.net.parameters()]
+    steps.bare_network(module, batch)()
+    assert set(module.net.heads) == {"sum9"}
+    assert all(not torch.equal(a, w) for a, w in zip(before, module.net.parameters(), strict=True))
     for kb, names in [
         ("same", ["cnn", "ntn", "pair_bce", "dfl_loss", "optimizer"]),
         ("ce_pair", ["cnn", "ntn", "pair_bce", "optimizer"]),
@@ -181,7 +186,7 @@ def test_targets_table_marks_each_measured_value(tmp_path):
     result = {
         "floor": {
             "rows": [
-                {"kb": "same", "vs_cnn": 1.4},
+                {"kb": "same", "vs_cnn": 1.4, "vs_network": 1.6},
                 {"kb": "ce_pair", "vs_cnn": 1.2},
             ]
         },
@@ -192,6 +197,9 @@ def test_targets_table_marks_each_measured_value(tmp_path):
     rows = {r[0]: r for r in bench_report.target_rows(result)}
     assert rows["CLI iteration / bare CNN step, same (1 thread)"][1:] == ["1.4", "<= 1.5", "met"]
     assert rows["CLI iteration / bare CNN step, ce_pair (1 thread)"][3] == "**not met**"
+    network = rows["CLI iteration / bare CNN + NTN heads step, same (1 thread)"]
+    assert network[1:] == ["1.6", "<= 1.5", "**not met**"]
+    assert not any("NTN heads step, ce_pair" in what for what in rows)
     assert rows["real paper-profile run, default (2 threads), minutes"][1:] == [
         "16.7",
         "<= 15",
@@ -316,3 +324,21 @@ def test_a_stack_iteration_counts_at_least_one_runs_loss_per_run():
     module = steps.build_module("same", steps.NEVER, torch.device("cpu"))
     assert one["operations"] > op_count.run_counts(module, batch)["loss"]
     assert two["runs"] == 2 and two["operations"] > one["operations"]
+
+
+def test_the_floor_table_gives_each_knowledge_base_both_floors():
+    ms = {"median_ms": 10.0, "iqr_ms": 1.0, "n": 4}
+    section = {
+        "cnn_step": ms,
+        "network_step": {"same": {**ms, "median_ms": 16.0}},
+        "rows": [
+            {"kb": "same", "cli_ms_per_iteration": 22.0, "vs_cnn": 2.2, "vs_network": 1.375,
+             "slices": [100, 1100]},
+            {"kb": "ce_pair", "cli_ms_per_iteration": 11.0, "vs_cnn": 1.1, "slices": [100, 1100]},
+        ],
+        "parts": {"same": {"cnn": 10.0, "ntn": 5.0}},
+    }  # fmt: skip
+    text = "\n".join(bench_report._floor_md(section))
+    assert "same 16.00 ms (IQR 1.00)" in text
+    assert "| same | 22.00 |  | 2.20x (**no**) | 1.38x (yes) |" in text
+    assert "| ce_pair | 11.00 |  | 1.10x (yes) | - |" in text
