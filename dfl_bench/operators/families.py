@@ -71,11 +71,20 @@ def _odds_against(x: Tensor) -> Tensor:
 
 
 def _zero_if_any_zero(value: Tensor, *xs: Tensor) -> Tensor:
-    """T = 0 where an input is exactly 0 (the value; the other branch keeps its gradient)."""
-    zero = xs[0] == 0.0
+    """T = 0 where an input (>= 0) is exactly 0, elsewhere the value and its gradient unchanged:
+    the value times each input's sign, which the CPU computes several times faster than a
+    boolean `where` (the value is finite, so a 0 factor gives 0; an input of -0.0 gives -0.0)."""
+    mask = torch.sign(xs[0].detach())
     for x in xs[1:]:
-        zero = zero | (x == 0.0)
-    return torch.where(zero, 0.0, value)
+        mask = mask * torch.sign(x.detach())
+    return value * mask
+
+
+def _select(condition: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    """where(condition, x, y) for finite x, y >= 0, as x c + y (1 - c): equal to the bit, and
+    cheaper than a boolean `where` on the CPU."""
+    c = condition.to(x.dtype)
+    return x * c + y * (1.0 - c)
 
 
 def _gradient_at_floor(f: Binary, a: Tensor, b: Tensor, p: float) -> Tensor:
@@ -89,8 +98,8 @@ def _gradient_at_floor(f: Binary, a: Tensor, b: Tensor, p: float) -> Tensor:
 
 
 def _any_zero(x: Tensor, dim: Dim) -> Tensor:
-    """Whether an aggregated input is exactly 0."""
-    return (x == 0.0).any(dim=dims(x, dim)) if x.dim() else x == 0.0
+    """Whether an aggregated input (>= 0) is exactly 0: its minimum is."""
+    return x.amin(dim=dims(x, dim)) == 0.0 if x.dim() else x == 0.0
 
 
 class _TNorm(torch.autograd.Function):
@@ -126,10 +135,10 @@ def t_norm(name: str, a: Tensor, b: Tensor, p: float) -> Tensor:
 
 
 def hamacher_t(a: Tensor, b: Tensor, p: float) -> Tensor:
-    """Hamacher t-norm; T(0, 0) = 0 (p = 0: the Hamacher product ab / (a + b - ab))."""
-    den = p + (1.0 - p) * (a + b - a * b)
-    positive = den > 0
-    return torch.where(positive, a * b / torch.where(positive, den, 1.0), 0.0)
+    """Hamacher t-norm; T(0, 0) = 0 (p = 0: the Hamacher product ab / (a + b - ab)). On [0, 1]
+    the denominator is >= min(p, 1), so only p = 0 at (0, 0) divides 0 by 0."""
+    value = a * b / (p + (1.0 - p) * (a + b - a * b))
+    return value if p > 0 else torch.nan_to_num(value, nan=0.0, posinf=math.inf)
 
 
 def hamacher_partials(a: Tensor, b: Tensor, p: float) -> tuple[Tensor, Tensor]:
@@ -253,7 +262,7 @@ def schweizer_sklar_t(a: Tensor, b: Tensor, p: float) -> Tensor:
         return pow_((pow_(a, p) + pow_(b, p) - 1.0).clamp_min(0.0), 1.0 / p)
     q = -p
     m, big = torch.minimum(a, b), torch.maximum(a, b)
-    ratio = torch.where(big > 0, m / torch.where(big > 0, big, 1.0), 0.0)
+    ratio = torch.nan_to_num(m / big, nan=0.0)  # m <= big: 0 / 0 is the only NaN, at (0, 0)
     return m * (1.0 + pow_(ratio, q) - pow_(m, q)).pow(-1.0 / q)  # the base is >= 1
 
 
@@ -270,7 +279,7 @@ def schweizer_sklar_partials(a: Tensor, b: Tensor, p: float) -> tuple[Tensor, Te
         ratio = low / high
         slope = (1.0 + ratio.pow(q) - low.pow(q)).clamp_min(1.0).pow(-(1.0 + q) / q)
         other = ratio.pow(1.0 + q) * slope
-        return torch.where(a <= b, slope, other), torch.where(b <= a, slope, other)
+        return _select(a <= b, slope, other), _select(b <= a, slope, other)
     s = a.pow(p) + b.pow(p) - 1.0
     root = s.clamp_min(0.0) if p <= 1.0 else s.clamp_min(EPS)
     slope = torch.where(s >= 0.0, root.pow(1.0 / p - 1.0), 0.0)
