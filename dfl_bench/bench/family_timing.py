@@ -26,7 +26,7 @@ from dfl_bench.paths import REPO_DIR
 
 CONF = REPO_DIR / "conf"
 KINDS = ("tnorm", "tconorm", "implication", "forall", "exists")
-TARGET = 2.0  # issue #43: a family's DFL term at most twice the product set's
+TARGET = 2.0  # a family's DFL term at most twice the product set's
 DEFAULT_TARGET = 1.5  # and the default configuration's at most 1.5 times
 
 

@@ -34,8 +34,7 @@ from dfl_bench.paths import REPO_DIR
 
 SECTIONS = ("floor", "iteration", "stack_timing", "scaling", "eval", "paper", "sweep")
 KBS = ("same", "sum9")
-FLOOR_KBS = ("same", "sum9", "ce_pair")  # ce_pair: the paper's baseline, w_dfl = 0
-NETWORK_FLOOR_KBS = ("same", "sum9")  # also against their network's bare step (CNN + NTN heads)
+FLOOR_KBS = (*KBS, "ce_pair")  # ce_pair: the paper's baseline, w_dfl = 0
 MATERIALIZED_EVERY = 5  # the materialized step is far slower: time it in every 5th round
 
 
@@ -155,13 +154,13 @@ def floor_section(
 ) -> dict[str, Any]:
     """1 thread: each FLOOR_KBS run's marginal ms per CLI iteration (two paper-profile slices,
     `runs.paper_extrapolation`, `reps` times round-robin over the knowledge bases; the median)
-    over the bare CNN step's median and (NETWORK_FLOOR_KBS) over the bare step of its network
+    over the bare CNN step's median and (KBS) over the bare step of its network
     with the NTN heads (`steps.bare_network`), the floors timed before and after every CLI pair
     (so that load drifts hit both); then each knowledge base's step parts."""
     torch.set_num_threads(1)
     batch = steps.draw_batches(data, 64, 1)[0]
     floors = {"cnn": steps.bare_cnn(batch)}
-    for p in NETWORK_FLOOR_KBS:
+    for p in KBS:
         floors[p] = steps.bare_network(steps.build_module(p, steps.NEVER, device), batch)
     samples = interleaved(floors, repeats, warmup, device)
     marginal: dict[str, list[float]] = {p: [] for p in FLOOR_KBS}
@@ -174,7 +173,7 @@ def floor_section(
             for name, secs in interleaved(floors, repeats, 0, device).items():
                 samples[name] += secs
     floor = summary_ms(samples["cnn"])
-    networks = {p: summary_ms(samples[p]) for p in NETWORK_FLOOR_KBS}
+    networks = {p: summary_ms(samples[p]) for p in KBS}
     rows = []
     for p, ms in marginal.items():
         row = {

@@ -12,7 +12,7 @@ from dfl_bench.paths import CONFIG_DIR
 PAPER_PROFILE = OmegaConf.load(Path(CONFIG_DIR) / "profile" / "paper.yaml")
 TARGETS = {
     "cli_vs_cnn": ("<=", 1.5),
-    "cli_vs_network": ("<=", 1.5),  # issue #43: the CLI iteration over the CNN + NTN heads' step
+    "cli_vs_network": ("<=", 1.5),  # the CLI iteration over the bare CNN + NTN heads step
     "baseline_vs_cnn": ("<=", 1.15),
     "speedup_vs_materialized": (">=", 25.0),
     "metrics_overhead_logging_step": ("<=", 0.10),
