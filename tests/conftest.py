@@ -30,3 +30,31 @@ def keep_torch_threads():
     threads = torch.get_num_threads()
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Under xdist, give every worker its share of the end-to-end (`slow`) tests at the front of
+    its queue: xdist hands out contiguous chunks and balances by stealing from a queue's tail, so
+    with the long tests first the run ends on short ones instead of waiting for one long test
+    that started last. A file's slow tests stay on one worker (its module fixtures run once).
+    Without workers the order stays as collected."""
+    workers = getattr(config, "workerinput", {}).get("workercount", 0)
+    if workers < 2:
+        return
+    by_file: dict[object, list] = {}
+    for item in items:
+        if item.get_closest_marker("slow"):
+            by_file.setdefault(item.path, []).append(item)
+    fast = [item for item in items if not item.get_closest_marker("slow")]
+    queues: list[list] = [[] for _ in range(workers)]
+    for group in sorted(by_file.values(), key=len, reverse=True):
+        min(queues, key=len).extend(group)
+    sizes = [len(items) // workers + (w < len(items) % workers) for w in range(workers)]
+    sizes.reverse()  # xdist's first chunk is len // workers, the larger ones come last
+    for queue, size in zip(queues, sizes, strict=True):
+        take = max(0, size - len(queue))
+        queue.extend(fast[:take])
+        del fast[:take]
+    queues[-1].extend(fast)
+    items[:] = [item for queue in queues for item in queue]
