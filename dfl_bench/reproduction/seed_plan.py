@@ -9,7 +9,8 @@ sds are what the cells show now (their runs that did not collapse), at Holm's fi
 (ALPHA / the claim's comparisons); at most stats.MAX_SEEDS per cell. A claim that no such count
 decides is named with the reason. `python -m dfl_bench.reproduction.seed_plan run` trains exactly
 the committed plan (seeds 0..n-1 of each planned cell; train.py skips finished runs and resumes
-cut-off ones), so it can be stopped and started again.
+cut-off ones), so it can be stopped and started again; `status` lists the unfinished cells and
+the training time left.
 """
 
 from __future__ import annotations
@@ -297,10 +298,42 @@ def commands(p: dict, args: argparse.Namespace) -> list[list[str]]:
     return out
 
 
+def progress(p: dict, records_dir: str | Path) -> dict[str, tuple[int, int]]:
+    """Each planned cell's (finished seeds, planned seeds): seeds 0..n-1 of its configuration
+    whose run record under `records_dir` says ok, found by config hash as train.py finds them."""
+    by_experiment: dict[str, dict[str, dict]] = {}
+    for cell, spec in p["cells"].items():
+        by_experiment.setdefault(cell.split("/", 1)[0], {})[cell] = spec
+    out = {}
+    for experiment, planned in by_experiment.items():
+        n = max(spec["seeds"] for spec in planned.values())
+        jobs = plan.plan([experiment], p["profile"], n, records_dir)
+        for cell, spec in planned.items():
+            seeds = {f"seed={seed}" for seed in range(spec["seeds"])}
+            mine = [j for j in jobs if spec["override"] in j.overrides and seeds & set(j.overrides)]
+            out[cell] = (sum(job.done() for job in mine), spec["seeds"])
+    return out
+
+
+def status_lines(p: dict, done: dict[str, tuple[int, int]], jobs: int) -> list[str]:
+    """The unfinished cells and the totals, with the training time left at the cells' recorded
+    wall times, `jobs` at a time."""
+    left = sum((n - k) * p["cells"][cell]["wall_time_s"] for cell, (k, n) in done.items())
+    finished, planned = (sum(pair[i] for pair in done.values()) for i in (0, 1))
+    lines = [f"  {cell}: {k} of {n} seeds" for cell, (k, n) in done.items() if k < n]
+    complete = sum(k == n for k, n in done.values())
+    lines.append(
+        f"[seed_plan] {finished} of {planned} planned runs finished; {complete} of {len(done)} "
+        f"cells complete; about {left / 3600 / max(1, jobs):.1f} h of training left at "
+        f"{jobs} job(s)"
+    )
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """`plan` writes the plan; `run` trains exactly it."""
+    """`plan` writes the plan; `run` trains exactly it; `status` says how far it is."""
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.seed_plan")
-    parser.add_argument("action", choices=("plan", "run"))
+    parser.add_argument("action", choices=("plan", "run", "status"))
     parser.add_argument("--records-dir", "--records", dest="records", default=cells.RECORDS)
     parser.add_argument("--out", type=Path, default=FOLDER)
     parser.add_argument("--jobs", type=int, default=1)
@@ -314,6 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
         return 0
     p = json.loads((args.out / "plan.json").read_text())
+    if args.action == "status":
+        print("\n".join(status_lines(p, progress(p, args.records), args.jobs)))
+        return 0
     failed = 0
     for i, command in enumerate(commands(p, args), 1):
         print(f"[seed_plan] {i}/{len(p['cells'])}: {' '.join(command[2:])}", flush=True)
