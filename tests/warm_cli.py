@@ -3,8 +3,8 @@ and Lightning imported: the same entry point (`runpy`, as `-m` runs it), argumen
 working folder, exit status, output and exit handlers as a fresh interpreter, without the ~8 s
 of imports each fresh interpreter pays (most of a smoke run). The tests that are about the
 process itself (signals from outside, a launcher and its workers: joblib's loky stalls under the
-forkserver, `make reproduce-tables`) and the bit-exact paper-task numbers start real
-interpreters."""
+forkserver, `make reproduce-tables`) start real interpreters; the bit-exact paper-task numbers
+run forked too: they come out the same to the bit."""
 
 from __future__ import annotations
 

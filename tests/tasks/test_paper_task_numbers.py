@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+import warm_cli
 
 pytestmark = pytest.mark.slow  # four CLI runs of 100 iterations each
 
@@ -43,13 +42,13 @@ def same_kernels() -> str | None:
 )
 def test_the_paper_task_trains_the_numbers_of_the_code_before_it(tmp_path, run):
     records = tmp_path / "records"
-    command = [
-        *(sys.executable, "-m", "dfl_bench", *run["overrides"], *FIXTURE["budget"]),
+    args = [
+        *(*run["overrides"], *FIXTURE["budget"]),
         *("logger=none", "progress_bar=false", "threads=1", f"records_dir={records}"),
         *(f"checkpoint_dir={tmp_path / 'ckpt'}", f"hydra.run.dir={tmp_path / 'run'}"),
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    done = warm_cli.run(args, tmp_path, env)  # `python -m dfl_bench ARGS`, imports forked
     assert done.returncode == 0, done.stderr[-3000:]
     (path,) = records.rglob("*.json")
     record = json.loads(path.read_text())
