@@ -43,10 +43,12 @@ def pytest_collection_modifyitems(config, items):
     if workers < 2:
         return
     by_file: dict[object, list] = {}
+    fast = []
     for item in items:
         if item.get_closest_marker("slow"):
             by_file.setdefault(item.path, []).append(item)
-    fast = [item for item in items if not item.get_closest_marker("slow")]
+        else:
+            fast.append(item)
     queues: list[list] = [[] for _ in range(workers)]
     for group in sorted(by_file.values(), key=len, reverse=True):
         min(queues, key=len).extend(group)

@@ -317,15 +317,17 @@ def progress(p: dict, records_dir: str | Path) -> dict[str, tuple[int, int]]:
 
 def status_lines(p: dict, done: dict[str, tuple[int, int]], jobs: int) -> list[str]:
     """The unfinished cells and the totals, with the training time left at the cells' recorded
-    wall times, `jobs` at a time."""
-    left = sum((n - k) * p["cells"][cell]["wall_time_s"] for cell, (k, n) in done.items())
-    finished, planned = (sum(pair[i] for pair in done.values()) for i in (0, 1))
+    wall times, `jobs` at a time (`plan.estimate`: at most one per core)."""
+    left = sum(
+        plan.estimate(n - k, p["cells"][cell]["wall_time_s"], jobs) for cell, (k, n) in done.items()
+    )
+    finished = sum(k for k, _ in done.values())
+    planned = sum(n for _, n in done.values())
     lines = [f"  {cell}: {k} of {n} seeds" for cell, (k, n) in done.items() if k < n]
     complete = sum(k == n for k, n in done.values())
     lines.append(
         f"[seed_plan] {finished} of {planned} planned runs finished; {complete} of {len(done)} "
-        f"cells complete; about {left / 3600 / max(1, jobs):.1f} h of training left at "
-        f"{jobs} job(s)"
+        f"cells complete; about {left / 3600:.1f} h of training left at {jobs} job(s)"
     )
     return lines
 

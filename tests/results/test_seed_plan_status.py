@@ -10,7 +10,8 @@ from dfl_bench.reproduction import plan, seed_plan
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_the_seed_plans_status_counts_the_planned_seeds_whose_records_are_ok(tmp_path):
+def test_the_seed_plans_status_counts_the_planned_seeds_whose_records_are_ok(tmp_path, monkeypatch):
+    monkeypatch.setattr(plan.os, "cpu_count", lambda: 2)  # two jobs run at once
     p = {
         "profile": "long",
         "cells": {

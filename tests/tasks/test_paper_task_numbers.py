@@ -43,7 +43,8 @@ def same_kernels() -> str | None:
 def test_the_paper_task_trains_the_numbers_of_the_code_before_it(tmp_path, run):
     records = tmp_path / "records"
     args = [
-        *(*run["overrides"], *FIXTURE["budget"]),
+        *run["overrides"],
+        *FIXTURE["budget"],
         *("logger=none", "progress_bar=false", "threads=1", f"records_dir={records}"),
         *(f"checkpoint_dir={tmp_path / 'ckpt'}", f"hydra.run.dir={tmp_path / 'run'}"),
     ]
