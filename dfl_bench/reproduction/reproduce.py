@@ -246,14 +246,33 @@ def interrupt(signum: int, frame: object) -> None:
 ORPHAN_GRACE_S = 10.0  # seconds a multirun's leftover processes get after it exited
 
 
+def group_running(pgid: int) -> bool:
+    """Whether a process of group `pgid` still runs. A zombie (exited, waiting for a parent or
+    init to reap it) does not count: an orphaned loky worker stays one where nothing reaps it.
+    Without /proc: whether the group exists."""
+    stats = sorted(Path("/proc").glob("[0-9]*/stat"))
+    if not stats:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for stat in stats:
+        try:
+            state, _, group = stat.read_text().rpartition(")")[2].split()[:3]
+        except (OSError, ValueError):  # exited meanwhile
+            continue
+        if int(group) == pgid and state != "Z":
+            return True
+    return False
+
+
 def stop_leftovers(pgid: int) -> None:
     """Kill what is left of a stopped multirun's process group once it had ORPHAN_GRACE_S to
     finish (an idle joblib worker ignores SIGTERM and would hold its output open)."""
     deadline = time.monotonic() + ORPHAN_GRACE_S
     while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
+        if not group_running(pgid):
             return
         time.sleep(0.2)
     with contextlib.suppress(ProcessLookupError):

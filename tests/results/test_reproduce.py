@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import warm_cli
 
 from dfl_bench.lifecycle import records
 from dfl_bench.reproduction import plan, reproduce
@@ -31,6 +32,14 @@ def in_tmp(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     monkeypatch.setenv("WANDB_MODE", "disabled")
     return tmp_path
+
+
+@pytest.fixture
+def in_tmp_warm(in_tmp, monkeypatch):
+    """As in_tmp, the multiruns that reproduce.main starts forked from a server that has torch
+    and Lightning imported (tests/warm_cli.py) instead of fresh interpreters."""
+    monkeypatch.setattr(subprocess, "Popen", warm_cli.popen(subprocess.Popen))
+    return in_tmp
 
 
 def reproduce_args(tmp: Path, *args: str, render: bool = False) -> list[str]:
@@ -194,8 +203,8 @@ def test_the_gpu_path_trains_stacks_and_estimates_a_stacks_share(tmp_path, monke
 
 
 @pytest.mark.slow
-def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp, capsys):
-    args = reproduce_args(in_tmp, "--tables=best,default", "--spread-seeds=1")
+def test_failed_jobs_are_reported_and_the_rest_go_on(in_tmp_warm, capsys):
+    args = reproduce_args(in_tmp_warm, "--tables=best,default", "--spread-seeds=1")
     assert reproduce.main([*args, "experiment_name=poisoned", "debug.nan_at_step=1"]) == 1
     out = capsys.readouterr().out
     assert "3 job(s) failed:" in out and "0/3 jobs ok" in out
@@ -212,23 +221,25 @@ SMOKE_TABLES = ("formulas", "mnist_addition_digits", "best", "default")
 
 
 @pytest.mark.slow
-def test_smoke_reproduction_of_one_experiment_of_each_kind_then_a_rerun_skips_it(in_tmp, capsys):
+def test_smoke_reproduction_of_one_experiment_of_each_kind_then_a_rerun_skips_it(
+    in_tmp_warm, capsys
+):
     chosen = f"--tables={','.join(SMOKE_TABLES)}"
-    args = reproduce_args(in_tmp, "--spread-seeds=2", chosen, render=True)
+    args = reproduce_args(in_tmp_warm, "--spread-seeds=2", chosen, render=True)
     assert reproduce.main(args) == 0  # then renders, as make reproduce-tables does
     first = capsys.readouterr().out
     n = int(re.search(r"(\d+) jobs, 0 done, \1 to run", first).group(1))
-    planned = plan.plan(list(SMOKE_TABLES), "smoke", 1, in_tmp / "records", spread_seeds=2)
+    planned = plan.plan(list(SMOKE_TABLES), "smoke", 1, in_tmp_warm / "records", spread_seeds=2)
     assert n == len(planned) and f"all {n} jobs ok" in first
     assert len(re.findall(rf"\[reproduce\] {n}/{n} jobs ok", first)) == 1  # the last line once
-    tables = {p.stem for p in (in_tmp / "results" / "tables").glob("*.md")}
+    tables = {p.stem for p in (in_tmp_warm / "results" / "tables").glob("*.md")}
     assert set(SMOKE_TABLES) - {cells.DEFAULT} <= tables
-    assert any((in_tmp / "results" / "figures").glob("*.png"))
-    rerun = reproduce_args(in_tmp, "--spread-seeds=2", "--tables=best,default")
+    assert any((in_tmp_warm / "results" / "figures").glob("*.png"))
+    rerun = reproduce_args(in_tmp_warm, "--spread-seeds=2", "--tables=best,default")
     assert reproduce.main(rerun) == 0
     second = capsys.readouterr().out
     assert "4 jobs, 4 done, 0 to run" in second and "[dfl_bench]" not in second
-    found = [json.loads(p.read_text()) for p in (in_tmp / "records").rglob("*.json")]
+    found = [json.loads(p.read_text()) for p in (in_tmp_warm / "records").rglob("*.json")]
     assert len(found) == n and {(r["status"], r["profile"], r["steps"]) for r in found} == {
         ("ok", "smoke", 4)
     }
@@ -236,9 +247,9 @@ def test_smoke_reproduction_of_one_experiment_of_each_kind_then_a_rerun_skips_it
 
 
 @pytest.mark.slow
-def test_only_whole_records_count_as_done_and_the_others_are_named_once(in_tmp, capsys):
-    args = reproduce_args(in_tmp, "--tables=best")
-    stub, other = (job.path for job in plan.plan(["best"], "smoke", 1, in_tmp / "records"))
+def test_only_whole_records_count_as_done_and_the_others_are_named_once(in_tmp_warm, capsys):
+    args = reproduce_args(in_tmp_warm, "--tables=best")
+    stub, other = (job.path for job in plan.plan(["best"], "smoke", 1, in_tmp_warm / "records"))
     stub.parent.mkdir(parents=True)
     stub.write_text('{"status": "ok"}')
     other.write_text("[]")
@@ -271,6 +282,24 @@ def processes_naming(text: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def test_a_group_of_zombies_is_not_running_and_a_sleeper_is(monkeypatch):
+    # where nothing reaps the orphans of a stopped multirun, its exited workers stay zombies
+    sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    exited = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
+    try:
+        while Path(f"/proc/{exited.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+            pass  # exiting, not yet reaped (this test is its parent and waits for it below)
+        assert reproduce.group_running(sleeper.pid) and not reproduce.group_running(exited.pid)
+        with monkeypatch.context() as patched:
+            patched.setattr(reproduce.time, "sleep", lambda s: pytest.fail("waited for zombies"))
+            reproduce.stop_leftovers(exited.pid)  # nothing to wait for
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        exited.wait()
+    assert not reproduce.group_running(sleeper.pid)
 
 
 @pytest.mark.slow
@@ -344,17 +373,12 @@ def test_multiruns_echoing_at_once_print_whole_lines(capsys):
     )
 
 
-@pytest.mark.slow  # six interpreters
+@pytest.mark.slow  # forked from the warm server that the slow tests above start
 def test_the_commands_results_used_to_name_run_the_moved_ones():
     # committed plans, probes and commit messages quote `python -m dfl_bench.results.<name>`
     for name in ("reproduce", "seed_plan", "commit_probe"):
         old, new = (
-            subprocess.run(
-                [sys.executable, "-m", f"dfl_bench.{package}.{name}", "--help"],
-                cwd=REPO,
-                capture_output=True,
-                text=True,
-            )
+            warm_cli.run(["--help"], REPO, os.environ, module=f"dfl_bench.{package}.{name}")
             for package in ("results", "reproduction")
         )
         assert old.returncode == new.returncode == 0, old.stderr[-2000:]
