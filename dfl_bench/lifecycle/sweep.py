@@ -2,6 +2,7 @@
 
     expand(overrides, params)  ->  each job's override list (as Hydra's basic sweeper makes them)
     job_config(overrides)      ->  that job's composed config (no hydra node)
+    shared_job_config(...)     ->  the same, composing once per choice of config groups
     invalid_jobs(jobs)         ->  "overrides: reason" for each job that would fail its checks
 
 `ValidateSweep` (registered in conf/config.yaml) runs them when a multirun starts, so one bad
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from hydra import compose, initialize_config_dir
@@ -21,8 +22,10 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
+
+from dfl_bench.paths import CONFIG_DIR
 
 
 def expand(overrides: Sequence[str], params: Mapping[str, Any] | None = None) -> list[list[str]]:
@@ -34,26 +37,69 @@ def expand(overrides: Sequence[str], params: Mapping[str, Any] | None = None) ->
     return [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
 
 
+def _search_path() -> AbstractContextManager:
+    """Where configs compose: in a running Hydra app its search path, else conf/."""
+    if GlobalHydra.instance().is_initialized():
+        return nullcontext()
+    return initialize_config_dir(CONFIG_DIR, version_base="1.3")
+
+
 def job_config(overrides: Sequence[str], config_name: str = "config") -> DictConfig:
     """One job's composed config: in a running Hydra app its search path, else conf/."""
-    from dfl_bench.lifecycle.train import CONFIG_DIR
-
-    outside = not GlobalHydra.instance().is_initialized()
-    context = initialize_config_dir(CONFIG_DIR, version_base="1.3") if outside else nullcontext()
-    with context:
+    with _search_path():
         return compose(config_name, overrides=list(overrides))
 
 
+def shared_job_config(
+    base: Sequence[str],
+    job: Sequence[str],
+    composed: dict[tuple[str, ...], DictConfig],
+    setting: dict[tuple[str, ...], tuple[str, ...]],
+) -> DictConfig:
+    """The config Hydra composes for `base + job`, composing once per choice of config groups
+    (`composed` caches them) and setting the job's plain values (row, seed, a swept parameter):
+    what `compose(base + job)` gives, without composing every job. The jobs of one choice set
+    the same keys (`setting` holds them), so each sets its values on the shared config, which
+    is valid until the next job's (no copy of the whole config per job)."""
+    groups, values = [], []
+    loader = GlobalHydra.instance().config_loader()
+    for override in OverridesParser.create().parse_overrides(list(job)):
+        key = override.key_or_group
+        plain = override.is_sweep_override() is False and not key.startswith(("+", "~", "hydra"))
+        if plain and override.package is None and not loader.repository.group_exists(key):
+            values.append((key, override.value()))
+        else:
+            groups.append(override.input_line)
+    key = tuple(groups)
+    if key not in composed:
+        composed[key] = compose("config", overrides=[*base, *groups])
+    cfg, keys = composed[key], tuple(dotted for dotted, _ in values)
+    if setting.setdefault(key, keys) != keys:
+        cfg = cfg.copy()  # another job set other keys on the shared config: start from a copy
+    for dotted, value in values:
+        OmegaConf.update(cfg, dotted, value, merge=False)
+    return cfg
+
+
 def invalid_jobs(jobs: Sequence[Sequence[str]], hydra_overrides: Sequence[str] = ()) -> list[str]:
-    """'job overrides: reason' for every job whose config fails to compose or to check."""
+    """'job overrides: reason' for every job whose config fails to compose or to check; the
+    jobs share their compositions (shared_job_config), and a job that does not compose that way
+    is composed whole, so that its reason is Hydra's own."""
     from dfl_bench.lifecycle.train import checked
 
-    errors = []
-    for job in jobs:
-        try:
-            checked(job_config([*hydra_overrides, *job]), job)
-        except (ValueError, HydraException, OmegaConfBaseException) as err:
-            errors.append(f"{' '.join(job) or '(no overrides)'}: {err}")
+    errors: list[str] = []
+    composed: dict[tuple[str, ...], DictConfig] = {}
+    setting: dict[tuple[str, ...], tuple[str, ...]] = {}
+    with _search_path():
+        for job in jobs:
+            try:
+                try:
+                    cfg = shared_job_config(hydra_overrides, job, composed, setting)
+                except (HydraException, OmegaConfBaseException):
+                    cfg = job_config([*hydra_overrides, *job])
+                checked(cfg, job)
+            except (ValueError, HydraException, OmegaConfBaseException) as err:
+                errors.append(f"{' '.join(job) or '(no overrides)'}: {err}")
     return errors
 
 

@@ -23,7 +23,6 @@ from dfl_bench.results.cells import (
     SPREAD,
     base_overrides,
     budget,
-    job_config,
     profiles,
 )
 
@@ -120,7 +119,9 @@ def experiment_jobs(base: Sequence[str], n: int, operators: bool) -> list[list[A
         setting: dict[tuple[str, ...], tuple[str, ...]] = {}
         for job in sweep.expand([f"seed={','.join(map(str, range(n)))}"], params):
             try:
-                config = resolve.resolved_config(job_config(base, job, composed, setting))
+                config = resolve.resolved_config(
+                    sweep.shared_job_config(base, job, composed, setting)
+                )
                 guards.check_config(config, optimizer=operators)
                 if operators:
                     check_operators(config)

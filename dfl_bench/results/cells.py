@@ -4,19 +4,16 @@ hash is what a record must carry to fill the cell), composing once per experimen
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra import initialize_config_dir
 from hydra.errors import HydraException
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from dfl_bench.lifecycle import resolve
+from dfl_bench.lifecycle import resolve, sweep
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.results import config_cache
 
@@ -63,41 +60,11 @@ def base_overrides(experiment: str) -> list[str]:
     return [] if experiment == DEFAULT else [f"+experiment={experiment}"]
 
 
-def job_config(
-    base: Sequence[str],
-    job: Sequence[str],
-    composed: dict[tuple[str, ...], DictConfig],
-    setting: dict[tuple[str, ...], tuple[str, ...]],
-) -> DictConfig:
-    """The config Hydra composes for `base + job`, composing once per choice of config groups
-    (`composed` caches them) and setting the job's plain values (row, seed, a swept parameter):
-    what `compose(base + job)` gives, without composing every job. The jobs of one choice set
-    the same keys (`setting` holds them), so each sets its values on the shared config, which
-    is valid until the next job's (no copy of the whole config per job)."""
-    groups, values = [], []
-    loader = GlobalHydra.instance().config_loader()
-    for override in OverridesParser.create().parse_overrides(list(job)):
-        key = override.key_or_group
-        plain = override.is_sweep_override() is False and not key.startswith(("+", "~", "hydra"))
-        if plain and override.package is None and not loader.repository.group_exists(key):
-            values.append((key, override.value()))
-        else:
-            groups.append(override.input_line)
-    key = tuple(groups)
-    if key not in composed:
-        composed[key] = compose("config", overrides=[*base, *groups])
-    cfg, keys = composed[key], tuple(dotted for dotted, _ in values)
-    if setting.setdefault(key, keys) != keys:
-        cfg = cfg.copy()  # another job set other keys on the shared config: start from a copy
-    for dotted, value in values:
-        OmegaConf.update(cfg, dotted, value, merge=False)
-    return cfg
-
-
 @cache
 def _composed(base: tuple[str, ...]) -> tuple[dict, dict]:
-    """job_config's caches for the cells of `base` (one experiment at one profile): the configs
-    composed so far, one per choice of config groups, and the keys each sets."""
+    """The caches of sweep.shared_job_config for the cells of `base` (one experiment at one
+    profile): the configs composed so far, one per choice of config groups, and the keys each
+    sets."""
     return {}, {}
 
 
@@ -107,14 +74,15 @@ def cell_config(
 ) -> dict[str, Any] | None:
     """The resolved config (seed 0) of `experiment`'s cell `key=value` at `profile` as its jobs
     train it today; None when that does not compose (no such experiment, profile or row). The
-    cells of one experiment share its composition, as its planned jobs do (job_config)."""
+    cells of one experiment share its composition, as its planned jobs do
+    (sweep.shared_job_config)."""
     base = [*base_overrides(experiment), f"profile={profile}"]
     job = ["seed=0"] if key is None else ["seed=0", f"{'kb' if key == 'kb.name' else key}={value}"]
 
     def compute() -> dict[str, Any] | None:
         try:
             with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-                config = job_config(base, job, *_composed(tuple(base)))
+                config = sweep.shared_job_config(base, job, *_composed(tuple(base)))
                 return resolve.resolved_config(config)
         except (ValueError, OSError, HydraException, OmegaConfBaseException):
             return None

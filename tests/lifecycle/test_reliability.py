@@ -200,6 +200,30 @@ def test_a_sweep_with_invalid_jobs_reports_them_all_and_trains_none(tmp_path):
     assert not (tmp_path / "records").exists() or not any((tmp_path / "records").rglob("*.json"))
 
 
+def test_a_sweep_is_checked_composing_once_per_choice_of_groups_in_hydras_words(
+    tmp_path, monkeypatch
+):
+    from hydra.errors import HydraException
+
+    from dfl_bench.lifecycle import sweep
+
+    monkeypatch.chdir(tmp_path)  # the default records and checkpoint folders, checked writable
+    composed, real = [], sweep.compose
+    monkeypatch.setattr(
+        sweep,
+        "compose",
+        lambda name, overrides: composed.append(overrides) or real(name, overrides),
+    )
+    jobs = sweep.expand(["+experiment=tnorms", "row=godel,product", "seed=0,1", "profile=smoke"])
+    assert len(jobs) == 4 and sweep.invalid_jobs(jobs) == []
+    assert composed == [["+experiment=tnorms", "profile=smoke"]]  # rows and seeds set on it
+    typo = ["+experiment=tnorms", "row=godel", "no_such_key=1"]
+    (error,) = sweep.invalid_jobs([typo])
+    with pytest.raises(HydraException) as whole:
+        sweep.job_config(typo)
+    assert error == f"{' '.join(typo)}: {whole.value}" and "no_such_key" in error
+
+
 # 6. SIGTERM: checkpoint, exit 143, the sweep's remaining jobs named; the rerun resumes
 @pytest.mark.slow
 def test_sigterm_checkpoints_exits_143_and_the_rerun_resumes(tmp_path):
