@@ -19,6 +19,7 @@ import tempfile
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 PRELOAD = ["torch", "lightning"]  # imported once per test process; dfl_bench itself per run
@@ -40,7 +41,13 @@ def _exit_code(exit: SystemExit) -> int:
 
 
 def _child(
-    module: str, args: list[str], env: dict, cwd: str, out, err, session: bool = False
+    module: str,
+    args: list[str],
+    env: dict,
+    cwd: str,
+    out: str | Connection,
+    err: str | Connection,
+    session: bool = False,
 ) -> None:
     """The forked interpreter: `out` and `err` are file paths or the write end of a pipe (the
     same one for both: stderr into stdout); `session`: a process group of its own."""
