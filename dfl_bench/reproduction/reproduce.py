@@ -250,7 +250,7 @@ def group_running(pgid: int) -> bool:
     """Whether a process of group `pgid` still runs. A zombie (exited, waiting for a parent or
     init to reap it) does not count: an orphaned loky worker stays one where nothing reaps it.
     Without /proc: whether the group exists."""
-    stats = sorted(Path("/proc").glob("[0-9]*/stat"))
+    stats = list(Path("/proc").glob("[0-9]*/stat"))
     if not stats:
         try:
             os.killpg(pgid, 0)
