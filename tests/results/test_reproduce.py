@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -290,7 +291,7 @@ def test_a_group_of_zombies_is_not_running_and_a_sleeper_is(monkeypatch):
     exited = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
     try:
         while Path(f"/proc/{exited.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
-            pass  # exiting, not yet reaped (this test is its parent and waits for it below)
+            time.sleep(0.01)  # exiting; not reaped: this test is its parent, waiting below
         assert reproduce.group_running(sleeper.pid) and not reproduce.group_running(exited.pid)
         with monkeypatch.context() as patched:
             patched.setattr(reproduce.time, "sleep", lambda s: pytest.fail("waited for zombies"))
