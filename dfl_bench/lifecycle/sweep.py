@@ -60,7 +60,22 @@ def shared_job_config(
     (`composed` caches them) and setting the job's plain values (row, seed, a swept parameter):
     what `compose(base + job)` gives, without composing every job. The jobs of one choice set
     the same keys (`setting` holds them), so each sets its values on the shared config, which
-    is valid until the next job's (no copy of the whole config per job)."""
+    is valid until the next job's (no copy of the whole config per job). A job that does not
+    compose that way is composed whole: Hydra's own config, or its own error."""
+    try:
+        return _set_on_shared(base, job, composed, setting)
+    except (HydraException, OmegaConfBaseException):
+        return compose("config", overrides=[*base, *job])
+
+
+def _set_on_shared(
+    base: Sequence[str],
+    job: Sequence[str],
+    composed: dict[tuple[str, ...], DictConfig],
+    setting: dict[tuple[str, ...], tuple[str, ...]],
+) -> DictConfig:
+    """shared_job_config's way: the composed config of the job's group choices, its plain
+    values set on it."""
     groups, values = [], []
     loader = GlobalHydra.instance().config_loader()
     for override in OverridesParser.create().parse_overrides(list(job)):
@@ -83,8 +98,7 @@ def shared_job_config(
 
 def invalid_jobs(jobs: Sequence[Sequence[str]], hydra_overrides: Sequence[str] = ()) -> list[str]:
     """'job overrides: reason' for every job whose config fails to compose or to check; the
-    jobs share their compositions (shared_job_config), and a job that does not compose that way
-    is composed whole, so that its reason is Hydra's own."""
+    jobs share their compositions (shared_job_config)."""
     from dfl_bench.lifecycle.train import checked
 
     errors: list[str] = []
@@ -93,11 +107,7 @@ def invalid_jobs(jobs: Sequence[Sequence[str]], hydra_overrides: Sequence[str] =
     with _search_path():
         for job in jobs:
             try:
-                try:
-                    cfg = shared_job_config(hydra_overrides, job, composed, setting)
-                except (HydraException, OmegaConfBaseException):
-                    cfg = job_config([*hydra_overrides, *job])
-                checked(cfg, job)
+                checked(shared_job_config(hydra_overrides, job, composed, setting), job)
             except (ValueError, HydraException, OmegaConfBaseException) as err:
                 errors.append(f"{' '.join(job) or '(no overrides)'}: {err}")
     return errors
