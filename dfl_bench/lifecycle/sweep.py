@@ -4,9 +4,11 @@
     job_config(overrides)      ->  that job's composed config (no hydra node)
     shared_job_config(...)     ->  the same, composing once per choice of config groups
     invalid_jobs(jobs)         ->  "overrides: reason" for each job that would fail its checks
+    check_sweep(...)           ->  exit 2 naming every invalid job of a sweep
 
-`ValidateSweep` (registered in conf/config.yaml) runs them when a multirun starts, so one bad
-value stops the sweep with every invalid job listed, before the first job trains.
+The sweeper of conf/config.yaml (`hydra/sweeper=checked`, hydra_plugins/dfl_bench_sweeper) runs
+`check_sweep` when a multirun starts, so one bad value stops the sweep with every invalid job
+listed, before the first job trains.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
-from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
@@ -113,28 +114,27 @@ def invalid_jobs(jobs: Sequence[Sequence[str]], hydra_overrides: Sequence[str] =
     return errors
 
 
-class ValidateSweep(Callback):
-    """Hydra callback: check every job of a basic-sweeper multirun before launching any."""
+def check_sweep(
+    overrides: Sequence[str], params: Mapping[str, Any] | None, hydra_overrides: Sequence[str]
+) -> None:
+    """Exit 2 (invalid input) naming every invalid job of the sweep of `overrides` and `params`
+    (hydra.sweeper.params), before any job is launched; nothing if every job is valid."""
+    from dfl_bench.lifecycle.train import EXIT_INVALID
 
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        from dfl_bench.lifecycle.train import EXIT_INVALID
-
-        if not str(config.hydra.sweeper.get("_target_", "")).endswith("BasicSweeper"):
-            return
-        jobs = expand(config.hydra.overrides.task, config.hydra.sweeper.get("params"))
-        errors = invalid_jobs(jobs, config.hydra.overrides.hydra)
-        reasons = {error.split(": ", 1)[-1] for error in errors}
-        if errors and len(errors) == len(jobs) and len(reasons) == 1:
-            print(
-                f"[dfl_bench] invalid configuration: {reasons.pop()} (every one of the "
-                f"{len(jobs)} sweep jobs, so none was run)",
-                file=sys.stderr,
-            )
-            raise SystemExit(EXIT_INVALID)
-        if errors:
-            print(
-                f"[dfl_bench] invalid configuration: {len(errors)} of {len(jobs)} sweep jobs, "
-                "so none was run:\n  " + "\n  ".join(errors),
-                file=sys.stderr,
-            )
-            raise SystemExit(EXIT_INVALID)
+    jobs = expand(overrides, params)
+    errors = invalid_jobs(jobs, hydra_overrides)
+    reasons = {error.split(": ", 1)[-1] for error in errors}
+    if errors and len(errors) == len(jobs) and len(reasons) == 1:
+        print(
+            f"[dfl_bench] invalid configuration: {reasons.pop()} (every one of the "
+            f"{len(jobs)} sweep jobs, so none was run)",
+            file=sys.stderr,
+        )
+        raise SystemExit(EXIT_INVALID)
+    if errors:
+        print(
+            f"[dfl_bench] invalid configuration: {len(errors)} of {len(jobs)} sweep jobs, "
+            "so none was run:\n  " + "\n  ".join(errors),
+            file=sys.stderr,
+        )
+        raise SystemExit(EXIT_INVALID)

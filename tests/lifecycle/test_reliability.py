@@ -224,6 +224,50 @@ def test_a_sweep_is_checked_composing_once_per_choice_of_groups_in_hydras_words(
     assert error == f"{' '.join(typo)}: {whole.value}" and "no_such_key" in error
 
 
+def test_a_multirun_checks_every_job_first_and_composes_each_in_full_once(tmp_path, monkeypatch):
+    """The sweeper checks the jobs with one composition per choice of groups (not Hydra's check,
+    which composes every job in full); the launcher then composes each job once to run it."""
+    from hydra import initialize_config_dir
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra.core.global_hydra import GlobalHydra
+
+    from dfl_bench.lifecycle import sweep
+    from dfl_bench.paths import CONFIG_DIR
+
+    monkeypatch.chdir(tmp_path)
+    whole, shared, ran = [], [], []
+    real_whole, real_shared = ConfigLoaderImpl.load_sweep_config, sweep.compose
+    monkeypatch.setattr(
+        ConfigLoaderImpl,
+        "load_sweep_config",
+        lambda self, master_config, sweep_overrides: (
+            whole.append(sweep_overrides) or real_whole(self, master_config, sweep_overrides)
+        ),
+    )
+    monkeypatch.setattr(
+        sweep,
+        "compose",
+        lambda name, overrides: shared.append(overrides) or real_shared(name, overrides),
+    )
+
+    def multirun(*overrides: str) -> None:
+        whole.clear(), shared.clear(), ran.clear()
+        with initialize_config_dir(CONFIG_DIR, version_base="1.3"):
+            GlobalHydra.instance().hydra.multirun(
+                "config",
+                lambda cfg: ran.append((cfg.row, cfg.seed)),
+                [*overrides, "hydra.sweep.dir=sweep", "hydra/job_logging=none"],
+                with_log_configuration=False,
+            )
+
+    multirun("+experiment=tnorms", "row=godel,product", "seed=0,1", "profile=smoke")
+    assert ran == [("godel", 0), ("godel", 1), ("product", 0), ("product", 1)]
+    assert len(shared) == 1 and len(whole) == 4  # the check's one, the launcher's four
+    with pytest.raises(SystemExit) as refused:
+        multirun("tnorm.p=0,1.7", "profile=smoke")  # p=0 is out of the Yager t-norm's range
+    assert refused.value.code == 2 and ran == [] and whole == []
+
+
 # 6. SIGTERM: checkpoint, exit 143, the sweep's remaining jobs named; the rerun resumes
 @pytest.mark.slow
 def test_sigterm_checkpoints_exits_143_and_the_rerun_resumes(tmp_path):

@@ -1,0 +1,1 @@
+"""dfl_bench's Hydra sweeper: the basic sweeper, every job checked before the first trains."""
