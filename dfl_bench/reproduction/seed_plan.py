@@ -8,9 +8,9 @@ chance to decide it (a difference or equivalence within the margin) if the diffe
 sds are what the cells show now (their runs that did not collapse), at Holm's first-step level
 (ALPHA / the claim's comparisons); at most stats.MAX_SEEDS per cell. A claim that no such count
 decides is named with the reason. `python -m dfl_bench.reproduction.seed_plan run` trains exactly
-the committed plan (seeds 0..n-1 of each planned cell; train.py skips finished runs and resumes
-cut-off ones), so it can be stopped and started again; `status` lists the unfinished cells and
-the training time left.
+the committed plan (the seeds of 0..n-1 of each planned cell that have no ok record; train.py
+resumes cut-off ones), so it can be stopped and started again, from a frozen checkout
+(`--repo`) if this one changes; `status` lists the unfinished cells and the training time left.
 """
 
 from __future__ import annotations
@@ -268,51 +268,59 @@ def readme(p: dict) -> str:
     )
 
 
-def commands(p: dict, args: argparse.Namespace) -> list[list[str]]:
-    """One Hydra multirun per planned cell: seeds 0..n-1 of its configuration at the plan's
-    profile (the finished ones are skipped by train.py)."""
-    out = []
+def commands(
+    p: dict, finished: dict[str, list[int]], args: argparse.Namespace
+) -> dict[str, list[str] | None]:
+    """Each planned cell's Hydra multirun: the seeds of 0..n-1 of its configuration at the
+    plan's profile that are not `finished`; None for a cell whose seeds all are (no multirun
+    starts only to skip its jobs)."""
+    launcher = (
+        ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"] if args.jobs > 1 else []
+    )
+    out: dict[str, list[str] | None] = {}
     for cell, spec in p["cells"].items():
-        experiment = cell.split("/", 1)[0]
-        launcher = (
-            ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"]
-            if args.jobs > 1
-            else []
-        )
-        out.append(
-            [
-                sys.executable,
-                "-m",
-                "dfl_bench",
-                "-m",
-                *cells.base_overrides(experiment),
-                spec["override"],
-                f"seed={','.join(map(str, range(spec['seeds'])))}",
-                f"profile={p['profile']}",
-                f"records_dir={args.records}",
-                f"logger={args.logger}",
-                "progress_bar=false",
-                *launcher,
-            ]
-        )
+        missing = [seed for seed in range(spec["seeds"]) if seed not in finished[cell]]
+        if not missing:
+            out[cell] = None
+            continue
+        out[cell] = [
+            *(sys.executable, "-m", "dfl_bench", "-m"),
+            *cells.base_overrides(cell.split("/", 1)[0]),
+            spec["override"],
+            f"seed={','.join(map(str, missing))}",
+            f"profile={p['profile']}",
+            f"records_dir={args.records}",
+            f"logger={args.logger}",
+            "progress_bar=false",
+            *launcher,
+        ]
     return out
 
 
-def progress(p: dict, records_dir: str | Path) -> dict[str, tuple[int, int]]:
-    """Each planned cell's (finished seeds, planned seeds): seeds 0..n-1 of its configuration
-    whose run record under `records_dir` says ok, found by config hash as train.py finds them."""
+def finished_seeds(p: dict, records_dir: str | Path) -> dict[str, list[int]]:
+    """Each planned cell's finished seeds of 0..n-1: those of its configuration whose run record
+    under `records_dir` says ok, found by config hash as train.py finds them."""
     by_experiment: dict[str, dict[str, dict]] = {}
     for cell, spec in p["cells"].items():
         by_experiment.setdefault(cell.split("/", 1)[0], {})[cell] = spec
     out = {}
     for experiment, planned in by_experiment.items():
         n = max(spec["seeds"] for spec in planned.values())
-        jobs = plan.plan([experiment], p["profile"], n, records_dir)
+        done = [
+            j.overrides for j in plan.plan([experiment], p["profile"], n, records_dir) if j.done()
+        ]
         for cell, spec in planned.items():
-            seeds = {f"seed={seed}" for seed in range(spec["seeds"])}
-            mine = [j for j in jobs if spec["override"] in j.overrides and seeds & set(j.overrides)]
-            out[cell] = (sum(job.done() for job in mine), spec["seeds"])
+            out[cell] = [
+                seed
+                for seed in range(spec["seeds"])
+                if any({spec["override"], f"seed={seed}"} <= set(job) for job in done)
+            ]
     return out
+
+
+def progress(finished: dict[str, list[int]], p: dict) -> dict[str, tuple[int, int]]:
+    """Each planned cell's (finished seeds, planned seeds)."""
+    return {cell: (len(finished[cell]), spec["seeds"]) for cell, spec in p["cells"].items()}
 
 
 def status_lines(p: dict, done: dict[str, tuple[int, int]], jobs: int) -> list[str]:
@@ -340,6 +348,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=FOLDER)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--logger", default="none")
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        default=REPO_DIR,
+        help="the checkout whose code trains (default: this one); a frozen checkout keeps the "
+        "training code fixed while this one changes",
+    )
     args = parser.parse_args(argv)
     if args.action == "plan":
         p = build_plan(Path(args.records))
@@ -349,13 +364,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
         return 0
     p = json.loads((args.out / "plan.json").read_text())
+    finished = finished_seeds(p, args.records)
     if args.action == "status":
-        print("\n".join(status_lines(p, progress(p, args.records), args.jobs)))
+        print("\n".join(status_lines(p, progress(finished, p), args.jobs)))
         return 0
     failed = 0
-    for i, command in enumerate(commands(p, args), 1):
+    for i, (cell, command) in enumerate(commands(p, finished, args).items(), 1):
+        if command is None:
+            print(f"[seed_plan] {i}/{len(p['cells'])}: {cell} finished", flush=True)
+            continue
         print(f"[seed_plan] {i}/{len(p['cells'])}: {' '.join(command[2:])}", flush=True)
-        failed += subprocess.run(command, cwd=REPO_DIR).returncode != 0
+        failed += subprocess.run(command, cwd=args.repo).returncode != 0
     print(f"[seed_plan] done: {len(p['cells'])} cells, {failed} with a failed job")
     return 1 if failed else 0
 

@@ -1,8 +1,11 @@
-"""`python -m dfl_bench.reproduction.seed_plan status`: the planned seeds whose records are ok."""
+"""`python -m dfl_bench.reproduction.seed_plan status` and `run`: the planned seeds whose records
+are ok, and multiruns of only the others."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from pathlib import Path
 
 from dfl_bench.reproduction import plan, seed_plan
@@ -35,11 +38,50 @@ def test_the_seed_plans_status_counts_the_planned_seeds_whose_records_are_ok(tmp
         job.path.parent.mkdir(parents=True, exist_ok=True)
         fields = {"status": status, "seed": seed, "config_hash": job.path.stem}
         job.path.write_text(json.dumps({**record, **fields}))
-    done = seed_plan.progress(p, tmp_path)
-    assert done == {"formulas/f1": (2, 3), "formulas/f2": (1, 2)}  # f1's seed 3 is not planned
+    finished = seed_plan.finished_seeds(p, tmp_path)
+    assert finished == {"formulas/f1": [0, 2], "formulas/f2": [0]}  # f1's seed 3 is not planned
+    done = seed_plan.progress(finished, p)
+    assert done == {"formulas/f1": (2, 3), "formulas/f2": (1, 2)}
     lines = seed_plan.status_lines(p, done, jobs=2)
     assert lines[:2] == ["  formulas/f1: 2 of 3 seeds", "  formulas/f2: 1 of 2 seeds"]
     assert lines[2] == (  # (600 + 900) s left at two jobs
         "[seed_plan] 3 of 5 planned runs finished; 0 of 2 cells complete; about 0.2 h of "
         "training left at 2 job(s)"
     )
+
+
+def test_the_seed_plans_run_launches_only_the_unfinished_seeds_of_unfinished_cells(tmp_path):
+    p = {
+        "profile": "long",
+        "cells": {
+            "formulas/f1": {"seeds": 3, "override": "row=f1", "wall_time_s": 600.0},
+            "formulas/f2": {"seeds": 2, "override": "row=f2", "wall_time_s": 900.0},
+        },
+    }
+    args = argparse.Namespace(jobs=2, records=str(tmp_path), logger="none")
+    got = seed_plan.commands(p, {"formulas/f1": [0, 2], "formulas/f2": [0, 1]}, args)
+    assert got == {
+        "formulas/f1": [
+            *(sys.executable, "-m", "dfl_bench", "-m", "+experiment=formulas", "row=f1", "seed=1"),
+            *("profile=long", f"records_dir={tmp_path}", "logger=none", "progress_bar=false"),
+            *("hydra/launcher=parallel", "hydra.launcher.n_jobs=2"),
+        ],
+        "formulas/f2": None,  # every seed finished: no multirun
+    }
+
+
+def test_the_seed_plans_run_trains_in_the_checkout_it_is_given(tmp_path, monkeypatch):
+    (tmp_path / "plan").mkdir()
+    p = {"profile": "long", "cells": {"formulas/f1": {"seeds": 1, "override": "row=f1"}}}
+    (tmp_path / "plan" / "plan.json").write_text(json.dumps(p))
+    ran = []
+    monkeypatch.setattr(
+        seed_plan.subprocess,
+        "run",
+        lambda command, cwd: ran.append((command, cwd)) or argparse.Namespace(returncode=0),
+    )
+    frozen = tmp_path / "frozen"
+    argv = ["run", "--out", str(tmp_path / "plan"), "--records-dir", str(tmp_path / "records")]
+    assert seed_plan.main([*argv, "--repo", str(frozen)]) == 0
+    ((command, cwd),) = ran
+    assert cwd == frozen and "row=f1" in command and "seed=0" in command
