@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import warm_cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -28,7 +27,7 @@ def test_the_guides_knowledge_base_trains_as_written(tmp_path):
     (tmp_path / "conf" / "kb").mkdir(parents=True)
     (tmp_path / "conf" / "kb" / "order.yaml").write_text(blocks["yaml"])
     (tmp_path / "order_kb.py").write_text(blocks["python"])
-    driver = f"""
+    (tmp_path / "guide_driver.py").write_text(f"""
 import order_kb  # the guide's module, registered as a contributor's import would
 from jobs import composed
 from dfl_bench.lifecycle import train
@@ -42,11 +41,9 @@ cfg, hydra_cfg = composed(
 record = train.run(cfg, hydra_cfg)
 assert record["status"] == "ok" and record["config"]["kb"]["name"] == "order", record
 print("trained", record["cons_ratio"] is not None)
-"""
-    path = os.pathsep.join([str(tmp_path), str(REPO / "tests"), str(REPO)])
+""")
+    path = os.pathsep.join([str(REPO / "tests"), str(REPO)])
     env = {**os.environ, "PYTHONPATH": path, "WANDB_MODE": "disabled"}
-    done = subprocess.run(
-        [sys.executable, "-c", driver], cwd=tmp_path, env=env, capture_output=True, text=True
-    )
+    done = warm_cli.run([], tmp_path, env, module="guide_driver")  # `python -m guide_driver`
     assert done.returncode == 0, done.stderr[-3000:]
     assert "trained True" in done.stdout

@@ -56,6 +56,9 @@ def _child(
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
+    # sys.path as `python -m` starts it: the working folder, then PYTHONPATH, then the rest
+    front = [cwd, *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    sys.path[:] = [*front, *(entry for entry in sys.path if entry not in front)]
     for fd, target in ((1, out), (2, err)):
         if isinstance(target, str):
             with open(target, "w") as file:
