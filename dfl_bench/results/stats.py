@@ -20,9 +20,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from dfl_bench.schema import CU_ANT, CU_CONS
 
@@ -61,7 +62,9 @@ class Interval:
     seen: Callable[[float], None] | None = field(default=None, compare=False, repr=False)
 
     def _cdf(self, x: float) -> float:
-        return float(stats.norm.cdf(x) if math.isinf(self.df) else stats.t.cdf(x, self.df))
+        """The normal or Student t CDF (the ufuncs scipy.stats' cdf calls, without its
+        per-call checks: the same numbers, 100x faster)."""
+        return float(special.ndtr(x) if math.isinf(self.df) else special.stdtr(self.df, x))
 
     def _one_sided_above(self, bound: float) -> float:
         """p of H0 delta <= bound against delta > bound."""
@@ -79,7 +82,7 @@ class Interval:
             return 0.0 if self.delta < bound else 1.0
         return self._cdf((self.delta - bound) / self.se)
 
-    @property
+    @cached_property
     def raw(self) -> tuple[float, float, float]:
         """The unadjusted p-values: a difference (two-sided), equivalence within +-margin (TOST:
         the larger one-sided p), a difference beyond the margin (the one-sided p in the
