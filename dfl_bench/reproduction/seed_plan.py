@@ -352,8 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--repo",
         type=Path,
         default=REPO_DIR,
-        help="the checkout whose code trains (default: this one); a frozen checkout keeps the "
-        "training code fixed while this one changes",
+        help="the checkout whose code trains (default: this one; a relative --records-dir is its "
+        "folder); a frozen checkout keeps the training code fixed while this one changes",
     )
     args = parser.parse_args(argv)
     if args.action == "plan":
@@ -364,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
         return 0
     p = json.loads((args.out / "plan.json").read_text())
-    finished = finished_seeds(p, args.records)
+    finished = finished_seeds(p, args.repo / args.records)  # a relative one: the checkout's
     if args.action == "status":
         print("\n".join(status_lines(p, progress(finished, p), args.jobs)))
         return 0

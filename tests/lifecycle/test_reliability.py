@@ -251,7 +251,8 @@ def test_a_multirun_checks_every_job_first_and_composes_each_in_full_once(tmp_pa
     )
 
     def multirun(*overrides: str) -> None:
-        whole.clear(), shared.clear(), ran.clear()
+        for seen in (whole, shared, ran):
+            seen.clear()
         with initialize_config_dir(CONFIG_DIR, version_base="1.3"):
             GlobalHydra.instance().hydra.multirun(
                 "config",

@@ -81,7 +81,16 @@ def test_the_seed_plans_run_trains_in_the_checkout_it_is_given(tmp_path, monkeyp
         lambda command, cwd: ran.append((command, cwd)) or argparse.Namespace(returncode=0),
     )
     frozen = tmp_path / "frozen"
-    argv = ["run", "--out", str(tmp_path / "plan"), "--records-dir", str(tmp_path / "records")]
-    assert seed_plan.main([*argv, "--repo", str(frozen)]) == 0
+    argv = ["run", "--out", str(tmp_path / "plan"), "--repo", str(frozen)]
+    assert seed_plan.main([*argv, "--records-dir", "records"]) == 0
     ((command, cwd),) = ran
     assert cwd == frozen and "row=f1" in command and "seed=0" in command
+    assert "records_dir=records" in command  # the checkout's own folder, where it is read too
+    (job,) = [
+        j for j in plan.plan(["formulas"], "long", 1, frozen / "records") if "row=f1" in j.overrides
+    ]
+    job.path.parent.mkdir(parents=True)
+    record = json.loads(next((REPO / "results/records/formulas").glob("*.json")).read_text())
+    job.path.write_text(json.dumps({**record, "seed": 0, "config_hash": job.path.stem}))
+    ran.clear()
+    assert seed_plan.main([*argv, "--records-dir", "records"]) == 0 and ran == []  # finished
