@@ -107,5 +107,5 @@ ntn-comparison: ## same_symmetric and the default configuration with the text's 
 	$(PYTHON) -m dfl_bench.bench time-ntn --threads 1 >> "$(NTN_DIR)/README.md"
 
 GPU_OUT ?= results/bench/cuda/session
-gpu-session: ## on a GPU machine: the GPU figures, then the long reproduction until BUDGET seconds end (GPU_OUT)
+gpu-session: ## on a GPU machine: the seed plan's unfinished seeds until BUDGET seconds end, else the GPU figures and the long reproduction (GPU_OUT)
 	$(PYTHON) -m dfl_bench.bench.cuda_session --out "$(GPU_OUT)" --budget "$(or $(BUDGET),540)" --profile "$(PROFILE_GPU)"

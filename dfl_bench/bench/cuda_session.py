@@ -1,28 +1,35 @@
-"""One GPU session, prepared on a CPU: the GPU figures the README and `results/bench/cuda/`
-state, then as much of a reproduction as the time left allows, its records packed to bring back.
+"""One GPU session, prepared on a CPU: the committed seed plan's unfinished seeds while its
+budget lasts, else the GPU figures the README and `results/bench/cuda/` state and as much of a
+reproduction as the time left allows; its new records packed to bring back.
 
     python -m dfl_bench.bench.cuda_session --out $OUT --budget 540 --profile long
+    python -m dfl_bench.bench.cuda_session --out $OUT --skip seed_plan   # the figures first
 
 Stages, each logged to `<out>/session.log` and summarised in `<out>/session.json` (a stage that
-fails is recorded with its error and the session goes on):
+fails is recorded with its error and the session goes on; one that starts with less than
+`--reserve` seconds left is skipped):
 
 1. `graph_vs_eager`: one stacked sweep (4 seeds, `--check-steps` steps, metrics every 25) with
    CUDA graphs, with graphs of compiled DFL terms (`compile_dfl`), without graphs, and each
    seed alone: the records' numbers side by side, and the wall times;
-2. `stack_timing`: `bench.stack_timing` on CUDA (R separate single-run steps against R stacked
+2. `seed_plan`: `reproduction.seed_plan run --device gpu` until the budget ends (then SIGTERM:
+   running stacks stop; finished records stay): each planned cell's unfinished seeds as one
+   stack, `--jobs` cells at once, the last cells first (a CPU run of the plan goes from the
+   first); with CUDA graphs if stage 1 agreed. A finished plan ends it at once;
+3. `stack_timing`: `bench.stack_timing` on CUDA (R separate single-run steps against R stacked
    steps, captured; seeds of the default configuration and the rows of same_symmetric, each with and
    without compiled DFL terms), per stacked iteration and per run-iteration;
-3. `single`: `python -m dfl_bench trainer=gpu` at the quick profile (1,000 iterations), with
+4. `single`: `python -m dfl_bench trainer=gpu` at the quick profile (1,000 iterations), with
    and without CUDA graphs: milliseconds per iteration from the record's wall time;
-4. `table`: `+experiment=same_symmetric` (12 rows) at quick as one GPU stack, with and without
+5. `table`: `+experiment=same_symmetric` (12 rows) at quick as one GPU stack, with and without
    compiled DFL terms (compile time included);
-5. `reproduce`: `reproduction.reproduce --device gpu` of every table at `--profile` until the budget
-   ends (then SIGTERM: running stacks stop; finished records stay), its records packed as
-   `<out>/records.tar.gz` (paths relative to the repository); with CUDA graphs if stage 1
-   agreed, and with compiled DFL terms if they agreed there and made stage 4 faster.
+6. `reproduce`: `reproduction.reproduce --device gpu` of every table at `--profile` until the budget
+   ends, as stage 2; with CUDA graphs if stage 1 agreed, and with compiled DFL terms if they
+   agreed there and made stage 5 faster.
 
 `<out>` ends with five files: session.log, session.json, README.md (`report`), records.tar.gz
-and logs.tar.gz (every command's output and the reproduction's multirun logs).
+(every record the session wrote, paths relative to the repository) and logs.tar.gz (every
+command's output and the reproduction's multirun logs).
 """
 
 from __future__ import annotations
@@ -258,21 +265,25 @@ def table(session: Session) -> dict[str, Any]:
     return out
 
 
-def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
-    """The reproduction until the budget ends; then SIGTERM to its process group."""
-    started = time.time()
-    overrides = [
+def gpu_overrides(session: Session) -> list[str]:
+    """CUDA graphs if stage 1 agreed, compiled DFL terms if they agreed there and made stage 4
+    faster."""
+    return [
         *([] if graph_ok(session.results.get("graph_vs_eager")) else ["cuda_graph=false"]),
         *(["compile_dfl=true"] if compile_ok(session.results) else []),
     ]
-    command = [
-        *(sys.executable, "-m", "dfl_bench.reproduction.reproduce", "--device", session.device),
-        *("--profile", args.profile, "--jobs", str(args.jobs), "--logger", args.logger),
-        *("--tables", args.tables, "--records-dir", args.records, "--poll", "30"),
-        *("--seeds", str(args.seeds), "--stack-size", str(args.stack_size), *overrides),
-    ]
+
+
+def until_budget(
+    session: Session, args: argparse.Namespace, command: list[str], name: str
+) -> dict[str, Any]:
+    """Run `command` (its output in `<scratch>/<name>.log`) until the budget, less the
+    reserve, ends; then SIGTERM to its process group (running jobs checkpoint, finished records
+    stay). Its exit status, wall time and the records it wrote."""
+    started = time.time()
+    session.scratch.mkdir(parents=True, exist_ok=True)
     tic = time.perf_counter()
-    with open(session.scratch / "reproduce.log", "w") as log:
+    with open(session.scratch / f"{name}.log", "w") as log:
         proc = subprocess.Popen(
             command, cwd=REPO_DIR, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -286,24 +297,62 @@ def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
                 os.killpg(proc.pid, signal.SIGKILL)
                 code = proc.wait()
     wall = time.perf_counter() - tic
-    folder = (REPO_DIR / args.records).resolve()
-    base = REPO_DIR if folder.is_relative_to(REPO_DIR) else folder.parent
-    new = [p for p in sorted(folder.rglob("*.json")) if p.stat().st_mtime >= started]
-    with tarfile.open(session.out / "records.tar.gz", "w:gz") as tar:
-        for path in new:  # paths relative to the repository (or the records' parent)
-            tar.add(path, arcname=str(path.relative_to(base)))
+    new = new_records(args, started)
     done = [r for p in new if (r := records.read_record(p))]
     trained = [r for r in done if r.get("status") == "ok" and not r.get("reused_from")]
     iterations = sum(r.get("steps") or 0 for r in trained)
     return {
         "exit": code,
-        "overrides": overrides,
         "wall_s": round(wall, 1),
         "records": len(done),
         "ok": sum(r.get("status") == "ok" for r in done),
         "trained_run_iterations": iterations,
         "ms_per_run_iteration": 1000 * wall / iterations if iterations else None,
     }
+
+
+def new_records(args: argparse.Namespace, since: float) -> list[Path]:
+    """The record files under `--records` written since `since` (a time.time())."""
+    folder = (REPO_DIR / args.records).resolve()
+    return [p for p in sorted(folder.rglob("*.json")) if p.stat().st_mtime >= since]
+
+
+def pack_records(args: argparse.Namespace, since: float, out: Path) -> int:
+    """The session's new records as `<out>/records.tar.gz`, paths relative to the repository
+    (or to the records folder's parent); how many."""
+    folder = (REPO_DIR / args.records).resolve()
+    base = REPO_DIR if folder.is_relative_to(REPO_DIR) else folder.parent
+    new = new_records(args, since)
+    with tarfile.open(out / "records.tar.gz", "w:gz") as tar:
+        for path in new:
+            tar.add(path, arcname=str(path.relative_to(base)))
+    return len(new)
+
+
+def seed_plan(session: Session, args: argparse.Namespace) -> dict[str, Any]:
+    """The committed seed plan's unfinished seeds on the GPU until the budget ends: each cell's
+    seeds as one stack, `--jobs` cells at once, the last cells first (a CPU run of the plan
+    goes from the first); a seed trained on either device is finished."""
+    overrides = gpu_overrides(session)
+    command = [
+        *(sys.executable, "-m", "dfl_bench.reproduction.seed_plan", "run", *overrides),
+        *("--device", session.device, "--parallel", str(args.jobs), "--reverse"),
+        *("--stack-size", str(args.stack_size), "--records-dir", args.records),
+        *("--logger", args.logger),
+    ]
+    return {"overrides": overrides, **until_budget(session, args, command, "seed_plan")}
+
+
+def reproduce(session: Session, args: argparse.Namespace) -> dict[str, Any]:
+    """The reproduction until the budget ends; then SIGTERM to its process group."""
+    overrides = gpu_overrides(session)
+    command = [
+        *(sys.executable, "-m", "dfl_bench.reproduction.reproduce", "--device", session.device),
+        *("--profile", args.profile, "--jobs", str(args.jobs), "--logger", args.logger),
+        *("--tables", args.tables, "--records-dir", args.records, "--poll", "30"),
+        *("--seeds", str(args.seeds), "--stack-size", str(args.stack_size), *overrides),
+    ]
+    return {"overrides": overrides, **until_budget(session, args, command, "reproduce")}
 
 
 def report(results: dict[str, Any]) -> str:
@@ -324,8 +373,9 @@ def report(results: dict[str, Any]) -> str:
         "(`make gpu-session`), all figures from this one session.",
         "",
     ]
-    rep, one, tab = (
+    rep, plan, one, tab = (
         results.get("reproduce", {}),
+        results.get("seed_plan", {}),
         results.get("single", {}),
         results.get("table", {}),
     )
@@ -466,6 +516,12 @@ def report(results: dict[str, Any]) -> str:
                 fmt(rep.get("wall_s")),
                 fmt(per_it),
             ),
+            (
+                f"`seed_plan run --device gpu`: {plan.get('ok')} records ok, "
+                f"{plan.get('trained_run_iterations')} run-iterations trained",
+                fmt(plan.get("wall_s")),
+                fmt(plan.get("ms_per_run_iteration")),
+            ),
         ],
     )
     return "\n".join(lines) + "\n"
@@ -496,17 +552,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         (args.out / "README.md").write_text(report(results))
         return
     session = Session(args.out, args.scratch, args.budget, args.device)
+    started = time.time()
     stages: dict[str, Callable[[], Any]] = {
         "graph_vs_eager": lambda: graph_vs_eager(session, args.check_steps),
+        "seed_plan": lambda: seed_plan(session, args),
         "stack_timing": lambda: stack_timing(args.runs, args.device),
         "single": lambda: single(session),
         "table": lambda: table(session),
         "reproduce": lambda: reproduce(session, args),
     }
     for name, run in stages.items():
-        if name not in args.skip:
-            session.stage(name, run)
+        if name in args.skip:
+            continue
+        if session.left() < args.reserve:  # what is left packs the records and the logs
+            session.say(f"== {name}: skipped ({session.left():.0f} s left)")
+            continue
+        session.stage(name, run)
     (args.out / "README.md").write_text(report(session.results))
+    session.say(f"== {pack_records(args, started, args.out)} new records in records.tar.gz")
     with tarfile.open(args.out / "logs.tar.gz", "w:gz") as tar:  # at most a few files come back
         for log in sorted(args.scratch.glob("*.log")):
             tar.add(log, arcname=log.name)

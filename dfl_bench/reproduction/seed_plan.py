@@ -22,6 +22,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -34,6 +35,8 @@ REPO_DIR = Path(__file__).resolve().parents[2]
 FOLDER = REPO_DIR / "results" / "seed_plan"
 PROFILE = "long"  # the profile whose inconclusive claims the plan decides
 KEY_OVERRIDES = {"kb.name": "kb"}  # a table's row key as a command-line override
+# a planned seed trained on either device is finished (the device is part of a config hash)
+DEVICES = {"cpu": [], "gpu": ["trainer=gpu"]}
 
 
 @dataclass(frozen=True)
@@ -273,10 +276,17 @@ def commands(
 ) -> dict[str, list[str] | None]:
     """Each planned cell's Hydra multirun: the seeds of 0..n-1 of its configuration at the
     plan's profile that are not `finished`; None for a cell whose seeds all are (no multirun
-    starts only to skip its jobs)."""
-    launcher = (
-        ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"] if args.jobs > 1 else []
-    )
+    starts only to skip its jobs). On a GPU the cell's seeds train as one stack."""
+    if args.device == "gpu":
+        launcher = [
+            "trainer=gpu",
+            "hydra/launcher=stack",
+            f"hydra.launcher.stack_size={args.stack_size}",
+        ]
+    elif args.jobs > 1:
+        launcher = ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"]
+    else:
+        launcher = []
     out: dict[str, list[str] | None] = {}
     for cell, spec in p["cells"].items():
         missing = [seed for seed in range(spec["seeds"]) if seed not in finished[cell]]
@@ -293,13 +303,15 @@ def commands(
             f"logger={args.logger}",
             "progress_bar=false",
             *launcher,
+            *args.overrides,
         ]
     return out
 
 
 def finished_seeds(p: dict, records_dir: str | Path) -> dict[str, list[int]]:
     """Each planned cell's finished seeds of 0..n-1: those of its configuration whose run record
-    under `records_dir` says ok, found by config hash as train.py finds them."""
+    under `records_dir` says ok on either device (DEVICES), found by config hash as train.py
+    finds them."""
     by_experiment: dict[str, dict[str, dict]] = {}
     for cell, spec in p["cells"].items():
         by_experiment.setdefault(cell.split("/", 1)[0], {})[cell] = spec
@@ -307,7 +319,10 @@ def finished_seeds(p: dict, records_dir: str | Path) -> dict[str, list[int]]:
     for experiment, planned in by_experiment.items():
         n = max(spec["seeds"] for spec in planned.values())
         done = [
-            j.overrides for j in plan.plan([experiment], p["profile"], n, records_dir) if j.done()
+            job.overrides
+            for device in DEVICES.values()
+            for job in plan.plan([experiment], p["profile"], n, records_dir, overrides=device)
+            if job.done()
         ]
         for cell, spec in planned.items():
             out[cell] = [
@@ -344,9 +359,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`plan` writes the plan; `run` trains exactly it; `status` says how far it is."""
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.seed_plan")
     parser.add_argument("action", choices=("plan", "run", "status"))
+    parser.add_argument("overrides", nargs="*", help="run: more overrides of every job")
     parser.add_argument("--records-dir", "--records", dest="records", default=cells.RECORDS)
     parser.add_argument("--out", type=Path, default=FOLDER)
-    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=1, help="jobs at once on the CPU (joblib)")
+    parser.add_argument("--device", choices=tuple(DEVICES), default="cpu")
+    parser.add_argument("--parallel", type=int, default=1, help="cells at once (for a GPU)")
+    parser.add_argument("--stack-size", type=int, default=16, help="runs per stack on a GPU")
+    parser.add_argument(
+        "--reverse", action="store_true", help="the last cells first (beside a run from the first)"
+    )
     parser.add_argument("--logger", default="none")
     parser.add_argument(
         "--repo",
@@ -368,13 +390,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.action == "status":
         print("\n".join(status_lines(p, progress(finished, p), args.jobs)))
         return 0
-    failed = 0
-    for i, (cell, command) in enumerate(commands(p, finished, args).items(), 1):
+    todo = list(commands(p, finished, args).items())
+    todo = todo[::-1] if args.reverse else todo
+
+    def train(item: tuple[str, list[str] | None]) -> bool:
+        """One cell's multirun; whether a job of it failed."""
+        cell, command = item
         if command is None:
-            print(f"[seed_plan] {i}/{len(p['cells'])}: {cell} finished", flush=True)
-            continue
-        print(f"[seed_plan] {i}/{len(p['cells'])}: {' '.join(command[2:])}", flush=True)
-        failed += subprocess.run(command, cwd=args.repo).returncode != 0
+            print(f"[seed_plan] {cell} finished", flush=True)
+            return False
+        print(f"[seed_plan] {cell}: {' '.join(command[2:])}", flush=True)
+        return subprocess.run(command, cwd=args.repo).returncode != 0
+
+    with ThreadPoolExecutor(args.parallel) as pool:
+        failed = sum(pool.map(train, todo))
     print(f"[seed_plan] done: {len(p['cells'])} cells, {failed} with a failed job")
     return 1 if failed else 0
 

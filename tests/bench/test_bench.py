@@ -274,6 +274,32 @@ def test_the_gpu_session_covers_every_table_and_reports_its_targets():
     assert "| every table at long, minutes (from the rate) | <= 10 | 9.83 | met |" in text
 
 
+def test_a_gpu_session_trains_the_seed_plan_first_and_skips_what_has_no_time_left(
+    tmp_path, monkeypatch
+):
+    from dfl_bench.bench import cuda_session
+
+    ran = []
+    monkeypatch.setattr(
+        cuda_session,
+        "until_budget",
+        lambda session, args, command, name: ran.append((name, command)) or {"ok": 0},
+    )
+    out, records = tmp_path / "out", tmp_path / "records"
+    argv = ["--out", str(out), "--device", "cpu", "--records", str(records)]
+    argv += ["--scratch", str(tmp_path / "scratch"), "--skip", "graph_vs_eager", "stack_timing"]
+    cuda_session.main([*argv, "single", "table"])
+    assert [name for name, _ in ran] == ["seed_plan", "reproduce"]
+    command = ran[0][1]
+    assert command[1:4] == ["-m", "dfl_bench.reproduction.seed_plan", "run"]
+    assert "cuda_graph=false" in command  # stage 1 did not show graphs agree: none
+    assert {"--reverse", "--device", "cpu", "--parallel", "3"} <= set(command)
+    assert (out / "records.tar.gz").is_file()
+    ran.clear()
+    cuda_session.main([*argv, "--budget", "30"])  # under the 40 s reserve: every stage skipped
+    assert ran == [] and "== seed_plan: skipped" in (out / "session.log").read_text()
+
+
 def test_op_count_counts_computing_operations_and_not_views():
     from dfl_bench.bench import op_count
 

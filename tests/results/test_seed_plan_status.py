@@ -23,18 +23,19 @@ def test_the_seed_plans_status_counts_the_planned_seeds_whose_records_are_ok(tmp
         },
     }
     jobs = plan.plan(["formulas"], "long", 4, tmp_path)
+    on_gpu = plan.plan(["formulas"], "long", 4, tmp_path, overrides=["trainer=gpu"])
     record = json.loads(
         next((REPO / "results" / "records" / "formulas").glob("*.json")).read_text()
     )
     written = [
-        ("f1", 0, "ok"),
-        ("f1", 2, "ok"),
-        ("f1", 3, "ok"),
-        ("f2", 1, "failed"),
-        ("f2", 0, "ok"),
+        ("f1", 0, "ok", jobs),
+        ("f1", 2, "ok", on_gpu),  # a seed trained on a GPU (another config hash) counts too
+        ("f1", 3, "ok", jobs),
+        ("f2", 1, "failed", jobs),
+        ("f2", 0, "ok", jobs),
     ]
-    for row, seed, status in written:
-        (job,) = [j for j in jobs if {f"row={row}", f"seed={seed}"} <= set(j.overrides)]
+    for row, seed, status, where in written:
+        (job,) = [j for j in where if {f"row={row}", f"seed={seed}"} <= set(j.overrides)]
         job.path.parent.mkdir(parents=True, exist_ok=True)
         fields = {"status": status, "seed": seed, "config_hash": job.path.stem}
         job.path.write_text(json.dumps({**record, **fields}))
@@ -58,16 +59,21 @@ def test_the_seed_plans_run_launches_only_the_unfinished_seeds_of_unfinished_cel
             "formulas/f2": {"seeds": 2, "override": "row=f2", "wall_time_s": 900.0},
         },
     }
-    args = argparse.Namespace(jobs=2, records=str(tmp_path), logger="none")
-    got = seed_plan.commands(p, {"formulas/f1": [0, 2], "formulas/f2": [0, 1]}, args)
+    args = argparse.Namespace(
+        jobs=2, records=str(tmp_path), logger="none", device="cpu", overrides=["threads=1"]
+    )
+    finished = {"formulas/f1": [0, 2], "formulas/f2": [0, 1]}
+    got = seed_plan.commands(p, finished, args)
+    job = [sys.executable, "-m", "dfl_bench", "-m", "+experiment=formulas", "row=f1", "seed=1"]
+    job += ["profile=long", f"records_dir={tmp_path}", "logger=none", "progress_bar=false"]
     assert got == {
-        "formulas/f1": [
-            *(sys.executable, "-m", "dfl_bench", "-m", "+experiment=formulas", "row=f1", "seed=1"),
-            *("profile=long", f"records_dir={tmp_path}", "logger=none", "progress_bar=false"),
-            *("hydra/launcher=parallel", "hydra.launcher.n_jobs=2"),
-        ],
+        "formulas/f1": [*job, "hydra/launcher=parallel", "hydra.launcher.n_jobs=2", "threads=1"],
         "formulas/f2": None,  # every seed finished: no multirun
     }
+    args.device, args.stack_size = "gpu", 8  # on a GPU the cell's seeds train as one stack
+    (on_gpu,) = filter(None, seed_plan.commands(p, finished, args).values())
+    stack = ["trainer=gpu", "hydra/launcher=stack", "hydra.launcher.stack_size=8"]
+    assert on_gpu == [*job, *stack, "threads=1"]
 
 
 def test_the_seed_plans_run_trains_in_the_checkout_it_is_given(tmp_path, monkeypatch):
@@ -94,3 +100,23 @@ def test_the_seed_plans_run_trains_in_the_checkout_it_is_given(tmp_path, monkeyp
     job.path.write_text(json.dumps({**record, "seed": 0, "config_hash": job.path.stem}))
     ran.clear()
     assert seed_plan.main([*argv, "--records-dir", "records"]) == 0 and ran == []  # finished
+
+
+def test_the_seed_plans_run_on_a_gpu_takes_the_last_cells_first_several_at_once(
+    tmp_path, monkeypatch
+):
+    cells = {f"formulas/f{i}": {"seeds": 2, "override": f"row=f{i}"} for i in (1, 2, 3)}
+    (tmp_path / "plan.json").write_text(json.dumps({"profile": "long", "cells": cells}))
+    monkeypatch.setattr(seed_plan, "finished_seeds", lambda p, d: {c: [0] for c in p["cells"]})
+    ran = []
+    monkeypatch.setattr(
+        seed_plan.subprocess,
+        "run",
+        lambda command, cwd: ran.append(command) or argparse.Namespace(returncode=len(ran) == 1),
+    )
+    argv = ["run", "cuda_graph=false", "--out", str(tmp_path), "--device", "gpu", "--reverse"]
+    assert seed_plan.main([*argv, "--parallel", "1"]) == 1  # the first multirun failed
+    assert [c[5] for c in ran] == ["row=f3", "row=f2", "row=f1"]  # beside a run from the first
+    assert all("trainer=gpu" in c and c[-1] == "cuda_graph=false" and "seed=1" in c for c in ran)
+    ran.clear()
+    assert seed_plan.main([*argv, "--parallel", "3"]) == 1 and len(ran) == 3
