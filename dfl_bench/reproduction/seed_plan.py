@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 
 from dfl_bench import markdown
@@ -302,6 +303,7 @@ def commands(
             f"records_dir={args.records}",
             f"logger={args.logger}",
             "progress_bar=false",
+            f"hydra.sweep.dir={args.sweeps / cell}",  # its own: cells may start at once
             *launcher,
             *args.overrides,
         ]
@@ -390,6 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.action == "status":
         print("\n".join(status_lines(p, progress(finished, p), args.jobs)))
         return 0
+    args.sweeps = Path("multirun", "seed_plan", datetime.now().strftime("%Y-%m-%d_%H-%M-%S"))
     todo = list(commands(p, finished, args).items())
     todo = todo[::-1] if args.reverse else todo
 

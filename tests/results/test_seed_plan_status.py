@@ -62,10 +62,12 @@ def test_the_seed_plans_run_launches_only_the_unfinished_seeds_of_unfinished_cel
     args = argparse.Namespace(
         jobs=2, records=str(tmp_path), logger="none", device="cpu", overrides=["threads=1"]
     )
+    args.sweeps = Path("multirun/seed_plan/now")
     finished = {"formulas/f1": [0, 2], "formulas/f2": [0, 1]}
     got = seed_plan.commands(p, finished, args)
     job = [sys.executable, "-m", "dfl_bench", "-m", "+experiment=formulas", "row=f1", "seed=1"]
     job += ["profile=long", f"records_dir={tmp_path}", "logger=none", "progress_bar=false"]
+    job += ["hydra.sweep.dir=multirun/seed_plan/now/formulas/f1"]  # cells may start at once
     assert got == {
         "formulas/f1": [*job, "hydra/launcher=parallel", "hydra.launcher.n_jobs=2", "threads=1"],
         "formulas/f2": None,  # every seed finished: no multirun
