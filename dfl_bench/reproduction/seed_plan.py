@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -395,6 +396,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.sweeps = Path("multirun", "seed_plan", datetime.now().strftime("%Y-%m-%d_%H-%M-%S"))
     todo = list(commands(p, finished, args).items())
     todo = todo[::-1] if args.reverse else todo
+    path = [str(args.repo.resolve()), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}  # that checkout's code first
 
     def train(item: tuple[str, list[str] | None]) -> bool:
         """One cell's multirun; whether a job of it failed."""
@@ -403,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"[seed_plan] {cell} finished", flush=True)
             return False
         print(f"[seed_plan] {cell}: {' '.join(command[2:])}", flush=True)
-        return subprocess.run(command, cwd=args.repo).returncode != 0
+        return subprocess.run(command, cwd=args.repo, env=env).returncode != 0
 
     with ThreadPoolExecutor(args.parallel) as pool:
         failed = sum(pool.map(train, todo))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -86,13 +87,16 @@ def test_the_seed_plans_run_trains_in_the_checkout_it_is_given(tmp_path, monkeyp
     monkeypatch.setattr(
         seed_plan.subprocess,
         "run",
-        lambda command, cwd: ran.append((command, cwd)) or argparse.Namespace(returncode=0),
+        lambda command, cwd, env: (
+            ran.append((command, cwd, env["PYTHONPATH"])) or argparse.Namespace(returncode=0)
+        ),
     )
     frozen = tmp_path / "frozen"
     argv = ["run", "--out", str(tmp_path / "plan"), "--repo", str(frozen)]
     assert seed_plan.main([*argv, "--records-dir", "records"]) == 0
-    ((command, cwd),) = ran
+    ((command, cwd, path),) = ran
     assert cwd == frozen and "row=f1" in command and "seed=0" in command
+    assert path.split(os.pathsep)[0] == str(frozen)  # its code, whatever is installed
     assert "records_dir=records" in command  # the checkout's own folder, where it is read too
     (job,) = [
         j for j in plan.plan(["formulas"], "long", 1, frozen / "records") if "row=f1" in j.overrides
@@ -114,7 +118,9 @@ def test_the_seed_plans_run_on_a_gpu_takes_the_last_cells_first_several_at_once(
     monkeypatch.setattr(
         seed_plan.subprocess,
         "run",
-        lambda command, cwd: ran.append(command) or argparse.Namespace(returncode=len(ran) == 1),
+        lambda command, cwd, env: (
+            ran.append(command) or argparse.Namespace(returncode=len(ran) == 1)
+        ),
     )
     argv = ["run", "cuda_graph=false", "--out", str(tmp_path), "--device", "gpu", "--reverse"]
     assert seed_plan.main([*argv, "--parallel", "1"]) == 1  # the first multirun failed
