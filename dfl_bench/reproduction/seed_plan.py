@@ -21,6 +21,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -389,19 +390,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
         return 0
     p = json.loads((args.out / "plan.json").read_text())
-    finished = finished_seeds(p, args.repo / args.records)  # a relative one: the checkout's
+    records_dir = args.repo / args.records  # a relative one: the checkout's
     if args.action == "status":
-        print("\n".join(status_lines(p, progress(finished, p), args.jobs)))
+        print("\n".join(status_lines(p, progress(finished_seeds(p, records_dir), p), args.jobs)))
         return 0
     args.sweeps = Path("multirun", "seed_plan", datetime.now().strftime("%Y-%m-%d_%H-%M-%S"))
-    todo = list(commands(p, finished, args).items())
-    todo = todo[::-1] if args.reverse else todo
+    order = list(p["cells"])[::-1] if args.reverse else list(p["cells"])
     path = [str(args.repo.resolve()), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}  # that checkout's code first
+    composing = threading.Lock()  # Hydra composes in one thread at a time
 
-    def train(item: tuple[str, list[str] | None]) -> bool:
-        """One cell's multirun; whether a job of it failed."""
-        cell, command = item
+    def train(cell: str) -> bool:
+        """One cell's multirun of the seeds unfinished when it starts (another run of the plan,
+        on another device too, may have trained some since this one began); whether a job of
+        it failed."""
+        one = {**p, "cells": {cell: p["cells"][cell]}}
+        with composing:
+            command = commands(one, finished_seeds(one, records_dir), args)[cell]
         if command is None:
             print(f"[seed_plan] {cell} finished", flush=True)
             return False
@@ -409,7 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return subprocess.run(command, cwd=args.repo, env=env).returncode != 0
 
     with ThreadPoolExecutor(args.parallel) as pool:
-        failed = sum(pool.map(train, todo))
+        failed = sum(pool.map(train, order))
     print(f"[seed_plan] done: {len(p['cells'])} cells, {failed} with a failed job")
     return 1 if failed else 0
 

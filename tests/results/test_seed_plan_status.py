@@ -128,3 +128,24 @@ def test_the_seed_plans_run_on_a_gpu_takes_the_last_cells_first_several_at_once(
     assert all("trainer=gpu" in c and c[-1] == "cuda_graph=false" and "seed=1" in c for c in ran)
     ran.clear()
     assert seed_plan.main([*argv, "--parallel", "3"]) == 1 and len(ran) == 3
+
+
+def test_the_seed_plans_run_looks_for_finished_seeds_when_each_cell_starts(
+    tmp_path, monkeypatch, capsys
+):
+    cells = {f"formulas/f{i}": {"seeds": 2, "override": f"row=f{i}"} for i in (1, 2)}
+    (tmp_path / "plan.json").write_text(json.dumps({"profile": "long", "cells": cells}))
+    done = {cell: [] for cell in cells}  # what the records say now
+    monkeypatch.setattr(seed_plan, "finished_seeds", lambda p, d: {c: done[c] for c in p["cells"]})
+
+    ran = []
+
+    def run(command, cwd, env):  # while f1 trains, another run of the plan finishes f2
+        ran.append(command)
+        done["formulas/f2"] = [0, 1]
+        return argparse.Namespace(returncode=0)
+
+    monkeypatch.setattr(seed_plan.subprocess, "run", run)
+    assert seed_plan.main(["run", "--out", str(tmp_path)]) == 0
+    assert len(ran) == 1 and "row=f1" in ran[0]
+    assert "[seed_plan] formulas/f2 finished" in capsys.readouterr().out
