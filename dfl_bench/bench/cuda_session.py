@@ -266,8 +266,8 @@ def table(session: Session) -> dict[str, Any]:
 
 
 def gpu_overrides(session: Session) -> list[str]:
-    """CUDA graphs if stage 1 agreed, compiled DFL terms if they agreed there and made stage 4
-    faster."""
+    """CUDA graphs if `graph_vs_eager` agreed, compiled DFL terms if they agreed there and made
+    the `table` stage faster (not yet run: off)."""
     return [
         *([] if graph_ok(session.results.get("graph_vs_eager")) else ["cuda_graph=false"]),
         *(["compile_dfl=true"] if compile_ok(session.results) else []),
