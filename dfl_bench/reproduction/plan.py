@@ -54,6 +54,17 @@ def n_seeds(experiment: str, seeds: int, spread_seeds: int) -> int:
     return max(seeds, spread_seeds) if experiment in SPREAD else seeds
 
 
+def launcher(device: str, jobs: int, stack_size: int) -> list[str]:
+    """A reproduction multirun's launcher overrides: on a GPU its runs as stacks of at most
+    `stack_size`; on the CPU `jobs` at once (joblib), each its share of the cores whatever an
+    experiment asks (threads=null); else Hydra's basic launcher."""
+    if device == "gpu":
+        return ["hydra/launcher=stack", "trainer=gpu", f"hydra.launcher.stack_size={stack_size}"]
+    if jobs > 1:
+        return ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={jobs}", "threads=null"]
+    return []
+
+
 def check(profile: str, seeds: int, spread_seeds: int) -> None:
     """A known profile, at least one seed per row and no negative spread (ValueError)."""
     if profile not in profiles():

@@ -139,13 +139,6 @@ def multirun_command(
     experiment: str, args: argparse.Namespace, n_seeds: int, log_dir: Path
 ) -> list[str]:
     """The Hydra multirun of one experiment: its own sweep times seeds 0..n_seeds-1."""
-    if args.device == "gpu":
-        launcher = ["hydra/launcher=stack", "trainer=gpu"]
-        launcher.append(f"hydra.launcher.stack_size={args.stack_size}")
-    elif args.jobs > 1:  # each job its share of the cores, whatever an experiment asks
-        launcher = ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}", "threads=null"]
-    else:
-        launcher = []
     return [
         sys.executable,
         "-m",
@@ -158,7 +151,7 @@ def multirun_command(
         f"logger={args.logger}",
         "progress_bar=false",
         f"hydra.sweep.dir={log_dir / experiment}",
-        *launcher,
+        *plan.launcher(args.device, args.jobs, args.stack_size),
         *args.overrides,
     ]
 

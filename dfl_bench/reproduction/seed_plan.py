@@ -280,16 +280,6 @@ def commands(
     """Each planned cell's Hydra multirun: the seeds of 0..n-1 of its configuration at the
     plan's profile that are not `finished`; None for a cell whose seeds all are (no multirun
     starts only to skip its jobs). On a GPU the cell's seeds train as one stack."""
-    if args.device == "gpu":
-        launcher = [
-            "trainer=gpu",
-            "hydra/launcher=stack",
-            f"hydra.launcher.stack_size={args.stack_size}",
-        ]
-    elif args.jobs > 1:
-        launcher = ["hydra/launcher=parallel", f"hydra.launcher.n_jobs={args.jobs}"]
-    else:
-        launcher = []
     out: dict[str, list[str] | None] = {}
     for cell, spec in p["cells"].items():
         missing = [seed for seed in range(spec["seeds"]) if seed not in finished[cell]]
@@ -306,7 +296,7 @@ def commands(
             f"logger={args.logger}",
             "progress_bar=false",
             f"hydra.sweep.dir={args.sweeps / cell}",  # its own: cells may start at once
-            *launcher,
+            *plan.launcher(args.device, args.jobs, args.stack_size),
             *args.overrides,
         ]
     return out

@@ -63,6 +63,7 @@ def test_the_seed_plans_run_launches_only_the_unfinished_seeds_of_unfinished_cel
     args = argparse.Namespace(
         jobs=2, records=str(tmp_path), logger="none", device="cpu", overrides=["threads=1"]
     )
+    args.stack_size = 8
     args.sweeps = Path("multirun/seed_plan/now")
     finished = {"formulas/f1": [0, 2], "formulas/f2": [0, 1]}
     got = seed_plan.commands(p, finished, args)
@@ -70,12 +71,17 @@ def test_the_seed_plans_run_launches_only_the_unfinished_seeds_of_unfinished_cel
     job += ["profile=long", f"records_dir={tmp_path}", "logger=none", "progress_bar=false"]
     job += ["hydra.sweep.dir=multirun/seed_plan/now/formulas/f1"]  # cells may start at once
     assert got == {
-        "formulas/f1": [*job, "hydra/launcher=parallel", "hydra.launcher.n_jobs=2", "threads=1"],
+        "formulas/f1": [
+            *job,
+            *("hydra/launcher=parallel", "hydra.launcher.n_jobs=2"),
+            "threads=null",
+            "threads=1",
+        ],
         "formulas/f2": None,  # every seed finished: no multirun
     }
-    args.device, args.stack_size = "gpu", 8  # on a GPU the cell's seeds train as one stack
+    args.device = "gpu"  # on a GPU the cell's seeds train as one stack
     (on_gpu,) = filter(None, seed_plan.commands(p, finished, args).values())
-    stack = ["trainer=gpu", "hydra/launcher=stack", "hydra.launcher.stack_size=8"]
+    stack = ["hydra/launcher=stack", "trainer=gpu", "hydra.launcher.stack_size=8"]
     assert on_gpu == [*job, *stack, "threads=1"]
 
 
