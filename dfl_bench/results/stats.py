@@ -59,6 +59,7 @@ class Interval:
     adjusted: tuple[float, float, float] | None = None
     fixed: tuple[float, float, float] | None = None  # raw p-values of a combined test
     direction: int = 0  # a combined test's direction (0: the sign of delta)
+    rates: str = ""  # a combined test's collapse rates, e.g. `collapsed 2 of 3 vs 0 of 10`
     seen: Callable[[float], None] | None = field(default=None, compare=False, repr=False)
 
     def _cdf(self, x: float) -> float:
@@ -147,6 +148,14 @@ class Interval:
         if not (math.isfinite(self.low) and math.isfinite(self.high)):
             return f"{self.delta:+.2f} [no interval]"
         return f"{self.delta:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
+
+    def brief(self) -> str:
+        """`text()`, with the collapse rates where they took part in the test.
+
+        >>> compare_runs([97.2, 20.3, 19.1], [False, True, True], [97.1, 97.3, 97.2], []).brief()
+        '+0.00 [no interval] (collapsed 2 of 3 vs 0 of 3)'
+        """
+        return self.text() + (f" ({self.rates})" if self.rates else "")
 
     def tost_text(self, digits: int = 2) -> str:
         """`90% [-0.42, +0.26] within +-0.5`: TOST's interval and the margin."""
@@ -310,7 +319,8 @@ def _collapse_aware(
     p_rate = fisher(ka, len(ca), kb, len(cb))
     kept_a = [x for x, c in zip(xa, ca, strict=True) if not c]
     kept_b = [x for x, c in zip(xb, cb, strict=True) if not c]
-    rates = f"collapsed {ka} of {len(ca)} vs {kb} of {len(cb)} (Fisher p = {p_rate:.3f})"
+    counts = f"collapsed {ka} of {len(ca)} vs {kb} of {len(cb)}"
+    rates = f"{counts} (Fisher p = {p_rate:.3f})"
     if len(kept_a) >= 2 and len(kept_b) >= 2:
         rest = welch(kept_a, kept_b, margin)
         p_rest, p_beyond = rest.raw[0], rest.raw[2]
@@ -327,7 +337,7 @@ def _collapse_aware(
     p = min(1.0, 2 * min(p_rate, p_rest))
     return Interval(
         rest.delta, rest.low, rest.high, how, rest.se, rest.df, margin,
-        fixed=(p, 1.0, min(1.0, 2 * p_beyond)), direction=sign,
+        fixed=(p, 1.0, min(1.0, 2 * p_beyond)), direction=sign, rates=counts,
     )  # fmt: skip
 
 

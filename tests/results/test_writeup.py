@@ -92,3 +92,13 @@ def test_the_decided_claims_list_each_verdict_of_ours_with_its_numbers_holds_fir
     # the undecided claim is named with its own reason, not a blanket one
     assert lines[-4:] == ["Not measurable at `long` (1):", "", "- `b` (10.2, tnorms): too few", ""]
     assert writeup.decided(SimpleNamespace(profile="long", verdicts=verdicts[1:2])) == []
+
+
+def test_a_row_decided_by_its_collapses_says_so_beside_the_baseline():
+    """A row listed above or below the baseline without an interval of its own (too few runs
+    that did not collapse) was decided by its collapse rate, and the row shows that rate."""
+    verdicts = (REPO / "results" / "tables" / "verdicts.md").read_text()
+    lines = [line for line in verdicts.splitlines() if " the baseline beyond the noise |" in line]
+    entries = [e for line in lines for e in re.findall(r"\[no interval\][^,|]*", line)]
+    assert entries, "no row decided by its collapses: the test checks nothing"
+    assert all("[no interval] (collapsed " in e for e in entries), entries
