@@ -314,7 +314,14 @@ def _collapse_aware(
 ) -> Interval:
     """a - b when runs collapsed: Fisher's exact test of the collapse rates and Welch over the
     runs that did not collapse, Bonferroni-combined (the smaller p decides, doubled, in its
-    direction: fewer collapses is above); never equivalent."""
+    direction: fewer collapses is above); never equivalent. Where each test alone shows a
+    difference (at half the level) and they point opposite ways, nothing is decided.
+
+    >>> mixed = compare_runs([97.9, 98.0, 98.1] + [9.0] * 7, [False] * 3 + [True] * 7,
+    ...                      [95.0, 95.1, 95.2, 95.1, 95.0] * 2, [])
+    >>> mixed.outcome, mixed.how.split("; ")[-1]
+    (0, 'opposite directions: no direction decided')
+    """  # fmt: skip
     ka, kb = sum(ca), sum(cb)
     p_rate = fisher(ka, len(ca), kb, len(cb))
     kept_a = [x for x, c in zip(xa, ca, strict=True) if not c]
@@ -333,8 +340,11 @@ def _collapse_aware(
         p_rest, p_beyond = 1.0, 1.0
         how = f"{rates}; fewer than 2 runs not collapsed on a side: no Welch over them"
     by_rate = p_rate < p_rest
-    sign = (1 if ka < kb else -1) if by_rate else (1 if rest.delta > 0 else -1)
+    rate_sign, rest_sign = (1 if ka < kb else -1), (1 if rest.delta > 0 else -1)
+    sign = rate_sign if by_rate else rest_sign
     p = min(1.0, 2 * min(p_rate, p_rest))
+    if max(p_rate, p_rest) < ALPHA / 2 and rate_sign != rest_sign:
+        p, how = 1.0, f"{how}; opposite directions: no direction decided"
     return Interval(
         rest.delta, rest.low, rest.high, how, rest.se, rest.df, margin,
         fixed=(p, 1.0, min(1.0, 2 * p_beyond)), direction=sign, rates=counts,
