@@ -243,7 +243,7 @@ def versus(ours: Ours | None, reference: Ours | None) -> tuple[Interval | None, 
     )
     word = {1: "above", -1: "below"}.get(interval.outcome)
     word = word or ("equivalent" if interval.equivalent else "inconclusive")
-    return interval, f"{interval.text()} {word}"
+    return interval, f"{interval.brief()} {word}"
 
 
 def _spread(values: pd.Series, scale: float, digits: int) -> str:
@@ -372,7 +372,7 @@ def _published_cell(published: Published, ours: Ours | None) -> str:
         return shown
     interval = one_sample(ours.values["accuracy"], published.accuracy)
     word = {1: "above", -1: "below"}.get(interval.outcome, "inconclusive")
-    return f"{shown}: ours {interval.text()} {word}"
+    return f"{shown}: ours {interval.brief()} {word}"
 
 
 def agreement_markdown(agreement: Agreement) -> str:

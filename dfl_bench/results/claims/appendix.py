@@ -47,7 +47,7 @@ def _beat_symmetric(v: View) -> tuple[bool | None, str]:
             for aggregator in ("log_product", "rmse")
         ]
         intervals += pair
-        parts.append(f"{tnorm} {' / '.join(i.text() for i in pair)}")
+        parts.append(f"{tnorm} {' / '.join(i.brief() for i in pair)}")
     wins, ties, _ = _tally(intervals)
     total = len(intervals)
     return _share(wins, ties, 0.75 * total), (
@@ -95,7 +95,7 @@ def _product_rmse_ratios(v: View) -> tuple[bool | None, str]:
     wanted = {"cons": 1, CU_CONS: -1, CU_ANT: -1}
     found = {c: _vs(want, v.interval(*cells, c)) for c, want in wanted.items()}
     holds = False if False in found.values() else None if None in found.values() else True
-    parts = [f"{c} {v.interval(*cells, c).text()}" for c in wanted]
+    parts = [f"{c} {v.interval(*cells, c).brief()}" for c in wanted]
     return holds, f"RMSE minus log-product: {', '.join(parts)}"
 
 

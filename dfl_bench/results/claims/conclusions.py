@@ -37,7 +37,7 @@ def _only_tp_irc(v: View) -> tuple[bool | None, str]:
             interval = v.interval((experiment, row), BASE)
             if interval.outcome > 0:
                 well.append((experiment, row))
-                parts.append(f"{experiment}/{row} {interval.text()}")
+                parts.append(f"{experiment}/{row} {interval.brief()}")
             elif interval.outcome == 0:
                 within.append((experiment, row))
     others = set(well) - T_P_I_RC

@@ -493,7 +493,7 @@ def _above(v: View, experiment: str, rows: Iterable[str]) -> tuple[list[str], li
             above.append(row)
         elif interval.outcome == 0:
             within.append(row)
-        parts.append(f"{row} {interval.text()}")
+        parts.append(f"{row} {interval.brief()}")
     return above, within, f"baseline {_f(v.baseline())}; minus the baseline: {', '.join(parts)}"
 
 

@@ -204,7 +204,7 @@ def _around_97(v: View) -> tuple[bool | None, str]:
     rows = ["reichenbach", "yager_s_p1_5", "yager_s_p2", "yager_s_p20"]
     intervals = {row: v.versus(("implications", row), "accuracy", 97.0) for row in rows}
     return _all(i.level_with() for i in intervals.values()), "minus 97: " + ", ".join(
-        f"{r} {i.text()} (TOST {i.tost_text()})" for r, i in intervals.items()
+        f"{r} {i.brief()} (TOST {i.tost_text()})" for r, i in intervals.items()
     )
 
 
@@ -294,7 +294,7 @@ def _sigmoidal_sgd(v: View) -> tuple[bool | None, str]:
     verdict = False if -1 in outcomes else True if all(x == 1 for x in outcomes) else None
     return verdict, (
         f"sigmoidal s=9 {_f(v.get('sigmoidal_s', '9'))} minus each SGD implication: "
-        + ", ".join(f"{r} {i.text()}" for r, i in intervals.items())
+        + ", ".join(f"{r} {i.brief()}" for r, i in intervals.items())
     )
 
 
@@ -331,7 +331,7 @@ def _both_best(v: View) -> tuple[bool | None, str]:
     )
     intervals = {cell: v.interval(both, cell) for cell in others}
     outcomes = {cell: i.outcome for cell, i in intervals.items()}
-    beaten = [f"{e}/{r} {intervals[(e, r)].text()}" for (e, r), x in outcomes.items() if x < 0]
+    beaten = [f"{e}/{r} {intervals[(e, r)].brief()}" for (e, r), x in outcomes.items() if x < 0]
     tied = [f"{e}/{r}" for (e, r), x in outcomes.items() if x == 0]
     best = False if beaten else True if not tied else None
     # "More background knowledge increases the final performance": above each single KB's run

@@ -41,7 +41,7 @@ def _s_beat_r_same(v: View) -> tuple[bool | None, str]:
         a[:-2]: v.interval(("same_symmetric", a), ("same_symmetric", b))
         for a, b in zip(SYM_S, SYM_R, strict=True)
     }
-    parts = [f"{tnorm} {interval.text()}" for tnorm, interval in intervals.items()]
+    parts = [f"{tnorm} {interval.brief()}" for tnorm, interval in intervals.items()]
     wins, ties, _ = _tally(intervals.values())
     return _share(wins, ties, len(SYM_S) // 2 + 1), (
         f"S beats R beyond the noise in {wins} of {len(SYM_S)} t-norms ({ties} within it); "
