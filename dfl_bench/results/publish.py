@@ -177,6 +177,8 @@ def write(
         front = out.parent / "README.md"  # the front page: the verdicts, the tables beyond
         if writeup.patch(front, writeup.front_verdicts(results), *writeup.FRONT_MARKERS):
             written.append(front)
+        if writeup.patch(front, writeup.paper_budget(results), *writeup.PAPER_BUDGET_MARKERS):
+            written.append(front)
         for name in (n for n, t in results[0].tables.items() if t.paper.beyond):
             if writeup.patch(
                 front, writeup.table_block(name, results), *writeup.table_markers(name)

@@ -57,6 +57,8 @@ def test_the_committed_block_is_what_the_committed_records_give():
     begin, end = writeup.FRONT_MARKERS
     shown = front[front.index(begin) : front.index(end) + len(end)]
     assert shown == writeup.front_verdicts(results)
+    begin, end = writeup.PAPER_BUDGET_MARKERS
+    assert front[front.index(begin) : front.index(end) + len(end)] == writeup.paper_budget(results)
     for name in (n for n, t in paper.tables.items() if t.beyond):
         begin, end = writeup.table_markers(name)
         if begin in front:  # the front page shows this table: as the records give it
