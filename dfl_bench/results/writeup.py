@@ -3,12 +3,14 @@ the numbers the write-up cites (results/README.md) and every claim's verdict, fr
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dfl_bench import markdown
+from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import budget_runs, stats
 from dfl_bench.results.agreement import WITHIN
 from dfl_bench.results.cells import PAPER_PROFILE, budget
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 
 PROFILES = ("quick", "long")  # always shown, so `long` fills in once its records land
 NO_RECORDS = "no records yet"
+SEED_PLAN = REPO_DIR / "results" / "seed_plan" / "plan.json"  # the committed seed plan
 # A row against another in the write-up's words on a table beyond the paper, in this order.
 WORDS = (
     "above",
@@ -267,6 +270,32 @@ def seeded(r: Rendered) -> str:
     return f"{count(cell_seeds(r))}; beyond the paper {count(cell_seeds(r, beyond=True))}"
 
 
+def plan_progress(r: Rendered, plan_file: Path = SEED_PLAN) -> str | None:
+    """How much of the committed seed plan these records hold (at the plan's profile, else
+    None): its planned seeds 0..n-1 of each cell with an ok run of the cell's configuration."""
+    if not plan_file.is_file():
+        return None
+    plan = json.loads(plan_file.read_text())
+    if plan["profile"] != r.profile:
+        return None
+    done = complete = 0
+    for cell, spec in plan["cells"].items():
+        experiment, row = cell.split("/", 1)
+        table = r.tables[experiment]
+        ours = table.ours().get(row)
+        ok = table.records[table.records["status"] == "ok"]
+        seeds = set() if ours is None else set(ok[ok["configuration"] == ours.configuration].seed)
+        trained = len(seeds & set(range(spec["seeds"])))
+        done += trained
+        complete += trained == spec["seeds"]
+    planned = sum(spec["seeds"] for spec in plan["cells"].values())
+    return (
+        f"the committed seed plan (`results/seed_plan/`): {done} of {planned} planned runs "
+        f"trained, {complete} of {len(plan['cells'])} cells complete"
+        + ("" if done == planned else "; a verdict resting on a cell still training may move")
+    )
+
+
 def summary(results: Sequence[Rendered]) -> str:
     """The write-up's generated block (results/README.md between BEGIN and END): per profile the
     headline numbers and, per table, which claims hold, fail, are inconclusive or cannot be
@@ -291,6 +320,9 @@ def summary(results: Sequence[Rendered]) -> str:
             f"{_claim_counts(r)}.",
             "",
         ]
+        progress = plan_progress(r)
+        if progress is not None:
+            lines += [f"- {progress[0].upper()}{progress[1:]}."]
         if r.profile == PAPER_PROFILE:
             lines += [f"- run by run: {budget_runs.runs_in_words(r)}"]
         for name in [*r.tables, *SECTIONS]:
@@ -460,6 +492,8 @@ def front_verdicts(results: Sequence[Rendered]) -> str:
     if r is None:
         return "\n".join([begin, f"No records at `{DECIDED_AT}` yet.", end])
 
+    progress = plan_progress(r)
+
     def named(status: str) -> str:
         names = [f"`{item.name}`" for item, _, ours in r.verdicts if ours.status == status]
         return ", ".join(names) or "none"
@@ -471,6 +505,7 @@ def front_verdicts(results: Sequence[Rendered]) -> str:
             f"{stats.MIN_SEEDS}+ seeds: {seeded(r)}):",
             "",
             f"- `dfl_improves_on_baseline` {_verdict(r, 'dfl_improves_on_baseline')}",
+            *([] if progress is None else [f"- {progress}"]),
             f"- the paper's claims on our records: {_claim_counts(r)}, after Holm within each "
             f"claim and Benjamini-Hochberg across claims ({_fdr_changes(r)}); decided on the "
             f"best-of-evaluations accuracy instead, {_best_changes(r)}",

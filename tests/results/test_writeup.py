@@ -3,6 +3,7 @@ give, and its prose around the block states rules, not results."""
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from pathlib import Path
@@ -104,3 +105,29 @@ def test_a_row_decided_by_its_collapses_says_so_beside_the_baseline():
     entries = [e for line in lines for e in re.findall(r"\[no interval\][^,|]*", line)]
     assert entries, "no row decided by its collapses: the test checks nothing"
     assert all("[no interval] (collapsed " in e for e in entries), entries
+
+
+def test_the_seed_plans_progress_counts_each_cells_planned_seeds_with_an_ok_run(tmp_path):
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    plan = tmp_path / "plan.json"
+    cells = {"formulas/f1": {"seeds": 3}, "formulas/f2": {"seeds": 2}}
+    plan.write_text(json.dumps({"profile": "long", "cells": cells}))
+    records = pd.DataFrame(
+        [  # f1: seeds 0, 2 ok, 1 failed, 5 beyond the plan; f2: 0 and 1 ok; another config
+            ("a", 0, "ok"), ("a", 1, "failed"), ("a", 2, "ok"), ("a", 5, "ok"),
+            ("b", 0, "ok"), ("b", 1, "ok"), ("c", 1, "ok"),
+        ],
+        columns=["configuration", "seed", "status"],
+    )  # fmt: skip
+    ours = {"f1": SimpleNamespace(configuration="a"), "f2": SimpleNamespace(configuration="b")}
+    table = SimpleNamespace(ours=lambda: ours, records=records)
+    r = SimpleNamespace(profile="long", tables={"formulas": table})
+    assert writeup.plan_progress(r, plan) == (
+        "the committed seed plan (`results/seed_plan/`): 4 of 5 planned runs trained, 1 of 2 "
+        "cells complete; a verdict resting on a cell still training may move"
+    )
+    assert writeup.plan_progress(SimpleNamespace(profile="quick"), plan) is None
+    assert writeup.plan_progress(r, tmp_path / "none.json") is None
