@@ -18,7 +18,7 @@ a permutation p-value for a rank correlation.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -206,8 +206,8 @@ def fisher(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
 
 
 def top_probability(
-    samples: dict[str, Sequence[float]],
-    row: str,
+    samples: dict[Hashable, Sequence[float]],
+    row: Hashable,
     lowest: bool = False,
     sigma: float | None = None,
     seed: int = 0,

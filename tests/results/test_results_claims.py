@@ -364,6 +364,7 @@ def test_a_table_beyond_the_paper_is_no_experiment_of_the_papers_claims(tmp_path
         "mnist_addition" not in verdict.detail and "both - sum9 difference +2.00" in verdict.detail
     )
     assert "above 2 of the 2 other cells" in verdict.detail and "both - same" in verdict.detail
+    assert "P(both is the top cell) = 1.00 (bootstrap)" in verdict.detail
     assert verdict.status == "holds"
 
 

@@ -238,12 +238,20 @@ class View:
         self, experiment: str, rows: Sequence[str], row: str, column: str, lowest: bool = False
     ) -> float:
         """The bootstrap probability that `row` is the top (bottom) row of `rows`."""
+        cells = [(experiment, r) for r in rows]
+        return self.top_cell_probability(cells, (experiment, row), column, lowest)
+
+    def top_cell_probability(
+        self, cells: Sequence[Cell], cell: Cell, column: str = "accuracy", lowest: bool = False
+    ) -> float:
+        """The bootstrap probability that `cell` is the top (bottom) one of `cells` (of any
+        tables): ours by each cell's seeds, the paper's by its noise."""
         if self.noise is None:
-            samples = {r: self.seeds((experiment, r), column) for r in rows}
-            return stats.top_probability(samples, row, lowest)
-        samples = {r: (self.get(experiment, r, column),) for r in rows}
+            samples = {c: self.seeds(c, column) for c in cells}
+            return stats.top_probability(samples, cell, lowest)
+        samples = {c: (self.get(*c, column),) for c in cells}
         sigma = self.noise.sigma if column == "accuracy" else PRINTED
-        return stats.top_probability(samples, row, lowest, sigma)
+        return stats.top_probability(samples, cell, lowest, sigma)
 
     def rows(self, experiment: str, prefix: str = "") -> list[str]:
         """The paper's rows of an experiment, optionally those starting with `prefix`."""

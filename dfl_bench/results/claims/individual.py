@@ -334,14 +334,17 @@ def _both_best(v: View) -> tuple[bool | None, str]:
     beaten = [f"{e}/{r} {intervals[(e, r)].brief()}" for (e, r), x in outcomes.items() if x < 0]
     tied = [f"{e}/{r}" for (e, r), x in outcomes.items() if x == 0]
     best = False if beaten else True if not tied else None
+    chance = v.top_cell_probability([both, *others], both)
     # "More background knowledge increases the final performance": above each single KB's run
     # of the same operators and optimizer (sum9: best/sum9; same: sigmoidal_s s=9).
     more = {name: v.interval(both, cell) for name, cell in MORE_KNOWLEDGE.items()}
     knowledge = _all(_vs(1, i) for i in more.values())
     return _all([best, knowledge]), (
         f"both {_f(v.get(*both))} above {len(others) - len(tied) - len(beaten)} of the "
-        f"{len(others)} other cells, not shown different from {len(tied)}, below {len(beaten)}"
-        f"{': ' + ', '.join(beaten) if beaten else ''}; more knowledge: "
+        f"{len(others)} other cells, not shown different from {len(tied)}"
+        f"{' (' + ', '.join(tied) + ')' if tied else ''}, below {len(beaten)}"
+        f"{': ' + ', '.join(beaten) if beaten else ''}; P(both is the top cell) = {chance:.2f} "
+        "(bootstrap); more knowledge: "
         + ", ".join(f"both - {k} {_margin_text(i)}" for k, i in more.items())
     )
 
