@@ -144,7 +144,14 @@ class Interval:
         return self.delta - q * self.se, self.delta + q * self.se
 
     def text(self) -> str:
-        """`+0.42 [-0.10, +0.94]`; `+0.42 [no interval]` where the runs give none."""
+        """`+0.42 [-0.10, +0.94]`; `+0.42 [no interval]` where the runs give none; `none [no
+        interval]` where a side has no run to take a mean of (all of them collapsed).
+
+        >>> compare_runs([20.0, 21.0], [True] * 2, [96.0, 20.0], [False, True]).text()
+        'none [no interval]'
+        """
+        if math.isnan(self.delta):
+            return "none [no interval]"
         if not (math.isfinite(self.low) and math.isfinite(self.high)):
             return f"{self.delta:+.2f} [no interval]"
         return f"{self.delta:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
