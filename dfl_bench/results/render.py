@@ -11,7 +11,7 @@ from dfl_bench.results.agreement import WITHIN, Agreement
 from dfl_bench.results.claims import MARGINS, Claim, Verdict
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, Published
 from dfl_bench.results.probes import PROBE_FILES, PROBE_STEPS
-from dfl_bench.results.stats import MIN_SEEDS, Interval, compare_runs, one_sample
+from dfl_bench.results.stats import MIN_SEEDS, Interval, compare_runs, kept_runs, one_sample
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
 from dfl_bench.schema import CU_ANT, CU_CONS
 
@@ -348,7 +348,8 @@ def published_markdown(table: Table) -> list[str]:
         "",
         f"Ours: the row of that task setting with the highest mean final accuracy (a row, not a "
         f"verdict that it beats the others). Each published number: ours minus it, Student's 95% "
-        f"interval over our seeds (the number's own noise not counted), above / below / "
+        f"interval over our seeds (the number's own noise not counted; collapsed runs left "
+        f"out), above / below / equivalent (TOST within ±{MARGINS['accuracy']:g}) / "
         f"inconclusive. Sources: {sources}.",
     ]
 
@@ -370,9 +371,13 @@ def _published_cell(published: Published, ours: Ours | None) -> str:
     shown = f"{'≈' if published.note == 'about' else ''}{published.accuracy:g}"
     if ours is None or ours.n["accuracy"] < MIN_SEEDS:
         return shown
-    interval = one_sample(ours.values["accuracy"], published.accuracy)
-    word = {1: "above", -1: "below"}.get(interval.outcome, "inconclusive")
-    return f"{shown}: ours {interval.brief()} {word}"
+    kept = kept_runs(ours.values["accuracy"], ours.collapsed.get("accuracy", ()))
+    if len(kept) < 2:
+        return f"{shown}: fewer than 2 of our runs did not collapse"
+    interval = one_sample(kept, published.accuracy, MARGINS["accuracy"])
+    word = {1: "above", -1: "below"}.get(interval.outcome)
+    word = word or ("equivalent" if interval.equivalent else "inconclusive")
+    return f"{shown}: ours {interval.text()} {word}"
 
 
 def agreement_markdown(agreement: Agreement) -> str:

@@ -167,6 +167,7 @@ def test_the_main_text_tables_are_one_flag_of_the_data_file():
         ((93.5, 93.4, 93.6), "above"),
         ((92.0, 92.1, 91.9), "below"),
         ((90.0, 95.0, 93.0), "inconclusive"),
+        ((92.7, 92.8, 92.6), "equivalent"),  # TOST: the 90% interval within the margin
     ],
 )
 def test_a_published_number_is_compared_with_our_seeds(seeds, word):
@@ -181,3 +182,22 @@ def test_a_published_number_is_compared_with_our_seeds(seeds, word):
     assert _published_cell(published, few) == "92.7"
     timeout = Published.parse({"system": "X", "note": "time-out", "source": "s"}, "here")
     assert _published_cell(timeout, ours) == "time-out"
+
+
+def test_a_published_number_is_compared_with_our_runs_that_did_not_collapse():
+    from dfl_bench.results.render import _published_cell
+    from dfl_bench.results.tables import Ours
+
+    published = Published.parse({"system": "X", "accuracy": 92.7, "source": "s"}, "here")
+
+    def ours(seeds: tuple[float, ...], collapsed: tuple[bool, ...]) -> Ours:
+        values, flags = {"accuracy": seeds}, {"accuracy": collapsed}
+        n = {"accuracy": len(seeds)}
+        return Ours(3, 0, {}, {}, n, (None, None), (), (), (), values=values, collapsed=flags)
+
+    assert _published_cell(published, ours((93.5, 93.4, 20.0), (False, False, True))) == (
+        "92.7: ours +0.75 [+0.11, +1.39] above"
+    )  # over the mixture the interval would hold 0
+    assert _published_cell(published, ours((93.5, 20.0, 21.0), (False, True, True))) == (
+        "92.7: fewer than 2 of our runs did not collapse"
+    )
