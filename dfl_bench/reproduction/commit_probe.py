@@ -20,7 +20,7 @@ from typing import Any
 
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results.probes import PROBE_STEPS, PROBES, same
+from dfl_bench.results.probes import PROBE_STEPS, PROBES, same, verdict
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
 
 PROBE = (
@@ -158,13 +158,19 @@ class OtherMachine(RuntimeError):
 
 
 def run(
-    records_dir: Path, out: Path, limit: int | None = None, only: Sequence[str] = ()
+    records_dir: Path,
+    out: Path,
+    limit: int | None = None,
+    only: Sequence[str] = (),
+    undecided: bool = False,
+    repo: Path = REPO_DIR,
 ) -> dict[str, Any]:
     """Probe every (configuration, commit) of `cells_to_probe` not yet in `out`, writing `out`
     after each probe (resumable). A commit no record of its cell names any more (a retrained
     seed), and a cell now of one commit, are dropped. A file made on another torch build or CPU
     is never touched (OtherMachine): its probes are that machine's. `only`: probe just these
-    configurations (digest prefixes)."""
+    configurations (digest prefixes); `undecided`: just those whose commits no committed probe
+    file under `repo` (any machine's) decides yet; the other cells of `out` stay then."""
     here = machine()
     known = json.loads(out.read_text()) if out.is_file() else {}
     if known and known.get("machine") != here:
@@ -179,6 +185,9 @@ def run(
     wanted = cells_to_probe(records_dir)
     if only:
         wanted = {d: c for d, c in wanted.items() if any(d.startswith(o) for o in only)}
+    if undecided:
+        wanted = {d: c for d, c in wanted.items() if verdict(repo, d, list(c["commits"])) is None}
+    if only or undecided:
         kept = {d: c for d, c in known.get("cells", {}).items() if d not in wanted}
     else:
         kept = {}
@@ -215,9 +224,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cells", nargs="*", default=[], help="probe only these configurations (digest prefixes)"
     )
+    parser.add_argument(
+        "--undecided",
+        action="store_true",
+        help="probe only the cells whose commits no committed probe file decides yet",
+    )
     args = parser.parse_args(argv)
     try:
-        known = run(Path(args.records_dir), Path(args.out), args.limit, args.cells)
+        known = run(Path(args.records_dir), Path(args.out), args.limit, args.cells, args.undecided)
     except OtherMachine as err:
         print(f"[commit_probe] {err}", file=sys.stderr)
         return 2

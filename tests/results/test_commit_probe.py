@@ -131,3 +131,31 @@ def test_a_cell_is_decided_by_the_probes_of_one_machine_that_ran_all_its_commits
     here.write_text(json.dumps({"cells": {"cfg": {"commits": {"aaa": same, "bbb": other}}}}))
     probes.probed.cache_clear()
     assert probes.verdict(tmp_path, "cfg", ["aaa", "bbb"]) is False  # one machine differs
+
+
+def test_undecided_probes_only_the_cells_no_committed_probe_file_decides(tmp_path, monkeypatch):
+    records, out = tmp_path / "records", tmp_path / "new_probes.json"
+    write(records, "tnorms", "a", row="godel", seed=0, commit="aaa")
+    write(records, "tnorms", "b", row="godel", seed=1, commit="ccc")
+    write(records, "tnorms", "c", row="product", seed=0, commit="aaa")
+    write(records, "tnorms", "d", row="product", seed=1, commit="ccc")
+    frame = load_records(records)
+    godel, product = (
+        frame.loc[frame["row"] == r, "configuration"].iloc[0] for r in ("godel", "product")
+    )
+    alike = {"numbers": {"cu_ant": 0.5}}
+    committed = tmp_path / probes.PROBES  # another machine's file decides godel already
+    committed.parent.mkdir(parents=True)
+    committed.write_text(json.dumps({"cells": {godel: {"commits": {"aaa": alike, "ccc": alike}}}}))
+    kept = {"x": {"commits": {"aaa": alike}, "same": None}}  # another cell of this file stays
+    out.write_text(json.dumps({"cells": kept, "machine": commit_probe.machine()}))
+    probed = []
+    monkeypatch.setattr(
+        commit_probe, "probe", lambda commit, overrides: probed.append(commit) or alike
+    )
+    probes.probed.cache_clear()
+    known = commit_probe.run(records, out, undecided=True, repo=tmp_path)
+    probes.probed.cache_clear()
+    assert sorted(probed) == ["aaa", "ccc"]  # product's two commits, not godel's
+    assert sorted(known["cells"]) == sorted(["x", product])
+    assert known["cells"][product]["same"] is True
