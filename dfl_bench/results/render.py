@@ -241,9 +241,7 @@ def versus(ours: Ours | None, reference: Ours | None) -> tuple[Interval | None, 
         reference.collapsed.get("accuracy", ()),
         MARGINS["accuracy"],
     )
-    word = {1: "above", -1: "below"}.get(interval.outcome)
-    word = word or ("equivalent" if interval.equivalent else "inconclusive")
-    return interval, f"{interval.brief()} {word}"
+    return interval, f"{interval.brief()} {interval.word}"
 
 
 def _spread(values: pd.Series, scale: float, digits: int) -> str:
@@ -375,9 +373,7 @@ def _published_cell(published: Published, ours: Ours | None) -> str:
     if len(kept) < 2:
         return f"{shown}: fewer than 2 of our runs did not collapse"
     interval = one_sample(kept, published.accuracy, MARGINS["accuracy"])
-    word = {1: "above", -1: "below"}.get(interval.outcome)
-    word = word or ("equivalent" if interval.equivalent else "inconclusive")
-    return f"{shown}: ours {interval.text()} {word}"
+    return f"{shown}: ours {interval.text()} {interval.word}"
 
 
 def agreement_markdown(agreement: Agreement) -> str:

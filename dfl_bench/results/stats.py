@@ -129,6 +129,14 @@ class Interval:
         """A difference larger than the margin shown (one-sided, the estimate's direction)."""
         return self._decided(self.p[2])
 
+    @property
+    def word(self) -> str:
+        """The comparison's outcome: above or below (beyond the noise), equivalent (TOST within
+        the margin) or inconclusive."""
+        return {1: "above", -1: "below"}.get(self.outcome) or (
+            "equivalent" if self.equivalent else "inconclusive"
+        )
+
     def level_with(self) -> bool | None:
         """An "on par" claim: True when equivalence is shown, False when a difference beyond
         the margin is shown, else None (inconclusive)."""

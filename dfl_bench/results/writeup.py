@@ -281,11 +281,8 @@ def plan_progress(r: Rendered, plan_file: Path = SEED_PLAN) -> str | None:
     done = complete = 0
     for cell, spec in plan["cells"].items():
         experiment, row = cell.split("/", 1)
-        table = r.tables[experiment]
-        ours = table.ours().get(row)
-        ok = table.records[table.records["status"] == "ok"]
-        seeds = set() if ours is None else set(ok[ok["configuration"] == ours.configuration].seed)
-        trained = len(seeds & set(range(spec["seeds"])))
+        own = r.tables[experiment].own_records(row)
+        trained = len(set(own[own["status"] == "ok"].seed) & set(range(spec["seeds"])))
         done += trained
         complete += trained == spec["seeds"]
     planned = sum(spec["seeds"] for spec in plan["cells"].values())
@@ -393,7 +390,7 @@ def beyond(table: Table) -> str:
     for key in table.paper.keys():
         if key != reference:
             interval, text = versus(ours.get(key), ours.get(reference))
-            word = text.rsplit(" ", 1)[-1] if interval is not None else "too few seeds for"
+            word = interval.word if interval is not None else "too few seeds for"
             word = "no records beside" if text == MISSING else word
             word = word if table.comparable(key, reference) else ANOTHER_TASK + " than"
             groups.setdefault(word, []).append(f"`{key}`")
@@ -466,11 +463,11 @@ def paper_budget(results: Sequence[Rendered]) -> str:
     )
     if interval is None:
         return "\n".join([begin, f"{head}: {text}.", end])
-    word = text.rsplit(" ", 1)[-1]
+    word = interval.word
     kept = stats.kept_runs(both.values["accuracy"], both.collapsed.get("accuracy", ()))
     own = stats.one_sample(kept, paper["both"], MARGINS["accuracy"])
-    own_word = {1: "above", -1: "below"}.get(own.outcome)
-    own_word = own_word or ("equivalent to" if own.equivalent else "not shown different from")
+    phrase = {"equivalent": "equivalent to", "inconclusive": "not shown different from"}
+    own_word = phrase.get(own.word, own.word)
     return "\n".join(
         [
             begin,
@@ -575,7 +572,7 @@ def beyond_block(name: str, results: Sequence[Rendered]) -> str:
             if ref is None and not papers_task(table, key):
                 continue  # another task than the baseline's
             interval, text = versus(ours.get(key), other)
-            word = text.rsplit(" ", 1)[-1] if interval is not None else "too few seeds"
+            word = interval.word if interval is not None else "too few seeds"
             word = "no records" if text == MISSING else word
             shown = "" if word == "no records" else f" {_accuracy(ours.get(key))}"
             groups.setdefault(word, []).append(f"`{key}`{shown}")
@@ -601,11 +598,10 @@ def papers_task(table: Table, key: str) -> bool:
 
 def collapsed_runs(table: Table, rows: Sequence[str], floor: float) -> list[str]:
     """Per row of `rows`, the seeds (and their final accuracy, %) of the ok runs below `floor`."""
-    ok = table.records[table.records["status"] == "ok"]
-    ours = table.ours()
     out = []
-    for key in (k for k in rows if k in ours):
-        own = ok[ok["configuration"] == ours[key].configuration].sort_values("seed")
+    for key in (k for k in rows if k in table.ours()):
+        own = table.own_records(key)
+        own = own[own["status"] == "ok"].sort_values("seed")
         low = [
             f"{int(seed)} ({100 * acc:.2f})"
             for seed, acc in zip(own["seed"], own[RECORD_FIELDS["accuracy"]], strict=True)

@@ -60,6 +60,12 @@ def test_a_cell_of_two_commits_is_a_warning_unless_its_probes_agree(tmp_path):
     assert "may differ in training code" in text
 
 
+def _configurations(records: Path, *rows: str) -> list[str]:
+    """The configuration (config hash, seeds aside) of each row's records under `records`."""
+    frame = load_records(records)
+    return [frame.loc[frame["row"] == row, "configuration"].iloc[0] for row in rows]
+
+
 def test_a_retrained_seed_drops_its_old_commit_and_a_cell_of_one_commit_is_dropped(
     tmp_path, monkeypatch
 ):
@@ -67,10 +73,7 @@ def test_a_retrained_seed_drops_its_old_commit_and_a_cell_of_one_commit_is_dropp
     write(records, "tnorms", "a", row="godel", seed=0, commit="aaa")
     write(records, "tnorms", "b", row="godel", seed=1, commit="ccc")
     write(records, "tnorms", "c", row="product", seed=0, commit="aaa")
-    frame = load_records(records)
-    godel, product = (
-        frame.loc[frame["row"] == r, "configuration"].iloc[0] for r in ("godel", "product")
-    )
+    godel, product = _configurations(records, "godel", "product")
     alike, other = {"numbers": {"cu_ant": 0.5}}, {"numbers": {"cu_ant": 0.6}}
     # probed before seed 1 of godel was retrained at ccc (it was bbb, which trained otherwise),
     # and before product's second commit was retrained away
@@ -139,10 +142,7 @@ def test_undecided_probes_only_the_cells_no_committed_probe_file_decides(tmp_pat
     write(records, "tnorms", "b", row="godel", seed=1, commit="ccc")
     write(records, "tnorms", "c", row="product", seed=0, commit="aaa")
     write(records, "tnorms", "d", row="product", seed=1, commit="ccc")
-    frame = load_records(records)
-    godel, product = (
-        frame.loc[frame["row"] == r, "configuration"].iloc[0] for r in ("godel", "product")
-    )
+    godel, product = _configurations(records, "godel", "product")
     alike = {"numbers": {"cu_ant": 0.5}}
     committed = tmp_path / probes.PROBES  # another machine's file decides godel already
     committed.parent.mkdir(parents=True)

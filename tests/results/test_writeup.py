@@ -13,6 +13,7 @@ import pytest
 from dfl_bench.results import publish, writeup
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
+from dfl_bench.results.tables import Table
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "results" / "README.md"
@@ -124,6 +125,7 @@ def test_the_seed_plans_progress_counts_each_cells_planned_seeds_with_an_ok_run(
     )  # fmt: skip
     ours = {"f1": SimpleNamespace(configuration="a"), "f2": SimpleNamespace(configuration="b")}
     table = SimpleNamespace(ours=lambda: ours, records=records)
+    table.own_records = lambda key: Table.own_records(table, key)
     r = SimpleNamespace(profile="long", tables={"formulas": table})
     assert writeup.plan_progress(r, plan) == (
         "the committed seed plan (`results/seed_plan/`): 4 of 5 planned runs trained, 1 of 2 "
