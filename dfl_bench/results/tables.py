@@ -338,7 +338,10 @@ def summarize(
     one), the best evaluation's mean and std, each run's collapse (final accuracy below
     `collapse_below`), with `notes` before the provenance notes (but those of the `overridden`
     settings)."""
-    ok = records[records["status"] == "ok"]
+    metrics = list(
+        dict.fromkeys([*(RECORD_FIELDS[column] for column in COLUMNS), SELECTED_ACCURACY])
+    )
+    ok = records.loc[records["status"] == "ok", metrics]  # a few columns: masks copy each one
     final = pd.to_numeric(ok[RECORD_FIELDS["accuracy"]], errors="coerce") * 100
     fell = final < collapse_below if collapse_below is not None else final != final
     mean: dict[str, float | None] = {}
@@ -393,15 +396,15 @@ def provenance_notes(records: pd.DataFrame, overridden: tuple[str, ...] = ()) ->
                 notes[f"`{key}`: {source}" + (f" ({note})" if note else "")] = None
     for reused in records["reused_from"].dropna():
         notes[f"run reused from {reused} (identical configuration)"] = None
-    for seed, first, own, mine in records[records["same_as"].notna()][
-        ["seed", "same_as", "own_accuracy", RECORD_FIELDS["accuracy"]]
+    for seed, first, own, mine in records.loc[
+        records["same_as"].notna(), ["seed", "same_as", "own_accuracy", RECORD_FIELDS["accuracy"]]
     ].itertuples(index=False):
         notes[
             f"seed {int(seed)} trained twice: counted with the numbers of {first}, which "
             f"finished first (final accuracy {100 * mine:.2f}; this record's own "
             f"{100 * own:.2f}: a GPU run of one seed is not deterministic)"
         ] = None
-    none = records[records[GRADIENT_REACHED] == 0]["seed"].dropna().astype(int)
+    none = records.loc[records[GRADIENT_REACHED] == 0, "seed"].dropna().astype(int)
     if len(none):
         notes[
             f"no gradient reached the network in seed(s) {', '.join(map(str, sorted(none)))}"
