@@ -237,12 +237,15 @@ def interrupt(signum: int, frame: object) -> None:
 
 
 ORPHAN_GRACE_S = 10.0  # seconds a multirun's leftover processes get after it exited
+SIGTERM_BIT = 1 << (signal.SIGTERM - 1)  # in /proc/<pid>/status's signal masks
 
 
-def group_running(pgid: int) -> bool:
-    """Whether a process of group `pgid` still runs. A zombie (exited, waiting for a parent or
-    init to reap it) does not count: an orphaned loky worker stays one where nothing reaps it.
-    Without /proc: whether the group exists."""
+def group_stopping(pgid: int) -> bool:
+    """Whether a process of group `pgid` is still handling the SIGTERM it got: one that catches
+    it (a job saving its checkpoint). Not waited for: a zombie (an exited orphan that nothing
+    reaps), a process that ignores SIGTERM (a resource tracker) or leaves it to the default
+    (an idle joblib worker: its job caught the signal and returned, and it waits for a driver
+    that has exited). Without /proc: whether the group exists."""
     stats = list(Path("/proc").glob("[0-9]*/stat"))
     if not stats:
         try:
@@ -253,20 +256,27 @@ def group_running(pgid: int) -> bool:
     for stat in stats:
         try:
             state, _, group = stat.read_text().rpartition(")")[2].split()[:3]
+            if int(group) == pgid and state != "Z" and catches_sigterm(stat.with_name("status")):
+                return True
         except (OSError, ValueError):  # exited meanwhile
             continue
-        if int(group) == pgid and state != "Z":
-            return True
+    return False
+
+
+def catches_sigterm(status: Path) -> bool:
+    """Whether the process of `/proc/<pid>/status` has a SIGTERM handler (SigCgt)."""
+    for line in status.read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) & SIGTERM_BIT)
     return False
 
 
 def stop_leftovers(pgid: int) -> None:
-    """Kill what is left of a stopped multirun's process group once it had ORPHAN_GRACE_S to
-    finish (an idle joblib worker ignores SIGTERM and would hold its output open)."""
+    """Kill what is left of a stopped multirun's process group once the processes that handle
+    SIGTERM finished (ORPHAN_GRACE_S at most): idle joblib workers and resource trackers would
+    otherwise hold its output open."""
     deadline = time.monotonic() + ORPHAN_GRACE_S
-    while time.monotonic() < deadline:
-        if not group_running(pgid):
-            return
+    while group_stopping(pgid) and time.monotonic() < deadline:
         time.sleep(0.2)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)

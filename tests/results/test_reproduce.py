@@ -285,22 +285,44 @@ def processes_naming(text: str) -> list[int]:
     return found
 
 
-def test_a_group_of_zombies_is_not_running_and_a_sleeper_is(monkeypatch):
-    # where nothing reaps the orphans of a stopped multirun, its exited workers stay zombies
-    sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
+def sleeper(code: str) -> subprocess.Popen:
+    """A Python process in a process group of its own: runs `code`, says so, sleeps."""
+    script = f"{code}\nprint('ready', flush=True)\nimport time\ntime.sleep(60)"
+    command = [sys.executable, "-c", script]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_only_a_process_that_handles_sigterm_holds_a_stopped_group(monkeypatch):
+    # what a stopped multirun leaves: a job saving its checkpoint (a SIGTERM handler), an idle
+    # joblib worker (its job caught the signal; SIGTERM is back to the default), a resource
+    # tracker (ignores SIGTERM) and, where nothing reaps the orphans, exited workers (zombies)
+    catcher = sleeper("import signal; signal.signal(signal.SIGTERM, lambda *a: None)")
+    idle = sleeper("pass")
+    tracker = sleeper("import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)")
     exited = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
     try:
+        for proc in (catcher, idle, tracker):
+            assert proc.stdout.readline() == "ready\n"
         while Path(f"/proc/{exited.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
             time.sleep(0.01)  # exiting; not reaped: this test is its parent, waiting below
-        assert reproduce.group_running(sleeper.pid) and not reproduce.group_running(exited.pid)
+        assert reproduce.group_stopping(catcher.pid)
+        assert not any(reproduce.group_stopping(p.pid) for p in (idle, tracker, exited))
         with monkeypatch.context() as patched:
-            patched.setattr(reproduce.time, "sleep", lambda s: pytest.fail("waited for zombies"))
-            reproduce.stop_leftovers(exited.pid)  # nothing to wait for
+            patched.setattr(reproduce.time, "sleep", lambda s: pytest.fail("waited for nothing"))
+            for proc in (idle, tracker, exited):
+                reproduce.stop_leftovers(proc.pid)
+        assert idle.wait(timeout=10) == tracker.wait(timeout=10) == -signal.SIGKILL
+        monkeypatch.setattr(reproduce, "ORPHAN_GRACE_S", 0.5)
+        started = time.monotonic()
+        reproduce.stop_leftovers(catcher.pid)  # given the grace, then killed
+        assert catcher.wait(timeout=10) == -signal.SIGKILL
+        assert time.monotonic() - started >= 0.5
     finally:
-        sleeper.kill()
-        sleeper.wait()
-        exited.wait()
-    assert not reproduce.group_running(sleeper.pid)
+        for proc in (catcher, idle, tracker, exited):
+            proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 @pytest.mark.slow
@@ -309,7 +331,7 @@ def test_a_group_of_zombies_is_not_running_and_a_sleeper_is(monkeypatch):
     [(signal.SIGINT, 130, 1), (signal.SIGTERM, 143, 2)],  # both signals, both launchers
 )
 def test_a_signal_stops_the_whole_reproduction_and_says_how_to_resume(in_tmp, signum, code, jobs):
-    # jobs=2: the joblib launcher, whose idle workers ignore SIGTERM and would hold the output
+    # jobs=2: the joblib launcher, whose idle workers outlive its driver and hold the output
     args = reproduce_args(in_tmp, "--tables=tnorms", f"--jobs={jobs}")
     command = [sys.executable, "-m", "dfl_bench.reproduction.reproduce", *args]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
