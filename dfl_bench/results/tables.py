@@ -326,6 +326,8 @@ def collapse_threshold(frame: pd.DataFrame, profile: str) -> float | None:
 
 
 BASELINE = ("baseline", "ce_pair")  # the supervised baseline's cell
+# the record columns a cell's summary reads: each table column's, the best evaluation's
+METRIC_FIELDS = tuple(dict.fromkeys([*(RECORD_FIELDS[c] for c in COLUMNS), SELECTED_ACCURACY]))
 
 
 def summarize(
@@ -338,10 +340,7 @@ def summarize(
     one), the best evaluation's mean and std, each run's collapse (final accuracy below
     `collapse_below`), with `notes` before the provenance notes (but those of the `overridden`
     settings)."""
-    metrics = list(
-        dict.fromkeys([*(RECORD_FIELDS[column] for column in COLUMNS), SELECTED_ACCURACY])
-    )
-    ok = records.loc[records["status"] == "ok", metrics]  # a few columns: masks copy each one
+    ok = records.loc[records["status"] == "ok", list(METRIC_FIELDS)]  # masks copy each column
     final = pd.to_numeric(ok[RECORD_FIELDS["accuracy"]], errors="coerce") * 100
     fell = final < collapse_below if collapse_below is not None else final != final
     mean: dict[str, float | None] = {}
