@@ -1,0 +1,126 @@
+"""Bring the finished runs of a background records folder (a seed-plan run from a frozen
+checkout: `seed_plan run --repo <worktree> --records-dir <folder>`) into the committed one.
+
+`python -m dfl_bench.reproduction.harvest --from <folder> [--records-dir results/records]` copies
+each ok run record there that the records folder lacks to its own place (`<experiment>/<hash>
+.json`), its records folder renamed to the one it lands in (config `records_dir` and the
+`records_dir=` override; relative to the repository inside it), so a committed record names no
+machine's folder. Nothing is replaced: a record already there with other contents is named and
+kept. A record that would still hold another absolute path stops the harvest before anything is
+written. Exit status: 0 harvested (or nothing new), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dfl_bench.lifecycle import records
+from dfl_bench.results import cells
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+OVERRIDE = "records_dir="
+
+
+@dataclass(frozen=True)
+class Harvest:
+    """What a harvest did: records written, records kept (another record already there)."""
+
+    new: list[Path]
+    kept: list[Path]
+
+
+def moved(record: dict[str, Any], source: Path, named: str) -> dict[str, Any]:
+    """`record` (written under `source`) with its records folder named `named`."""
+    out = json.loads(json.dumps(record))
+    config = out.get("config") or {}
+    if _same(config.get("records_dir"), source):
+        config["records_dir"] = named
+    out["overrides"] = [
+        f"{OVERRIDE}{named}"
+        if isinstance(o, str) and o.startswith(OVERRIDE) and _same(o[len(OVERRIDE) :], source)
+        else o
+        for o in out.get("overrides") or []
+    ]
+    return out
+
+
+def _same(path: Any, folder: Path) -> bool:
+    """Whether `path` (a record's text) names `folder`."""
+    return isinstance(path, str) and Path(path).resolve() == folder.resolve()
+
+
+def absolute_paths(value: Any) -> list[str]:
+    """Every text in `value` that is or holds (`key=/...`) an absolute path."""
+    if isinstance(value, dict):
+        return [p for v in value.values() for p in absolute_paths(v)]
+    if isinstance(value, list):
+        return [p for v in value for p in absolute_paths(v)]
+    if isinstance(value, str) and (os.path.isabs(value) or "=/" in value):
+        return [value]
+    return []
+
+
+def harvest(source: Path, dest: Path, named: str) -> Harvest:
+    """Copy the ok records under `source` that `dest` lacks, their records folder `named`;
+    ValueError (nothing written) when one would keep an absolute path."""
+    todo: list[tuple[Path, dict[str, Any]]] = []
+    kept: list[Path] = []
+    refused: list[str] = []
+    for path in sorted(source.glob("*/*.json")):
+        record = records.read_record(path)
+        if record is None or record.get("status") != "ok":
+            continue
+        out = moved(record, source, named)
+        left = [p for p in absolute_paths(out) if p not in (named, f"{OVERRIDE}{named}")]
+        if left:
+            refused.append(f"{path}: {left[0]}")
+            continue
+        target = dest / path.relative_to(source)
+        if not target.exists():
+            todo.append((target, out))
+        elif records.read_record(target) != out:
+            kept.append(target)
+    if refused:
+        raise ValueError(
+            f"{len(refused)} record(s) would keep an absolute path, so nothing was harvested "
+            "(a committed record names no machine's folder): " + "; ".join(refused[:3])
+        )
+    return Harvest([records.write_record(target, out) for target, out in todo], kept)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Harvest, print each new record and each kept one."""
+    parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.harvest")
+    parser.add_argument("--from", dest="source", type=Path, required=True)
+    parser.add_argument("--records-dir", "--records", dest="records", type=Path)
+    args = parser.parse_args(argv)
+    dest = args.records or REPO_DIR / cells.RECORDS
+    if not args.source.is_dir():
+        parser.error(f"--from {args.source} is no folder")
+    if args.source.resolve() == dest.resolve():
+        parser.error(f"--from {args.source} is the records folder itself")
+    inside = dest.resolve().is_relative_to(REPO_DIR)
+    named = dest.resolve().relative_to(REPO_DIR).as_posix() if inside else str(dest)
+    try:
+        done = harvest(args.source, dest, named)
+    except ValueError as err:
+        print(f"[harvest] error: {err}", file=sys.stderr)
+        return 2
+    for path in done.new:
+        record = records.read_record(path) or {}
+        print(f"[harvest] {path.relative_to(dest)}: {record.get('name')}")
+    for path in done.kept:
+        print(f"[harvest] kept {path}: another record is already there (not replaced)")
+    print(f"[harvest] {len(done.new)} new record(s) in {dest}, {len(done.kept)} kept")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""`python -m dfl_bench.reproduction.harvest`: a background run's finished records land in the
+records folder under its name, nothing there is replaced, no machine path gets in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dfl_bench.lifecycle import records
+from dfl_bench.reproduction import harvest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def written(folder: Path, name: str, **fields) -> Path:
+    """A committed formulas record as a run writing into `folder` would have written it."""
+    committed = next((REPO / "results" / "records" / "formulas").glob("*.json"))
+    record = json.loads(committed.read_text())
+    record["config"]["records_dir"] = str(folder)
+    record["overrides"] = ["row=f1", f"records_dir={folder}", "logger=none"]
+    record["config_hash"] = name  # a valid record at its file name
+    for key, value in fields.items():
+        record[key] = value
+    return records.write_record(folder / "formulas" / f"{name}.json", record)
+
+
+def test_a_harvest_copies_new_ok_records_renamed_and_keeps_what_is_there(tmp_path):
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    new = written(source, "a")
+    written(source, "b", status="failed", reason="NaN loss")
+    same = written(source, "c")
+    other = written(source, "d")
+    (dest / "formulas").mkdir(parents=True)
+    records.write_record(
+        dest / "formulas" / "c.json",
+        harvest.moved(json.loads(same.read_text()), source, "results/records"),
+    )
+    there = records.write_record(
+        dest / "formulas" / "d.json", {**json.loads(other.read_text()), "seed": 99}
+    )
+    before = there.read_text()
+    done = harvest.harvest(source, dest, "results/records")
+    assert done.new == [dest / "formulas" / "a.json"]
+    assert done.kept == [there] and there.read_text() == before  # never replaced
+    got, want = json.loads(done.new[0].read_text()), json.loads(new.read_text())
+    assert got["config"]["records_dir"] == "results/records"
+    assert got["overrides"] == ["row=f1", "records_dir=results/records", "logger=none"]
+    got["config"]["records_dir"], got["overrides"] = (
+        want["config"]["records_dir"],
+        want["overrides"],
+    )
+    assert got == want  # nothing else moved
+    assert not (dest / "formulas" / "b.json").exists()  # a failed run trains again
+
+
+def test_a_record_with_another_machine_path_stops_the_harvest_before_it_writes(tmp_path):
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    written(source, "a")
+    bad = written(source, "b")
+    records.write_record(bad, {**json.loads(bad.read_text()), "log_dir": str(tmp_path / "wandb")})
+    with pytest.raises(ValueError, match="absolute path.*nothing was harvested"):
+        harvest.harvest(source, dest, "results/records")
+    assert not dest.exists()
+
+
+def test_the_command_names_what_it_harvested(tmp_path, capsys):
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    written(source, "a")
+    assert harvest.main(["--from", str(source), "--records-dir", str(dest)]) == 0
+    out = capsys.readouterr().out
+    assert "formulas/a.json" in out and "1 new record(s)" in out
+    got = json.loads((dest / "formulas" / "a.json").read_text())
+    assert got["config"]["records_dir"] == str(dest)  # outside the repository: its own path
+    with pytest.raises(SystemExit) as stop:
+        harvest.main(["--from", str(tmp_path / "none"), "--records-dir", str(dest)])
+    assert stop.value.code == 2 and "is no folder" in capsys.readouterr().err
