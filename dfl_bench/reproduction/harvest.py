@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from dfl_bench.lifecycle import records
+from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells
 
-REPO_DIR = Path(__file__).resolve().parents[2]
 OVERRIDE = "records_dir="
 
 
@@ -36,24 +36,17 @@ class Harvest:
     kept: list[Path]
 
 
-def moved(record: dict[str, Any], source: Path, named: str) -> dict[str, Any]:
-    """`record` (written under `source`) with its records folder named `named`."""
+def moved(record: dict[str, Any], named: str) -> dict[str, Any]:
+    """`record` with its records folder (config `records_dir`, the `records_dir=` override)
+    named `named`: the folder it lands in, wherever it was written."""
     out = json.loads(json.dumps(record))
-    config = out.get("config") or {}
-    if _same(config.get("records_dir"), source):
-        config["records_dir"] = named
+    if isinstance(out.get("config"), dict) and "records_dir" in out["config"]:
+        out["config"]["records_dir"] = named
     out["overrides"] = [
-        f"{OVERRIDE}{named}"
-        if isinstance(o, str) and o.startswith(OVERRIDE) and _same(o[len(OVERRIDE) :], source)
-        else o
+        f"{OVERRIDE}{named}" if isinstance(o, str) and o.startswith(OVERRIDE) else o
         for o in out.get("overrides") or []
     ]
     return out
-
-
-def _same(path: Any, folder: Path) -> bool:
-    """Whether `path` (a record's text) names `folder`."""
-    return isinstance(path, str) and Path(path).resolve() == folder.resolve()
 
 
 def absolute_paths(value: Any) -> list[str]:
@@ -77,7 +70,7 @@ def harvest(source: Path, dest: Path, named: str) -> Harvest:
         record = records.read_record(path)
         if record is None or record.get("status") != "ok":
             continue
-        out = moved(record, source, named)
+        out = moved(record, named)
         left = [p for p in absolute_paths(out) if p not in (named, f"{OVERRIDE}{named}")]
         if left:
             refused.append(f"{path}: {left[0]}")

@@ -30,11 +30,11 @@ from datetime import datetime
 from pathlib import Path
 
 from dfl_bench import markdown
+from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
 from dfl_bench.results import cells, claims, stats
 from dfl_bench.results.tables import Ours
 
-REPO_DIR = Path(__file__).resolve().parents[2]
 FOLDER = REPO_DIR / "results" / "seed_plan"
 PROFILE = "long"  # the profile whose inconclusive claims the plan decides
 KEY_OVERRIDES = {"kb.name": "kb"}  # a table's row key as a command-line override

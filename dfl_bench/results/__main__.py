@@ -15,10 +15,10 @@ import warnings
 from pathlib import Path
 
 from dfl_bench.lifecycle import guards
+from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells
 from dfl_bench.results.paper import load_paper
 
-REPO_DIR = Path(__file__).resolve().parents[2]
 PROFILES = tuple(sorted(p.stem for p in (REPO_DIR / "conf" / "profile").glob("*.yaml")))
 
 

@@ -35,7 +35,7 @@ def test_a_harvest_copies_new_ok_records_renamed_and_keeps_what_is_there(tmp_pat
     (dest / "formulas").mkdir(parents=True)
     records.write_record(
         dest / "formulas" / "c.json",
-        harvest.moved(json.loads(same.read_text()), source, "results/records"),
+        harvest.moved(json.loads(same.read_text()), "results/records"),
     )
     there = records.write_record(
         dest / "formulas" / "d.json", {**json.loads(other.read_text()), "seed": 99}
