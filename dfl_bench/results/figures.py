@@ -23,6 +23,7 @@ from dfl_bench.results.tables import Table  # noqa: E402
 from dfl_bench.schema import CU_ANT, CU_CONS
 
 LABELS = {"accuracy": "test accuracy (%)", "cons": "cons", CU_CONS: CU_CONS, CU_ANT: CU_ANT}
+RANGES = {"accuracy": (0.0, 100.0), "cons": (0.0, 1.0), CU_CONS: (0.0, 1.0), CU_ANT: (0.0, 1.0)}
 KB_COLOURS = {"same": "tab:blue", "sum9": "tab:red"}
 MAIN_TABLES = load_paper().main  # the main-text tables (paper_numbers.yaml's `main` flag)
 
@@ -43,7 +44,7 @@ def sweep_figure(table: Table, parameter: str, path: Path) -> Path:
             ax.errorbar(
                 [p[0] for p in points],
                 [p[1] for p in points],
-                yerr=[p[2] for p in points],
+                yerr=np.hstack([_within(p[1], p[2], column) for p in points]),
                 marker="o",
                 capsize=3,
                 label=f"ours ({table.profile})",
@@ -122,7 +123,7 @@ def scatter_figure(table: Table, path: Path, paper_sigma: float | None = None) -
             ax.errorbar(
                 x,
                 y,
-                yerr=half,
+                yerr=_within(y, half, column),
                 xerr=across or None,
                 fmt="o",
                 ms=4,
@@ -164,6 +165,13 @@ def _half(values) -> float:
     if n < 2:
         return 0.0
     return float(t_dist.ppf(0.975, n - 1) * np.std(values, ddof=1) / np.sqrt(n))
+
+
+def _within(y: float, half: float, column: str) -> np.ndarray:
+    """The (below, above) error bar of y ± half cut at the column's range (a ratio's interval
+    never leaves [0, 1], accuracy's [0, 100]), shaped (2, 1) for matplotlib's yerr."""
+    low, high = RANGES[column]
+    return np.array([[min(half, max(y - low, 0.0))], [min(half, max(high - y, 0.0))]])
 
 
 def _column(frame: pd.DataFrame, column: str) -> pd.Series:

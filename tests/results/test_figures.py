@@ -52,7 +52,8 @@ def test_paper_vs_ours_shows_seed_intervals_collapsed_runs_and_names_the_cells_o
         # godel: the paper's 20.4, ours the same; product: the paper's 20.3, ours 97 with a collapse
         write(tmp_path, "tnorms", "g", row="godel", seed=seed, accuracy=0.204 + seed / 1000)
         product = (0.97 + seed / 1000, 0.21, 0.972)[seed]
-        write(tmp_path, "tnorms", "p", row="product", seed=seed, accuracy=product)
+        cu_ant = (0.99, 0.5, 0.90)[seed]  # kept: 0.99 and 0.90, a 95% t-interval beyond 1
+        write(tmp_path, "tnorms", "p", row="product", seed=seed, accuracy=product, cu_ant=cu_ant)
     frame = load_records(tmp_path)
     below = collapse_threshold(frame, "quick")
     table = build_table(load_paper().tables["tnorms"], frame, "quick", REPO, below)
@@ -71,4 +72,7 @@ def test_paper_vs_ours_shows_seed_intervals_collapsed_runs_and_names_the_cells_o
     assert sorted(crosses) == pytest.approx([20.4, 20.5, 20.6, 21.0])
     bars = [c for c in accuracy.collections if type(c).__name__ == "LineCollection"]
     assert bars  # error bars: ours over seeds, the paper's from its stated std
+    ratio_bars = [c for c in drawn[0].axes[3].collections if type(c).__name__ == "LineCollection"]
+    tops = [y for c in ratio_bars for segment in c.get_segments() for _, y in segment]
+    assert max(tops) == pytest.approx(1.0)  # cut at the ratio's range, not 0.945 + 0.57
     plt.close("all")
