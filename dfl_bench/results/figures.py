@@ -47,7 +47,7 @@ def sweep_figure(table: Table, parameter: str, path: Path) -> Path:
                 yerr=np.hstack([_within(p[1], p[2], column) for p in points]),
                 marker="o",
                 capsize=3,
-                label=f"ours ({table.profile})",
+                label=f"ours ({table.profile}; mean ± sd over seeds)",
             )
         printed = [
             (float(c.key), c.number(column))
