@@ -353,7 +353,7 @@ def log_folder(parent: Path, now: datetime) -> Path:
 def reproduce(args: argparse.Namespace) -> int:
     """Plan, report the plan, run the missing jobs experiment by experiment, report the end."""
     names = args.names
-    device = ["trainer=gpu"] if args.device == "gpu" else []  # part of each job's config hash
+    device = ["trainer=gpu"] if args.device == "gpu" else []  # not hashed: one record either way
     jobs = plan.plan(
         names, args.profile, args.seeds, args.records, args.spread_seeds, [*device, *args.overrides]
     )

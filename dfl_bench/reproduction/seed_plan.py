@@ -38,8 +38,7 @@ from dfl_bench.results.tables import Ours
 FOLDER = REPO_DIR / "results" / "seed_plan"
 PROFILE = "long"  # the profile whose inconclusive claims the plan decides
 KEY_OVERRIDES = {"kb.name": "kb"}  # a table's row key as a command-line override
-# a planned seed trained on either device is finished (the device is part of a config hash)
-DEVICES = {"cpu": [], "gpu": ["trainer=gpu"]}
+DEVICES = ("cpu", "gpu")  # either trains a cell's seed to one record (schema.HASHED_AS)
 
 
 @dataclass(frozen=True)
@@ -304,8 +303,8 @@ def commands(
 
 def finished_seeds(p: dict, records_dir: str | Path) -> dict[str, list[int]]:
     """Each planned cell's finished seeds of 0..n-1: those of its configuration whose run record
-    under `records_dir` says ok on either device (DEVICES), found by config hash as train.py
-    finds them."""
+    under `records_dir` says ok, found by config hash as train.py finds them (the device is not
+    hashed: a seed trained on either device is found at one path)."""
     by_experiment: dict[str, dict[str, dict]] = {}
     for cell, spec in p["cells"].items():
         by_experiment.setdefault(cell.split("/", 1)[0], {})[cell] = spec
@@ -314,8 +313,7 @@ def finished_seeds(p: dict, records_dir: str | Path) -> dict[str, list[int]]:
         n = max(spec["seeds"] for spec in planned.values())
         done = [
             job.overrides
-            for device in DEVICES.values()
-            for job in plan.plan([experiment], p["profile"], n, records_dir, overrides=device)
+            for job in plan.plan([experiment], p["profile"], n, records_dir)
             if job.done()
         ]
         for cell, spec in planned.items():
@@ -357,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--records-dir", "--records", dest="records", default=cells.RECORDS)
     parser.add_argument("--out", type=Path, default=FOLDER)
     parser.add_argument("--jobs", type=int, default=1, help="jobs at once on the CPU (joblib)")
-    parser.add_argument("--device", choices=tuple(DEVICES), default="cpu")
+    parser.add_argument("--device", choices=DEVICES, default="cpu")
     parser.add_argument("--parallel", type=int, default=1, help="cells at once (for a GPU)")
     parser.add_argument("--stack-size", type=int, default=16, help="runs per stack on a GPU")
     parser.add_argument(
