@@ -133,3 +133,43 @@ def test_the_seed_plans_progress_counts_each_cells_planned_seeds_with_an_ok_run(
     )
     assert writeup.plan_progress(SimpleNamespace(profile="quick"), plan) is None
     assert writeup.plan_progress(r, tmp_path / "none.json") is None
+
+
+def test_the_seed_plans_claims_stand_beside_their_verdicts_now(tmp_path):
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    plan = tmp_path / "plan.json"
+    cells = {"formulas/f1": {"seeds": 2}, "formulas/f2": {"seeds": 2}}
+    needs = [  # a: both comparisons decidable (f1 complete, f2 not); b: none (f3 not planned)
+        {"claim": "a", "cells": ["formulas/f1", "formulas/f2"], "seeds": 6},
+        {"claim": "a", "cells": ["formulas/f1", "formulas/f3"], "seeds": 10},
+        {"claim": "b", "cells": ["formulas/f2", "formulas/f3"], "seeds": None},
+    ]
+    spec = {"profile": "long", "power": 0.8, "max_seeds": 10, "cells": cells, "needs": needs}
+    plan.write_text(json.dumps(spec))
+    records = pd.DataFrame(
+        [("a", 0, "ok"), ("a", 1, "ok"), ("b", 0, "ok"), ("b", 1, "failed")],
+        columns=["configuration", "seed", "status"],
+    )
+    ours = {"f1": SimpleNamespace(configuration="a"), "f2": SimpleNamespace(configuration="b")}
+    table = SimpleNamespace(ours=lambda: ours, records=records)
+    table.own_records = lambda key: Table.own_records(table, key)
+    verdicts = [
+        (SimpleNamespace(name=name), None, SimpleNamespace(status=status))
+        for name, status in (("a", "holds"), ("b", "inconclusive"), ("c", "fails"))
+    ]
+    r = SimpleNamespace(profile="long", tables={"formulas": table}, verdicts=verdicts)
+    lines = writeup.plan_outcome(r, plan)
+    assert lines[0].startswith(
+        "The seed plan's claims at `long` (inconclusive when [`seed_plan/README.md`]"
+        "(seed_plan/README.md) was written): 2, now 1 holds, 0 fails, 1 inconclusive. The plan "
+        "expected to decide every undecided comparison of 1 of them (each at 80% power within "
+        "10 seeds a cell), and 1 of those are decided;"
+    )
+    assert lines[4:6] == [
+        "| `a` | 2 of 2 | 1 of 2 | holds |",
+        "| `b` | 0 of 1 | 0 of 1 | inconclusive |",
+    ]
+    assert writeup.plan_outcome(SimpleNamespace(profile="quick"), plan) == []
