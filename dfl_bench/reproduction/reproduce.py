@@ -122,6 +122,11 @@ def check_cell_meaning(overrides: Sequence[str]) -> None:
             f"{keys['row']}: a reproduction trains every row of its tables; choose tables with "
             "--tables (TABLES=), or train one row with python -m dfl_bench +experiment=NAME row=ROW"
         )
+    if keys.get("trainer") == "trainer=gpu":
+        raise ValueError(
+            "trainer=gpu: train on the GPU with --device gpu (DEVICE=gpu), which fills the same "
+            "cells (the device is not hashed) and runs each experiment as stacks"
+        )
     named = keys.get("experiment_name")
     if named is not None and named.split("=", 1)[1] in cells.experiments():
         raise ValueError(

@@ -96,6 +96,7 @@ def test_every_experiment_and_the_default_config_are_selectable():
             ["+trainer.gradient_clip_val=1", "experiment_name=tnorms"],
             r"experiment_name=tnorms is a table's: name a separate experiment for a changed",
         ),
+        (["trainer=gpu"], r"trainer=gpu: train on the GPU with --device gpu \(DEVICE=gpu\)"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_valid_choices(args, message, tmp_path, capsys):
