@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan seed-plan-harvest
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -105,6 +105,27 @@ ntn-comparison: ## same_symmetric and the default configuration with the text's 
 		--title "NTN head: the text's k=50 vs the code's k=10 with an output bias (profile $(PROFILE))" \
 		--out "$(NTN_DIR)/README.md"
 	$(PYTHON) -m dfl_bench.bench time-ntn --threads 1 >> "$(NTN_DIR)/README.md"
+
+# The committed seed plan, trained in the background from a frozen checkout of SEED_PLAN_COMMIT
+# (the commit its planned runs train at) into a records folder of its own, both under
+# SEED_PLAN_DIR (ignored); results/records changes only at a harvest (docs/reproduction.md).
+SEED_PLAN_COMMIT ?= fd9f279
+SEED_PLAN_DIR ?= .seed_plan
+PROBES_OUT ?= results/commit_probes.json
+seed-plan: ## train the committed seed plan in the background (nohup; resumes; log SEED_PLAN_DIR/seed_plan.log), from a frozen checkout of SEED_PLAN_COMMIT into its own records folder
+	@test -d "$(SEED_PLAN_DIR)/checkout" || git worktree add --detach "$(SEED_PLAN_DIR)/checkout" "$(SEED_PLAN_COMMIT)"
+	@mkdir -p "$(SEED_PLAN_DIR)/records" && cp -rn results/records/. "$(SEED_PLAN_DIR)/records/"
+	@flock -n "$(SEED_PLAN_DIR)/run.lock" true || { echo "the seed plan already runs from $(SEED_PLAN_DIR) (see its seed_plan.log)"; exit 3; }
+	PYTHONPATH= nohup flock -n "$(SEED_PLAN_DIR)/run.lock" $(PYTHON) -m dfl_bench.reproduction.seed_plan run \
+		--repo "$(SEED_PLAN_DIR)/checkout" --records-dir "$(abspath $(SEED_PLAN_DIR))/records" --parallel 2 \
+		>> "$(SEED_PLAN_DIR)/seed_plan.log" 2>&1 < /dev/null &
+	@echo "seed plan running in the background: tail -f $(SEED_PLAN_DIR)/seed_plan.log; make seed-plan-harvest"
+
+seed-plan-harvest: ## bring the background seed plan's finished records into results/records, render, probe the cells they newly mix with older commits (PROBES_OUT: this machine's probe file), say how far the plan is
+	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(SEED_PLAN_DIR)/records"
+	$(PYTHON) -m dfl_bench.results
+	$(PYTHON) -m dfl_bench.reproduction.commit_probe --undecided --out "$(PROBES_OUT)"
+	$(PYTHON) -m dfl_bench.reproduction.seed_plan status --jobs 2
 
 GPU_OUT ?= results/bench/cuda/session
 gpu-session: ## on a GPU machine: the seed plan's unfinished seeds until BUDGET seconds end, else the GPU figures and the long reproduction (GPU_OUT)
