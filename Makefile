@@ -59,7 +59,7 @@ theory: ## reproduce the paper's analytical results under results/theory/, and t
 tables: ## render the paper's tables and figures from RECORDS_DIR, every profile (no training), into results/ for results/records, else RECORDS_DIR, or OUT; TABLES=a,b
 	$(PYTHON) -m dfl_bench.results --records-dir "$(RECORDS_DIR)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
 
-commit-probes: ## probe each table cell whose runs come from several commits: its configuration, 100 steps at each commit, compared to the bit (results/commit_probes.json; resumable)
+commit-probes: ## probe each table cell whose runs come from several commits: its configuration, 100 steps at each commit, compared to the bit (this machine's results/commit_probes_<cpu>.json; resumable)
 	$(PYTHON) -m dfl_bench.reproduction.commit_probe --records-dir "$(RECORDS_DIR)"
 
 train: ## train the paper's recommended configuration (quick profile)
@@ -111,7 +111,6 @@ ntn-comparison: ## same_symmetric and the default configuration with the text's 
 # SEED_PLAN_DIR (ignored); results/records changes only at a harvest (docs/reproduction.md).
 SEED_PLAN_COMMIT ?= fd9f279
 SEED_PLAN_DIR ?= .seed_plan
-PROBES_OUT ?= results/commit_probes.json
 seed-plan: ## train the committed seed plan in the background (nohup; resumes; log SEED_PLAN_DIR/seed_plan.log), from a frozen checkout of SEED_PLAN_COMMIT into its own records folder
 	@test -d "$(SEED_PLAN_DIR)/checkout" || git worktree add --detach "$(SEED_PLAN_DIR)/checkout" "$(SEED_PLAN_COMMIT)"
 	@mkdir -p "$(SEED_PLAN_DIR)/records" && cp -rn results/records/. "$(SEED_PLAN_DIR)/records/"
@@ -121,10 +120,10 @@ seed-plan: ## train the committed seed plan in the background (nohup; resumes; l
 		>> "$(SEED_PLAN_DIR)/seed_plan.log" 2>&1 < /dev/null &
 	@echo "seed plan running in the background: tail -f $(SEED_PLAN_DIR)/seed_plan.log; make seed-plan-harvest"
 
-seed-plan-harvest: ## bring the background seed plan's finished records into results/records, render, probe the cells they newly mix with older commits (PROBES_OUT: this machine's probe file), say how far the plan is
+seed-plan-harvest: ## bring the background seed plan's finished records into results/records, render, probe the cells they newly mix with older commits (into this machine's probe file), say how far the plan is
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(SEED_PLAN_DIR)/records"
 	$(PYTHON) -m dfl_bench.results
-	$(PYTHON) -m dfl_bench.reproduction.commit_probe --undecided --out "$(PROBES_OUT)"
+	$(PYTHON) -m dfl_bench.reproduction.commit_probe --undecided
 	$(PYTHON) -m dfl_bench.reproduction.seed_plan status --jobs 2
 
 GPU_OUT ?= results/bench/cuda/session

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,7 @@ from typing import Any
 
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results.probes import PROBE_STEPS, PROBES, same, verdict
+from dfl_bench.results.probes import PROBE_STEPS, same, verdict
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
 
 PROBE = (
@@ -132,13 +133,30 @@ def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
 
 
 def machine() -> dict[str, str]:
-    """What bit-exactness depends on: the torch build and the CPU."""
+    """What bit-exactness depends on: the torch build and the CPU, its model too (an Intel Xeon
+    trains the probes of symmetric_aggregators/nilpotent_log_product and sigmoidal_b0/b0=-0.65
+    to other numbers than the machine of results/commit_probes.json, both AVX512 to torch). A
+    file made before it named the model is another machine's for every machine now."""
     here = records.machine()
     return {
         "torch": here["torch"],
         "cpu_capability": here["cpu_capability"],
+        "cpu": here["cpu"],
         "machine": here["platform"],
     }
+
+
+def machine_file(here: Mapping[str, str]) -> str:
+    """This machine's probe file, named by its CPU model and capability
+    (`results/commit_probes_<model>_<capability>.json`).
+
+    >>> machine_file({"cpu": "Intel(R) Xeon(R) Processor", "cpu_capability": "AVX512"})
+    'results/commit_probes_intel_xeon_avx512.json'
+    """
+    model = re.sub(
+        r"\((r|tm)\)|\b(processor|cpu)\b", " ", f"{here['cpu']} {here['cpu_capability']}".lower()
+    )
+    return f"results/commit_probes_{re.sub(r'[^a-z0-9]+', '_', model).strip('_')}.json"
 
 
 def _prune(cell: Mapping[str, Any], wanted: Mapping[str, Any]) -> dict[str, Any]:
@@ -219,7 +237,9 @@ def run(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.commit_probe")
     parser.add_argument("--records-dir", default="results/records")
-    parser.add_argument("--out", default=PROBES)
+    parser.add_argument(
+        "--out", default=None, help="the probe file (default: this machine's, machine_file)"
+    )
     parser.add_argument("--limit", type=int, default=None, help="probe at most N (resumable)")
     parser.add_argument(
         "--cells", nargs="*", default=[], help="probe only these configurations (digest prefixes)"
@@ -230,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="probe only the cells whose commits no committed probe file decides yet",
     )
     args = parser.parse_args(argv)
+    args.out = args.out or machine_file(machine())
     try:
         known = run(Path(args.records_dir), Path(args.out), args.limit, args.cells, args.undecided)
     except OtherMachine as err:

@@ -10,8 +10,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-PROBES = "results/commit_probes.json"
-PROBE_FILES = "results/commit_probes*.json"  # this one and other machines' (--out)
+PROBES = "results/commit_probes.json"  # the first machine's, before a file named its machine
+PROBE_FILES = "results/commit_probes*.json"  # every machine's (commit_probe.machine_file)
 PROBE_STEPS = 100
 
 
@@ -26,8 +26,8 @@ def same(commits: Mapping[str, Mapping[str, Any]]) -> bool | None:
 @cache
 def probed(repo: Path) -> list[dict[str, dict[str, Any]]]:
     """The committed probes, one mapping (configuration -> its commits' probes and `same`) per
-    machine's file (`PROBES`, and `results/commit_probes_<name>.json` made on another CPU with
-    --out); [] without."""
+    machine's file (`results/commit_probes_<model>_<capability>.json`, and the older `PROBES`
+    and `results/commit_probes_avx2.json`); [] without."""
     out = []
     for path in sorted(repo.glob(PROBE_FILES)):
         try:

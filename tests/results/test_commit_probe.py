@@ -105,14 +105,20 @@ def test_probing_on_another_cpu_leaves_the_committed_probes_as_they_are(
     out.write_text(json.dumps(made))
     before = out.read_text()
     here = commit_probe.machine()
-    other = {**here, "cpu_capability": "AVX512" if here["cpu_capability"] == "AVX2" else "AVX2"}
-    monkeypatch.setattr(commit_probe, "machine", lambda: other)
     monkeypatch.setattr(commit_probe, "probe", lambda *a: pytest.fail("probed on another CPU"))
-    code = commit_probe.main([f"--records-dir={records}", f"--out={out}", "--limit=0"])
-    assert code == 2 and out.read_text() == before
-    assert "probes compare to the bit only on one machine: nothing changed" in (
-        capsys.readouterr().err
-    )
+    capability = "AVX512" if here["cpu_capability"] == "AVX2" else "AVX2"
+    model = "AMD EPYC" if here["cpu"] != "AMD EPYC" else "Intel(R) Xeon(R) Processor"
+    unnamed = {k: v for k, v in here.items() if k != "cpu"}  # a file that predates the model
+    for other in ({**here, "cpu_capability": capability}, {**here, "cpu": model}):
+        monkeypatch.setattr(commit_probe, "machine", lambda other=other: other)
+        code = commit_probe.main([f"--records-dir={records}", f"--out={out}", "--limit=0"])
+        assert code == 2 and out.read_text() == before
+        assert "probes compare to the bit only on one machine: nothing changed" in (
+            capsys.readouterr().err
+        )
+    monkeypatch.setattr(commit_probe, "machine", lambda: here)
+    out.write_text(json.dumps({**made, "machine": unnamed}))
+    assert commit_probe.main([f"--records-dir={records}", f"--out={out}", "--limit=0"]) == 2
 
 
 def test_a_cell_is_decided_by_the_probes_of_one_machine_that_ran_all_its_commits(tmp_path):
