@@ -3,15 +3,13 @@ the numbers the write-up cites (results/README.md) and every claim's verdict, fr
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dfl_bench import markdown
-from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import budget_runs, stats
+from dfl_bench.results import budget_runs, plan_report, stats
 from dfl_bench.results.agreement import WITHIN
 from dfl_bench.results.cells import PAPER_PROFILE, budget
 from dfl_bench.results.claims import MARGINS, SECTIONS, STATUSES
@@ -24,7 +22,6 @@ if TYPE_CHECKING:
 
 PROFILES = ("quick", "long")  # always shown, so `long` fills in once its records land
 NO_RECORDS = "no records yet"
-SEED_PLAN = REPO_DIR / "results" / "seed_plan" / "plan.json"  # the committed seed plan
 # A row against another in the write-up's words on a table beyond the paper, in this order.
 WORDS = (
     "above",
@@ -270,86 +267,6 @@ def seeded(r: Rendered) -> str:
     return f"{count(cell_seeds(r))}; beyond the paper {count(cell_seeds(r, beyond=True))}"
 
 
-def _planned_cells(r: Rendered, plan: dict) -> dict[str, tuple[int, int]]:
-    """Each planned cell's (planned seeds 0..n-1 with an ok run of its configuration, n)."""
-    out = {}
-    for cell, spec in plan["cells"].items():
-        experiment, row = cell.split("/", 1)
-        own = r.tables[experiment].own_records(row)
-        trained = len(set(own[own["status"] == "ok"].seed) & set(range(spec["seeds"])))
-        out[cell] = (trained, spec["seeds"])
-    return out
-
-
-def _plan_at(r: Rendered, plan_file: Path) -> dict | None:
-    """The committed seed plan where it is of `r.profile`, else None."""
-    if not plan_file.is_file():
-        return None
-    plan = json.loads(plan_file.read_text())
-    return plan if plan["profile"] == r.profile else None
-
-
-def plan_progress(r: Rendered, plan_file: Path = SEED_PLAN) -> str | None:
-    """How much of the committed seed plan these records hold (at the plan's profile, else
-    None): its planned seeds 0..n-1 of each cell with an ok run of the cell's configuration."""
-    plan = _plan_at(r, plan_file)
-    if plan is None:
-        return None
-    cells = _planned_cells(r, plan).values()
-    done, planned = sum(k for k, _ in cells), sum(n for _, n in cells)
-    complete = sum(k == n for k, n in cells)
-    return (
-        f"the committed seed plan (`results/seed_plan/`): {done} of {planned} planned runs "
-        f"trained, {complete} of {len(cells)} cells complete"
-        + ("" if done == planned else "; a verdict resting on a cell still training may move")
-    )
-
-
-def plan_outcome(r: Rendered, plan_file: Path = SEED_PLAN) -> list[str]:
-    """The committed seed plan's claims (inconclusive when it was written) beside their verdicts
-    now, at the plan's profile ([] elsewhere): for each, how many of its comparisons undecided
-    then the plan's power calculation said its seeds would decide, how many of its planned cells
-    are complete, and its verdict on ours."""
-    plan = _plan_at(r, plan_file)
-    if plan is None:
-        return []
-    cells = _planned_cells(r, plan)
-    now = {item.name: ours.status for item, _, ours in r.verdicts}
-    needs: dict[str, list[dict]] = {}
-    for need in plan["needs"]:
-        needs.setdefault(need["claim"], []).append(need)
-    rows, counts, expected, decided = [], dict.fromkeys(STATUSES[:-1], 0), 0, 0
-    for claim, comparisons in needs.items():
-        status = now.get(claim, STATUSES[-1])
-        counts[status] = counts.get(status, 0) + 1
-        decidable = sum(c["seeds"] is not None for c in comparisons)
-        planned = sorted({cell for c in comparisons for cell in c["cells"] if cell in cells})
-        complete = sum(cells[cell][0] == cells[cell][1] for cell in planned)
-        expected += decidable == len(comparisons)
-        decided += decidable == len(comparisons) and status in STATUSES[:2]
-        rows.append(
-            [
-                f"`{claim}`",
-                f"{decidable} of {len(comparisons)}",
-                f"{complete} of {len(planned)}",
-                status,
-            ]
-        )
-    tally = ", ".join(f"{n} {s}" for s, n in counts.items())
-    header = ["claim", "comparisons the plan would decide", "its planned cells complete", "now"]
-    return [
-        f"The seed plan's claims at `{r.profile}` (inconclusive when "
-        f"[`seed_plan/README.md`](seed_plan/README.md) was written): {len(needs)}, now {tally}. "
-        f"The plan expected to decide every undecided comparison of {expected} of them (each "
-        f"at {plan['power']:.0%} power within {plan['max_seeds']} seeds a cell), and {decided} of "
-        "those are decided; a claim may be decided with fewer of its comparisons, or stay "
-        "inconclusive when its cells' spread is not what their first seeds showed.",
-        "",
-        *markdown.table(header, rows),
-        "",
-    ]
-
-
 def summary(results: Sequence[Rendered]) -> str:
     """The write-up's generated block (results/README.md between BEGIN and END): per profile the
     headline numbers and, per table, which claims hold, fail, are inconclusive or cannot be
@@ -374,7 +291,7 @@ def summary(results: Sequence[Rendered]) -> str:
             f"{_claim_counts(r)}.",
             "",
         ]
-        progress = plan_progress(r)
+        progress = plan_report.progress(r)
         if progress is not None:
             lines += [f"- {progress[0].upper()}{progress[1:]}."]
         if r.profile == PAPER_PROFILE:
@@ -400,7 +317,7 @@ def summary(results: Sequence[Rendered]) -> str:
         lines.append("")
         if r.profile == DECIDED_AT:
             lines += decided(r)
-        lines += plan_outcome(r)
+        lines += plan_report.outcome(r)
     return "\n".join([*lines, END])
 
 
@@ -547,7 +464,7 @@ def front_verdicts(results: Sequence[Rendered]) -> str:
     if r is None:
         return "\n".join([begin, f"No records at `{DECIDED_AT}` yet.", end])
 
-    progress = plan_progress(r)
+    progress = plan_report.progress(r)
 
     def named(status: str) -> str:
         names = [f"`{item.name}`" for item, _, ours in r.verdicts if ours.status == status]

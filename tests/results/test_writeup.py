@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dfl_bench.results import publish, writeup
+from dfl_bench.results import plan_report, publish, writeup
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import Table
@@ -127,12 +127,12 @@ def test_the_seed_plans_progress_counts_each_cells_planned_seeds_with_an_ok_run(
     table = SimpleNamespace(ours=lambda: ours, records=records)
     table.own_records = lambda key: Table.own_records(table, key)
     r = SimpleNamespace(profile="long", tables={"formulas": table})
-    assert writeup.plan_progress(r, plan) == (
+    assert plan_report.progress(r, plan) == (
         "the committed seed plan (`results/seed_plan/`): 4 of 5 planned runs trained, 1 of 2 "
         "cells complete; a verdict resting on a cell still training may move"
     )
-    assert writeup.plan_progress(SimpleNamespace(profile="quick"), plan) is None
-    assert writeup.plan_progress(r, tmp_path / "none.json") is None
+    assert plan_report.progress(SimpleNamespace(profile="quick"), plan) is None
+    assert plan_report.progress(r, tmp_path / "none.json") is None
 
 
 def test_the_seed_plans_claims_stand_beside_their_verdicts_now(tmp_path):
@@ -161,7 +161,7 @@ def test_the_seed_plans_claims_stand_beside_their_verdicts_now(tmp_path):
         for name, status in (("a", "holds"), ("b", "inconclusive"), ("c", "fails"))
     ]
     r = SimpleNamespace(profile="long", tables={"formulas": table}, verdicts=verdicts)
-    lines = writeup.plan_outcome(r, plan)
+    lines = plan_report.outcome(r, plan)
     assert lines[0].startswith(
         "The seed plan's claims at `long` (inconclusive when [`seed_plan/README.md`]"
         "(seed_plan/README.md) was written): 2, now 1 holds, 0 fails, 1 inconclusive. The plan "
@@ -172,4 +172,4 @@ def test_the_seed_plans_claims_stand_beside_their_verdicts_now(tmp_path):
         "| `a` | 2 of 2 | 1 of 2 | holds |",
         "| `b` | 0 of 1 | 0 of 1 | inconclusive |",
     ]
-    assert writeup.plan_outcome(SimpleNamespace(profile="quick"), plan) == []
+    assert plan_report.outcome(SimpleNamespace(profile="quick"), plan) == []
