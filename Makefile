@@ -120,10 +120,10 @@ seed-plan: ## train the committed seed plan in the background (nohup; resumes; l
 		>> "$(SEED_PLAN_DIR)/seed_plan.log" 2>&1 < /dev/null &
 	@echo "seed plan running in the background: tail -f $(SEED_PLAN_DIR)/seed_plan.log; make seed-plan-harvest"
 
-seed-plan-harvest: ## bring the background seed plan's finished records into results/records, render, probe the cells they newly mix with older commits (into this machine's probe file), say how far the plan is
+seed-plan-harvest: ## bring the background seed plan's finished records into results/records, probe the cells they newly mix with older commits (into this machine's probe file), render, say how far the plan is
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(SEED_PLAN_DIR)/records"
-	$(PYTHON) -m dfl_bench.results
 	$(PYTHON) -m dfl_bench.reproduction.commit_probe --undecided
+	$(PYTHON) -m dfl_bench.results
 	$(PYTHON) -m dfl_bench.reproduction.seed_plan status --jobs 2
 
 GPU_OUT ?= results/bench/cuda/session
