@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 
 from dfl_bench import markdown
+from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
 from dfl_bench.results import cells, claims, stats
@@ -301,28 +302,46 @@ def commands(
     return out
 
 
-def finished_seeds(p: dict, records_dir: str | Path) -> dict[str, list[int]]:
-    """Each planned cell's finished seeds of 0..n-1: those of its configuration whose run record
-    under `records_dir` says ok, found by config hash as train.py finds them (the device is not
-    hashed: a seed trained on either device is found at one path)."""
+def planned_jobs(p: dict, records_dir: str | Path) -> list[tuple[str, int, plan.Job]]:
+    """(cell, seed, job) of each planned seed 0..n-1 of each cell: its job found by config hash
+    as train.py finds it (the device is not hashed: a seed trained on either device is found at
+    one path)."""
     by_experiment: dict[str, dict[str, dict]] = {}
     for cell, spec in p["cells"].items():
         by_experiment.setdefault(cell.split("/", 1)[0], {})[cell] = spec
-    out = {}
+    out = []
     for experiment, planned in by_experiment.items():
         n = max(spec["seeds"] for spec in planned.values())
-        done = [
-            job.overrides
-            for job in plan.plan([experiment], p["profile"], n, records_dir)
-            if job.done()
-        ]
+        jobs = plan.plan([experiment], p["profile"], n, records_dir)
         for cell, spec in planned.items():
-            out[cell] = [
-                seed
-                for seed in range(spec["seeds"])
-                if any({spec["override"], f"seed={seed}"} <= set(job) for job in done)
-            ]
+            for seed in range(spec["seeds"]):
+                wanted = {spec["override"], f"seed={seed}"}
+                out += [(cell, seed, job) for job in jobs if wanted <= set(job.overrides)]
     return out
+
+
+def finished_seeds(p: dict, records_dir: str | Path) -> dict[str, list[int]]:
+    """Each planned cell's finished seeds of 0..n-1: those whose run record under `records_dir`
+    says ok."""
+    out: dict[str, list[int]] = {cell: [] for cell in p["cells"]}
+    for cell, seed, job in planned_jobs(p, records_dir):
+        if job.done() and seed not in out[cell]:
+            out[cell].append(seed)
+    return out
+
+
+def pace(p: dict, records_dir: str | Path, cpu: str, last: int = 10) -> tuple[float, int] | None:
+    """A machine's pace on the plan: the median over the `last` planned runs it trained (CPU
+    model `cpu`, the latest first) of each run's wall time over its cell's recorded one, and how
+    many runs that is; None below three."""
+    runs = []
+    for cell, _, job in planned_jobs(p, records_dir):
+        record = records.read_record(job.path)
+        if record and record["status"] == "ok" and (record.get("machine") or {}).get("cpu") == cpu:
+            ratio = float(record["wall_time_s"]) / p["cells"][cell]["wall_time_s"]
+            runs.append((record.get("finished") or "", ratio))
+    ratios = [ratio for _, ratio in sorted(runs, reverse=True)[:last]]
+    return (statistics.median(ratios), len(ratios)) if len(ratios) >= 3 else None
 
 
 def progress(finished: dict[str, list[int]], p: dict) -> dict[str, tuple[int, int]]:
@@ -330,9 +349,12 @@ def progress(finished: dict[str, list[int]], p: dict) -> dict[str, tuple[int, in
     return {cell: (len(finished[cell]), spec["seeds"]) for cell, spec in p["cells"].items()}
 
 
-def status_lines(p: dict, done: dict[str, tuple[int, int]], jobs: int) -> list[str]:
+def status_lines(
+    p: dict, done: dict[str, tuple[int, int]], jobs: int, speed: tuple[float, int] | None = None
+) -> list[str]:
     """The unfinished cells and the totals, with the training time left at the cells' recorded
-    wall times, `jobs` at a time (`plan.estimate`: at most one per core)."""
+    wall times, `jobs` at a time (`plan.estimate`: at most one per core), and at this machine's
+    `speed` (`pace`) where it has one."""
     left = sum(
         plan.estimate(n - k, p["cells"][cell]["wall_time_s"], jobs) for cell, (k, n) in done.items()
     )
@@ -340,9 +362,15 @@ def status_lines(p: dict, done: dict[str, tuple[int, int]], jobs: int) -> list[s
     planned = sum(n for _, n in done.values())
     lines = [f"  {cell}: {k} of {n} seeds" for cell, (k, n) in done.items() if k < n]
     complete = sum(k == n for k, n in done.values())
+    here = (
+        f"; about {left * speed[0] / 3600:.1f} h at this machine's pace (its last {speed[1]} "
+        f"planned runs took {speed[0]:.2f} of their cells' recorded wall times)"
+        if speed is not None
+        else ""
+    )
     lines.append(
         f"[seed_plan] {finished} of {planned} planned runs finished; {complete} of {len(done)} "
-        f"cells complete; about {left / 3600:.1f} h of training left at {jobs} job(s)"
+        f"cells complete; about {left / 3600:.1f} h of training left at {jobs} job(s){here}"
     )
     return lines
 
@@ -380,7 +408,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = json.loads((args.out / "plan.json").read_text())
     records_dir = args.repo / args.records  # a relative one: the checkout's
     if args.action == "status":
-        print("\n".join(status_lines(p, progress(finished_seeds(p, records_dir), p), args.jobs)))
+        done = progress(finished_seeds(p, records_dir), p)
+        speed = pace(p, records_dir, records.machine()["cpu"])
+        print("\n".join(status_lines(p, done, args.jobs, speed)))
         return 0
     args.sweeps = Path("multirun", "seed_plan", datetime.now().strftime("%Y-%m-%d_%H-%M-%S"))
     order = list(p["cells"])[::-1] if args.reverse else list(p["cells"])

@@ -51,6 +51,38 @@ def test_the_seed_plans_status_counts_the_planned_seeds_whose_records_are_ok(tmp
         "[seed_plan] 3 of 5 planned runs finished; 0 of 2 cells complete; about 0.2 h of "
         "training left at 2 job(s)"
     )
+    assert seed_plan.pace(p, tmp_path, "AMD EPYC") is None  # no run names this machine
+    assert seed_plan.status_lines(p, done, jobs=2, speed=(0.5, 10))[2].endswith(
+        "about 0.2 h of training left at 2 job(s); about 0.1 h at this machine's pace (its last "
+        "10 planned runs took 0.50 of their cells' recorded wall times)"
+    )
+
+
+def test_a_machines_pace_is_the_median_of_its_latest_planned_runs_over_their_cells_times(tmp_path):
+    p = {
+        "profile": "long",
+        "cells": {"formulas/f1": {"seeds": 5, "override": "row=f1", "wall_time_s": 100.0}},
+    }
+    record = json.loads(next((REPO / "results/records/formulas").glob("*.json")).read_text())
+    jobs = [j for j in plan.plan(["formulas"], "long", 5, tmp_path) if "row=f1" in j.overrides]
+    runs = [  # seed, CPU model, wall time (the cell's: 100 s), day finished
+        (0, "A", 20.0, "00"),
+        (1, "A", 40.0, "01"),
+        (2, "A", 60.0, "02"),
+        (3, "B", 200.0, "03"),
+        (4, "A", 80.0, "04"),
+    ]
+    for seed, cpu, wall, day in runs:
+        (job,) = [j for j in jobs if f"seed={seed}" in j.overrides]
+        job.path.parent.mkdir(parents=True, exist_ok=True)
+        fields = {"seed": seed, "config_hash": job.path.stem, "wall_time_s": wall}
+        machine = {**(record.get("machine") or {}), "cpu": cpu}
+        job.path.write_text(
+            json.dumps({**record, **fields, "machine": machine, "finished": f"2026-12-{day}"})
+        )
+    latest = seed_plan.pace(p, tmp_path, "A", last=3)
+    assert latest == (0.6, 3)  # 0.8, 0.6, 0.4: A's latest three (B's 2.0 or A's first: 0.8, 0.4)
+    assert seed_plan.pace(p, tmp_path, "B") is None
 
 
 def test_the_seed_plans_run_launches_only_the_unfinished_seeds_of_unfinished_cells(tmp_path):
