@@ -4,6 +4,7 @@ records hold, and its claims beside their verdicts now."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,18 +37,40 @@ def _plan_at(r: Rendered, plan_file: Path) -> dict | None:
     return plan if plan["profile"] == r.profile else None
 
 
+def _claims(plan: dict) -> dict[str, list[dict]]:
+    """The plan's claims (inconclusive when it was written), each with its undecided
+    comparisons then."""
+    needs: dict[str, list[dict]] = {}
+    for need in plan["needs"]:
+        needs.setdefault(need["claim"], []).append(need)
+    return needs
+
+
+def _tally(r: Rendered, claims: Sequence[str]) -> str:
+    """`2 holds, 0 fails, 34 inconclusive`: the verdicts on ours of `claims` now."""
+    now = {item.name: ours.status for item, _, ours in r.verdicts}
+    counts = dict.fromkeys(STATUSES[:-1], 0)
+    for claim in claims:
+        status = now.get(claim, STATUSES[-1])
+        counts[status] = counts.get(status, 0) + 1
+    return ", ".join(f"{n} {s}" for s, n in counts.items())
+
+
 def progress(r: Rendered, plan_file: Path = PLAN) -> str | None:
     """How much of the committed seed plan these records hold (at the plan's profile, else
-    None): its planned seeds 0..n-1 of each cell with an ok run of the cell's configuration."""
+    None): its planned seeds 0..n-1 of each cell with an ok run of the cell's configuration, and
+    the verdicts of its claims now."""
     plan = _plan_at(r, plan_file)
     if plan is None:
         return None
     cells = _planned_cells(r, plan).values()
     done, planned = sum(k for k, _ in cells), sum(n for _, n in cells)
     complete = sum(k == n for k, n in cells)
+    claims = _claims(plan)
     return (
         f"the committed seed plan (`results/seed_plan/`): {done} of {planned} planned runs "
-        f"trained, {complete} of {len(cells)} cells complete"
+        f"trained, {complete} of {len(cells)} cells complete; its {len(claims)} claims now "
+        f"{_tally(r, list(claims))}"
         + ("" if done == planned else "; a verdict resting on a cell still training may move")
     )
 
@@ -62,13 +85,10 @@ def outcome(r: Rendered, plan_file: Path = PLAN) -> list[str]:
         return []
     cells = _planned_cells(r, plan)
     now = {item.name: ours.status for item, _, ours in r.verdicts}
-    needs: dict[str, list[dict]] = {}
-    for need in plan["needs"]:
-        needs.setdefault(need["claim"], []).append(need)
-    rows, counts, expected, decided = [], dict.fromkeys(STATUSES[:-1], 0), 0, 0
+    needs = _claims(plan)
+    rows, expected, decided = [], 0, 0
     for claim, comparisons in needs.items():
         status = now.get(claim, STATUSES[-1])
-        counts[status] = counts.get(status, 0) + 1
         decidable = sum(c["seeds"] is not None for c in comparisons)
         planned = sorted({cell for c in comparisons for cell in c["cells"] if cell in cells})
         complete = sum(cells[cell][0] == cells[cell][1] for cell in planned)
@@ -82,8 +102,8 @@ def outcome(r: Rendered, plan_file: Path = PLAN) -> list[str]:
                 status,
             ]
         )
-    tally = ", ".join(f"{n} {s}" for s, n in counts.items())
     header = ["claim", "comparisons the plan would decide", "its planned cells complete", "now"]
+    tally = _tally(r, list(needs))
     return [
         f"The seed plan's claims at `{r.profile}` (inconclusive when "
         f"[`seed_plan/README.md`](seed_plan/README.md) was written): {len(needs)}, now {tally}. "

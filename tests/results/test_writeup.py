@@ -115,7 +115,8 @@ def test_the_seed_plans_progress_counts_each_cells_planned_seeds_with_an_ok_run(
 
     plan = tmp_path / "plan.json"
     cells = {"formulas/f1": {"seeds": 3}, "formulas/f2": {"seeds": 2}}
-    plan.write_text(json.dumps({"profile": "long", "cells": cells}))
+    needs = [{"claim": "x"}, {"claim": "y"}, {"claim": "x"}]  # y has no verdict: not measurable
+    plan.write_text(json.dumps({"profile": "long", "cells": cells, "needs": needs}))
     records = pd.DataFrame(
         [  # f1: seeds 0, 2 ok, 1 failed, 5 beyond the plan; f2: 0 and 1 ok; another config
             ("a", 0, "ok"), ("a", 1, "failed"), ("a", 2, "ok"), ("a", 5, "ok"),
@@ -126,10 +127,12 @@ def test_the_seed_plans_progress_counts_each_cells_planned_seeds_with_an_ok_run(
     ours = {"f1": SimpleNamespace(configuration="a"), "f2": SimpleNamespace(configuration="b")}
     table = SimpleNamespace(ours=lambda: ours, records=records)
     table.own_records = lambda key: Table.own_records(table, key)
-    r = SimpleNamespace(profile="long", tables={"formulas": table})
+    verdicts = [(SimpleNamespace(name="x"), None, SimpleNamespace(status="holds"))]
+    r = SimpleNamespace(profile="long", tables={"formulas": table}, verdicts=verdicts)
     assert plan_report.progress(r, plan) == (
         "the committed seed plan (`results/seed_plan/`): 4 of 5 planned runs trained, 1 of 2 "
-        "cells complete; a verdict resting on a cell still training may move"
+        "cells complete; its 2 claims now 1 holds, 0 fails, 0 inconclusive, 1 not measurable; a "
+        "verdict resting on a cell still training may move"
     )
     assert plan_report.progress(SimpleNamespace(profile="quick"), plan) is None
     assert plan_report.progress(r, tmp_path / "none.json") is None
