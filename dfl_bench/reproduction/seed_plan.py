@@ -275,17 +275,25 @@ def readme(p: dict) -> str:
 
 
 def commands(
-    p: dict, finished: dict[str, list[int]], args: argparse.Namespace
+    p: dict,
+    finished: dict[str, list[int]],
+    args: argparse.Namespace,
+    part: tuple[int, int] = (0, 1),
 ) -> dict[str, list[str] | None]:
     """Each planned cell's Hydra multirun: the seeds of 0..n-1 of its configuration at the
-    plan's profile that are not `finished`; None for a cell whose seeds all are (no multirun
-    starts only to skip its jobs). On a GPU the cell's seeds train as one stack."""
+    plan's profile that are not `finished`, of `part` (k, parts): those with seed % parts == k,
+    so the parts of a cell never share a seed whenever each starts; None for a part whose seeds
+    all are finished (no multirun starts only to skip its jobs). On a GPU the cell's seeds
+    train as one stack."""
+    k, parts = part
     out: dict[str, list[str] | None] = {}
     for cell, spec in p["cells"].items():
-        missing = [seed for seed in range(spec["seeds"]) if seed not in finished[cell]]
+        missing = [s for s in range(spec["seeds"]) if s not in finished[cell] and s % parts == k]
         if not missing:
             out[cell] = None
             continue
+        folder = args.sweeps / cell  # its own: cells (and a cell's parts) may start at once
+        sweep = folder / f"part{k}" if parts > 1 else folder
         out[cell] = [
             *(sys.executable, "-m", "dfl_bench", "-m"),
             *cells.base_overrides(cell.split("/", 1)[0]),
@@ -295,7 +303,7 @@ def commands(
             f"records_dir={args.records}",
             f"logger={args.logger}",
             "progress_bar=false",
-            f"hydra.sweep.dir={args.sweeps / cell}",  # its own: cells may start at once
+            f"hydra.sweep.dir={sweep}",
             *plan.launcher(args.device, args.jobs, args.stack_size),
             *args.overrides,
         ]
@@ -414,26 +422,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     args.sweeps = Path("multirun", "seed_plan", datetime.now().strftime("%Y-%m-%d_%H-%M-%S"))
     order = list(p["cells"])[::-1] if args.reverse else list(p["cells"])
+    # On the CPU each cell's seeds come in --parallel parts, so the last cells keep every worker
+    # busy (a cell's seeds run one after another); on a GPU a cell's seeds are one stack.
+    parts = args.parallel if args.device == "cpu" else 1
     path = [str(args.repo.resolve()), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}  # that checkout's code first
     composing = threading.Lock()  # Hydra composes in one thread at a time
 
-    def train(cell: str) -> bool:
-        """One cell's multirun of the seeds unfinished when it starts (another run of the plan,
-        on another device too, may have trained some since this one began); whether a job of
-        it failed."""
+    def train(item: tuple[str, int]) -> bool:
+        """One part of one cell: a multirun of its seeds unfinished when it starts (another run
+        of the plan, on another device too, may have trained some since this one began);
+        whether a job of it failed."""
+        cell, k = item
         one = {**p, "cells": {cell: p["cells"][cell]}}
         with composing:
-            command = commands(one, finished_seeds(one, records_dir), args)[cell]
+            command = commands(one, finished_seeds(one, records_dir), args, (k, parts))[cell]
+        name = cell if parts == 1 else f"{cell} (part {k + 1} of {parts})"
         if command is None:
-            print(f"[seed_plan] {cell} finished", flush=True)
+            print(f"[seed_plan] {name} finished", flush=True)
             return False
-        print(f"[seed_plan] {cell}: {' '.join(command[2:])}", flush=True)
+        print(f"[seed_plan] {name}: {' '.join(command[2:])}", flush=True)
         return subprocess.run(command, cwd=args.repo, env=env).returncode != 0
 
     with ThreadPoolExecutor(args.parallel) as pool:
-        failed = sum(pool.map(train, order))
-    print(f"[seed_plan] done: {len(p['cells'])} cells, {failed} with a failed job")
+        failed = sum(pool.map(train, [(cell, k) for cell in order for k in range(parts)]))
+    print(f"[seed_plan] done: {len(p['cells'])} cells, {failed} multirun(s) with a failed job")
     return 1 if failed else 0
 
 

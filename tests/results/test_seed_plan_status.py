@@ -112,6 +112,12 @@ def test_the_seed_plans_run_launches_only_the_unfinished_seeds_of_unfinished_cel
         ],
         "formulas/f2": None,  # every seed finished: no multirun
     }
+    split = {"formulas/f1": [2], "formulas/f2": [0]}  # finished; part k of 2: seeds % 2 == k
+    odd = seed_plan.commands(p, split, args, (1, 2))
+    assert odd["formulas/f1"][6] == "seed=1" and odd["formulas/f2"][6] == "seed=1"
+    assert "hydra.sweep.dir=multirun/seed_plan/now/formulas/f1/part1" in odd["formulas/f1"]
+    even = seed_plan.commands(p, split, args, (0, 2))
+    assert even["formulas/f1"][6] == "seed=0" and even["formulas/f2"] is None  # f2: 0 finished
     args.device = "gpu"  # on a GPU the cell's seeds train as one stack
     (on_gpu,) = filter(None, seed_plan.commands(p, finished, args).values())
     stack = ["hydra/launcher=stack", "trainer=gpu", "hydra.launcher.stack_size=8"]
@@ -188,3 +194,20 @@ def test_the_seed_plans_run_looks_for_finished_seeds_when_each_cell_starts(
     assert seed_plan.main(["run", "--out", str(tmp_path)]) == 0
     assert len(ran) == 1 and "row=f1" in ran[0]
     assert "[seed_plan] formulas/f2 finished" in capsys.readouterr().out
+
+
+def test_on_the_cpu_each_cells_seeds_come_in_one_part_per_worker(tmp_path, monkeypatch, capsys):
+    cells = {f"formulas/f{i}": {"seeds": 5, "override": f"row=f{i}"} for i in (1, 2)}
+    (tmp_path / "plan.json").write_text(json.dumps({"profile": "long", "cells": cells}))
+    done = {"formulas/f1": [0, 1, 2], "formulas/f2": [0, 1, 2, 4]}
+    monkeypatch.setattr(seed_plan, "finished_seeds", lambda p, d: {c: done[c] for c in p["cells"]})
+    ran = []
+    monkeypatch.setattr(
+        seed_plan.subprocess,
+        "run",
+        lambda command, cwd, env: ran.append(command) or argparse.Namespace(returncode=0),
+    )
+    assert seed_plan.main(["run", "--out", str(tmp_path), "--parallel", "2"]) == 0
+    seeds = sorted((c[5], c[6]) for c in ran)  # f1's 3 and 4 at once, f2's 3 alone
+    assert seeds == [("row=f1", "seed=3"), ("row=f1", "seed=4"), ("row=f2", "seed=3")]
+    assert "[seed_plan] formulas/f2 (part 1 of 2) finished" in capsys.readouterr().out
