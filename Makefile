@@ -106,16 +106,19 @@ ntn-comparison: ## same_symmetric and the default configuration with the text's 
 		--out "$(NTN_DIR)/README.md"
 	$(PYTHON) -m dfl_bench.bench time-ntn --threads 1 >> "$(NTN_DIR)/README.md"
 
-# The committed seed plan, trained in the background from a frozen checkout of SEED_PLAN_COMMIT
-# (the commit its planned runs train at) into a records folder of its own, both under
-# SEED_PLAN_DIR (ignored); results/records changes only at a harvest (docs/reproduction.md).
+# The committed seed plan, trained in the background from a frozen copy of SEED_PLAN_COMMIT's
+# files (the commit its planned runs train at, which their records name) into a records folder
+# of its own, both under SEED_PLAN_DIR, outside the checkout (they outlive a fresh clone);
+# results/records changes only at a harvest (docs/reproduction.md).
 SEED_PLAN_COMMIT ?= fd9f279
-SEED_PLAN_DIR ?= .seed_plan
-seed-plan: ## train the committed seed plan in the background (nohup; resumes; log SEED_PLAN_DIR/seed_plan.log), from a frozen checkout of SEED_PLAN_COMMIT into its own records folder
-	@test -d "$(SEED_PLAN_DIR)/checkout" || git worktree add --detach "$(SEED_PLAN_DIR)/checkout" "$(SEED_PLAN_COMMIT)"
+SEED_PLAN_DIR ?= $(HOME)/.cache/dfl_bench/seed_plan
+seed-plan: ## train the committed seed plan in the background (nohup; resumes; log SEED_PLAN_DIR/seed_plan.log), from a frozen copy of SEED_PLAN_COMMIT into its own records folder
+	@test -d "$(SEED_PLAN_DIR)/checkout/dfl_bench" || { mkdir -p "$(SEED_PLAN_DIR)/checkout" && \
+		git archive "$(SEED_PLAN_COMMIT)" | tar -x -C "$(SEED_PLAN_DIR)/checkout"; }
 	@mkdir -p "$(SEED_PLAN_DIR)/records" && cp -rn results/records/. "$(SEED_PLAN_DIR)/records/"
 	@flock -n "$(SEED_PLAN_DIR)/run.lock" true || { echo "the seed plan already runs from $(SEED_PLAN_DIR) (see its seed_plan.log)"; exit 3; }
-	PYTHONPATH= nohup flock -n "$(SEED_PLAN_DIR)/run.lock" $(PYTHON) -m dfl_bench.reproduction.seed_plan run \
+	PYTHONPATH= DFL_BENCH_GIT_COMMIT=$$(git rev-parse --verify "$(SEED_PLAN_COMMIT)^{commit}") \
+		nohup flock -n "$(SEED_PLAN_DIR)/run.lock" $(PYTHON) -m dfl_bench.reproduction.seed_plan run \
 		--repo "$(SEED_PLAN_DIR)/checkout" --records-dir "$(abspath $(SEED_PLAN_DIR))/records" --parallel 2 \
 		>> "$(SEED_PLAN_DIR)/seed_plan.log" 2>&1 < /dev/null &
 	@echo "seed plan running in the background: tail -f $(SEED_PLAN_DIR)/seed_plan.log; make seed-plan-harvest"
