@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dfl_bench import markdown
-from dfl_bench.results import budget_runs, plan_report, stats
+from dfl_bench.results import budget_runs, machines, plan_report, stats
 from dfl_bench.results.agreement import WITHIN
 from dfl_bench.results.cells import PAPER_PROFILE, budget
 from dfl_bench.results.claims import MARGINS, SECTIONS, STATUSES
@@ -316,6 +316,7 @@ def summary(results: Sequence[Rendered]) -> str:
             lines.append(f"- {name}: {'; '.join(parts)}")
         lines.append("")
         if r.profile == DECIDED_AT:
+            lines += [*machines.effects(r), ""]
             lines += decided(r)
         lines += plan_report.outcome(r)
     return "\n".join([*lines, END])
