@@ -63,6 +63,15 @@ def seed_effects(runs: pd.DataFrame) -> pd.Series:
     return effect
 
 
+def pooled_variance(runs: pd.DataFrame, effects: pd.Series | None = None) -> float:
+    """The cells' pooled seed-to-seed variance of accuracy (points squared), of the runs less
+    their seeds' `effects` where given (then with the degrees of freedom the effects take)."""
+    accuracy = runs["accuracy"] - (runs["seed"].map(effects) if effects is not None else 0.0)
+    cells = accuracy.groupby(runs["configuration"])
+    dof = int((cells.count() - 1).sum()) - (len(effects) - 1 if effects is not None else 0)
+    return float(((accuracy - cells.transform("mean")) ** 2).sum() / dof) if dof > 0 else 0.0
+
+
 def shared_seed_p(runs: pd.DataFrame, seed: int = 0) -> float:
     """The permutation p-value of "a seed's effect is shared by the cells": the seeds' sum of
     squared mean deviations from their cells' means against stats.PERMUTATIONS shuffles of the
@@ -120,7 +129,10 @@ def effect_lines(runs: pd.DataFrame) -> list[str]:
         "- Seeds and machines (final accuracy of the runs that did not collapse, the paper's "
         "tables): a seed's effect is shared by every cell (one labelled split and one "
         f"initialization per seed), in points from its cells' means: {seeds} (shared beyond "
-        f"chance: permutation p = {shared_seed_p(runs):.4f}, seed labels shuffled within cells)"
+        f"chance: permutation p = {shared_seed_p(runs):.4f}, seed labels shuffled within "
+        f"cells); without them the cells' pooled seed-to-seed variance is "
+        f"{pooled_variance(runs, effects):.3f} of {pooled_variance(runs):.3f} points squared, "
+        "what a comparison paired by seed would leave"
     )
     if not found:
         return [f"{line}; no machine has runs in {stats.MIN_SEEDS} cells beside another's."]

@@ -21,6 +21,8 @@ def test_machines_that_trained_other_seeds_differ_by_nothing_once_the_seeds_effe
     assert machines.seed_effects(runs).round(9).to_dict() == {0: -0.5, 1: 0.5}
     (line,) = machines.effect_lines(runs)
     assert "0 -0.50, 1 +0.50 (shared beyond chance: permutation p = " in line
+    assert "seed-to-seed variance is 0.000 of 0.500 points squared" in line  # all the seeds'
+    assert machines.pooled_variance(runs) == 0.5  # (0.5^2 * 2) per cell, 1 degree of freedom
     assert "2 runs that name no machine left out" in line
     assert (
         "M +0.00 [+0.00, +0.00] over 3 cells: equivalent (90% [+0.00, +0.00] vs +-0.5; with the "
