@@ -58,11 +58,12 @@ def build(
     def decide(view: claims.View) -> list[claims.Verdict]:
         return [claims.evaluate(item, view) for item in claims.CLAIMS]
 
-    paper_verdicts, ours_raw, best_raw = (decide(view) for view in views)
+    paper_verdicts, ours_raw, best_raw, paired_raw = (decide(view) for view in views)
     ours = claims.across_claims(ours_raw)
     verdicts = list(zip(claims.CLAIMS, claims.across_claims(paper_verdicts), ours, strict=True))
     names = [item.name for item in claims.CLAIMS]
     on_best = dict(zip(names, claims.across_claims(best_raw), strict=True))
+    on_paired = dict(zip(names, claims.across_claims(paired_raw), strict=True))
     before_fdr = dict(zip(names, ours_raw, strict=True))
     agreements = {name: agreement(table) for name, table in tables.items()}
     orders = {
@@ -76,7 +77,16 @@ def build(
         if paper.tables[name].order != "header"
     }
     return Rendered(
-        profile, tables, agreements, verdicts, tuple(selected), orders, noise, on_best, before_fdr
+        profile,
+        tables,
+        agreements,
+        verdicts,
+        tuple(selected),
+        orders,
+        noise,
+        on_best,
+        before_fdr,
+        on_paired,
     )
 
 

@@ -27,3 +27,4 @@ class Rendered:
     noise: Noise  # the paper's (its cells are single runs); ours compare their own seeds
     on_best: dict[str, claims.Verdict]  # ours decided on the best-of-evaluations accuracy
     before_fdr: dict[str, claims.Verdict]  # ours before Benjamini-Hochberg across claims
+    on_paired: dict[str, claims.Verdict]  # ours with two cells compared over their common seeds

@@ -51,6 +51,7 @@ class Ours:
     configuration: str | None = None  # the cell's config hash, seeds aside (one per cell)
     collapsed: dict[str, tuple[bool, ...]] = field(default_factory=dict)  # per column, per seed
     best_values: tuple[float, ...] = ()  # the best evaluation's accuracy per seed (%)
+    seed_ids: dict[str, tuple[int, ...]] = field(default_factory=dict)  # per column: `values`'
 
     @property
     def n_collapsed(self) -> int:
@@ -348,9 +349,11 @@ def summarize(
     n: dict[str, int] = {}
     seeds: dict[str, tuple[float, ...]] = {}
     collapsed: dict[str, tuple[bool, ...]] = {}
+    seed_ids: dict[str, tuple[int, ...]] = {}
     for column in COLUMNS:
         values = pd.to_numeric(ok[RECORD_FIELDS[column]], errors="coerce").dropna()
         collapsed[column] = tuple(bool(fell[i]) for i in values.index)
+        seed_ids[column] = tuple(int(s) for s in records.loc[values.index, "seed"])
         values = values * 100 if column == "accuracy" else values
         n[column] = len(values)
         mean[column], std[column] = _mean_std(values)
@@ -371,6 +374,7 @@ def summarize(
         configuration=str(digests[0]) if len(digests) == 1 else None,
         collapsed=collapsed,
         best_values=tuple(float(x) for x in best),
+        seed_ids=seed_ids,
     )
 
 

@@ -316,7 +316,8 @@ def summary(results: Sequence[Rendered]) -> str:
             lines.append(f"- {name}: {'; '.join(parts)}")
         lines.append("")
         if r.profile == DECIDED_AT:
-            lines += [*machines.effects(r), ""]
+            lines += [*machines.effects(r), f"- {PAIRED[0].upper()}{PAIRED[1:]}, "
+                      f"{_paired_changes(r)}.", ""]  # fmt: skip
             lines += decided(r)
         lines += plan_report.outcome(r)
     return "\n".join([*lines, END])
@@ -482,6 +483,7 @@ def front_verdicts(results: Sequence[Rendered]) -> str:
             f"- the paper's claims on our records: {_claim_counts(r)}, after Holm within each "
             f"claim and Benjamini-Hochberg across claims ({_fdr_changes(r)}); decided on the "
             f"best-of-evaluations accuracy instead, {_best_changes(r)}",
+            f"- {PAIRED}, {_paired_changes(r)}",
             f"- hold: {named('holds')}",
             "- fail (the paper's sentence):",
             *(
@@ -514,6 +516,18 @@ def _fdr_changes(r: Rendered) -> str:
 def _best_changes(r: Rendered) -> str:
     """How many verdicts would differ on the best-of-evaluations accuracy, by name."""
     return _changes(r, r.on_best, "`{name}` ({status})", "would differ")
+
+
+PAIRED = (
+    "paired by seed instead (a secondary view, declared after the rules: two cells without "
+    f"collapsed runs compared over the seeds both ran, {stats.MIN_SEEDS} or more, as a seed's "
+    "effect is shared by the cells)"
+)
+
+
+def _paired_changes(r: Rendered) -> str:
+    """How many verdicts would differ with two cells compared over their common seeds."""
+    return _changes(r, r.on_paired, "`{name}` ({status})", "would differ")
 
 
 def beyond_markers(name: str) -> tuple[str, str]:

@@ -599,3 +599,21 @@ def test_the_seed_plan_asks_the_seeds_a_power_calculation_gives_each_undecided_c
     # equivalence is asked where it is the cheaper decision: +0.05 with sd 0.1
     assert stats.seeds_needed(0.1, 0.1, 0.05, 0.5, True) == 2
     assert stats.seeds_needed(0.1, 0.1, 0.05, 0.5, False) is None  # > MAX_SEEDS
+
+
+def test_the_paired_view_compares_two_cells_over_their_common_seeds_only():
+    """A seed's effect shared by two cells drops out of their per-seed differences: paired,
+    a steady 0.5-point gap over seeds of spread 1 is a difference; unpaired (Welch) it is not.
+    Seeds one cell lacks are left out; a collapsed run sends the pair back to the unpaired test."""
+    a, b = ("x", "a"), ("x", "b")
+    ids = {(*a, "accuracy"): (0, 1, 2, 7), (*b, "accuracy"): (2, 1, 0)}  # b in another order
+    v = view({a: [97.0, 96.0, 95.5, 99.0], b: [95.1, 95.4, 96.5]}, noise=None, seed_ids=ids)
+    assert v.interval(a, b).outcome == 0  # Welch over all four and three seeds
+    paired = replace(v, paired=True).interval(a, b)
+    assert paired.outcome == 1 and paired.how == "paired by seed, t, n=3, df=2"
+    assert round(paired.delta, 6) == round((0.5 + 0.6 + 0.4) / 3, 6)
+    collapsed = {(*a, "accuracy"): (False, False, False, True), (*b, "accuracy"): ()}
+    fallback = replace(v, paired=True, collapsed=collapsed).interval(a, b)
+    assert fallback.how.startswith("collapsed 1 of 4 vs 0 of 3")
+    few = replace(v, paired=True, seed_ids={**ids, (*b, "accuracy"): (2, 5, 6)})
+    assert few.interval(a, b).how.startswith("Welch")  # one common seed: not paired

@@ -107,6 +107,8 @@ class View:
     default_run: Sample | None = None  # Section 10.2's fixed operators, over its seeds
     collapsed: Mapping[Key, tuple[bool, ...]] = field(default_factory=dict)  # ours: per seed
     family: Family | None = None  # the comparisons of the claim being evaluated
+    seed_ids: Mapping[Key, tuple[int, ...]] = field(default_factory=dict)  # ours: `samples`'
+    paired: bool = False  # two cells compared over their common seeds (a secondary view)
 
     def get(self, experiment: str, row: str, column: str = "accuracy") -> float:
         """A number, or NotMeasurable naming the cell (on ours also a cell of too few seeds)."""
@@ -188,7 +190,18 @@ class View:
         collapse rates and Welch over the other runs, Bonferroni-combined (module doc)."""
         xa, xb = self.seeds(a, column), self.seeds(b, column)
         ca, cb = self.collapses(a, column), self.collapses(b, column)
+        if self.paired and not any(ca) and not any(cb):
+            common = self._common_seeds(a, b, column)
+            if len(common) >= stats.MIN_SEEDS:
+                return stats.paired([xa[i] for i, _ in common], [xb[j] for _, j in common],
+                                    MARGINS[column])  # fmt: skip
         return stats.compare_runs(xa, ca, xb, cb, MARGINS[column])
+
+    def _common_seeds(self, a: Cell, b: Cell, column: str) -> list[tuple[int, int]]:
+        """The positions in a's and b's samples of the seeds both cells ran."""
+        ia, ib = self.seed_ids.get((*a, column), ()), self.seed_ids.get((*b, column), ())
+        where = {seed: j for j, seed in enumerate(ib)}
+        return [(i, where[seed]) for i, seed in enumerate(ia) if seed in where]
 
     def versus(self, cell: Cell, column: str, reference: float) -> stats.Interval:
         """A cell's `column` minus a number the paper states (no noise of its own): on ours by
@@ -352,9 +365,11 @@ def views(
     noise: Noise,
     default_run: Sample | None,
     default_best: Sample | None = None,
-) -> tuple[View, View, View]:
+) -> tuple[View, View, View, View]:
     """The paper's view (its numbers, its baseline std `noise`), ours (each cell's seeds, final
-    accuracy) and ours on the best-of-evaluations accuracy (what the verdicts would be on it)
+    accuracy), ours on the best-of-evaluations accuracy (what the verdicts would be on it) and
+    ours paired by seed (two cells without collapsed runs over the seeds both ran, where they
+    share stats.MIN_SEEDS or more: a secondary view, declared after the rules)
     over the paper's tables of one profile (a table beyond the paper is no experiment of its
     claims); `default_run` is our seeds of the default configuration (the paper's: its A_log
     T_P cell), `default_best` the same runs' best accuracies."""
@@ -363,6 +378,7 @@ def views(
     samples: dict[Key, tuple[float, ...]] = {}
     best: dict[Key, tuple[float, ...]] = {}
     collapsed: dict[Key, tuple[bool, ...]] = {}
+    seed_ids: dict[Key, tuple[int, ...]] = {}
     configurations: dict[Cell, str] = {}
     kbs: dict[Cell, str] = {}
     tables = {name: table for name, table in tables.items() if not table.paper.beyond}
@@ -382,14 +398,16 @@ def views(
                     ours[(name, key, column)] = math.nan if value is None else value
                     samples[(name, key, column)] = mine.values.get(column, ())
                     collapsed[(name, key, column)] = mine.collapsed.get(column, ())
+                    seed_ids[(name, key, column)] = mine.seed_ids.get(column, ())
                 best[(name, key, "accuracy")] = mine.best_values
     baseline = ours.get(("baseline", "ce_pair", "accuracy"))
     layout = {name: table.paper.keys() for name, table in tables.items()}
     fixed = paper.get(("aggregation", DEFAULT_CELL, "accuracy"))
     paper_default = None if fixed is None else Sample((fixed,), "one run (Table aggregation)")
     mine = View(
-        "ours", ours, baseline, kbs, layout, None, samples, configurations, default_run, collapsed
-    )
+        "ours", ours, baseline, kbs, layout, None, samples, configurations, default_run, collapsed,
+        seed_ids=seed_ids,
+    )  # fmt: skip
     on_best = {k: (sum(x) / len(x) if x else math.nan) for k, x in best.items()}
     base_best = on_best.get((*BASE, "accuracy"))
     return (
@@ -399,6 +417,7 @@ def views(
         replace(mine, source="ours (best)", values={**ours, **on_best},
                 samples={**samples, **best}, baseline_accuracy=base_best,
                 default_run=default_best),
+        replace(mine, source="ours (paired by seed)", paired=True),
     )  # fmt: skip
 
 
