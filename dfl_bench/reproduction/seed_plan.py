@@ -331,19 +331,26 @@ def planned_jobs(p: dict, records_dir: str | Path) -> list[tuple[str, int, plan.
 def finished_seeds(p: dict, records_dir: str | Path) -> dict[str, list[int]]:
     """Each planned cell's finished seeds of 0..n-1: those whose run record under `records_dir`
     says ok."""
+    return finished_of(p, planned_jobs(p, records_dir))
+
+
+def finished_of(p: dict, planned: Sequence[tuple[str, int, plan.Job]]) -> dict[str, list[int]]:
+    """Each planned cell's seeds among `planned` (planned_jobs) whose record says ok."""
     out: dict[str, list[int]] = {cell: [] for cell in p["cells"]}
-    for cell, seed, job in planned_jobs(p, records_dir):
+    for cell, seed, job in planned:
         if job.done() and seed not in out[cell]:
             out[cell].append(seed)
     return out
 
 
-def pace(p: dict, records_dir: str | Path, cpu: str, last: int = 10) -> tuple[float, int] | None:
-    """A machine's pace on the plan: the median over the `last` planned runs it trained (CPU
-    model `cpu`, the latest first) of each run's wall time over its cell's recorded one, and how
-    many runs that is; None below three."""
+def pace(
+    p: dict, planned: Sequence[tuple[str, int, plan.Job]], cpu: str, last: int = 10
+) -> tuple[float, int] | None:
+    """A machine's pace on the plan: the median over the `last` planned runs (of `planned`,
+    planned_jobs) it trained (CPU model `cpu`, the latest first) of each run's wall time over
+    its cell's recorded one, and how many runs that is; None below three."""
     runs = []
-    for cell, _, job in planned_jobs(p, records_dir):
+    for cell, _, job in planned:
         record = records.read_record(job.path)
         if record and record["status"] == "ok" and (record.get("machine") or {}).get("cpu") == cpu:
             ratio = float(record["wall_time_s"]) / p["cells"][cell]["wall_time_s"]
@@ -416,8 +423,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = json.loads((args.out / "plan.json").read_text())
     records_dir = args.repo / args.records  # a relative one: the checkout's
     if args.action == "status":
-        done = progress(finished_seeds(p, records_dir), p)
-        speed = pace(p, records_dir, records.machine()["cpu"])
+        planned = planned_jobs(p, records_dir)  # once for both: it composes every job
+        done = progress(finished_of(p, planned), p)
+        speed = pace(p, planned, records.machine()["cpu"])
         print("\n".join(status_lines(p, done, args.jobs, speed)))
         return 0
     args.sweeps = Path("multirun", "seed_plan", datetime.now().strftime("%Y-%m-%d_%H-%M-%S"))

@@ -51,7 +51,9 @@ def test_the_seed_plans_status_counts_the_planned_seeds_whose_records_are_ok(tmp
         "[seed_plan] 3 of 5 planned runs finished; 0 of 2 cells complete; about 0.2 h of "
         "training left at 2 job(s)"
     )
-    assert seed_plan.pace(p, tmp_path, "AMD EPYC") is None  # no run names this machine
+    assert (
+        seed_plan.pace(p, seed_plan.planned_jobs(p, tmp_path), "AMD EPYC") is None
+    )  # no run names this machine
     assert seed_plan.status_lines(p, done, jobs=2, speed=(0.5, 10))[2].endswith(
         "about 0.2 h of training left at 2 job(s); about 0.1 h at this machine's pace (its last "
         "10 planned runs took 0.50 of their cells' recorded wall times)"
@@ -80,9 +82,9 @@ def test_a_machines_pace_is_the_median_of_its_latest_planned_runs_over_their_cel
         job.path.write_text(
             json.dumps({**record, **fields, "machine": machine, "finished": f"2026-12-{day}"})
         )
-    latest = seed_plan.pace(p, tmp_path, "A", last=3)
+    latest = seed_plan.pace(p, seed_plan.planned_jobs(p, tmp_path), "A", last=3)
     assert latest == (0.6, 3)  # 0.8, 0.6, 0.4: A's latest three (B's 2.0 or A's first: 0.8, 0.4)
-    assert seed_plan.pace(p, tmp_path, "B") is None
+    assert seed_plan.pace(p, seed_plan.planned_jobs(p, tmp_path), "B") is None
 
 
 def test_the_seed_plans_run_launches_only_the_unfinished_seeds_of_unfinished_cells(tmp_path):
