@@ -35,6 +35,7 @@ BASE_COLUMNS = (
     *TASK_FIELDS,
     "git_commit",
     "wall_time_s",
+    "machine",
     "finished",
     "reused_from",
     "provenance",
@@ -157,6 +158,7 @@ def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "steps": record.get("steps"),
         "git_commit": record.get("git_commit"),
         "wall_time_s": record.get("wall_time_s"),
+        "machine": machine_name(record),
         "finished": record.get("finished"),
         "reused_from": _text(record.get("reused_from")),
         "provenance": _current_keys(config.get("provenance") or record.get("provenance")),
@@ -172,6 +174,17 @@ def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
         row[kind] = spec.get("name")
         row.update({f"{kind}.{k}": v for k, v in spec.items() if k != "name"})
     return row
+
+
+def machine_name(record: Mapping[str, Any]) -> str | None:
+    """The machine a record trained on, `AMD EPYC (AVX2)` or its GPU; None where the record
+    does not name it (made before records did)."""
+    machine = record.get("machine") or {}
+    if machine.get("gpu"):
+        return str(machine["gpu"])
+    if machine.get("cpu"):
+        return f"{machine['cpu']} ({machine.get('cpu_capability')})"
+    return None
 
 
 def _current_keys(provenance: Any) -> Any:

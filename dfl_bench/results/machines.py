@@ -17,9 +17,6 @@ the machines, TOST within the accuracy margin.
 
 from __future__ import annotations
 
-import json
-from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,18 +31,6 @@ if TYPE_CHECKING:
     from dfl_bench.results.rendered import Rendered
 
 SWEEPS = 200  # alternating-means passes of the cell + seed fit (it converges in a few dozen)
-
-
-@cache
-def machine_of(path: str) -> str | None:
-    """The machine a record trained on, `AMD EPYC (AVX2)` or its GPU; None where the record
-    does not name it (made before records did)."""
-    machine = json.loads(Path(path).read_text()).get("machine") or {}
-    if machine.get("gpu"):
-        return str(machine["gpu"])
-    if machine.get("cpu"):
-        return f"{machine['cpu']} ({machine.get('cpu_capability')})"
-    return None
 
 
 def seed_effects(runs: pd.DataFrame) -> pd.Series:
@@ -165,6 +150,6 @@ def effects(r: Rendered) -> list[str]:
     floor = collapse_threshold(frame, r.profile)
     ok = frame[frame["status"] == "ok"].drop_duplicates(["configuration", "seed"])
     accuracy = pd.to_numeric(ok[RECORD_FIELDS["accuracy"]], errors="coerce") * 100
-    runs = ok.assign(accuracy=accuracy, machine=[machine_of(str(p)) for p in ok["path"]])
+    runs = ok.assign(accuracy=accuracy)
     kept = runs["accuracy"].notna() & (runs["accuracy"] >= floor if floor is not None else True)
     return effect_lines(runs.loc[kept, ["configuration", "seed", "accuracy", "machine"]])

@@ -3,11 +3,9 @@ compared, so machines that trained different seeds differ by no seed's effect.""
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
-from dfl_bench.results import machines
+from dfl_bench.results import load, machines
 
 
 def test_machines_that_trained_other_seeds_differ_by_nothing_once_the_seeds_effects_are_out():
@@ -46,12 +44,13 @@ def test_a_seed_effect_is_shared_beyond_chance_only_when_the_cells_agree_on_it()
     assert machines.shared_seed_p(mixed) > 0.5  # each cell's best seed another one
 
 
-def test_a_records_machine_is_its_gpu_else_its_cpu_else_unnamed(tmp_path):
-    for name, machine in (
-        ("gpu", {"gpu": "NVIDIA H200", "cpu": "AMD EPYC", "cpu_capability": "AVX2"}),
-        ("cpu", {"gpu": None, "cpu": "AMD EPYC", "cpu_capability": "AVX2"}),
-        ("old", None),
-    ):
-        (tmp_path / f"{name}.json").write_text(json.dumps({"machine": machine}))
-    named = [machines.machine_of(str(tmp_path / f"{n}.json")) for n in ("gpu", "cpu", "old")]
+def test_a_records_machine_is_its_gpu_else_its_cpu_else_unnamed():
+    named = [
+        load.machine_name({"machine": machine})
+        for machine in (
+            {"gpu": "NVIDIA H200", "cpu": "AMD EPYC", "cpu_capability": "AVX2"},
+            {"gpu": None, "cpu": "AMD EPYC", "cpu_capability": "AVX2"},
+            None,
+        )
+    ]
     assert named == ["NVIDIA H200", "AMD EPYC (AVX2)", None]
