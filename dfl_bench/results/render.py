@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -149,8 +150,10 @@ def markdown(
     agreement: Agreement,
     verdicts: list[tuple[Claim, Verdict, Verdict]],
     orders: dict[str, Agreement] | None = None,
+    paired: Mapping[str, Verdict] | None = None,
 ) -> str:
-    """The table (paper / ours / difference sub-rows), notes, agreement and claims as Markdown."""
+    """The table (paper / ours / difference sub-rows), notes, agreement and claims as Markdown
+    (with the verdicts paired by seed that differ: claims_markdown)."""
     paper = table.paper
     if paper.beyond:
         return beyond_markdown(table)
@@ -218,7 +221,7 @@ def markdown(
     if orders:
         out += ["", *orders_markdown(table, orders)]
     if verdicts:
-        out += ["", claims_markdown(verdicts)]
+        out += ["", claims_markdown(verdicts, paired)]
     return "\n".join(out) + "\n"
 
 
@@ -416,8 +419,11 @@ def signed(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f}"
 
 
-def claims_markdown(verdicts: list[tuple[Claim, Verdict, Verdict]]) -> str:
-    """A table's claims: the paper's sentence, the verdict on the paper's numbers and on ours."""
+def claims_markdown(
+    verdicts: list[tuple[Claim, Verdict, Verdict]], paired: Mapping[str, Verdict] | None = None
+) -> str:
+    """A table's claims: the paper's sentence, the verdict on the paper's numbers and on ours;
+    where ours paired by seed (`paired`, claim name -> Verdict) differs, that verdict after it."""
     rows = [
         [
             f"`{item.name}` ({item.where})",
@@ -428,12 +434,21 @@ def claims_markdown(verdicts: list[tuple[Claim, Verdict, Verdict]]) -> str:
                 " (as coded, the paper's own numbers fail it too)"
                 if on_paper.status == "fails"
                 else ""
-            ),
+            )
+            + _paired_note(on_ours, (paired or {}).get(item.name)),
         ]
         for item, on_paper, on_ours in verdicts
     ]
     header = ["claim", "paper's sentence", "on the paper's numbers", "on ours"]
     return "\n".join(md.table(header, rows))
+
+
+def _paired_note(ours: Verdict, paired: Verdict | None) -> str:
+    """The verdict paired by seed where it differs from ours (a secondary view: decides
+    nothing), else nothing."""
+    if paired is None or paired.status == ours.status:
+        return ""
+    return f". Paired by seed (secondary, decides nothing): **{paired.status}**: {paired.detail}"
 
 
 def tex_escape(text: str) -> str:

@@ -617,3 +617,24 @@ def test_the_paired_view_compares_two_cells_over_their_common_seeds_only():
     assert fallback.how.startswith("collapsed 1 of 4 vs 0 of 3")
     few = replace(v, paired=True, seed_ids={**ids, (*b, "accuracy"): (2, 5, 6)})
     assert few.interval(a, b).how.startswith("Welch")  # one common seed: not paired
+
+
+def test_a_claims_table_adds_the_paired_verdict_only_where_it_differs_from_ours():
+    def item(name):
+        return claims.Claim(name, "tnorms", "10.2", "a sentence", lambda view: None)
+
+    verdicts = [
+        (item("a"), claims.Verdict("holds", "p"), claims.Verdict("holds", "+0.02 [-0.36, +0.40]")),
+        (item("b"), claims.Verdict("holds", "p"), claims.Verdict("holds", "+0.53 [+0.12, +0.94]")),
+    ]
+    paired = {
+        "a": claims.Verdict("inconclusive", "-0.06 [-0.51, +0.39] (paired by seed)"),
+        "b": claims.Verdict("holds", "+0.58 [+0.10, +1.06] (paired by seed)"),
+    }
+    rows = render.claims_markdown(verdicts, paired).splitlines()[2:]
+    assert rows[0].endswith(
+        "**holds**: +0.02 [-0.36, +0.40]. Paired by seed (secondary, decides nothing): "
+        "**inconclusive**: -0.06 [-0.51, +0.39] (paired by seed) |"
+    )
+    assert rows[1].endswith("**holds**: +0.53 [+0.12, +0.94] |")
+    assert render.claims_markdown(verdicts) == render.claims_markdown(verdicts, {})
