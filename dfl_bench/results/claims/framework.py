@@ -187,14 +187,19 @@ class View:
 
     def _seeds_interval(self, a: Cell, b: Cell, column: str) -> stats.Interval:
         """Welch over the two cells' seeds; with collapsed runs, Fisher's exact test of the
-        collapse rates and Welch over the other runs, Bonferroni-combined (module doc)."""
+        collapse rates and Welch over the other runs, Bonferroni-combined (module doc); the
+        paired view: Student over the common seeds' differences, naming the cells' means there."""
         xa, xb = self.seeds(a, column), self.seeds(b, column)
         ca, cb = self.collapses(a, column), self.collapses(b, column)
         if self.paired and not any(ca) and not any(cb):
             common = self._common_seeds(a, b, column)
             if len(common) >= stats.MIN_SEEDS:
-                return stats.paired([xa[i] for i, _ in common], [xb[j] for _, j in common],
-                                    MARGINS[column])  # fmt: skip
+                pa, pb = [xa[i] for i, _ in common], [xb[j] for _, j in common]
+                interval = stats.paired(pa, pb, MARGINS[column])
+                digits = 2 if column == "accuracy" else 3
+                ma, mb = sum(pa) / len(pa), sum(pb) / len(pb)
+                over = f"{ma:.{digits}f} vs {mb:.{digits}f} over them"
+                return replace(interval, how=f"{interval.how}, {over}")
         return stats.compare_runs(xa, ca, xb, cb, MARGINS[column])
 
     def _common_seeds(self, a: Cell, b: Cell, column: str) -> list[tuple[int, int]]:
