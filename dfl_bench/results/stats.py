@@ -410,15 +410,19 @@ def one_sample(values: Sequence[float], reference: float, margin: float | None =
     return Interval(delta, delta - half, delta + half, f"t, n={n}, df={n - 1}", se, n - 1, margin)
 
 
-def paired(a: Sequence[float], b: Sequence[float], margin: float | None = None) -> Interval:
+def paired(
+    a: Sequence[float], b: Sequence[float], margin: float | None = None, digits: int = 2
+) -> Interval:
     """Student's LEVEL interval of mean(a - b) over pairs (two cells' runs of one seed each: a
-    seed's effect, shared by the cells, drops out of each difference).
+    seed's effect, shared by the cells, drops out of each difference); `how` names the two
+    means over the pairs, to `digits` decimals.
 
     >>> paired([97.0, 96.0, 95.5], [96.5, 95.4, 95.1]).outcome   # welch(...) shows none
     1
     """
     interval = one_sample([x - y for x, y in zip(a, b, strict=True)], 0.0, margin)
-    return replace(interval, how=f"paired by seed, {interval.how}")
+    means = f"{sum(a) / len(a):.{digits}f} vs {sum(b) / len(b):.{digits}f} over them"
+    return replace(interval, how=f"paired by seed, {interval.how}, {means}")
 
 
 def known_sigma(

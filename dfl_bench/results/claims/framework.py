@@ -195,11 +195,8 @@ class View:
             common = self._common_seeds(a, b, column)
             if len(common) >= stats.MIN_SEEDS:
                 pa, pb = [xa[i] for i, _ in common], [xb[j] for _, j in common]
-                interval = stats.paired(pa, pb, MARGINS[column])
                 digits = 2 if column == "accuracy" else 3
-                ma, mb = sum(pa) / len(pa), sum(pb) / len(pb)
-                over = f"{ma:.{digits}f} vs {mb:.{digits}f} over them"
-                return replace(interval, how=f"{interval.how}, {over}")
+                return stats.paired(pa, pb, MARGINS[column], digits)
         return stats.compare_runs(xa, ca, xb, cb, MARGINS[column])
 
     def _common_seeds(self, a: Cell, b: Cell, column: str) -> list[tuple[int, int]]:
