@@ -120,6 +120,11 @@ NOT_HASHED = (
 ADDED_KEYS: dict[tuple[str, ...], Any] = {
     ("model", "ntn_bias"): False,
     ("task",): {"name": "mnist_kb"},  # the task group (dfl_bench/tasks/), the paper's task
+    # MNIST addition's log-space valuations, held-out split and loss (tasks/mnist_addition.py);
+    # the records of pairs whose valuation was a floored value say `valuation: probability`
+    ("task", "valuation"): "log",
+    ("task", "validation"): 0.0,
+    ("task", "loss"): "exact",
     # the Yager operators' `eps` (operators/numerics.root_eps): 0 is the paper's operator
     **{(kind, "eps"): 0.0 for kind in ("tnorm", "tconorm", "implication", "forall", "exists")},
 }

@@ -32,6 +32,11 @@ IGNORES: dict[str, tuple[str, ...]] = {
 SETTINGS: dict[str, dict[str, tuple[int, int]]] = {
     "mnist_addition": {"digits": (1, 100), "pairing_seed": (0, 2**32 - 1)},
 }
+# A task's settings that take one of named values, and those that are a fraction in [0, 1).
+CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
+    "mnist_addition": {"valuation": ("log", "probability"), "loss": ("exact", "digits")},
+}
+FRACTIONS: dict[str, tuple[str, ...]] = {"mnist_addition": ("validation",)}
 # The record fields a run's closing summary line shows beside its accuracy, as (label, field).
 MEASURES: dict[str, tuple[tuple[str, str], ...]] = {
     "mnist_kb": (("cons", CONS_RATIO), (CU_CONS, CU_CONS), (CU_ANT, CU_ANT)),
@@ -85,6 +90,13 @@ def check_settings(config: Mapping[str, Any]) -> None:
         value = config.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ValueError(f"task.{key} must be an integer in [{low}, {high}], got {value!r}")
+    for key, valid in CHOICES.get(name, {}).items():
+        if key in config and config[key] not in valid:
+            raise ValueError(f"task.{key} must be one of {list(valid)}, got {config[key]!r}")
+    for key in FRACTIONS.get(name, ()):
+        value = config.get(key, 0.0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+            raise ValueError(f"task.{key} must be a fraction in [0, 1), got {value!r}")
 
 
 def ignored(name: str) -> tuple[str, ...]:

@@ -21,10 +21,23 @@ and the generalized mean with the product (through p-th powers); any other pair 
 there, naming those. The DFL loss is -forall(valuations)
 (Eq. "lossrl"); there is no supervised part. With the product t-norm and the bounded sum the
 valuation is the exact probability of the sum (the softmax digits are disjoint events, so the sum
-stays below 1): it is computed in log space (log-sum-exp), as the probabilistic-logic systems do.
+stays below 1 and the bound never binds).
+
+Valuations in log space (`task.valuation: log`, the default): with the product t-norm the
+valuation of every factorizing pair is computed as its logarithm, never leaving log space (the
+maximum of sums of logs; a log-sum-exp for the bounded sum; the generalized mean through its
+p-th powers, p times the sums of logs), so it never underflows (at N = 100 an untrained
+network's sum has a valuation near 1e-200) and the log-product aggregator takes the log itself
+instead of flooring the value at numerics.EPS, where its derivative is a constant.
+`task.valuation: probability` computes the value and lets the aggregator floor it (the records
+made before log space: results/theory/carry_gradients.md shows what the floor does).
 
 Test metrics: `sum_accuracy` (the field's number: the sum of the per-image argmax digits is the
 label), recorded as the run's test accuracy, and `digit_accuracy` over the test images.
+`task.validation: f` holds out the last fraction f of the training sums (by the pairing) and
+evaluates on them instead of the test split: the split a budget is chosen on, never the test set.
+`task.loss: digits` replaces the loss by a cross-entropy on each of the N + 1 digits of the sum
+(its marginal over the carries; PLIA's and CTSketch's encoding), an ablation of the exact loss.
 """
 
 from __future__ import annotations
@@ -110,29 +123,56 @@ def paired(n: int, digits: int, seed: int) -> np.ndarray:
     return order[: n // size * size].reshape(-1, size)
 
 
-def sum_valuation(log_probs: Tensor, sums: Tensor, ops: OperatorSet, exact: bool) -> Tensor:
+def held_out(groups: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
+    """The training sums' groups split into (trained on, held out): the last `fraction` of them
+    (at least one sum each), the validation split a budget is chosen on.
+
+    >>> [len(part) for part in held_out(np.zeros((2000, 30)), 0.1)]
+    [1800, 200]
+    """
+    n = len(groups)
+    keep = min(n - 1, max(1, round(n * (1.0 - fraction))))
+    if n < 2:
+        raise ValueError(f"task.validation={fraction}: {n} training sum(s), none to hold out")
+    return groups[:keep], groups[keep:]
+
+
+def sum_valuation(log_probs: Tensor, sums: Tensor, ops: OperatorSet, log: bool) -> Tensor:
     """Each sample's truth of sum(x, y) = z from its images' digit log-probabilities (B, 2N, 10)
     and its sum's digits (B, N + 1): the t-norm over the 2N digits of every tuple, the
-    existential over the tuples that add up to z (module doc); with `exact`, the log of the exact
-    probability instead. Above ENUMERATED digits, by the carries (`carried`)."""
+    existential over the tuples that add up to z (module doc); with `log` (`in_log`), its
+    logarithm, computed in log space. Above ENUMERATED digits, by the carries (`carried`)."""
     batch, width, _ = log_probs.shape
     digits = width // 2
     if digits > ENUMERATED:
-        return carried(log_probs, sums, ops, exact)
+        return carried(log_probs, sums, ops, log)
     sums = value_of(sums.cpu()).to(log_probs.device)
     target = tuple_sums(digits).to(log_probs.device)
     match = target.unsqueeze(0) == sums.view(-1, *[1] * width)  # (B, 10, ..., 10)
     shape = [batch] + [1] * width
-    if exact:
+    if log:  # the product t-norm: a tuple's log-truth is the sum of its digits' logs
         total = sum(
             log_probs[:, i].reshape(*shape[: i + 1], 10, *shape[i + 2 :]) for i in range(width)
         )
-        return total.masked_fill(~match, float("-inf")).flatten(1).logsumexp(-1)
+        kind, p = _existential(ops)
+        total = (p * total).masked_fill(~match, float("-inf")).flatten(1)
+        if kind == "maximum":
+            return total.amax(-1)
+        joined = total.logsumexp(-1)
+        return joined if kind == "bounded_sum" else (joined - width * math.log(10.0)) / p
     probs = log_probs.exp()
     truth = probs[:, 0].reshape(batch, 10, *[1] * (width - 1))
     for i in range(1, width):
         truth = ops.tnorm(truth, probs[:, i].reshape(*shape[: i + 1], 10, *shape[i + 2 :]))
     return ops.exists(torch.where(match, truth, 0.0).flatten(1), dim=-1)
+
+
+def _existential(ops: OperatorSet) -> tuple[str, float]:
+    """The existential aggregator's name and the power its log-space form scales by (the
+    generalized mean's p, else 1)."""
+    kind = ops.configs["exists"]["name"]
+    p = float(ops.configs["exists"].get("p") or 1.0) if kind == "generalized_mean" else 1.0
+    return kind, p
 
 
 def factorizes(ops: OperatorSet) -> bool:
@@ -154,20 +194,22 @@ def check_digits(ops: OperatorSet, digits: int) -> None:
         )
 
 
-def carried(log_probs: Tensor, sums: Tensor, ops: OperatorSet, exact: bool) -> Tensor:
+def carried(log_probs: Tensor, sums: Tensor, ops: OperatorSet, log: bool) -> Tensor:
     """The valuation of `sum_valuation` position by position from the least significant digit,
     over the carry into the next (0 or 1): at each position the existential over the digit pairs
     (a, b) and the incoming carry with a + b + carry = z_i + 10 carry_out, joined by the t-norm;
     the carry out of the last position must be the sum's leading digit. Exact for the pairs of
-    FACTORIZING (docs/tasks.md); linear in N."""
+    FACTORIZING (docs/tasks.md); linear in N. With `log` its logarithm, in log space throughout
+    (a maximum of sums of logs, or a log-sum-exp of p times them); the bounded sum and the
+    generalized mean are summed in log space either way (their value is taken at the end)."""
     batch, width, _ = log_probs.shape
     digits = width // 2
     a, b = torch.arange(10, device=log_probs.device).view(10, 1), torch.arange(10).view(1, 10)
     column = [a + b.to(a.device) + c for c in (0, 1)]  # (10, 10): the column's total by carry in
-    kind = ops.configs["exists"]["name"]
-    p = float(ops.configs["exists"].get("p") or 1.0) if kind == "generalized_mean" else 1.0
-    logspace = kind != "maximum"
-    if logspace:  # a sum of products of probabilities (their p-th powers for the mean)
+    kind, p = _existential(ops)
+    logspace = log or kind != "maximum"
+    add = (lambda t: t.amax(-1)) if kind == "maximum" else (lambda t: t.logsumexp(-1))
+    if logspace:  # sums (or maxima) of products of probabilities (their p-th powers for the mean)
         state = log_probs.new_tensor([0.0, IMPOSSIBLE]).expand(batch, 2)
     else:
         state = log_probs.new_tensor([1.0, 0.0]).expand(batch, 2)
@@ -185,7 +227,7 @@ def carried(log_probs: Tensor, sums: Tensor, ops: OperatorSet, exact: bool) -> T
                     term = (state[:, carry_in].view(batch, 1, 1) + pair).masked_fill(
                         ~match, IMPOSSIBLE
                     )
-                    terms.append(term.flatten(1).logsumexp(-1))
+                    terms.append(add(term.flatten(1)))
                 else:
                     joined = ops.tnorm(
                         ops.tnorm(state[:, carry_in].view(batch, 1, 1), probs[:, i].unsqueeze(2)),
@@ -193,29 +235,64 @@ def carried(log_probs: Tensor, sums: Tensor, ops: OperatorSet, exact: bool) -> T
                     )
                     terms.append(torch.where(match, joined, 0.0).flatten(1).amax(-1))
             both = torch.stack(terms, -1)
-            out.append(both.logsumexp(-1) if logspace else both.amax(-1))
+            out.append(add(both) if logspace else both.amax(-1))
         state = torch.stack(out, -1)
     last = state.gather(1, sums[:, :1]).squeeze(1)  # the carry out is the leading digit
-    if not logspace:
-        return last
-    if kind == "bounded_sum":
-        return last if exact else last.exp()
-    return ((last - 2 * digits * math.log(10.0)) / p).exp()  # the mean over all 10^(2N) tuples
+    if kind == "generalized_mean":  # the mean over all 10^(2N) tuples, then its p-th root
+        last = (last - width * math.log(10.0)) / p
+    return last if log or not logspace else last.exp()
 
 
-def is_exact(ops: OperatorSet) -> bool:
-    """Whether the operators make the valuation the exact probability (product, bounded sum)."""
-    names = (ops.configs["tnorm"]["name"], ops.configs["exists"]["name"])
-    return names == ("product", "bounded_sum")
+def digit_marginals(log_probs: Tensor) -> Tensor:
+    """The log-probability of each digit of the sum (B, N + 1, 10), most significant first: at
+    each position from the least significant, the distribution of a + b + carry in (0..19) from
+    the digit pairs' and the incoming carry's, which gives the column's digit and the carry out;
+    the leading digit is the last carry (0 or 1)."""
+    batch, width, _ = log_probs.shape
+    digits = width // 2
+    a, b = torch.arange(10, device=log_probs.device).view(10, 1), torch.arange(10).view(1, 10)
+    total = (a + b.to(a.device)).view(1, 100)
+    to_total = torch.where(total == torch.arange(19, device=a.device).view(19, 1), 0.0, IMPOSSIBLE)
+    to_total = to_total.to(log_probs.dtype)  # (19, 100): log of "pair (a, b) adds up to k"
+    never = log_probs.new_full((batch, 1), IMPOSSIBLE)
+    carry = torch.cat([log_probs.new_zeros(batch, 1), never], -1)
+    out = []
+    for i in reversed(range(digits)):
+        pair = (log_probs[:, i].unsqueeze(2) + log_probs[:, digits + i].unsqueeze(1)).flatten(1)
+        totals = (pair.unsqueeze(1) + to_total).logsumexp(-1)  # (B, 19)
+        columns = torch.logaddexp(  # (B, 20): with carry in 0, and shifted by one with 1
+            torch.cat([totals + carry[:, :1], never], -1),
+            torch.cat([never, totals + carry[:, 1:]], -1),
+        ).view(batch, 2, 10)  # [carry out, digit]
+        out.append(columns.logsumexp(1))
+        carry = columns.logsumexp(2)
+    out.append(torch.cat([carry, log_probs.new_full((batch, 8), IMPOSSIBLE)], -1))
+    return torch.stack(out[::-1], 1)
 
 
-def dfl_loss(valuation: Tensor, ops: OperatorSet, exact: bool) -> Tensor:
-    """-forall over the batch (Eq. "lossrl"); an exact log-valuation under the log-product
-    aggregator is used as the log it is."""
+def in_log(ops: OperatorSet, valuation: str = "log") -> bool:
+    """Whether the valuation is computed as its logarithm: the exact pair (product, bounded sum)
+    always, the product with the maximum or the generalized mean under `valuation` = "log"."""
+    tnorm, exists = ops.configs["tnorm"]["name"], ops.configs["exists"]["name"]
+    if tnorm != "product" or exists not in FACTORIZING:
+        return False
+    return exists == "bounded_sum" or valuation == "log"
+
+
+def dfl_loss(valuation: Tensor, ops: OperatorSet, log: bool) -> Tensor:
+    """-forall over the batch (Eq. "lossrl"); a log-valuation under the log-product aggregator
+    is used as the log it is (no floor), otherwise its value is aggregated."""
     forall = ops.configs["forall"]
-    if exact and forall["name"] == "log_product":
+    if log and forall["name"] == "log_product":
         return -(valuation.mean() if forall.get("reduction") == "mean" else valuation.sum())
-    return -ops.forall(valuation.exp() if exact else valuation, dim=0)
+    return -ops.forall(valuation.exp() if log else valuation, dim=0)
+
+
+def digits_loss(log_probs: Tensor, sums: Tensor) -> Tensor:
+    """The ablation `task.loss: digits`: the mean over the batch of the cross-entropy summed
+    over the N + 1 digits of the sum, each from its marginal (`digit_marginals`)."""
+    marginals = digit_marginals(log_probs)
+    return -marginals.gather(2, sums.unsqueeze(-1)).squeeze(-1).sum(-1).mean()
 
 
 class SumStream:
@@ -252,6 +329,7 @@ class AdditionData(InMemoryData):
         self,
         digits: int = 1,
         pairing_seed: int = 0,
+        validation: float = 0.0,
         source: str = "auto",
         root: str | None = None,
         cache_dir: str | None = None,
@@ -263,7 +341,7 @@ class AdditionData(InMemoryData):
         **unused: Any,
     ) -> None:
         super().__init__()
-        self.digits, self.pairing_seed = digits, pairing_seed
+        self.digits, self.pairing_seed, self.validation = digits, pairing_seed, validation
         self.source, self.root, self.cache_dir = source, root, cache_dir
         self.batch_size, self.seeds, self.eval_batch_size = batch_size, list(seeds), eval_batch_size
         self.subset_train, self.subset_test = subset_train, subset_test
@@ -275,14 +353,19 @@ class AdditionData(InMemoryData):
         self.arrays = a = load_mnist(self.source, self.root, self.cache_dir)
         n_train, n_test = self.subset_train or N_TRAIN, self.subset_test or N_TEST
         train = paired(n_train, self.digits, self.pairing_seed)
-        test = paired(n_test, self.digits, self.pairing_seed + 1)
         self.train_x = normalize(a.train_x[:n_train])
+        if self.validation:  # the last sums of the pairing are held out and evaluated on
+            train, test = held_out(train, self.validation)
+            test_x, test_y = self.train_x, a.train_y
+        else:
+            test = paired(n_test, self.digits, self.pairing_seed + 1)
+            test_x, test_y = normalize(a.test_x[:n_test]), a.test_y
         self.train_groups = torch.from_numpy(train)
         self.train_sums = group_labels(a.train_y, train, self.digits)
-        self.test_x = normalize(a.test_x[:n_test])
+        self.test_x = test_x
         self.test_groups = torch.from_numpy(test)
-        self.test_digits = torch.from_numpy(a.test_y[test].astype(np.int64))
-        self.test_sums = group_labels(a.test_y, test, self.digits)
+        self.test_digits = torch.from_numpy(test_y[test].astype(np.int64))
+        self.test_sums = group_labels(test_y, test, self.digits)
 
     def train_dataloader(self) -> Lockstep:
         """Each run's SumStream (its seed's order), stacked: images (R, B, 2N, 1, 28, 28)."""
@@ -318,23 +401,29 @@ class AdditionRun(TaskRun):
         eval_every: int = 1000,
         max_steps: int | None = None,
         seed: int = 0,
+        valuation: str = "log",
+        loss: str = "exact",
     ) -> None:
         super().__init__(seed, optimizer, log_every, eval_every, max_steps)
         check_digits(operators, digits)
-        self.ops, self.digits = operators, digits
-        self.exact = is_exact(operators)
+        self.ops, self.digits, self.loss = operators, digits, loss
+        self.log = in_log(operators, valuation)
         self.net = MnistNet()
         self.accuracy: float | None = None
         self.best_accuracy: float | None = None
         self.digit_accuracy: float | None = None
 
     def step_loss(self, batch: Mapping[str, Tensor], logging: bool) -> tuple[Tensor, Tensor, None]:
-        """-forall of the batch's sum valuations (its one term)."""
+        """-forall of the batch's sum valuations (its one term); under `task.loss: digits` the
+        cross-entropy of the sum's digits instead (`digits_loss`)."""
         images, sums = batch["images"], batch["sums"]
         flat = images.flatten(0, 1)
         logits, _ = self.net(flat, dropout_masks(len(flat), flat.device, self.generator()))
         log_probs = logits.log_softmax(-1).view(*images.shape[:2], 10)
-        loss = dfl_loss(sum_valuation(log_probs, sums, self.ops, self.exact), self.ops, self.exact)
+        if self.loss == "digits":
+            loss = digits_loss(log_probs, sums)
+        else:
+            loss = dfl_loss(sum_valuation(log_probs, sums, self.ops, self.log), self.ops, self.log)
         return loss, loss.view(1), None
 
     @torch.inference_mode()
@@ -397,6 +486,8 @@ def build(config: Mapping[str, Any], operators: OperatorSet) -> AdditionRun:
         eval_every=profile["eval_every"],
         max_steps=profile["max_steps"],
         seed=config["seed"],
+        valuation=config["task"].get("valuation", "log"),
+        loss=config["task"].get("loss", "exact"),
     )
 
 
@@ -405,5 +496,9 @@ def data(configs: Sequence[Mapping[str, Any]]) -> AdditionData:
     task, settings = configs[0]["task"], dict(configs[0]["data"])
     seeds = [c["seed"] for c in configs]
     return AdditionData(
-        digits=task["digits"], pairing_seed=task["pairing_seed"], seeds=seeds, **settings
+        digits=task["digits"],
+        pairing_seed=task["pairing_seed"],
+        validation=task.get("validation", 0.0),
+        seeds=seeds,
+        **settings,
     )

@@ -1,15 +1,18 @@
 """`python -m dfl_bench.theory.carry_gradients`: the paper's derivative view (Section 7: where an
 operator's derivative vanishes, no learning signal reaches the network) applied to multi-digit
-MNIST addition. For each row of `conf/experiment/mnist_addition_digits.yaml` (and its pairs at
-one digit), at the untrained digit network: the sum's valuation and the norm of the DFL loss's
-gradient on the network's parameters. Below the log-product's floor (numerics.EPS) the floored
-log's derivative is the constant 1/EPS instead of 1/x, so the gradient shrinks with the
-valuation; the exact pair (product, bounded sum) takes the log of the probability itself.
-Written to results/theory/carry_gradients.md."""
+MNIST addition. For each (t-norm, existential) pair of `conf/experiment/mnist_addition_digits.yaml`
+at N = 1, 4, 15, 100 and 1,000 digits, at the untrained digit network: the sum's valuation (as a
+power of ten: at N = 1,000 it is far below float32's range) and the norm of the DFL loss's
+gradient on the network's parameters, with the valuation in log space (`task.valuation: log`,
+tasks/mnist_addition.py) and as a value (`probability`). As a value it underflows or falls below
+the log-product's floor (numerics.EPS), where the floored log's derivative is the constant 1/EPS
+instead of 1/x: the gradient vanishes with the valuation, an artefact of float32 and the floor;
+in log space it does not. Written to results/theory/carry_gradients.md."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 from collections.abc import Sequence
 from functools import cache
@@ -27,6 +30,8 @@ from dfl_bench.tasks.mnist.model import MnistNet
 
 EXPERIMENT = REPO_DIR / "conf" / "experiment" / "mnist_addition_digits.yaml"
 OUT = REPO_DIR / "results" / "theory" / "carry_gradients.md"
+DIGITS = (1, 4, 15, 100, 1000)
+VALUATIONS = ("log", "probability")
 
 
 @cache
@@ -35,18 +40,21 @@ def experiment() -> dict:
     return yaml.safe_load(EXPERIMENT.read_text())
 
 
-def rows() -> dict[str, tuple[dict, dict, int]]:
-    """The experiment's rows (t-norm, existential, digits), each pair also at one digit."""
-    spec = experiment()["rows"]
-    out = {}
-    for name, row in spec.items():
-        out[name] = (row["tnorm"], row["exists"], int(row["digits"]))
-        out.setdefault(name.rsplit("_n", 1)[0] + "_n1", (row["tnorm"], row["exists"], 1))
-    return dict(sorted(out.items(), key=lambda kv: (kv[1][2], kv[0])))
+def pairs() -> dict[str, tuple[dict, dict]]:
+    """The experiment's distinct (t-norm, existential) pairs, by their row's name without N."""
+    out: dict[str, tuple[dict, dict]] = {}
+    for name, row in experiment()["rows"].items():
+        pair = (row["tnorm"], row["exists"])
+        if pair not in out.values():
+            out[name.split("_n", 1)[0]] = pair
+    return out
 
 
-def measure(tnorm: dict, exists: dict, digits: int, sums: int, seed: int) -> tuple[float, float]:
-    """Median valuation of `sums` random sums and the parameters' gradient norm, untrained net."""
+def measure(
+    tnorm: dict, exists: dict, digits: int, sums: int, seed: int, valuation: str = "log"
+) -> tuple[float, float]:
+    """Median log10 valuation of `sums` random sums and the parameters' gradient norm at the
+    untrained network (-inf: the value is 0)."""
     torch.manual_seed(seed)
     net = MnistNet().eval()  # no dropout: the network's own output at initialization
     ops = OperatorSet.from_config(
@@ -62,28 +70,47 @@ def measure(tnorm: dict, exists: dict, digits: int, sums: int, seed: int) -> tup
     numbers = torch.randint(0, 10, (sums, 2, digits))
     target = addition.add_digits(numbers[:, 0], numbers[:, 1])
     log_probs = net(images)[0].log_softmax(-1).view(sums, 2 * digits, 10)
-    exact = addition.is_exact(ops)
-    valuation = addition.sum_valuation(log_probs, target, ops, exact)
-    addition.dfl_loss(valuation, ops, exact).backward()
+    log = addition.in_log(ops, valuation)
+    value = addition.sum_valuation(log_probs, target, ops, log)
+    addition.dfl_loss(value, ops, log).backward()
     norm = torch.sqrt(sum((p.grad**2).sum() for p in net.parameters() if p.grad is not None))
-    shown = valuation.exp() if exact else valuation
-    return float(shown.detach().median()), float(norm)
+    logs = value.detach() if log else value.detach().log()
+    return float(logs.median()) / math.log(10.0), float(norm)
+
+
+def power(log10: float) -> str:
+    """A valuation given as its log10, as 10^x (0 where it is 0)."""
+    return (
+        "0" if log10 == float("-inf") else f"1e{log10:+.0f}" if log10 < -3 else f"{10**log10:.3f}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.theory.carry_gradients")
-    parser.add_argument("--images", type=int, default=128, help="images per batch at every N")
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument(
+        "--images", type=int, default=128, help="images per batch (at least one sum)"
+    )
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--digits", default=",".join(map(str, DIGITS)))
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     table = []
-    for name, (tnorm, exists, digits) in rows().items():
-        sums = max(1, args.images // (2 * digits))
-        runs = [measure(tnorm, exists, digits, sums, seed) for seed in range(args.seeds)]
-        value = statistics.median(v for v, _ in runs)
-        grad = statistics.median(g for _, g in runs)
-        where = "below" if value < EPS and not name.startswith("product_sum") else "-"
-        table.append([name, str(digits), f"{value:.1e}", where, f"{grad:.1e}"])
+    for name, (tnorm, exists) in pairs().items():
+        for digits in map(int, args.digits.split(",")):
+            sums = max(1, args.images // (2 * digits))
+            cells = [name, str(digits)]
+            for valuation in VALUATIONS:
+                runs = [
+                    measure(tnorm, exists, digits, sums, s, valuation) for s in range(args.seeds)
+                ]
+                value = statistics.median(v for v, _ in runs)
+                grad = statistics.median(g for _, g in runs)
+                if valuation == "log":
+                    cells.append(power(value))
+                else:
+                    cells.append("below" if value < math.log10(EPS) else "-")
+                cells.append(f"{grad:.1e}")
+            table.append(cells)
     command = "python -m dfl_bench.theory.carry_gradients " + " ".join(argv or [])
     markdown.report(
         args.out,
@@ -91,13 +118,22 @@ def main(argv: Sequence[str] | None = None) -> None:
             "# Multi-digit MNIST addition: the learning signal at the untrained network",
             "",
             f"`{command.strip()}` (median over {args.seeds} seeds of the network's "
-            f"initialization and {args.images} random images a batch). Valuation: the median "
-            f"sum valuation of a batch; `below`: under the log-product's floor EPS = {EPS:g}, "
-            "where its derivative is the constant 1/EPS (the exact row takes the log of the "
-            "probability itself, no floor); gradient: the norm of the DFL loss's gradient on "
-            "the network's parameters (ADAM's epsilon is 1e-8).",
+            f"initialization, {args.images} random images a batch, at least one sum). "
+            "Valuation: the median sum valuation of a batch, computed in log space; gradient: "
+            "the norm of the DFL loss's gradient on the network's parameters (ADAM's epsilon "
+            "is 1e-8), with the valuation in log space (`task.valuation: log`, the default) "
+            "and as a value (`probability`, the records made before log space); `floor`: the "
+            f"value is under the log-product's floor EPS = {EPS:g} (or 0 in float32), where the "
+            "floored log's derivative is the constant 1/EPS. The product's pairs keep a "
+            "gradient at every N in log space; as values they lose it where they pass the "
+            "floor. Goedel and Lukasiewicz with the maximum are computed as values either way: "
+            "Goedel's valuation is its weakest digit's (no underflow; a gradient to one digit "
+            "of one tuple), Lukasiewicz's is 0 with a zero derivative (no gradient at all).",
             "",
-            *markdown.table(["row", "N", "valuation", "floor", "gradient norm"], table),
+            *markdown.table(
+                ["pair", "N", "valuation", "gradient (log)", "floor (value)", "gradient (value)"],
+                table,
+            ),
             "",
         ],
     )

@@ -44,7 +44,7 @@ def test_the_exact_valuation_is_the_probability_of_the_sum(digits):
     sums[1] = 7 if digits == 1 else 123
     exact = addition.sum_valuation(log_p, addition.digits_of(sums, digits),
                                    ops({"name": "product"}, {"name": "bounded_sum"}),
-                                   exact=True).exp()  # fmt: skip
+                                   log=True).exp()  # fmt: skip
     p = log_p.exp()
     values = addition.place_values(digits).tolist()
     for b, z in enumerate(sums.tolist()):
@@ -58,7 +58,7 @@ def test_the_exact_valuation_is_the_probability_of_the_sum(digits):
         log_p,
         addition.digits_of(sums, digits),
         ops({"name": "product"}, {"name": "bounded_sum"}),
-        exact=False,
+        log=False,
     )
     torch.testing.assert_close(generic, exact)
 
@@ -249,7 +249,7 @@ def test_a_nilpotent_conjunction_of_untrained_digits_passes_no_gradient(tnorm, e
         torch.randint(0, 19, (64,), generator=torch.Generator().manual_seed(1)), 1
     )
     operators = ops(tnorm, exists)
-    exact = addition.is_exact(operators)
+    exact = addition.in_log(operators)
     valuation = addition.sum_valuation(logits.log_softmax(-1), sums, operators, exact)
     addition.dfl_loss(valuation, operators, exact).backward()
     assert bool((logits.grad != 0).any()) is trains
@@ -265,16 +265,17 @@ PAIRS = [  # every factorizing (t-norm, existential) kind: the probability, the 
 ]
 
 
+@pytest.mark.parametrize("valuation", ["log", "probability"])
 @pytest.mark.parametrize(("tnorm", "exists"), PAIRS)
 @pytest.mark.parametrize("digits", [1, 2, 3])
 def test_the_carries_give_the_enumerations_valuation_and_gradient(
-    tnorm, exists, digits, monkeypatch
+    tnorm, exists, digits, valuation, monkeypatch
 ):
     """Position by position over the carries equals the grounding of all 10^(2N) digit tuples,
     in value and in gradient; N = 3 (a million tuples) on random digit distributions."""
     monkeypatch.setattr(addition, "ENUMERATED", 3)  # the reference enumerates up to N = 3
     operators = ops(tnorm, exists)
-    exact = addition.is_exact(operators)
+    exact = addition.in_log(operators, valuation)
     logits = torch.randn(3, 2 * digits, 10, generator=torch.Generator().manual_seed(digits))
     numbers = torch.randint(0, 10**digits, (3, 2), generator=torch.Generator().manual_seed(7))
     sums = addition.digits_of(numbers.sum(-1), digits)
@@ -285,6 +286,82 @@ def test_the_carries_give_the_enumerations_valuation_and_gradient(
     carried.sum().backward()
     enumerated.sum().backward()
     torch.testing.assert_close(got.grad, want.grad, rtol=1e-7, atol=1e-10)
+
+
+LOG_PAIRS = [pair for pair in PAIRS if pair[0] == {"name": "product"}]
+
+
+@pytest.mark.parametrize(("tnorm", "exists"), LOG_PAIRS)
+@pytest.mark.parametrize("digits", [1, 2])
+def test_a_log_valuation_is_the_log_of_the_value_in_value_and_gradient(tnorm, exists, digits):
+    """In log space the product's valuations are the logs of the values computed as values
+    (float64, above any floor), and the log-product loss of either is the same, gradient too."""
+    operators = ops(tnorm, exists)
+    logits = torch.randn(4, 2 * digits, 10, generator=torch.Generator().manual_seed(digits))
+    numbers = torch.randint(0, 10**digits, (4, 2), generator=torch.Generator().manual_seed(3))
+    sums = addition.digits_of(numbers.sum(-1), digits)
+    got, want = (logits.double().clone().requires_grad_(True) for _ in range(2))
+    log = addition.sum_valuation(got.log_softmax(-1), sums, operators, log=True)
+    value = addition.sum_valuation(want.log_softmax(-1), sums, operators, log=False)
+    assert (
+        addition.in_log(operators)
+        and not addition.in_log(operators, "probability")
+        or (exists == {"name": "bounded_sum"})
+    )
+    torch.testing.assert_close(log.exp(), value, rtol=1e-9, atol=0.0)
+    assert value.min() > 1e-7  # above the floor: both losses are the log itself
+    addition.dfl_loss(log, operators, True).backward()
+    addition.dfl_loss(value, operators, False).backward()
+    torch.testing.assert_close(got.grad, want.grad, rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.parametrize(("tnorm", "exists"), LOG_PAIRS)
+@pytest.mark.parametrize("digits", [100, 1000])
+def test_log_valuations_never_underflow_at_a_hundred_and_a_thousand_digits(tnorm, exists, digits):
+    """Near-uniform digits at N = 100 and 1,000: the value would be about 10^-N (far below
+    float32's range), its log is finite and every image's logits get a nonzero gradient."""
+    logits = 0.1 * torch.randn(2, 2 * digits, 10, generator=torch.Generator().manual_seed(0))
+    logits.requires_grad_(True)
+    x, y = (torch.randint(0, 10, (2, digits), generator=torch.Generator().manual_seed(s))
+            for s in (1, 2))  # fmt: skip
+    operators = ops(tnorm, exists)
+    log = addition.sum_valuation(logits.log_softmax(-1), addition.add_digits(x, y), operators, True)
+    assert torch.isfinite(log).all() and (log < -digits).all()  # the value is below 10^-N
+    assert (log.exp() == 0).all()  # as a value it underflows
+    addition.dfl_loss(log, operators, True).backward()
+    assert torch.isfinite(logits.grad).all() and (logits.grad.abs().sum(-1) > 0).all()
+
+
+@pytest.mark.parametrize("digits", [1, 2])
+def test_the_digits_marginals_are_those_of_the_enumerated_sums(digits):
+    """Each digit of the sum's marginal (the ablation's loss) against the enumeration of all
+    digit tuples: the probability of every value of every digit of x + y."""
+    log_p = digit_probs(2, 2 * digits, seed=5)
+    got = addition.digit_marginals(log_p).exp()
+    p = log_p.exp()
+    values = addition.place_values(digits).tolist()
+    want = torch.zeros(2, digits + 1, 10, dtype=torch.float64)
+    for tup in itertools.product(range(10), repeat=2 * digits):
+        z = addition.digits_of(torch.tensor(sum(d * v for d, v in zip(tup, values, strict=True))),
+                               digits)  # fmt: skip
+        mass = torch.stack([math.prod(p[b, i, d] for i, d in enumerate(tup)) for b in range(2)])
+        for k, digit in enumerate(z.tolist()):
+            want[:, k, digit] += mass
+    torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-12)
+    loss = addition.digits_loss(log_p, addition.digits_of(torch.tensor([0, 7]), digits))
+    assert loss.item() == pytest.approx(
+        -sum(math.log(want[b, k, d]) for b, z in enumerate([0, 7])
+             for k, d in enumerate(addition.digits_of(torch.tensor(z), digits).tolist()))
+        / 2, rel=1e-9)  # fmt: skip
+
+
+def test_the_validation_split_holds_out_the_last_training_sums_and_never_the_test_images():
+    groups = addition.paired(6000, 15, 0)
+    trained, held = addition.held_out(groups, 0.1)
+    assert (len(trained), len(held)) == (180, 20)
+    assert not set(trained.ravel()) & set(held.ravel())
+    with pytest.raises(ValueError, match="none to hold out"):
+        addition.held_out(groups[:1], 0.1)
 
 
 def test_the_carries_scale_to_fifty_digits_and_refuse_the_pairs_that_do_not_factorize():
@@ -299,9 +376,7 @@ def test_the_carries_scale_to_fifty_digits_and_refuse_the_pairs_that_do_not_fact
     sharp.scatter_(2, torch.cat([x, y], 1).unsqueeze(-1), 0.0)  # the right digits, almost surely
     for tnorm, exists in PAIRS:
         operators = ops(tnorm, exists)
-        value = addition.carried(
-            sharp.log_softmax(-1), sums, operators, addition.is_exact(operators)
-        )
+        value = addition.carried(sharp.log_softmax(-1), sums, operators, addition.in_log(operators))
         assert torch.isfinite(value).all()
     probability = addition.carried(sharp.log_softmax(-1), sums, ops(*PAIRS[0]), True).exp()
     assert probability.min() > 0.99  # the right digits make the sum almost sure

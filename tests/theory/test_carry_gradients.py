@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
+
 from dfl_bench.operators.numerics import EPS
-from dfl_bench.theory.carry_gradients import measure, rows
+from dfl_bench.theory.carry_gradients import measure, pairs
 
 PRODUCT, SUM, MAX = {"name": "product"}, {"name": "bounded_sum"}, {"name": "maximum"}
 
 
-def test_every_row_of_the_experiment_is_measured_with_its_one_digit_pair():
-    measured = rows()
-    assert {"product_sum_n4", "product_max_n15", "product_sum_n1", "godel_max_n1"} <= set(measured)
-    assert measured["product_max_n15"] == (PRODUCT, MAX, 15)
+def test_every_pair_of_the_experiment_is_measured_once():
+    measured = pairs()
+    assert {"product_sum", "product_max", "godel_max", "lukasiewicz_max"} <= set(measured)
+    assert measured["product_max"] == (PRODUCT, MAX)
+    assert len(set(map(str, measured.values()))) == len(measured)
 
 
-def test_the_exact_pair_keeps_its_gradient_where_the_maximum_falls_below_the_floor():
-    value, grad = measure(PRODUCT, SUM, 15, 4, seed=0)
-    low_value, low_grad = measure(PRODUCT, MAX, 15, 4, seed=0)
-    assert value < EPS and low_value < value  # both tiny: only the floored log tells them apart
-    assert grad > 1e-3 and low_grad < 1e-12
+@pytest.mark.parametrize("exists", [MAX, {"name": "generalized_mean", "p": 1.5}])
+def test_in_log_space_the_product_keeps_its_gradient_where_as_a_value_it_sits_on_the_floor(exists):
+    log_value, grad = measure(PRODUCT, exists, 15, 4, seed=0)
+    value, floored = measure(PRODUCT, exists, 15, 4, seed=0, valuation="probability")
+    assert log_value < math.log10(EPS) and value < math.log10(EPS)
+    assert grad > 1e-2 and floored < 1e-12
+
+
+def test_at_a_hundred_digits_the_value_underflows_and_the_log_keeps_the_signal():
+    log_value, grad = measure(PRODUCT, MAX, 100, 1, seed=0)
+    value, floored = measure(PRODUCT, MAX, 100, 1, seed=0, valuation="probability")
+    assert -400 < log_value < -100 and value == float("-inf")  # 0 in float32
+    assert grad > 1e-2 and floored == 0.0
