@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan seed-plan-harvest
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -112,22 +112,32 @@ ntn-comparison: ## same_symmetric and the default configuration with the text's 
 # results/records changes only at a harvest (docs/reproduction.md).
 SEED_PLAN_COMMIT ?= fd9f279
 SEED_PLAN_DIR ?= $(HOME)/.cache/dfl_bench/seed_plan
-seed-plan: ## train the committed seed plan in the background (nohup; resumes; log SEED_PLAN_DIR/seed_plan.log), from a frozen copy of SEED_PLAN_COMMIT into its own records folder
+SEED_PLAN ?= results/seed_plan
+SEED_PLAN_PARALLEL ?= 2
+seed-plan: ## train the committed seed plan (SEED_PLAN: its folder) in the background (nohup; resumes; log SEED_PLAN_DIR/seed_plan.log), from a frozen copy of SEED_PLAN_COMMIT into its own records folder
 	@test -d "$(SEED_PLAN_DIR)/checkout/dfl_bench" || { mkdir -p "$(SEED_PLAN_DIR)/checkout" && \
 		git archive "$(SEED_PLAN_COMMIT)" | tar -x -C "$(SEED_PLAN_DIR)/checkout"; }
 	@mkdir -p "$(SEED_PLAN_DIR)/records" && cp -rn results/records/. "$(SEED_PLAN_DIR)/records/"
 	@flock -n "$(SEED_PLAN_DIR)/run.lock" true || { echo "the seed plan already runs from $(SEED_PLAN_DIR) (see its seed_plan.log)"; exit 3; }
 	PYTHONPATH= DFL_BENCH_GIT_COMMIT=$$(git rev-parse --verify "$(SEED_PLAN_COMMIT)^{commit}") \
 		nohup flock -n "$(SEED_PLAN_DIR)/run.lock" $(PYTHON) -m dfl_bench.reproduction.seed_plan run \
-		--repo "$(SEED_PLAN_DIR)/checkout" --records-dir "$(abspath $(SEED_PLAN_DIR))/records" --parallel 2 \
+		--repo "$(SEED_PLAN_DIR)/checkout" --records-dir "$(abspath $(SEED_PLAN_DIR))/records" \
+		--out "$(SEED_PLAN)" --parallel "$(SEED_PLAN_PARALLEL)" \
 		>> "$(SEED_PLAN_DIR)/seed_plan.log" 2>&1 < /dev/null &
 	@echo "seed plan running in the background: tail -f $(SEED_PLAN_DIR)/seed_plan.log; make seed-plan-harvest"
+
+# The headline plan (results/headline_plan, the paper's gap at its budget): the same runner, its
+# own frozen commit and folder, one job at a time (an hour each; the other core stays free).
+HEADLINE_PLAN_COMMIT ?= HEADLINE_COMMIT_TBD
+headline-plan: ## train the committed headline plan in the background (make seed-plan with its folder, commit and one job at a time)
+	$(MAKE) seed-plan SEED_PLAN=results/headline_plan SEED_PLAN_COMMIT=$(HEADLINE_PLAN_COMMIT) \
+		SEED_PLAN_DIR=$(HOME)/.cache/dfl_bench/headline_plan SEED_PLAN_PARALLEL=1
 
 seed-plan-harvest: ## bring the background seed plan's finished records into results/records, probe the cells they newly mix with older commits (into this machine's probe file), render, say how far the plan is
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(SEED_PLAN_DIR)/records"
 	$(PYTHON) -m dfl_bench.reproduction.commit_probe --undecided
 	$(PYTHON) -m dfl_bench.results
-	$(PYTHON) -m dfl_bench.reproduction.seed_plan status --jobs 2
+	$(PYTHON) -m dfl_bench.reproduction.seed_plan status --jobs 2 --out "$(SEED_PLAN)"
 
 GPU_OUT ?= results/bench/cuda/session
 gpu-session: ## on a GPU machine: the seed plan's unfinished seeds until BUDGET seconds end, else the GPU figures and the long reproduction (GPU_OUT)
