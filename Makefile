@@ -128,7 +128,7 @@ seed-plan: ## train the committed seed plan (SEED_PLAN: its folder) in the backg
 
 # The headline plan (results/headline_plan, the paper's gap at its budget): the same runner, its
 # own frozen commit and folder, one job at a time (an hour each; the other core stays free).
-HEADLINE_PLAN_COMMIT ?= HEADLINE_COMMIT_TBD
+HEADLINE_PLAN_COMMIT ?= 1524102
 headline-plan: ## train the committed headline plan in the background (make seed-plan with its folder, commit and one job at a time)
 	$(MAKE) seed-plan SEED_PLAN=results/headline_plan SEED_PLAN_COMMIT=$(HEADLINE_PLAN_COMMIT) \
 		SEED_PLAN_DIR=$(HOME)/.cache/dfl_bench/headline_plan SEED_PLAN_PARALLEL=1
