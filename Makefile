@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -105,6 +105,10 @@ ntn-comparison: ## same_symmetric and the default configuration with the text's 
 		--title "NTN head: the text's k=50 vs the code's k=10 with an output bias (profile $(PROFILE))" \
 		--out "$(NTN_DIR)/README.md"
 	$(PYTHON) -m dfl_bench.bench time-ntn --threads 1 >> "$(NTN_DIR)/README.md"
+
+addition-budget: ## choose MNIST addition's frontier budget: each candidate of conf/experiment/mnist_addition_budget.yaml at 15 digits on its validation split (JOBS at once; hours)
+	$(PYTHON) -m dfl_bench -m +experiment=mnist_addition_budget records_dir="$(RECORDS_DIR)" \
+		logger=$(LOGGER) $(if $(filter-out 1,$(JOBS)),hydra/launcher=parallel hydra.launcher.n_jobs=$(JOBS) threads=null)
 
 # The committed seed plan, trained in the background from a frozen copy of SEED_PLAN_COMMIT's
 # files (the commit its planned runs train at, which their records name) into a records folder

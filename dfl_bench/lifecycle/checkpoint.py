@@ -35,20 +35,26 @@ def save(trainer: L.Trainer, path: Path) -> None:
 
 def defect(path: Path) -> str | None:
     """Why the checkpoint at `path` cannot be resumed from (truncated, corrupt, a zip that is no
-    Lightning checkpoint), or None."""
+    Lightning checkpoint, a pickle that would call anything but torch's and plain containers'
+    constructors: loaded with weights_only, nothing in a checkpoint runs code), or None."""
     try:
         with zipfile.ZipFile(path) as archive:
             bad = archive.testzip()
         if bad is not None:
             return f"member {bad} fails its CRC check"
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # whatever torch.load raises on a zip of something else
-        return f"{type(err).__name__}: {err}"
+        return f"{type(err).__name__}: {_first_line(err)}"
     if not isinstance(state, dict) or not {"state_dict", "loops"} <= state.keys():
         return "a zip, but no Lightning checkpoint (no state_dict and loops)"
     if RunsModule.STATE not in state:
         return f"written before the one training module (no {RunsModule.STATE}): not resumable"
     return None
+
+
+def _first_line(err: Exception) -> str:
+    """An error's first line (torch's refusal of a pickle explains itself over a page)."""
+    return (str(err).strip().splitlines() or [""])[0]
 
 
 def write_members(folder: Path, keys: Sequence[str]) -> None:

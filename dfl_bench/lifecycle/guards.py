@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,25 @@ from dfl_bench.tasks.mnist.mnist_sources import (
 )
 
 MAX_SEED = 2**32 - 1
+# A name that becomes a folder or file name (an experiment's records folder, a row's label): no
+# separator, no "." or "..", nothing that leaves the folder it is written in.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_=+,-][A-Za-z0-9_=+,.-]*")
+
+
+def check_name(value: Any, name: str) -> None:
+    """`value` (a string or number) is a PLAIN_NAME, else a ValueError naming what is valid.
+
+    >>> check_name("../../escaped", "experiment_name")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: experiment_name='../../escaped' must be a plain name (letters, digits and ...
+    """
+    text = str(value) if isinstance(value, int | float | str) else None
+    if text is None or not PLAIN_NAME.fullmatch(text):
+        raise ValueError(
+            f"{name}={value!r} must be a plain name (letters, digits and _=+,.-; no '/', no "
+            "leading '.'): it names a folder inside records_dir"
+        )
 
 
 def _integer(value: Any, name: str, low: int, high: float = math.inf) -> None:
@@ -101,6 +121,9 @@ def check_config(config: Mapping[str, Any], optimizer: bool = True) -> None:
     """Every value a job relies on, before any data is loaded (see the module doc); the
     optimizer's numbers always, the optimizer itself built only with `optimizer` (it needs
     torch: the planner leaves it to each job's own check)."""
+    check_name(config.get("experiment_name"), "experiment_name")
+    if config.get("row") is not None:
+        check_name(config["row"], "row")
     check_profile(config["profile"])
     check_data(config["data"])
     check_seed(config.get("seed"))
@@ -171,6 +194,8 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:
                 f"{'no experiment' if cfg.get('experiment_name') == 'default' else 'this one'} "
                 "names its cells itself"
             )
+        if key == "experiment" and not override.is_delete():
+            check_name(override.value(), "experiment")
         if override.is_delete() or key in ("row", "experiment") or key.startswith("hydra"):
             continue
         node: Any = raw

@@ -145,7 +145,9 @@ def fit_runs(
     tic = time.perf_counter()
     try:
         with stop_on_ctrl_c(trainer) as interrupted:
-            trainer.fit(module, datamodule=data, ckpt_path=str(last) if last else None)
+            trainer.fit(
+                module, datamodule=data, ckpt_path=str(last) if last else None, weights_only=True
+            )
     except SIGTERMException:
         _close(run_loggers, [True] * len(jobs))
         terminated(names, trainer.global_step, ckpt_dir / checkpoint.NAME, interrupted)

@@ -67,17 +67,48 @@ def choices() -> list[str]:
     return sorted(p.stem for p in CONF.glob("*.yaml"))
 
 
-def check(cfg: Mapping[str, Any]) -> None:
-    """A logger option's `_target_` must import (checked before training)."""
+LIGHTNING_LOGGERS = "lightning.pytorch.loggers."  # a module whose Logger classes a target may be
+
+
+def shipped_targets() -> set[str]:
+    """The `_target_` of each conf/logger option (their files are the repository's code)."""
+    import yaml
+
+    found = (yaml.safe_load(p.read_text()) or {} for p in CONF.glob("*.yaml"))
+    return {str(option["_target_"]) for option in found if "_target_" in option}
+
+
+def target_of(cfg: Mapping[str, Any]) -> Any:
+    """The object a logger option's `_target_` names, if it may be built: the target of a
+    conf/logger option, or a Lightning logger class (checked by name before anything is
+    imported: an override is untrusted, and building e.g. `os.system` would run a command);
+    None for an option without one; else a ValueError naming what is valid."""
     target = cfg.get("_target_")
     if target is None:
-        return
+        return None
+    shipped = shipped_targets()
+    valid = f"a conf/logger option's target ({sorted(shipped)}) or a Lightning logger class"
+    if not isinstance(target, str) or not (
+        target in shipped or target.startswith(LIGHTNING_LOGGERS)
+    ):
+        raise ValueError(f"logger._target_={target!r} is not a logger; valid: {valid}")
     try:
-        get_object(target)
-    except ImportError:
+        found = get_object(target)
+    except (ImportError, ValueError):
         raise ValueError(
             f"logger._target_={target!r} does not import; logger options: {choices()}"
         ) from None
+    if target not in shipped:
+        from lightning.pytorch.loggers import Logger
+
+        if not (inspect.isclass(found) and issubclass(found, Logger)):
+            raise ValueError(f"logger._target_={target!r} is not a logger; valid: {valid}")
+    return found
+
+
+def check(cfg: Mapping[str, Any]) -> None:
+    """A logger option's `_target_` must be one `target_of` builds (checked before training)."""
+    target_of(cfg)
 
 
 def build_logger(
@@ -94,10 +125,10 @@ def build_logger(
     `concurrent`, `reinit="create_new"`, so that runs of one process log at once) that the
     target names as parameters and the option leaves unset (null); an option without
     `_target_` logs nothing."""
-    options = {k: v for k, v in cfg.items() if v is not None}
-    if "_target_" not in options:
+    target = target_of(cfg)
+    if target is None:
         return None
-    target = get_object(options.pop("_target_"))
+    options = {k: v for k, v in cfg.items() if v is not None and k != "_target_"}
     context = {"name": name, "group": group, "config": dict(config), "save_dir": str(save_dir)}
     if concurrent:
         context["reinit"] = "create_new"

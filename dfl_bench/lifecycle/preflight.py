@@ -22,6 +22,24 @@ from dfl_bench.paths import CONFIG_DIR
 
 # Flags that print something instead of running a job: Hydra answers them itself.
 INFO_FLAGS = ("help", "hydra_help", "cfg", "info", "shell_completion", "resolve")
+# Where a `_target_` set on the command line may point: our packages, Hydra's own plugins and
+# Lightning's loggers (an override is untrusted: `hydra.callbacks.x._target_=os.system` or
+# `+logger._target_=os.system` would run a command when Hydra or the job builds it).
+TRUSTED_TARGETS = ("dfl_bench.", "hydra_plugins.", "hydra._internal.core_plugins.",
+                   "lightning.pytorch.loggers.")  # fmt: skip
+
+
+def untrusted_target(override) -> str | None:
+    """Why an override's `_target_` may not be built (one line), or None."""
+    if "_target_" not in override.input_line:
+        return None
+    value = None if override.is_sweep_override() else override.value()
+    if isinstance(value, str) and value.startswith(TRUSTED_TARGETS):
+        return None
+    return (
+        f"{override.input_line}: a _target_ from the command line must name code of "
+        f"{', '.join(p.rstrip('.') for p in TRUSTED_TARGETS)}"
+    )
 
 
 def renamed(line: str, config_dir: str = CONFIG_DIR) -> str:
@@ -50,6 +68,9 @@ def defect(argv: Sequence[str]) -> str | None:
     except OverrideParseException as err:
         return str(err).splitlines()[0]
     for override in parsed:
+        refused = untrusted_target(override)
+        if refused is not None:
+            return refused
         if override.key_or_group.lstrip("+~").split(".")[0] == "problem":
             today = renamed(override.input_line, args.config_dir or CONFIG_DIR)
             return (

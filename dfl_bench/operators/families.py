@@ -183,7 +183,8 @@ def frank_t(a: Tensor, b: Tensor, p: float) -> Tensor:
     if p == 1.0:
         return a * b
     L = math.log(p)
-    return torch.log1p(math.expm1(L) * (_frank_ratio(a, L) * _frank_ratio(b, L))) / L
+    value = torch.log1p(math.expm1(L) * (_frank_ratio(a, L) * _frank_ratio(b, L))) / L
+    return value.clamp(0.0, 1.0)  # rounding: T(1, 1) came out 1 + 2e-16 at p = 0.1
 
 
 def frank_partials(a: Tensor, b: Tensor, p: float) -> tuple[Tensor, Tensor]:
@@ -203,7 +204,7 @@ def frank_forall(x: Tensor, dim: Dim, p: float) -> Tensor:
         return flatten_dims(x, dim).prod(dim=-1)
     L = math.log(p)
     ratio = flatten_dims(_frank_ratio(x, L), dim).prod(dim=-1)
-    return torch.log1p(math.expm1(L) * ratio) / L
+    return (torch.log1p(math.expm1(L) * ratio) / L).clamp(0.0, 1.0)
 
 
 def frank_r(a: Tensor, c: Tensor, p: float) -> Tensor:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dfl_bench import paths
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results.probes import PROBE_STEPS, same, verdict
@@ -48,14 +49,26 @@ OWN_KEYS = (
     "trainer",
 )
 NUMBERS = (*METRIC_FIELDS, "pair_accuracy", "sum_accuracy", *TASK_FIELDS)
-CACHE = Path.home() / ".cache" / "dfl_bench" / "commits"
+COMMIT_ID = re.compile(r"[0-9a-f]{40}")  # what a record's git_commit must be to be checked out
 
 
 def probe_overrides(overrides: Sequence[str]) -> list[str]:
     """A record's overrides (in its commit's own vocabulary) with the probe's budget instead of
     its profile, seed, threads, logging and folders."""
+    unsafe = [o for o in overrides if not _safe_override(o)]
+    if unsafe:
+        raise ValueError(f"the record's overrides {unsafe} are no config choice a probe repeats")
     kept = [o for o in overrides if o.lstrip("+~").split("=")[0].split(".")[0] not in OWN_KEYS]
     return [*kept, *PROBE]
+
+
+def _safe_override(override: Any) -> bool:
+    """Whether a record's override is a plain config choice: a string `key=value` of our config
+    (no Hydra setting, launcher or callback, no `_target_` that would name code to build)."""
+    if not isinstance(override, str) or "=" not in override:
+        return False
+    key = override.lstrip("+~").split("=", 1)[0]
+    return not key.startswith(("hydra.", "hydra/")) and "_target_" not in override
 
 
 def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
@@ -84,9 +97,27 @@ def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def known_commit(commit: str) -> str | None:
+    """Why a record's `git_commit` cannot be checked out (not a full hex commit id, or one this
+    repository does not know), or None: a record is a file that arrives in a pull request, so
+    its commit never becomes a path or a git option unchecked."""
+    if not isinstance(commit, str) or not COMMIT_ID.fullmatch(commit):
+        return f"git_commit {commit!r} is not a full hex commit id"
+    found = subprocess.run(
+        ["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=REPO_DIR, capture_output=True
+    )
+    return None if found.returncode == 0 else f"commit {commit} is not in this repository"
+
+
 def checkout(commit: str) -> Path:
-    """The commit's tracked files (git archive), extracted once under CACHE."""
-    folder = CACHE / commit
+    """The commit's tracked files (git archive), extracted once under the cache folder
+    (paths.cache_root()/commits; a temporary one with the caches off). ValueError for a commit
+    `known_commit` refuses."""
+    why = known_commit(commit)
+    if why is not None:
+        raise ValueError(why)
+    root = paths.cache_root() or Path(tempfile.mkdtemp(prefix="dfl_bench_commits_"))
+    folder = root / "commits" / commit
     if not (folder / "dfl_bench").is_dir():
         folder.mkdir(parents=True, exist_ok=True)
         archive = subprocess.run(
@@ -100,9 +131,15 @@ def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
     """The probe's numbers at `commit` (or the reason it has none)."""
     if overrides is None:
         return {"error": "the record names no overrides"}
-    if commit.endswith("-dirty"):
+    if str(commit).endswith("-dirty"):
         return {"error": "a dirty tree: the commit is not what trained"}
-    args = probe_overrides(overrides)
+    why = known_commit(commit)
+    if why is not None:
+        return {"error": why}
+    try:
+        args = probe_overrides(overrides)
+    except ValueError as err:
+        return {"error": str(err)}
     with tempfile.TemporaryDirectory() as tmp:
         try:
             done = subprocess.run(

@@ -31,6 +31,7 @@ from typing import Any
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells, stats
+from dfl_bench.schema import TEST_ACCURACY
 
 FOLDER = REPO_DIR / "results" / "headline_plan"
 PROFILE = "paper"
@@ -67,7 +68,7 @@ def build_plan(records_dir: Path) -> dict:
     """The plan: the cells' accuracies and sds now, the seeds per cell for the paper's gap."""
     runs = cell_runs(records_dir)
     values = {
-        cell: [100.0 * float(v) for v in r[r["status"] == "ok"]["test_accuracy"]]
+        cell: [100.0 * float(v) for v in r[r["status"] == "ok"][TEST_ACCURACY]]
         for cell, r in runs.items()
     }
     for cell, v in values.items():

@@ -23,7 +23,7 @@ from hydra.types import RunMode
 from jobs import composed, smoke_overrides
 from omegaconf import OmegaConf
 
-from dfl_bench.lifecycle import job, preflight, records, train
+from dfl_bench.lifecycle import checkpoint, job, preflight, records, train
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.tasks.mnist import mnist_sources
 from dfl_bench.training import RunsModule
@@ -503,6 +503,30 @@ def _zip_of_notes(last: Path) -> None:
         archive.writestr("notes.txt", "not a checkpoint")
 
 
+class _Planted:
+    """A pickle that runs a shell command when it is loaded (an attack through a shared file)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _planted_pickle(last: Path) -> None:
+    torch.save({"state_dict": {}, "loops": {}, "x": _Planted(last.parent / "ran")}, last)
+
+
+def test_a_checkpoint_whose_pickle_runs_code_is_refused_unloaded(tmp_path):
+    last = tmp_path / "last.ckpt"
+    _planted_pickle(last)
+    why = checkpoint.defect(last)
+    assert why.startswith("UnpicklingError") and "\n" not in why
+    assert not (tmp_path / "ran").exists()
+    assert checkpoint.resumable(tmp_path) is None and (tmp_path / "last.ckpt.corrupt").is_file()
+    assert not (tmp_path / "ran").exists()
+
+
 def _of_another_configuration(last: Path) -> None:
     (last.parent / "members.json").write_text('["tnorms/0123456789abcdef"]')
 
@@ -513,6 +537,7 @@ def _of_another_configuration(last: Path) -> None:
     [
         (lambda last: last.write_bytes(last.read_bytes()[:5000]), "BadZipFile", "corrupt"),
         (_zip_of_notes, "", "corrupt"),
+        (_planted_pickle, "UnpicklingError", "corrupt"),
         (_of_another_configuration, "it trained other runs", "other"),
     ],
 )
@@ -529,6 +554,7 @@ def test_a_checkpoint_it_cannot_resume_is_kept_aside_and_the_job_starts_afresh(
     assert (record["status"], record["resumed"], record["steps"]) == ("ok", False, 4)
     err = capsys.readouterr().err
     assert f"checkpoint {last}: {why}" in err and f"kept as last.ckpt.{aside}" in err
+    assert not (last.parent / "ran").exists()  # a planted pickle ran nothing
     assert train.run(*composed(tmp_path))["status"] == "ok"  # a rerun: skipped, no crash
 
 

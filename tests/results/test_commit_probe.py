@@ -4,6 +4,7 @@ notes a table gives a cell of several commits."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,14 @@ from dfl_bench.results.agreement import agreement
 from dfl_bench.results.load import load_records
 from dfl_bench.results.tables import build_table
 from tests.results.test_results import PAPER, write
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _head() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_a_probe_keeps_the_records_choices_and_sets_its_own_budget():
@@ -165,3 +174,43 @@ def test_undecided_probes_only_the_cells_no_committed_probe_file_decides(tmp_pat
     assert sorted(probed) == ["aaa", "ccc"]  # product's two commits, not godel's
     assert sorted(known["cells"]) == sorted(["x", product])
     assert known["cells"][product]["same"] is True
+
+
+@pytest.mark.parametrize(
+    "commit",
+    ["../../escaped", "/tmp/dfl_bench_escaped", "--output=x", "abc1234", "0" * 40, None, 12],
+)
+def test_a_records_commit_is_a_full_hex_id_this_repository_knows_or_nothing_runs(
+    commit, tmp_path, monkeypatch
+):
+    """A record arrives in a pull request: its git_commit never becomes a path, an option or a
+    checkout of code the repository does not hold."""
+    monkeypatch.setenv("DFL_BENCH_CACHE", str(tmp_path / "cache"))
+    result = commit_probe.probe(commit, ["row=f1", "+experiment=formulas"])
+    assert "error" in result and "numbers" not in result
+    with pytest.raises(ValueError, match="commit"):
+        commit_probe.checkout(commit)
+    assert not (tmp_path / "cache").exists() and not Path("/tmp/dfl_bench_escaped").exists()
+
+
+def test_a_known_commit_is_checked_out_under_the_cache_folder_it_is_told(tmp_path, monkeypatch):
+    monkeypatch.setenv("DFL_BENCH_CACHE", str(tmp_path / "cache"))
+    head = _head()
+    folder = commit_probe.checkout(head)
+    assert folder == tmp_path / "cache" / "commits" / head and (folder / "dfl_bench").is_dir()
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "+logger._target_=os.system",
+        "hydra.callbacks.x._target_=os.system",
+        "hydra/launcher=slurm",
+        7,
+    ],
+)
+def test_a_records_overrides_that_would_name_code_or_hydra_settings_are_not_probed(override):
+    with pytest.raises(ValueError, match="no config choice"):
+        commit_probe.probe_overrides(["row=f1", override])
+    result = commit_probe.probe(_head(), ["row=f1", override])
+    assert "no config choice" in result["error"]

@@ -1,0 +1,87 @@
+"""Nothing loaded runs code and no path leaves its folder (issue 61): a checkpoint whose pickle
+calls a command, an override whose `_target_` names one, a name that becomes a path outside
+records_dir. The record's git_commit in commit_probe: tests/results/test_commit_probe.py; a
+planted checkpoint in a job: tests/lifecycle/test_reliability.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import warm_cli
+from jobs import smoke_overrides
+
+from dfl_bench.lifecycle import guards, loggers, preflight
+
+ENV = {**os.environ, "WANDB_MODE": "disabled"}
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        ["+logger._target_=os.system", "+logger.command=touch {marker}"],
+        ["+hydra.callbacks.x._target_=os.system", "+hydra.callbacks.x.command=touch {marker}"],
+        ["+hydra.callbacks.x._target_=subprocess.call", "+hydra.callbacks.x.args=[touch,{marker}]"],
+    ],
+)
+def test_an_override_whose_target_runs_a_command_is_refused_before_anything_starts(
+    attack, tmp_path
+):
+    marker = tmp_path / "ran"
+    args = [*smoke_overrides(tmp_path), *(a.format(marker=marker) for a in attack)]
+    done = warm_cli.run(args, tmp_path, ENV)
+    assert done.returncode == 2, done.stderr
+    assert "a _target_ from the command line must name code of dfl_bench" in done.stderr
+    assert not marker.exists() and not (tmp_path / "records").exists()
+
+
+def test_a_logger_target_must_be_a_shipped_option_or_a_lightning_logger():
+    assert loggers.target_of({"_target_": "lightning.pytorch.loggers.CSVLogger"}) is not None
+    assert loggers.target_of({}) is None
+    for bad in ("os.system", "lightning.pytorch.loggers.logger.rank_zero_experiment", 3):
+        with pytest.raises(ValueError, match="is not a logger; valid"):
+            loggers.target_of({"_target_": bad})
+
+
+def test_a_trusted_prefix_passes_the_command_line_check():
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    (ok,) = OverridesParser.create().parse_overrides(["+logger._target_=dfl_bench.x.y"])
+    (sweep,) = OverridesParser.create().parse_overrides(["+logger._target_=os.system,os.popen"])
+    assert preflight.untrusted_target(ok) is None
+    assert "must name code of" in preflight.untrusted_target(sweep)
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "experiment_name=../../escaped",
+        "experiment_name={tmp}/absolute",
+        "experiment_name=..",
+        "experiment_name=.hidden",
+        "+experiment=../task/mnist_addition",
+    ],
+)
+def test_a_name_that_would_leave_records_dir_is_refused_and_nothing_is_written(override, tmp_path):
+    args = [*smoke_overrides(tmp_path / "inside"), override.format(tmp=tmp_path)]
+    done = warm_cli.run(args, tmp_path, ENV)
+    assert done.returncode == 2, done.stderr
+    assert "must be a plain name" in done.stderr
+    assert not list(tmp_path.rglob("*.json")) and not list(tmp_path.rglob("*.lock"))
+
+
+@pytest.mark.parametrize("value", ["s=9.0", "-0.65", "yager_p1_5", "both", 9.0, 2])
+def test_the_rows_and_experiments_we_ship_are_plain_names(value):
+    guards.check_name(value, "row")
+
+
+@pytest.mark.parametrize("value", ["a/b", "..", ".", "", "a\\b", None, ["x"]])
+def test_separators_dots_and_non_names_are_refused(value):
+    with pytest.raises(ValueError, match="must be a plain name"):
+        guards.check_name(value, "row")
+
+
+def test_every_shipped_experiment_name_is_plain():
+    for path in (Path(__file__).resolve().parents[2] / "conf" / "experiment").glob("*.yaml"):
+        guards.check_name(path.stem, "experiment")
