@@ -7,19 +7,33 @@ from pathlib import Path
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 CONFIG_DIR = str(REPO_DIR / "conf")
-CACHE_OFF = ("off", "0", "false", "no")  # $DFL_BENCH_CACHE values that turn every cache off
+# $DFL_BENCH_CACHE values that turn every cache off (any case, spaces around ignored)
+CACHE_OFF = ("off", "0", "false", "no", "none", "disabled")
+
+
+def cache_setting_defect() -> str | None:
+    """Why `$DFL_BENCH_CACHE` is no cache setting (a relative path: it would make a folder of
+    that name wherever a command runs), or None."""
+    where = os.environ.get("DFL_BENCH_CACHE", "").strip()
+    if not where or where.lower() in CACHE_OFF or Path(where).expanduser().is_absolute():
+        return None
+    return (
+        f"DFL_BENCH_CACHE={os.environ['DFL_BENCH_CACHE']!r} is neither an absolute folder nor one "
+        f"of {list(CACHE_OFF)} (caches off)"
+    )
 
 
 def cache_root() -> Path | None:
     """The caches' folder: `$DFL_BENCH_CACHE`, else ~/.cache/dfl_bench; None when it is one of
-    CACHE_OFF (nothing is cached then) or there is no home folder to keep it in.
+    CACHE_OFF (nothing is cached then), a relative path (cache_setting_defect: refused before a
+    job starts) or there is no home folder to keep it in.
 
-    >>> os.environ["DFL_BENCH_CACHE"] = "off"; cache_root() is None
+    >>> os.environ["DFL_BENCH_CACHE"] = " Off "; cache_root() is None
     True
     >>> del os.environ["DFL_BENCH_CACHE"]
     """
-    where = os.environ.get("DFL_BENCH_CACHE", "")
-    if where.lower() in CACHE_OFF:
+    where = os.environ.get("DFL_BENCH_CACHE", "").strip()
+    if where.lower() in CACHE_OFF or cache_setting_defect() is not None:
         return None
     try:
         return Path(where).expanduser() if where else Path.home() / ".cache" / "dfl_bench"

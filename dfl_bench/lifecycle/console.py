@@ -17,12 +17,16 @@ from lightning.pytorch.callbacks import TQDMProgressBar
 
 from dfl_bench.schema import TEST_ACCURACY
 
-# (message regex, category) of the warnings every run would print, both harmless here:
+# (message regex, category) of the warnings every run would print, all harmless here:
 # the module's `transfer_batch_to_device` skips batches already on the device (it is meant to
-# win over the DataModule's), and Lightning 2.6 instantiates torch's deprecated `LeafSpec`.
+# win over the DataModule's), Lightning 2.6 instantiates torch's deprecated `LeafSpec`, and on
+# any host with SLURM installed (a cluster's login node) Lightning hints, with the whole command
+# line, that `srun` is not used: a job is one process on one device, and the SLURM launcher
+# (submitit) starts it under srun itself.
 KNOWN_WARNINGS: tuple[tuple[str, type[Warning]], ...] = (
     (r"You have overridden `transfer_batch_to_device` in `LightningModule`", UserWarning),
     (r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning),
+    (r"The `srun` command is available on your system but is not used", UserWarning),
 )
 
 

@@ -85,7 +85,12 @@ def check_profile(profile: Mapping[str, Any]) -> None:
 
 
 def check_data(data: Mapping[str, Any]) -> None:
-    """Data source, folders, labeled fraction, batch sizes and subsets."""
+    """Data source, folders (and $DFL_BENCH_CACHE), labeled fraction, batch sizes and subsets."""
+    from dfl_bench.paths import cache_setting_defect
+
+    cache = cache_setting_defect()
+    if cache is not None:
+        raise ValueError(cache)
     if data.get("source") not in SOURCES:
         valid = list(SOURCES)
         raise ValueError(f"data.source={data.get('source')!r} is not valid; choose one of {valid}")

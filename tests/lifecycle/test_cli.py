@@ -140,11 +140,17 @@ LIBRARY_NOISE = (
     "The anonymous setting has no effect",
     "`Trainer.fit` stopped",
     "Seed set to",
+    "srun",
 )
 
 
 @pytest.mark.parametrize("logger", ["none", "wandb"])
-def test_a_run_shows_one_bar_over_its_steps_and_no_library_noise(tmp_path, logger):
+def test_a_run_shows_one_bar_over_its_steps_and_no_library_noise(tmp_path, logger, monkeypatch):
+    bin_dir = tmp_path / "bin"  # an `srun` on PATH, as on a cluster's login node
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "srun").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     run = cli(
         tmp_path, "progress_bar=true", f"logger={logger}", "profile.max_steps=60", silent=False
     )

@@ -85,3 +85,19 @@ def test_separators_dots_and_non_names_are_refused(value):
 def test_every_shipped_experiment_name_is_plain():
     for path in (Path(__file__).resolve().parents[2] / "conf" / "experiment").glob("*.yaml"):
         guards.check_name(path.stem, "experiment")
+
+
+@pytest.mark.parametrize("value", ["none", "Disabled", "off ", " 0"])
+def test_every_spelling_of_caches_off_turns_them_off(value, monkeypatch):
+    from dfl_bench import paths
+
+    monkeypatch.setenv("DFL_BENCH_CACHE", value)
+    assert paths.cache_root() is None and paths.cache_setting_defect() is None
+
+
+def test_a_relative_cache_folder_is_refused_before_a_job_makes_it_where_it_runs(tmp_path):
+    done = warm_cli.run(
+        smoke_overrides(tmp_path), tmp_path, {**ENV, "DFL_BENCH_CACHE": "cache_here"}
+    )
+    assert done.returncode == 2 and "DFL_BENCH_CACHE='cache_here' is neither" in done.stderr
+    assert not (tmp_path / "cache_here").exists()
