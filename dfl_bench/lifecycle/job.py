@@ -16,6 +16,7 @@ the grouped layout and CUDA graphs where the task's runs have one.
 
 from __future__ import annotations
 
+import math
 import shutil
 import signal
 import sys
@@ -293,12 +294,20 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def evaluated_on(config: Mapping[str, Any]) -> str:
+    """The split a run's accuracy is measured on: `validation` for a task that holds out a part
+    of its training data to evaluate on (`task.validation`), else `test`."""
+    return "validation" if (config.get("task") or {}).get("validation") else "test"
+
+
 def summary_text(record: Mapping[str, Any], path: Path) -> str:
     """The closing lines of a run: accuracy and the gradient ratios of Section 9.1, as percent."""
 
     def pct(key: str) -> str:
         value = record.get(key)
-        return "n/a" if value is None else f"{100 * value:.1f}%"
+        if value is None:
+            return "n/a"
+        return f"{100 * value:.1f}%" if math.isfinite(value) else "undefined"
 
     status = record["status"] + (f" ({record['reason']})" if record["reason"] else "")
     if record.get("reused_from"):
@@ -306,7 +315,8 @@ def summary_text(record: Mapping[str, Any], path: Path) -> str:
     measures = "  ".join(f"{label} {pct(key)}" for label, key in tasks.measures(record["config"]))
     lines = [
         f"[dfl_bench] {record['experiment']} [{record['name']}] {status}",
-        f"  test accuracy {pct(TEST_ACCURACY)} (best {pct(BEST_TEST_ACCURACY)})  "
+        f"  {evaluated_on(record['config'])} accuracy {pct(TEST_ACCURACY)} "
+        f"(best {pct(BEST_TEST_ACCURACY)})  "
         f"{measures}  steps {record['steps']}  wall {record['wall_time_s']:.0f}s",
         f"  record: {path}",
     ]

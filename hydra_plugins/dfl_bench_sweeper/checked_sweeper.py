@@ -21,7 +21,27 @@ class CheckedSweeper(BasicSweeper):
 
         assert self.config is not None
         check_sweep(arguments, self.params, self.config.hydra.overrides.hydra)
-        return super().sweep(arguments)
+        try:
+            return super().sweep(arguments)
+        finally:
+            self._print_table()
+
+    def _print_table(self) -> None:
+        """The sweep's table from the records there are (dfl_bench.results.sweep_table): its rows
+        and those recorded before, beside the paper's numbers; a render that fails says so in one
+        line and never changes the sweep's outcome."""
+        from hydra.utils import to_absolute_path
+
+        from dfl_bench.results.sweep_table import sweep_table
+
+        config = self.config
+        try:
+            records_dir = config.records_dir
+            print(sweep_table(to_absolute_path(records_dir) if records_dir else "",
+                              str(config.experiment_name), str(config.profile.name)),
+                  flush=True)  # fmt: skip
+        except Exception as err:  # a table is a courtesy: the records are what counts
+            print(f"[dfl_bench] no table at the sweep's end ({type(err).__name__}: {err})")
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
         """Nothing: `sweep` checked every job of every batch before the first."""

@@ -81,15 +81,22 @@ def test_build_trainer_adds_the_bar_only_when_asked(tmp_path):
 
 
 def emitted(monkeypatch, quiet: bool) -> list[str]:
-    """The messages of a fit with a DataModule and of torch's LeafSpec, with or without
-    `quiet_known_warnings` (Lightning warns once per process: its cache is emptied first)."""
+    """The messages of a fit with a DataModule, of torch's LeafSpec and of Lightning's check for
+    `srun` on a host that has it, with or without `quiet_known_warnings` (Lightning warns once
+    per process: its cache is emptied first)."""
+    from lightning.fabric.plugins.environments import SLURMEnvironment
+
     monkeypatch.setattr(data_connector, "warning_cache", WarningCache())
+    monkeypatch.setattr(
+        "shutil.which", lambda name, *a, **k: "/usr/bin/srun" if name == "srun" else None
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if quiet:
             console.quiet_known_warnings()
         fit(1)
         pytree.LeafSpec()
+        SLURMEnvironment._validate_srun_used()
     return [str(w.message) for w in caught]
 
 

@@ -221,6 +221,9 @@ def test_the_addition_multirun_records_sum_and_digit_accuracy_and_renders(tmp_pa
         r["sum_accuracy"] == r["test_accuracy"] and 0 <= r["digit_accuracy"] <= 1 for r in found
     )
     assert all(r["gradient_reached"] is True for r in found)
+    table = done.stdout[done.stdout.index("[dfl_bench] mnist_addition at profile smoke:") :]
+    assert "| product_sum | 3 |" in table and "| godel_max | 3 |" in table  # the sweep's end
+    assert "undef." in table and "nan" not in table  # the ratios this task does not define
     assert render([f"--records-dir={records}", "--tables=mnist_addition"]) == 0
     text = (records / "tables" / "mnist_addition.md").read_text()
     assert (
