@@ -13,6 +13,9 @@ if __name__ == "__main__":
     if why is not None:
         print(f"[dfl_bench] invalid configuration: {why}", file=sys.stderr)
         raise SystemExit(EXIT_INVALID)
+    from dfl_bench.paths import keep_library_caches_off_an_unwritable_home
+
+    keep_library_caches_off_an_unwritable_home()
     from dfl_bench.lifecycle.train import main
 
     main()

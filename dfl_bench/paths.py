@@ -39,3 +39,44 @@ def cache_root() -> Path | None:
         return Path(where).expanduser() if where else Path.home() / ".cache" / "dfl_bench"
     except RuntimeError:
         return None
+
+
+# Where libraries keep their caches and settings under the home folder (matplotlib, W&B): with a
+# home that cannot be written (a cluster's read-only or shared home) each prints warnings, or
+# pages of logging, at every run; they go to one temporary folder instead.
+LIBRARY_HOME_VARIABLES = (
+    "MPLCONFIGDIR",
+    "WANDB_CACHE_DIR",
+    "WANDB_CONFIG_DIR",
+    "WANDB_DATA_DIR",
+    "WANDB_DIR",
+)
+
+
+def home_writable() -> bool:
+    """Whether a file can be made under the home folder's .cache."""
+    try:
+        folder = Path.home() / ".cache"
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".dfl_bench-write-test.{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except (OSError, RuntimeError):
+        return False
+    return True
+
+
+def keep_library_caches_off_an_unwritable_home() -> str | None:
+    """With a home folder that cannot be written, point each LIBRARY_HOME_VARIABLES the user has
+    not set at one temporary folder (returned); else nothing (None)."""
+    if home_writable():
+        return None
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="dfl_bench-libraries-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    for name in LIBRARY_HOME_VARIABLES:
+        os.environ.setdefault(name, folder)
+    return folder

@@ -7,10 +7,12 @@ folder where the target takes them.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import netrc
 import os
+import socket
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,9 +108,45 @@ def target_of(cfg: Mapping[str, Any]) -> Any:
     return found
 
 
+ONLINE_TIMEOUT_S = 5.0  # how long online W&B may take to answer before a job refuses to start
+
+
 def check(cfg: Mapping[str, Any]) -> None:
-    """A logger option's `_target_` must be one `target_of` builds (checked before training)."""
-    target_of(cfg)
+    """A logger option's `_target_` must be one `target_of` builds, and W&B in online mode needs
+    an API key and its host within ONLINE_TIMEOUT_S (checked before training: W&B itself fails
+    after the run has started, or after minutes of silence)."""
+    if target_of(cfg) is None or cfg.get("_target_") != WANDB_TARGET:
+        return
+    if wandb_mode(cfg.get("mode") or "auto") != "online":
+        return
+    if not wandb_logged_in():
+        raise ValueError(
+            "W&B online mode needs an API key (`wandb login` or WANDB_API_KEY); or log offline "
+            "(WANDB_MODE=offline, `wandb sync` later) or not at all (logger=none)"
+        )
+    why = unreachable(os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai"))
+    if why is not None:
+        raise ValueError(
+            f"W&B online mode: {why}; log offline (WANDB_MODE=offline, `wandb sync` later) or "
+            "not at all (logger=none)"
+        )
+
+
+WANDB_TARGET = "dfl_bench.lifecycle.loggers.wandb_logger"
+
+
+@functools.cache
+def unreachable(url: str) -> str | None:
+    """Why `url`'s host does not take a connection within ONLINE_TIMEOUT_S (once a process), or
+    None."""
+    parsed = urlparse(url)
+    host = parsed.hostname or "api.wandb.ai"
+    port = parsed.port or (80 if parsed.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=ONLINE_TIMEOUT_S).close()
+    except OSError as err:
+        return f"{host}:{port} cannot be reached within {ONLINE_TIMEOUT_S:g} s ({err})"
+    return None
 
 
 def build_logger(

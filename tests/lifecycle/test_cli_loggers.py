@@ -93,3 +93,24 @@ def test_summary_holds_the_record_fields_with_nan_as_null(no_login, monkeypatch)
     got = summary(Path(loggers.log_dir(run)), wait_for=record)
     assert {k: got[k] for k in record} == {**record, "cu_ant": None}
     assert got["cu_cons"] is None and got["best_test_accuracy"] is None
+
+
+def test_online_wandb_without_a_key_is_refused_before_training(no_login, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "online")
+    with pytest.raises(ValueError, match="W&B online mode needs an API key"):
+        loggers.check(option("wandb"))
+    loggers.check(option("csv"))  # other loggers: nothing to reach
+
+
+def test_online_wandb_whose_host_does_not_answer_is_refused_in_seconds(no_login, monkeypatch):
+    import time
+
+    monkeypatch.setenv("WANDB_MODE", "online")
+    monkeypatch.setenv("WANDB_API_KEY", "x" * 40)
+    monkeypatch.setenv("WANDB_BASE_URL", "http://127.0.0.1:9")  # nothing listens on port 9
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=r"127\.0\.0\.1:9 cannot be reached within 5 s"):
+        loggers.check(option("wandb"))
+    assert time.monotonic() - start < loggers.ONLINE_TIMEOUT_S + 1
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    loggers.check(option("wandb"))  # offline needs neither

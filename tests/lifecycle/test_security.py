@@ -101,3 +101,18 @@ def test_a_relative_cache_folder_is_refused_before_a_job_makes_it_where_it_runs(
     )
     assert done.returncode == 2 and "DFL_BENCH_CACHE='cache_here' is neither" in done.stderr
     assert not (tmp_path / "cache_here").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("logger", ["none", "wandb"])
+def test_a_home_that_cannot_be_written_prints_no_librarys_warning(logger, tmp_path):
+    """A cluster's read-only home: matplotlib and W&B keep their caches elsewhere, the MNIST
+    cache says in one line that it goes on without, and the run ends ok."""
+    home = tmp_path / "home_is_a_file"
+    home.write_text("")
+    env = {**ENV, "HOME": str(home), "WANDB_MODE": "offline"}
+    done = warm_cli.run([*smoke_overrides(tmp_path), f"logger={logger}"], tmp_path, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert all(line.startswith(("[dfl_bench]", "  ")) for line in lines), lines
+    assert "Matplotlib" not in done.stderr and "Traceback" not in done.stderr

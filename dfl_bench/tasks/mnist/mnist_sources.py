@@ -15,6 +15,7 @@ checksum of the standard MNIST; mnist_data.py turns them into the training strea
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import importlib.util
@@ -198,7 +199,8 @@ def load_hub(cache_dir: str | Path | None = None) -> MnistArrays:
         np.savez(tmp, **{k: getattr(arrays, k) for k in IDX_FILES})
         os.replace(tmp, cached)
     except OSError as err:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # its folder may be no folder at all
+            tmp.unlink(missing_ok=True)
         print(
             f"[dfl_bench] cannot write the MNIST cache {cached} ({err.strerror or err}); going on "
             "without it (set data.cache_dir or $DFL_BENCH_CACHE to a writable folder)",
