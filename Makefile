@@ -2,7 +2,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-frontier addition-harvest
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -109,6 +109,33 @@ ntn-comparison: ## same_symmetric and the default configuration with the text's 
 addition-budget: ## choose MNIST addition's frontier budget: each candidate of conf/experiment/mnist_addition_budget.yaml at 15 digits on its validation split (JOBS at once; hours)
 	$(PYTHON) -m dfl_bench -m +experiment=mnist_addition_budget records_dir="$(RECORDS_DIR)" \
 		logger=$(LOGGER) $(if $(filter-out 1,$(JOBS)),hydra/launcher=parallel hydra.launcher.n_jobs=$(JOBS) threads=null)
+
+# MNIST addition at the field's frontier (conf/experiment/mnist_addition_frontier.yaml, 5 seeds,
+# its declared budget) and the operator study (mnist_addition_digits and mnist_addition at long,
+# 3 seeds), trained in the background as the seed plan is: a frozen copy of ADDITION_COMMIT, a
+# records folder of its own under ADDITION_DIR (make addition-harvest brings them in), one job at
+# a time (beside the headline plan), nice'd; it resumes where it stopped.
+ADDITION_COMMIT ?= ADDITION_COMMIT_TBD
+ADDITION_DIR ?= $(HOME)/.cache/dfl_bench/addition_frontier
+addition-frontier: ## train MNIST addition's frontier and operator study in the background (nohup; resumes; log ADDITION_DIR/addition.log) from a frozen copy of ADDITION_COMMIT
+	@test -d "$(ADDITION_DIR)/checkout/dfl_bench" || { mkdir -p "$(ADDITION_DIR)/checkout" && \
+		git archive "$(ADDITION_COMMIT)" | tar -x -C "$(ADDITION_DIR)/checkout"; }
+	@mkdir -p "$(ADDITION_DIR)/records" && cp -rn results/records/. "$(ADDITION_DIR)/records/"
+	@flock -n "$(ADDITION_DIR)/run.lock" true || { echo "it already runs from $(ADDITION_DIR) (see its addition.log)"; exit 3; }
+	cd "$(ADDITION_DIR)/checkout" && PYTHONPATH="$(ADDITION_DIR)/checkout" \
+		DFL_BENCH_GIT_COMMIT=$$(git -C "$(CURDIR)" rev-parse --verify "$(ADDITION_COMMIT)^{commit}") \
+		nohup flock -n "$(ADDITION_DIR)/run.lock" nice -n 10 sh -c '\
+		$(PYTHON) -m dfl_bench.reproduction.reproduce --profile frontier --tables mnist_addition_frontier \
+			--seeds 5 --records-dir "$(ADDITION_DIR)/records" --logger none --no-render && \
+		$(PYTHON) -m dfl_bench.reproduction.reproduce --profile long \
+			--tables mnist_addition_digits,mnist_addition --seeds 3 \
+			--records-dir "$(ADDITION_DIR)/records" --logger none --no-render' \
+		>> "$(ADDITION_DIR)/addition.log" 2>&1 < /dev/null &
+	@echo "running in the background: tail -f $(ADDITION_DIR)/addition.log; make addition-harvest"
+
+addition-harvest: ## bring the background addition runs' finished records into results/records and render
+	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records"
+	$(PYTHON) -m dfl_bench.results
 
 # The committed seed plan, trained in the background from a frozen copy of SEED_PLAN_COMMIT's
 # files (the commit its planned runs train at, which their records name) into a records folder

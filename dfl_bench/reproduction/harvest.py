@@ -5,7 +5,8 @@ checkout: `seed_plan run --repo <worktree> --records-dir <folder>`) into the com
 each ok run record there that the records folder lacks to its own place (`<experiment>/<hash>
 .json`), its records folder renamed to the one it lands in (config `records_dir` and the
 `records_dir=` override; relative to the repository inside it), so a committed record names no
-machine's folder. Nothing is replaced: a record already there with other contents is named and
+machine's folder (an absolute checkpoint folder, emptied at the run's end, is named as the
+default one). Nothing is replaced: a record already there with other contents is named and
 kept. A record that would still hold another absolute path stops the harvest before anything is
 written. Exit status: 0 harvested (or nothing new), 2 bad input.
 """
@@ -36,14 +37,30 @@ class Harvest:
     kept: list[Path]
 
 
+CHECKPOINTS = "results/checkpoints"  # conf/config.yaml's checkpoint_dir
+
+
 def moved(record: dict[str, Any], named: str) -> dict[str, Any]:
     """`record` with its records folder (config `records_dir`, the `records_dir=` override)
-    named `named`: the folder it lands in, wherever it was written."""
+    named `named`, the folder it lands in, wherever it was written; and an absolute checkpoint
+    folder (scratch space the run emptied at its end, not hashed) named as the default one."""
     out = json.loads(json.dumps(record))
-    if isinstance(out.get("config"), dict) and "records_dir" in out["config"]:
-        out["config"]["records_dir"] = named
+    config = out.get("config") if isinstance(out.get("config"), dict) else {}
+    renamed = {"records_dir": named}
+    if os.path.isabs(str(config.get("checkpoint_dir", ""))):
+        renamed["checkpoint_dir"] = CHECKPOINTS
+    for key, value in renamed.items():
+        if key in config:
+            config[key] = value
     out["overrides"] = [
-        f"{OVERRIDE}{named}" if isinstance(o, str) and o.startswith(OVERRIDE) else o
+        next(
+            (
+                f"{k}={v}"
+                for k, v in renamed.items()
+                if isinstance(o, str) and o.startswith(f"{k}=")
+            ),
+            o,
+        )
         for o in out.get("overrides") or []
     ]
     return out

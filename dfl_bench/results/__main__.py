@@ -51,7 +51,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     chosen = [n for n in (args.tables or ",".join(names)).split(",") if n]
     if not chosen:
         parser.error(f"--tables {args.tables!r} names no experiment; leave it out for all")
-    valid = cells.experiments()  # the one list of names, as `make reproduce-tables TABLES=`
+    valid = [*cells.experiments(), *cells.SEARCHES]  # as `make reproduce-tables TABLES=`, and
+    # the searches (their tables render; reproduce-tables trains none of them)
     unknown = [n for n in chosen if n not in valid]
     if unknown:
         parser.error(f"unknown experiment(s) {unknown} in --tables; valid choices: {valid}")

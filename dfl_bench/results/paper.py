@@ -67,11 +67,12 @@ class Published:
     accuracy: float | None
     source: str
     note: str = ""
+    sd: float | None = None  # the sd over its own seeds, where it gives one
 
     @classmethod
     def parse(cls, spec: dict[str, Any], where: str) -> Published:
         """One `published:` entry; a missing accuracy needs a note (e.g. time-out)."""
-        known = {"system", "task", "accuracy", "source", "note"}
+        known = {"system", "task", "accuracy", "sd", "source", "note"}
         if unknown := sorted(set(spec) - known):
             raise ValueError(f"{where}: published keys must be among {sorted(known)}: {unknown}")
         accuracy = spec.get("accuracy")
@@ -79,12 +80,16 @@ class Published:
             raise ValueError(f"{where}: a published entry without accuracy needs a note: {spec}")
         if accuracy is not None and not (_is_number(accuracy) and 0 <= accuracy <= 100):
             raise ValueError(f"{where}: published accuracy must be a percentage: {accuracy!r}")
+        sd = spec.get("sd")
+        if sd is not None and not (_is_number(sd) and 0 <= sd <= 100):
+            raise ValueError(f"{where}: published sd must be a percentage: {sd!r}")
         return cls(
             system=str(spec["system"]),
             setting=tuple(sorted((spec.get("task") or {}).items())),
             accuracy=None if accuracy is None else float(accuracy),
             source=str(spec["source"]),
             note=str(spec.get("note", "")),
+            sd=None if sd is None else float(sd),
         )
 
 

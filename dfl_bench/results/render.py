@@ -288,6 +288,8 @@ def beyond_markdown(table: Table) -> str:
         cells += [_spread(own["digit_accuracy"], 100, 2)] if digits else []
         cells += [ours_value(mine, c) for c in ratios]
         body.append([*cells, _spread(own["wall_time_s"], 1 / 60, 1), vs])
+    held_out = any((c.get("task") or {}).get("validation") for c in records["config"])
+    split = "the validation split (held-out training data)" if held_out else "the test set"
     out = [
         f"## {paper.experiment}, profile `{table.profile}`",
         "",
@@ -296,8 +298,9 @@ def beyond_markdown(table: Table) -> str:
         *md.table(header, body),
         "",
         f"Mean ± sample std over the seeds (n ok runs); accuracy is the final one, at the end "
-        f"of the budget; `best` in parentheses is the best of each run's evaluations, selected on "
-        f"the test set (optimistic, never a verdict); wall time is a run's training time on the "
+        f"of the budget, on {split}; `best` in parentheses is the best of each run's "
+        f"evaluations, selected on {split} (optimistic, never a verdict); wall time is a run's "
+        f"training time on the "
         f"machine that ran it. The last column: each row's final accuracy minus "
         f"`{paper.reference}`'s, the 95% interval over both rows' seeds (Welch's; collapsed runs "
         f"compared on their rate), above / below / equivalent (TOST within "
@@ -370,6 +373,7 @@ def _published_cell(published: Published, ours: Ours | None) -> str:
     if published.accuracy is None:
         return published.note
     shown = f"{'≈' if published.note == 'about' else ''}{published.accuracy:g}"
+    shown += f" ± {published.sd:g}" if published.sd is not None else ""
     if ours is None or ours.n["accuracy"] < MIN_SEEDS:
         return shown
     kept = kept_runs(ours.values["accuracy"], ours.collapsed.get("accuracy", ()))

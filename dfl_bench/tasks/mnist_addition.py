@@ -201,46 +201,70 @@ def carried(log_probs: Tensor, sums: Tensor, ops: OperatorSet, log: bool) -> Ten
     the carry out of the last position must be the sum's leading digit. Exact for the pairs of
     FACTORIZING (docs/tasks.md); linear in N. With `log` its logarithm, in log space throughout
     (a maximum of sums of logs, or a log-sum-exp of p times them); the bounded sum and the
-    generalized mean are summed in log space either way (their value is taken at the end)."""
+    generalized mean are summed in log space either way (their value is taken at the end).
+    In log space every position's carry-in -> carry-out table comes from one batched op over
+    all positions (`transitions`); only the 2 x 2 steps along the carries are sequential."""
+    kind, p = _existential(ops)
+    if not (log or kind != "maximum"):
+        return _carried_values(log_probs, sums, ops)
+    batch, width, _ = log_probs.shape
+    digits = width // 2
+    reduce = (
+        (lambda t, dim: t.amax(dim)) if kind == "maximum" else (lambda t, dim: t.logsumexp(dim))
+    )
+    table = transitions(log_probs, sums, p, reduce)  # (B, N, carry in, carry out)
+    state = log_probs.new_tensor([0.0, IMPOSSIBLE]).expand(batch, 2)
+    for i in reversed(range(digits)):
+        state = reduce(state.unsqueeze(2) + table[:, i], 1)
+    last = state.gather(1, sums[:, :1]).squeeze(1)  # the carry out is the leading digit
+    if kind == "generalized_mean":  # the mean over all 10^(2N) tuples, then its p-th root
+        last = (last - width * math.log(10.0)) / p
+    return last if log else last.exp()
+
+
+def transitions(log_probs: Tensor, sums: Tensor, p: float, reduce) -> Tensor:
+    """Each position's log-valuation (B, N, 2, 2) of going from carry in c to carry out c':
+    `reduce` (log-sum-exp or maximum) over the digit pairs (a, b) with a + b + c = z_i + 10 c'
+    of p (log P(a) + log P(b))."""
+    batch, width, _ = log_probs.shape
+    digits = width // 2
+    device = log_probs.device
+    pair = p * (log_probs[:, :digits].unsqueeze(3) + log_probs[:, digits:].unsqueeze(2))
+    pair = pair.flatten(2)  # (B, N, 100): digit a of x, digit b of y at a * 10 + b
+    a, b = torch.arange(10, device=device).view(10, 1), torch.arange(10, device=device)
+    column = (a + b).flatten().view(1, 1, 1, 1, 100) + torch.arange(2, device=device).view(
+        1, 1, 2, 1, 1
+    )  # a + b + carry in
+    out_carry = torch.arange(2, device=device).view(1, 1, 1, 2, 1)
+    z = sums[:, 1:].view(batch, digits, 1, 1, 1)
+    match = (column % 10 == z) & (column // 10 == out_carry)  # (B, N, 2, 2, 100)
+    return reduce(pair.view(batch, digits, 1, 1, 100).masked_fill(~match, IMPOSSIBLE), -1)
+
+
+def _carried_values(log_probs: Tensor, sums: Tensor, ops: OperatorSet) -> Tensor:
+    """`carried` for the maximum with any t-norm on values (not in log space): at each position
+    the maximum over the digit pairs and the carry in of T(T(state, P(a)), P(b))."""
     batch, width, _ = log_probs.shape
     digits = width // 2
     a, b = torch.arange(10, device=log_probs.device).view(10, 1), torch.arange(10).view(1, 10)
     column = [a + b.to(a.device) + c for c in (0, 1)]  # (10, 10): the column's total by carry in
-    kind, p = _existential(ops)
-    logspace = log or kind != "maximum"
-    add = (lambda t: t.amax(-1)) if kind == "maximum" else (lambda t: t.logsumexp(-1))
-    if logspace:  # sums (or maxima) of products of probabilities (their p-th powers for the mean)
-        state = log_probs.new_tensor([0.0, IMPOSSIBLE]).expand(batch, 2)
-    else:
-        state = log_probs.new_tensor([1.0, 0.0]).expand(batch, 2)
-    probs = None if logspace else log_probs.exp()
+    state = log_probs.new_tensor([1.0, 0.0]).expand(batch, 2)
+    probs = log_probs.exp()
     for i in reversed(range(digits)):
         z = sums[:, i + 1].view(batch, 1, 1)
-        if logspace:
-            pair = p * (log_probs[:, i].unsqueeze(2) + log_probs[:, digits + i].unsqueeze(1))
         out = []
         for carry_out in (0, 1):
             terms = []
             for carry_in in (0, 1):
                 match = (column[carry_in] % 10 == z) & (column[carry_in] // 10 == carry_out)
-                if logspace:
-                    term = (state[:, carry_in].view(batch, 1, 1) + pair).masked_fill(
-                        ~match, IMPOSSIBLE
-                    )
-                    terms.append(add(term.flatten(1)))
-                else:
-                    joined = ops.tnorm(
-                        ops.tnorm(state[:, carry_in].view(batch, 1, 1), probs[:, i].unsqueeze(2)),
-                        probs[:, digits + i].unsqueeze(1),
-                    )
-                    terms.append(torch.where(match, joined, 0.0).flatten(1).amax(-1))
-            both = torch.stack(terms, -1)
-            out.append(add(both) if logspace else both.amax(-1))
+                joined = ops.tnorm(
+                    ops.tnorm(state[:, carry_in].view(batch, 1, 1), probs[:, i].unsqueeze(2)),
+                    probs[:, digits + i].unsqueeze(1),
+                )
+                terms.append(torch.where(match, joined, 0.0).flatten(1).amax(-1))
+            out.append(torch.stack(terms, -1).amax(-1))
         state = torch.stack(out, -1)
-    last = state.gather(1, sums[:, :1]).squeeze(1)  # the carry out is the leading digit
-    if kind == "generalized_mean":  # the mean over all 10^(2N) tuples, then its p-th root
-        last = (last - width * math.log(10.0)) / p
-    return last if log or not logspace else last.exp()
+    return state.gather(1, sums[:, :1]).squeeze(1)  # the carry out is the leading digit
 
 
 def digit_marginals(log_probs: Tensor) -> Tensor:

@@ -76,3 +76,22 @@ def test_the_command_names_what_it_harvested(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         harvest.main(["--from", str(tmp_path / "none"), "--records-dir", str(dest)])
     assert stop.value.code == 2 and "is no folder" in capsys.readouterr().err
+
+
+def test_an_absolute_checkpoint_folder_is_named_as_the_default_one():
+    from dfl_bench.reproduction.harvest import CHECKPOINTS, absolute_paths, moved
+
+    record = {
+        "config": {"records_dir": "/x/records", "checkpoint_dir": "/x/checkpoints"},
+        "overrides": ["row=a", "records_dir=/x/records", "checkpoint_dir=/x/checkpoints"],
+    }
+    out = moved(record, "results/records")
+    assert out["config"] == {"records_dir": "results/records", "checkpoint_dir": CHECKPOINTS}
+    assert out["overrides"] == [
+        "row=a",
+        "records_dir=results/records",
+        f"checkpoint_dir={CHECKPOINTS}",
+    ]
+    assert absolute_paths(out) == [] and record["config"]["checkpoint_dir"] == "/x/checkpoints"
+    relative = {"config": {"checkpoint_dir": "ckpts"}, "overrides": ["checkpoint_dir=ckpts"]}
+    assert moved(relative, "r")["overrides"] == ["checkpoint_dir=ckpts"]  # a relative one stays
