@@ -115,7 +115,7 @@ addition-budget: ## choose MNIST addition's frontier budget: each candidate of c
 # 3 seeds), trained in the background as the seed plan is: a frozen copy of ADDITION_COMMIT, a
 # records folder of its own under ADDITION_DIR (make addition-harvest brings them in), one job at
 # a time (beside the headline plan), nice'd; it resumes where it stopped.
-ADDITION_COMMIT ?= ADDITION_COMMIT_TBD
+ADDITION_COMMIT ?= 0bf0d1e
 ADDITION_DIR ?= $(HOME)/.cache/dfl_bench/addition_frontier
 addition-frontier: ## train MNIST addition's frontier and operator study in the background (nohup; resumes; log ADDITION_DIR/addition.log) from a frozen copy of ADDITION_COMMIT
 	@test -d "$(ADDITION_DIR)/checkout/dfl_bench" || { mkdir -p "$(ADDITION_DIR)/checkout" && \
