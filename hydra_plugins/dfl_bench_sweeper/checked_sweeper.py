@@ -17,10 +17,12 @@ class CheckedSweeper(BasicSweeper):
     """BasicSweeper whose jobs are all checked in `sweep`, before any batch is launched."""
 
     def sweep(self, arguments: list[str]) -> Any:
+        from dfl_bench.lifecycle.slurm import quiet_sacct
         from dfl_bench.lifecycle.sweep import check_sweep
 
         assert self.config is not None
         check_sweep(arguments, self.params, self.config.hydra.overrides.hydra)
+        quiet_sacct()  # a SLURM launcher's sacct failures: one line, not four a poll
         try:
             return super().sweep(arguments)
         finally:

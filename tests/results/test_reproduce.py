@@ -69,7 +69,8 @@ def test_every_experiment_and_the_default_config_are_selectable():
         (["--tables=tnorms,nope"], r"unknown experiment 'nope' in TABLES; valid: \['aggregation'"),
         (
             ["--profile=fast"],
-            r"unknown profile 'fast'; valid: \['frontier', 'long', 'minute', 'paper', 'quick', 'smoke'\]",
+            r"unknown profile 'fast'; valid: "
+            r"\['frontier', 'long', 'minute', 'paper', 'quick', 'smoke'\]",
         ),
         (["--seeds=0"], r"SEEDS must be >= 1 \(got 0\)"),
         (["--spread-seeds=-1"], r"SPREAD_SEEDS must be >= 0 \(got -1\)"),

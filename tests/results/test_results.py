@@ -453,7 +453,8 @@ def test_cli_renders_every_table_and_figure(tmp_path, capsys):
         (["--tables", ","], "--tables ',' names no experiment; leave it out for all"),
         (
             ["--profile", "huge"],
-            "unknown profile 'huge'; valid choices: ['frontier', 'long', 'minute', 'paper', 'quick', 'smoke']",
+            "unknown profile 'huge'; valid choices: "
+            "['frontier', 'long', 'minute', 'paper', 'quick', 'smoke']",
         ),
     ],
 )
