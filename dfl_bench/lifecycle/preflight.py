@@ -89,12 +89,17 @@ def defect(argv: Sequence[str]) -> str | None:
     try:
         with initialize_config_dir(str(config_dir), version_base="1.3"):
             loader = GlobalHydra.instance().config_loader()
-            for override in sweeps:  # each value of a swept config group exists
+            for override in parsed:  # each value of a config group exists (swept or not)
                 group = override.key_or_group.lstrip("+~")
-                exists = loader.repository.group_exists(group)
+                exists = not override.is_delete() and loader.repository.group_exists(group)
                 options = loader.get_group_options(group) if exists else None
-                for value in override.sweep_string_iterator() if options is not None else ():
-                    if value not in options:
+                values = (
+                    override.sweep_string_iterator()
+                    if override.is_sweep_override()
+                    else [override.value()]
+                )
+                for value in values if options is not None else ():
+                    if isinstance(value, str) and value not in options:
                         return f"{group}={value}: no such {group}; valid choices: {options}"
             owned = row_owned(args.config_name or "config", parsed)
             if owned is not None:  # `++tnorm.p=3` too, which would replace the row's operator

@@ -421,6 +421,10 @@ def test_the_entry_point_refuses_with_the_exit_code_of_an_invalid_configuration(
             ("-m", "exists=max,maximum"),
             "exists=max: no such exists; valid choices: ['aczel_alsina',",
         ),
+        (  # no t-norm at all, though the experiment's row also sets the t-norm
+            ("+experiment=mnist_addition", "tnorm=reichenbach"),
+            "tnorm=reichenbach: no such tnorm; valid choices: ['aczel_alsina',",
+        ),
         (("tnorm.q=2",), "Could not override 'tnorm.q'. To append to your config use +tnorm.q=2"),
         (
             ("-m", "+experiment=tnorms,same_symmetric"),
