@@ -8,6 +8,7 @@ data stream's generator and position (`TrainStream.state_dict`) and the run's ow
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -25,12 +26,25 @@ NAME = "last.ckpt"
 MEMBERS = "members.json"  # the runs (`<experiment>/<config hash>`) a checkpoint folder holds
 
 
+class CheckpointNotWritten(OSError):
+    """A checkpoint could not be written (a full disk, say): the job records it as failed."""
+
+
 def save(trainer: L.Trainer, path: Path) -> None:
-    """`trainer.save_checkpoint(path)` atomically (a per-process temporary, then os.replace)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """`trainer.save_checkpoint(path)` atomically (a per-process temporary, then os.replace); a
+    write that fails removes its partial temporary and raises CheckpointNotWritten naming the
+    file (the last whole checkpoint, if any, stays)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    trainer.save_checkpoint(tmp, weights_only=False)
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        trainer.save_checkpoint(tmp, weights_only=False)
+        os.replace(tmp, path)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise CheckpointNotWritten(
+            f"checkpoint {path} cannot be written ({err.strerror or err})"
+        ) from None
 
 
 def defect(path: Path) -> str | None:

@@ -144,6 +144,7 @@ def fit_runs(
     names = ", ".join(j.name for j in jobs)
     started = now()
     tic = time.perf_counter()
+    broken = None  # why the job could not go on (its checkpoint could not be written)
     try:
         with stop_on_ctrl_c(trainer) as interrupted:
             trainer.fit(
@@ -152,6 +153,8 @@ def fit_runs(
     except SIGTERMException:
         _close(run_loggers, [True] * len(jobs))
         terminated(names, trainer.global_step, ckpt_dir / checkpoint.NAME, interrupted)
+    except checkpoint.CheckpointNotWritten as err:
+        broken = f"{err} at step {trainer.global_step}"
     except BaseException:
         _close(run_loggers, [True] * len(jobs))
         raise
@@ -168,6 +171,8 @@ def fit_runs(
         status, reason = final_status(
             module.failure(r), module.global_step, evaluated, cfg.profile.max_steps
         )
+        if broken is not None:
+            status, reason = "failed", broken
         record = records.make_record(
             status=status,
             reason=reason,

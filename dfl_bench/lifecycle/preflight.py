@@ -83,7 +83,6 @@ def defect(argv: Sequence[str]) -> str | None:
                 "rows); run them one after the other, or `make reproduce-tables TABLES=a,b`"
             )
     first = [o.input_line for o in parsed if not o.is_sweep_override()]
-    sweeps = [o for o in parsed if o.is_sweep_override()]
     config_dir = args.config_dir or CONFIG_DIR
     GlobalHydra.instance().clear()
     try:

@@ -261,10 +261,14 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
         os.replace(path, aside)
         print(f"[dfl_bench] {path} was not a run record ({why}); kept as {aside}", file=sys.stderr)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(strict(record), f, indent=2, sort_keys=True, allow_nan=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(strict(record), f, indent=2, sort_keys=True, allow_nan=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no empty temporary behind
+        raise
     return path
 
 

@@ -113,6 +113,36 @@ def test_a_record_it_cannot_write_is_one_clear_error_and_the_rerun_writes_it(tmp
 
 
 @pytest.mark.slow
+def test_a_checkpoint_on_a_full_disk_fails_the_run_in_its_record_and_leaves_no_partial_file(
+    tmp_path, monkeypatch
+):
+    import errno
+
+    def full_disk(self, filepath, weights_only=False):
+        Path(filepath).write_bytes(b"PK partial")  # what a full disk leaves of a write
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(train.L.Trainer, "save_checkpoint", full_disk)
+    record = train.run(*composed(tmp_path))
+    assert record["status"] == "failed"
+    assert "cannot be written (No space left on device) at step 2" in record["reason"]
+    assert not [p for p in (tmp_path / "checkpoints").rglob("*") if ".tmp" in p.name]
+    monkeypatch.undo()
+    assert train.run(*composed(tmp_path, "force=true"))["status"] == "ok"  # room again
+
+
+def test_a_record_write_that_fails_leaves_no_empty_temporary(tmp_path, monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(records.json, "dump", full)
+    record = {k: None for k in records.RECORD_FIELDS} | {"status": "ok"}
+    with pytest.raises(OSError, match="No space"):
+        records.write_record(tmp_path / "r.json", record)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
 def test_no_ok_record_without_a_final_evaluation(tmp_path, monkeypatch):
     monkeypatch.setattr(RunsModule, "evaluate_if_due", lambda self: None)
     record = train.run(*composed(tmp_path))
