@@ -19,6 +19,7 @@ from typing import Any
 
 from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through here too)
     ADDED_KEYS,
+    BEST_TEST_ACCURACY,
     CELL_ASIDE,
     HASHED_AS,
     METRIC_FIELDS,
@@ -184,8 +185,28 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
         if value is not None and not math.isnan(value) and not 0 <= value <= 1:
             return f"{key} {value!r} lies outside [0, 1] (a share, never a percent)"
     budget = (record["config"].get("profile") or {}).get("max_steps")
-    if record["status"] == "ok" and budget is not None and record["steps"] != budget:
-        return f"status ok after {record['steps']} steps, not its profile's {budget}"
+    steps = record["steps"]
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
+        return f"steps {steps!r} is not a whole number of steps"
+    if record["status"] == "ok" and budget is not None and steps != budget:
+        return f"status ok after {steps} steps, not its profile's {budget}"
+    wall = record["wall_time_s"]
+    if wall is not None and (
+        isinstance(wall, bool) or not isinstance(wall, int | float) or not 0 <= wall < math.inf
+    ):
+        return f"wall_time_s {wall!r} is not a time in seconds"
+    best = record.get(BEST_TEST_ACCURACY)
+    if record["status"] == "ok" and best is not None and not best >= accuracy:
+        return f"{BEST_TEST_ACCURACY} {best!r} lies below its final test accuracy {accuracy!r}"
+    seed = record["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        return f"seed {seed!r} is not a seed"
+    experiment = record.get("experiment")
+    if experiment is not None and not (
+        isinstance(experiment, str) and experiment and "/" not in experiment
+        and not experiment.startswith(".")
+    ):  # fmt: skip
+        return f"experiment {experiment!r} is no experiment's name (it names a folder)"
     if path is not None:
         if record.get("config_hash", path.stem) != path.stem:
             return f"says config hash {record['config_hash']}, not its file name {path.name}"

@@ -44,6 +44,7 @@ BASE_COLUMNS = (
     "config",
     "path",
     "same_as",
+    "same_why",
     "own_accuracy",
 )
 
@@ -94,7 +95,9 @@ def one_number(frame: pd.DataFrame) -> pd.DataFrame:
     column `same_as` names that record (relative to the records folder's parent) where a
     record's own numbers were set aside (they differ), and `own_accuracy` keeps its own final
     accuracy."""
-    frame = frame.assign(same_as=None, own_accuracy=frame[METRICS[0]] if len(frame) else None)
+    frame = frame.assign(
+        same_as=None, same_why=None, own_accuracy=frame[METRICS[0]] if len(frame) else None
+    )
     if frame.empty:
         return frame
     ok = frame[(frame["status"] == "ok") & frame["seed"].notna()]
@@ -111,7 +114,37 @@ def one_number(frame: pd.DataFrame) -> pd.DataFrame:
                 continue  # trained twice alike (a CPU run is deterministic)
             frame.loc[index, [*METRICS, *TASK_FIELDS]] = first[[*METRICS, *TASK_FIELDS]].values
             frame.at[index, "same_as"] = f"{first['experiment']}/{first['run']}.json"
+            frame.at[index, "same_why"] = why_apart(first, frame.loc[index])
+            if not uses_gpu(first) and not uses_gpu(frame.loc[index]):
+                warnings.warn(
+                    f"{frame.at[index, 'path']} and {first['path']}: one configuration and seed "
+                    f"trained on the CPU to different numbers ({frame.at[index, 'same_why']}); "
+                    "counted once, with the numbers of the one that finished first",
+                    RecordWarning,
+                    stacklevel=2,
+                )
     return frame
+
+
+def uses_gpu(row: pd.Series) -> bool:
+    """Whether a record's run trained on a GPU (its config's `trainer.accelerator`)."""
+    config = row["config"] if isinstance(row["config"], dict) else {}
+    return (config.get("trainer") or {}).get("accelerator") not in (None, "cpu")
+
+
+def why_apart(first: pd.Series, other: pd.Series) -> str:
+    """Why two runs of one configuration and seed may give different numbers: a GPU run is not
+    deterministic; two CPU runs differ only in their code (commits) or machine."""
+    if uses_gpu(first) or uses_gpu(other):
+        return "a GPU run of one seed is not deterministic"
+    parts = [
+        f"{name} {first[column]} vs {other[column]}"
+        for name, column in (("commits", "git_commit"), ("machines", "machine"))
+        if first[column] != other[column]
+    ]
+    return (
+        "two CPU runs, " + ", ".join(parts) if parts else "two CPU runs of one commit and machine"
+    )
 
 
 def counted_once(rows: list[dict[str, Any]], root: Path) -> tuple[list[dict[str, Any]], list[str]]:

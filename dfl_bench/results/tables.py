@@ -399,13 +399,14 @@ def provenance_notes(records: pd.DataFrame, overridden: tuple[str, ...] = ()) ->
                 notes[f"`{key}`: {source}" + (f" ({note})" if note else "")] = None
     for reused in records["reused_from"].dropna():
         notes[f"run reused from {reused} (identical configuration)"] = None
-    for seed, first, own, mine in records.loc[
-        records["same_as"].notna(), ["seed", "same_as", "own_accuracy", RECORD_FIELDS["accuracy"]]
-    ].itertuples(index=False):
+    columns = ["seed", "same_as", "own_accuracy", RECORD_FIELDS["accuracy"], "same_why"]
+    for seed, first, own, mine, why in records.loc[records["same_as"].notna(), columns].itertuples(
+        index=False
+    ):
         notes[
             f"seed {int(seed)} trained twice: counted with the numbers of {first}, which "
             f"finished first (final accuracy {100 * mine:.2f}; this record's own "
-            f"{100 * own:.2f}: a GPU run of one seed is not deterministic)"
+            f"{100 * own:.2f}: {why})"
         ] = None
     none = records.loc[records[GRADIENT_REACHED] == 0, "seed"].dropna().astype(int)
     if len(none):

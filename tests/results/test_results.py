@@ -756,9 +756,13 @@ def test_one_configuration_one_seed_one_number(tmp_path):
     first = tmp_path / "default" / later.name  # the same configuration and seed, trained apart
     first.parent.mkdir()
     first.write_text(
-        json.dumps({**record, "config": config, "experiment": "default", "test_accuracy": 0.9618})
+        json.dumps(
+            {**record, "config": config, "experiment": "default"}
+            | {"test_accuracy": 0.9618, "best_test_accuracy": 0.9618}
+        )
     )
-    frame = load_records(tmp_path)
+    with pytest.warns(RecordWarning, match="trained on the CPU to different numbers"):
+        frame = load_records(tmp_path)  # two CPU runs apart: said, not blamed on a GPU
     assert sorted(frame["test_accuracy"]) == [0.9618, 0.9618]
     moved = frame[frame["same_as"].notna()]
     assert list(moved["experiment"]) == ["aggregation"] and list(moved["own_accuracy"]) == [0.9604]
@@ -766,6 +770,35 @@ def test_one_configuration_one_seed_one_number(tmp_path):
     table = build_table(PAPER.tables["aggregation"], frame, "quick", REPO)
     notes = table.ours()["forall_log_product"].notes
     assert any("seed 0 trained twice" in n and "own 96.04" in n for n in notes)
+    assert any("two CPU runs" in n and "not deterministic" not in n for n in notes)
+    gpu = {**record["config"], "trainer": {**record["config"]["trainer"], "accelerator": "gpu"}}
+    later.write_text(json.dumps({**record, "config": gpu, "finished": "2026-01-02T00:00:00+00:00"}))
+    frame = load_records(tmp_path)
+    assert list(frame.loc[frame["same_as"].notna(), "same_why"]) == [
+        "a GPU run of one seed is not deterministic"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"wall_time_s": -3.0}, "wall_time_s -3.0 is not a time"),
+        ({"wall_time_s": "fast"}, "wall_time_s 'fast' is not a time"),
+        ({"best_test_accuracy": 0.1}, "best_test_accuracy 0.1 lies below its final"),
+        ({"best_test_accuracy": float("nan")}, "best_test_accuracy nan lies below its final"),
+        ({"steps": "4"}, "steps '4' is not a whole number of steps"),
+        ({"seed": None}, "seed None is not a seed"),
+        ({"experiment": "/abs/where"}, "experiment '/abs/where' is no experiment's name"),
+    ],
+)
+def test_a_record_with_a_field_that_cannot_be_counted_is_skipped_naming_it(tmp_path, change, why):
+    path = write(tmp_path, "tnorms", "g", row="godel", accuracy=0.5)
+    write(tmp_path, "tnorms", "p", row="product", accuracy=0.6)
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, **change}))
+    with pytest.warns(RecordWarning, match=rf"{path.name}: not a run record \({why}"):
+        frame = load_records(tmp_path)
+    assert list(frame["row"]) == ["product"]  # the other record still counts, the render goes on
 
 
 @pytest.mark.slow  # renders twice, every table
