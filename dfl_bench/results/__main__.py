@@ -74,8 +74,8 @@ def out_folder(records: Path, out: Path | None) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Load the records, render every selected table per profile, print what was written."""
-    args = parse_args(argv)
     try:
+        args = parse_args(argv)
         return render(args, argv)
     except ValueError as err:
         print(f"[dfl_bench.results] error: {err}", file=sys.stderr)

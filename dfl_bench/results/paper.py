@@ -70,16 +70,47 @@ class Published:
     sd: float | None = None  # the sd over its own seeds, where it gives one
 
     @classmethod
-    def parse(cls, spec: dict[str, Any], where: str) -> Published:
-        """One `published:` entry; a missing accuracy needs a note (e.g. time-out)."""
+    def parse(cls, spec: Any, where: str, settings: dict[str, type] | None = None) -> Published:
+        """One `published:` entry, checked (ValueError naming the file and the entry): a system,
+        a source, the task setting it holds for (`task:`, a mapping of the task's settings, of
+        `settings` name -> type where given), an accuracy in percent (a share in (0, 1] is
+        refused: it reads as a fraction) with an optional sd, or else a note (e.g. time-out)."""
         known = {"system", "task", "accuracy", "sd", "source", "note"}
+        if not isinstance(spec, dict):
+            raise ValueError(f"{where}: a published entry must be a mapping of {sorted(known)}: "
+                             f"{spec!r}")  # fmt: skip
         if unknown := sorted(set(spec) - known):
             raise ValueError(f"{where}: published keys must be among {sorted(known)}: {unknown}")
+        for key in ("system", "source"):
+            if not isinstance(spec.get(key), str) or not spec[key].strip():
+                raise ValueError(f"{where}: a published entry needs a `{key}` (text): {spec}")
+        task = spec.get("task")
+        if not isinstance(task, dict) or not task:
+            raise ValueError(
+                f"{where}: a published entry needs `task:`, the setting it holds for "
+                f"(e.g. {{digits: 4}}): {spec}"
+            )
+        for key, value in task.items():
+            if settings is not None and key not in settings:
+                raise ValueError(
+                    f"{where}: published task setting {key!r} is not one of the task's "
+                    f"{sorted(settings)}: {spec}"
+                )
+            wanted = (settings or {}).get(key)
+            if wanted is not None and (isinstance(value, bool) or not isinstance(value, wanted)):
+                raise ValueError(
+                    f"{where}: published task.{key} must be {wanted.__name__}: {value!r} in {spec}"
+                )
         accuracy = spec.get("accuracy")
         if accuracy is None and not spec.get("note"):
             raise ValueError(f"{where}: a published entry without accuracy needs a note: {spec}")
         if accuracy is not None and not (_is_number(accuracy) and 0 <= accuracy <= 100):
             raise ValueError(f"{where}: published accuracy must be a percentage: {accuracy!r}")
+        if accuracy is not None and 0 < accuracy <= 1:
+            raise ValueError(
+                f"{where}: published accuracy {accuracy!r} reads as a fraction; give it in "
+                f"percent ({100 * accuracy:g}): {spec}"
+            )
         sd = spec.get("sd")
         if sd is not None and not (_is_number(sd) and 0 <= sd <= 100):
             raise ValueError(f"{where}: published sd must be a percentage: {sd!r}")
@@ -247,8 +278,32 @@ def beyond_paper(path: Path) -> PaperTable:
         beyond=True,
         reference=rows[0][0],
         references=flagged or (rows[0][0],),
-        published=tuple(Published.parse(p, path.name) for p in spec.get("published") or ()),
+        published=published_of(spec, path.name),
     )
+
+
+def published_of(spec: dict[str, Any], where: str) -> tuple[Published, ...]:
+    """An experiment's `published:` list, each entry checked against its task's settings and
+    no system named twice for one task setting."""
+    from dfl_bench import tasks
+
+    entries = spec.get("published") or []
+    if not isinstance(entries, list):
+        raise ValueError(f"{where}: `published:` must be a list of entries, got {entries!r}")
+    task = spec.get("defaults") or []
+    name = next(
+        (str(d["override /task"]) for d in task if isinstance(d, dict) and "override /task" in d),
+        tasks.DEFAULT,
+    )
+    out = [Published.parse(p, where, tasks.setting_types(name)) for p in entries]
+    seen: set[tuple] = set()
+    for p in out:
+        if (p.system, p.setting) in seen:
+            raise ValueError(
+                f"{where}: {p.system} is published twice for task {dict(p.setting)}: keep one"
+            )
+        seen.add((p.system, p.setting))
+    return tuple(out)
 
 
 def _numbers_of(cell: PaperCell, other: PaperCell) -> PaperCell:

@@ -359,9 +359,13 @@ def published_markdown(table: Table) -> list[str]:
 
 
 def _highest(table: Table, setting: tuple[tuple[str, object], ...]) -> tuple[str, Ours] | None:
-    """The row with records whose task holds `setting`, with the highest mean final accuracy."""
+    """The row of the experiment (its declared rows only) with records whose task holds
+    `setting`, with the highest mean final accuracy."""
     candidates = []
+    declared = set(table.paper.keys())  # the experiment's own rows, not another configuration
     for key, ours in table.ours().items():
+        if key not in declared:
+            continue
         task = table.task(key)
         if ours.n_ok and isinstance(task, dict) and all(task.get(k) == v for k, v in setting):
             candidates.append((ours.mean["accuracy"], key, ours))
@@ -374,6 +378,7 @@ def _published_cell(published: Published, ours: Ours | None) -> str:
         return published.note
     shown = f"{'≈' if published.note == 'about' else ''}{published.accuracy:g}"
     shown += f" ± {published.sd:g}" if published.sd is not None else ""
+    shown += f" ({published.note})" if published.note not in ("", "about") else ""
     if ours is None or ours.n["accuracy"] < MIN_SEEDS:
         return shown
     kept = kept_runs(ours.values["accuracy"], ours.collapsed.get("accuracy", ()))

@@ -99,6 +99,15 @@ def check_settings(config: Mapping[str, Any]) -> None:
             raise ValueError(f"task.{key} must be a fraction in [0, 1), got {value!r}")
 
 
+def setting_types(name: str) -> dict[str, type]:
+    """The settings task `name` declares (`task.<key>`) and the type of each value."""
+    return {
+        **{key: int for key in SETTINGS.get(name, {})},
+        **{key: str for key in CHOICES.get(name, {})},
+        **{key: float for key in FRACTIONS.get(name, ())},
+    }
+
+
 def ignored(name: str) -> tuple[str, ...]:
     """The config groups task `name` does not read."""
     return IGNORES.get(name, ())

@@ -1,0 +1,68 @@
+"""An experiment's `published:` list (other systems' numbers beside a table beyond the paper):
+each entry checked, one line naming the file, never silently compared with the wrong row."""
+
+from __future__ import annotations
+
+import pytest
+
+from dfl_bench.results.paper import Published, published_of
+from dfl_bench.results.render import _published_cell
+
+ADDITION = {"defaults": [{"override /task": "mnist_addition"}]}
+GOOD = {"system": "S", "task": {"digits": 4}, "accuracy": 92.7, "source": "a paper"}
+
+
+def entries(*published) -> dict:
+    return {**ADDITION, "published": list(published)}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({k: v for k, v in GOOD.items() if k != "task"}, "needs `task:`"),
+        ({**GOOD, "task": 4}, "needs `task:`"),
+        ({**GOOD, "task": {"digits": "4"}}, "task.digits must be int"),
+        ({**GOOD, "task": {"digit": 4}}, "setting 'digit' is not one of the task's"),
+        ({**GOOD, "accuracy": 0.927}, "reads as a fraction; give it in percent \\(92.7\\)"),
+        ({**GOOD, "accuracy": "high"}, "must be a percentage"),
+        ({**GOOD, "system": None}, "needs a `system`"),
+        ({k: v for k, v in GOOD.items() if k != "source"}, "needs a `source`"),
+        ("DeepStochLog 92.7", "must be a mapping"),
+    ],
+)
+def test_a_published_entry_that_would_be_read_wrong_is_refused_naming_the_file(entry, message):
+    with pytest.raises(ValueError, match=rf"x\.yaml: .*{message}"):
+        published_of(entries(entry), "x.yaml")
+
+
+def test_one_system_twice_for_one_task_is_refused():
+    with pytest.raises(ValueError, match="S is published twice for task {'digits': 4}"):
+        published_of(entries(GOOD, {**GOOD, "accuracy": 93.0}), "x.yaml")
+    assert len(published_of(entries(GOOD, {**GOOD, "task": {"digits": 15}}), "x.yaml")) == 2
+
+
+def test_a_note_and_an_sd_are_shown_beside_the_number():
+    entry = Published.parse({**GOOD, "sd": 0.6, "note": "5 seeds"}, "x.yaml")
+    assert _published_cell(entry, None) == "92.7 ± 0.6 (5 seeds)"
+    about = Published.parse({**GOOD, "note": "about"}, "x.yaml")
+    assert _published_cell(about, None) == "≈92.7"
+
+
+def test_ours_beside_published_numbers_is_a_declared_row_never_a_hand_made_configuration(
+    tmp_path,
+):
+    from tests.results.test_results import PAPER, REPO, write
+
+    from dfl_bench.results.load import load_records
+    from dfl_bench.results.render import published_markdown
+    from dfl_bench.results.tables import build_table
+
+    for seed in range(3):
+        write(tmp_path, "mnist_addition_digits", "a", row="product_sum_n4", seed=seed,
+              accuracy=0.90 + seed / 100)  # fmt: skip
+        write(tmp_path, "mnist_addition_digits", "b", row="product_sum_n4", seed=seed,
+              accuracy=0.99, extra_config={"data": {"batch_size": 64}})  # fmt: skip
+    table = build_table(PAPER.tables["mnist_addition_digits"], load_records(tmp_path),
+                        "quick", REPO)  # fmt: skip
+    (digits4,) = [line for line in published_markdown(table) if line.startswith("| digits=4 |")]
+    assert "| product_sum_n4 (3) | 91.00 ± 1.00" in digits4
