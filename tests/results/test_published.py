@@ -51,11 +51,10 @@ def test_a_note_and_an_sd_are_shown_beside_the_number():
 def test_ours_beside_published_numbers_is_a_declared_row_never_a_hand_made_configuration(
     tmp_path,
 ):
-    from tests.results.test_results import PAPER, REPO, write
-
     from dfl_bench.results.load import load_records
     from dfl_bench.results.render import published_markdown
     from dfl_bench.results.tables import build_table
+    from tests.results.test_results import PAPER, REPO, write
 
     for seed in range(3):
         write(tmp_path, "mnist_addition_digits", "a", row="product_sum_n4", seed=seed,

@@ -62,7 +62,9 @@ def test_published_numbers_beside_a_table_are_read_and_checked():
     with pytest.raises(ValueError, match="needs a note"):
         Published.parse({"system": "X", "task": {"digits": 4}, "source": "s"}, "here")
     with pytest.raises(ValueError, match="percentage"):
-        Published.parse({"system": "X", "accuracy": 927, "source": "s"}, "here")
+        Published.parse(
+            {"system": "X", "task": {"digits": 4}, "accuracy": 927, "source": "s"}, "here"
+        )
     with pytest.raises(ValueError, match="among"):
         Published.parse({"system": "X", "accuracy": 92.7, "source": "s", "acc": 1}, "here")
 
@@ -176,11 +178,15 @@ def test_a_published_number_is_compared_with_our_seeds(seeds, word):
 
     values = {"accuracy": seeds}
     ours = Ours(3, 0, {}, {}, {"accuracy": 3}, (None, None), (), (), (), values=values)
-    published = Published.parse({"system": "X", "accuracy": 92.7, "source": "s"}, "here")
+    published = Published.parse(
+        {"system": "X", "task": {"digits": 1}, "accuracy": 92.7, "source": "s"}, "here"
+    )
     assert _published_cell(published, ours).endswith(word)
     few = Ours(2, 0, {}, {}, {"accuracy": 2}, (None, None), (), (), (), values=values)
     assert _published_cell(published, few) == "92.7"
-    timeout = Published.parse({"system": "X", "note": "time-out", "source": "s"}, "here")
+    timeout = Published.parse(
+        {"system": "X", "task": {"digits": 1}, "note": "time-out", "source": "s"}, "here"
+    )
     assert _published_cell(timeout, ours) == "time-out"
 
 
@@ -188,7 +194,9 @@ def test_a_published_number_is_compared_with_our_runs_that_did_not_collapse():
     from dfl_bench.results.render import _published_cell
     from dfl_bench.results.tables import Ours
 
-    published = Published.parse({"system": "X", "accuracy": 92.7, "source": "s"}, "here")
+    published = Published.parse(
+        {"system": "X", "task": {"digits": 1}, "accuracy": 92.7, "source": "s"}, "here"
+    )
 
     def ours(seeds: tuple[float, ...], collapsed: tuple[bool, ...]) -> Ours:
         values, flags = {"accuracy": seeds}, {"accuracy": collapsed}
