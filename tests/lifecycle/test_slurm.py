@@ -1,7 +1,8 @@
 """Sweeps through `hydra/launcher=slurm` on a real SLURM cluster (scripts/slurm_local.sh starts a
-single-node one; .ci/run does): a two-job sweep, a job preempted with `scontrol requeue` and a job
-that reaches its time limit, each resumed from its checkpoint to the numbers of the run left
-alone. Skipped where no cluster answers, unless DFL_BENCH_SLURM=required (CI): then they fail."""
+single-node one; .ci/run does): a two-job sweep, a job preempted with `scontrol requeue` and a
+job warned of its time limit (requeued by submitit), each resumed from its checkpoint to the
+numbers of the run left alone. Skipped where no cluster answers, unless
+DFL_BENCH_SLURM=required (CI): then they fail."""
 
 from __future__ import annotations
 
@@ -162,13 +163,23 @@ def test_a_job_preempted_by_a_requeue_resumes_to_the_numbers_of_the_run_left_alo
 
 
 def test_a_job_at_its_time_limit_is_requeued_by_submitit_and_resumes(tmp_path, alone):
-    """A one-minute limit with the launcher's signal 30 s before it (SLURM may send it up to a
-    minute early): submitit requeues the job, which resumes from its last checkpoint."""
-    limit = ["hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=30"]
-    proc = sweep(tmp_path, *LONG, *limit, "hydra.launcher.max_num_timeout=20")
+    """SLURM warns a job of its time limit with the signal the launcher asks for (USR2,
+    `--signal=USR2@<signal_delay_s>`); it comes when SLURM's clock says (up to a minute early,
+    before the job has even started Python), so the test sends it once the job has a
+    checkpoint. With a 2-minute limit submitit counts the signal as the time limit's (it
+    guarantees no run under 10 minutes), requeues the job, which resumes from its last
+    checkpoint to the numbers of the run left alone."""
+    limit = ["hydra.launcher.timeout_min=2", "hydra.launcher.signal_delay_s=10"]
+    proc = sweep(tmp_path, *LONG, *limit, "hydra.launcher.max_num_timeout=3")
+    deadline = time.monotonic() + 240
+    while not list((tmp_path / "checkpoints").rglob("last.ckpt")):
+        assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint appeared"
+        time.sleep(0.5)
+    (job,) = jobs_of(tmp_path)
+    subprocess.run(["scancel", "--signal=USR2", job], check=True)
     finish(proc)
     record = the_record(tmp_path)
     logs = "".join(p.read_text() for p in (tmp_path / "sweep").rglob("*_log.err"))
-    assert "this job is timed-out" in logs
+    assert "this job is timed-out" in logs  # submitit's own word for the time limit's signal
     assert record["status"] == "ok" and record["resumed"] is True
     assert {k: record[k] for k in NUMBERS} == {k: alone[k] for k in NUMBERS}
