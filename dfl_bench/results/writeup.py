@@ -51,7 +51,8 @@ def rules() -> list[str]:
         'beyond the margin; "X is best" holds only when X is above every other row, fails when '
         "a row is above X, else is inconclusive (with the tie set and the bootstrap probability "
         "that X is the top row). *Multiplicity*: Holm within each claim over its comparisons, "
-        f"then Benjamini-Hochberg across claims (FDR {stats.FDR:.0%}). *Collapses*: a run "
+        f"then Benjamini-Hochberg across claims (FDR {stats.FDR:.0%}) on the p of the tests "
+        "that decide each claim (0 for a verdict that rests on a fact). *Collapses*: a run "
         f"collapsed when its final accuracy is more than {COLLAPSE_POINTS:g} points below the "
         "supervised baseline's mean at its profile (a run of another task: below its table's "
         "reference row of the same task setting); a cell with collapses is compared on its "

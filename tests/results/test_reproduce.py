@@ -164,7 +164,11 @@ def test_plan_names_every_invalid_job_before_running_any(tmp_path):
 
 def test_time_estimate_from_records_of_the_profile_else_the_default(tmp_path):
     assert plan.job_seconds("quick", tmp_path) == plan.JOB_SECONDS["quick"]
-    base = {k: None for k in records.RECORD_FIELDS} | {"config": {}, "test_accuracy": 0.5}
+    base = {k: None for k in records.RECORD_FIELDS} | {
+        "config": {},
+        "test_accuracy": 0.5,
+        "seed": 0,
+    }
     for i, (status, profile, wall) in enumerate(
         [("ok", "quick", 10.0), ("ok", "quick", 30.0), ("ok", "quick", 20.0),
          ("failed", "quick", 1.0), ("ok", "paper", 999.0)]
@@ -194,7 +198,11 @@ def test_the_gpu_path_trains_stacks_and_estimates_a_stacks_share(tmp_path, monke
     command = reproduce.multirun_command("tnorms", args, 1, tmp_path / "logs")
     assert {"hydra/launcher=stack", "trainer=gpu", "hydra.launcher.stack_size=64"} <= set(command)
     assert plan.job_seconds("long", tmp_path, "gpu") == 10000 * plan.GPU_ITERATION_S
-    base = {k: None for k in records.RECORD_FIELDS} | {"config": {}, "test_accuracy": 0.5}
+    base = {k: None for k in records.RECORD_FIELDS} | {
+        "config": {},
+        "test_accuracy": 0.5,
+        "seed": 0,
+    }
     for name, wall, stack in (("s", 40.0, ["a", "b"]), ("a", 600.0, None)):
         record = {**base, "status": "ok", "profile": "long", "wall_time_s": wall, "stack": stack}
         records.write_record(tmp_path / "x" / f"{name}.json", record)

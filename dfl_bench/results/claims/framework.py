@@ -60,6 +60,8 @@ class Family:
     raw: dict[tuple, stats.Interval] = field(default_factory=dict)
     adjusted: dict[tuple, tuple[float, float, float]] | None = None
     decided: list[float] = field(default_factory=list)
+    correlations: list[float] = field(default_factory=list)  # the p of each decided correlation
+    level: float = 1.0  # a comparison decides only at an adjusted p up to this (decisive_level)
 
     def adjust(self) -> None:
         """Holm within the family, each kind of test (difference, equivalence, beyond the
@@ -77,6 +79,7 @@ class Family:
             return interval
         m = len(self.raw)
         p = self.adjusted.get(key) or tuple(min(1.0, m * x) for x in interval.raw)
+        p = tuple(x if x <= self.level else 1.0 for x in p)
         return interval.adjusted_to(p, self.decided.append)
 
 
@@ -248,6 +251,7 @@ class View:
         """A decided test that is no comparison of cells (a correlation's p-value)."""
         if self.family is not None:
             self.family.decided.append(p)
+            self.family.correlations.append(p)
 
     def top_probability(
         self, experiment: str, rows: Sequence[str], row: str, column: str, lowest: bool = False
@@ -286,9 +290,10 @@ class Claim:
 
 @dataclass(frozen=True)
 class Verdict:
-    """holds / fails / inconclusive / not measurable, with the numbers behind it; `p` the
-    largest (Holm-adjusted) p-value of the decided tests it rests on, `q` its
-    Benjamini-Hochberg-adjusted value across claims (`across_claims`)."""
+    """holds / fails / inconclusive / not measurable, with the numbers behind it; `p` the p of
+    the tests that decide it (`decisive_level`; a correlation's claim: the largest p of the
+    decided tests it rests on), `q` its Benjamini-Hochberg-adjusted value across claims
+    (`across_claims`)."""
 
     status: str
     detail: str
@@ -327,8 +332,12 @@ def evaluate(item: Claim, view: View) -> Verdict:
     except NotMeasurable as err:
         return Verdict("not measurable", str(err))
     status = {True: "holds", False: "fails", None: INCONCLUSIVE}[holds]
-    # the weakest decided test it rests on; decided by no test (a ratio undefined): a fact
-    p = None if holds is None else max(family.decided, default=0.0)
+    if holds is None:
+        p = None
+    elif family.correlations:  # a correlation's claim: the weakest decided test it rests on
+        p = max(family.decided, default=0.0)
+    else:
+        p = decisive_level(item, view, family, holds)
     if len(family.raw) > 1:
         detail += f" [Holm over {len(family.raw)} comparisons]"
     adjusted = family.adjusted or {}
@@ -337,6 +346,22 @@ def evaluate(item: Claim, view: View) -> Verdict:
         for key, raw in family.raw.items()
     )
     return Verdict(status, detail, p, comparisons=comparisons)
+
+
+def decisive_level(item: Claim, view: View, family: Family, holds: bool) -> float:
+    """The p of the tests that decide a claim's verdict: the smallest level at which, with only
+    its comparisons whose Holm-adjusted p is up to that level decided, the claim comes out the
+    same (0 for a verdict that rests on a fact, no test: a ratio defined where the claim says
+    it is not; the largest adjusted p of the comparisons a holding claim needs; the smallest of
+    those that make a failing one fail, not of a comparison it won)."""
+    for level in sorted({0.0, *family.decided}):
+        capped = Family(raw=dict(family.raw), adjusted=family.adjusted, level=level)
+        try:
+            if item.check(replace(view, family=capped))[0] is holds:
+                return level
+        except NotMeasurable:
+            continue
+    return max(family.decided, default=0.0)
 
 
 def across_claims(verdicts: Sequence[Verdict]) -> list[Verdict]:
