@@ -134,7 +134,8 @@ addition-frontier: ## train MNIST addition's frontier and operator study in the 
 	@echo "running in the background: tail -f $(ADDITION_DIR)/addition.log; make addition-harvest"
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
-	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records"
+	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \
+		--commit $$(git rev-parse --verify "$(ADDITION_COMMIT)^{commit}")
 	$(PYTHON) -m dfl_bench.results
 
 # The committed seed plan, trained in the background from a frozen copy of SEED_PLAN_COMMIT's
@@ -165,7 +166,8 @@ headline-plan: ## train the committed headline plan in the background (make seed
 		SEED_PLAN_DIR=$(HOME)/.cache/dfl_bench/headline_plan SEED_PLAN_PARALLEL=1
 
 seed-plan-harvest: ## bring the background seed plan's finished records into results/records, probe the cells they newly mix with older commits (into this machine's probe file), render, say how far the plan is
-	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(SEED_PLAN_DIR)/records"
+	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(SEED_PLAN_DIR)/records" \
+		--commit $$(git rev-parse --verify "$(SEED_PLAN_COMMIT)^{commit}")
 	$(PYTHON) -m dfl_bench.reproduction.commit_probe --undecided
 	$(PYTHON) -m dfl_bench.results
 	$(PYTHON) -m dfl_bench.reproduction.seed_plan status --jobs 2 --out "$(SEED_PLAN)"

@@ -77,30 +77,42 @@ def absolute_paths(value: Any) -> list[str]:
     return []
 
 
-def harvest(source: Path, dest: Path, named: str) -> Harvest:
+def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> Harvest:
     """Copy the ok records under `source` that `dest` lacks, their records folder `named`;
-    ValueError (nothing written) when one would keep an absolute path."""
+    ValueError (nothing written) when a file there is no whole record, or a new record would
+    keep an absolute path, names a dirty tree or (given `commit`) another commit than the one
+    the background run trained at."""
     todo: list[tuple[Path, dict[str, Any]]] = []
     kept: list[Path] = []
     refused: list[str] = []
     for path in sorted(source.glob("*/*.json")):
+        why = records.defect(path)
+        if why is not None:
+            refused.append(f"{path}: not a whole run record ({why})")
+            continue
         record = records.read_record(path)
         if record is None or record.get("status") != "ok":
             continue
         out = moved(record, named)
-        left = [p for p in absolute_paths(out) if p not in (named, f"{OVERRIDE}{named}")]
-        if left:
-            refused.append(f"{path}: {left[0]}")
-            continue
         target = dest / path.relative_to(source)
-        if not target.exists():
+        if target.exists():
+            if records.read_record(target) != out:
+                kept.append(target)
+            continue
+        left = [p for p in absolute_paths(out) if p not in (named, f"{OVERRIDE}{named}")]
+        trained_at = str(record.get("git_commit"))
+        if left:
+            refused.append(f"{path}: keeps the absolute path {left[0]}")
+        elif trained_at.endswith("-dirty"):
+            refused.append(f"{path}: trained on a dirty tree ({trained_at})")
+        elif commit is not None and trained_at != commit:
+            refused.append(f"{path}: trained at {trained_at}, not {commit}")
+        else:
             todo.append((target, out))
-        elif records.read_record(target) != out:
-            kept.append(target)
     if refused:
         raise ValueError(
-            f"{len(refused)} record(s) would keep an absolute path, so nothing was harvested "
-            "(a committed record names no machine's folder): " + "; ".join(refused[:3])
+            f"{len(refused)} record(s) cannot be harvested, so nothing was harvested: "
+            + "; ".join(refused[:3])
         )
     return Harvest([records.write_record(target, out) for target, out in todo], kept)
 
@@ -110,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.harvest")
     parser.add_argument("--from", dest="source", type=Path, required=True)
     parser.add_argument("--records-dir", "--records", dest="records", type=Path)
+    parser.add_argument("--commit", help="the full commit id every new record must name")
     args = parser.parse_args(argv)
     dest = args.records or REPO_DIR / cells.RECORDS
     if not args.source.is_dir():
@@ -119,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     inside = dest.resolve().is_relative_to(REPO_DIR)
     named = dest.resolve().relative_to(REPO_DIR).as_posix() if inside else str(dest)
     try:
-        done = harvest(args.source, dest, named)
+        done = harvest(args.source, dest, named, args.commit)
     except ValueError as err:
         print(f"[harvest] error: {err}", file=sys.stderr)
         return 2

@@ -420,8 +420,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         (args.out / "README.md").write_text(readme(p))
         print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
         return 0
-    p = json.loads((args.out / "plan.json").read_text())
+    plan_file = args.out / "plan.json"
+    try:
+        p = json.loads(plan_file.read_text())
+    except (OSError, ValueError) as err:
+        parser.error(
+            f"no seed plan at {plan_file} ({err}); write one with `plan` or name it: --out"
+        )
     records_dir = args.repo / args.records  # a relative one: the checkout's
+    if not records_dir.is_dir():
+        parser.error(
+            f"--records-dir {records_dir} is no folder: the plan's runs are counted and trained "
+            "into an existing records folder"
+        )
     if args.action == "status":
         planned = planned_jobs(p, records_dir)  # once for both: it composes every job
         done = progress(finished_of(p, planned), p)

@@ -60,7 +60,7 @@ def test_a_record_with_another_machine_path_stops_the_harvest_before_it_writes(t
     written(source, "a")
     bad = written(source, "b")
     records.write_record(bad, {**json.loads(bad.read_text()), "log_dir": str(tmp_path / "wandb")})
-    with pytest.raises(ValueError, match="absolute path.*nothing was harvested"):
+    with pytest.raises(ValueError, match="nothing was harvested: .*keeps the absolute path"):
         harvest.harvest(source, dest, "results/records")
     assert not dest.exists()
 
@@ -95,3 +95,36 @@ def test_an_absolute_checkpoint_folder_is_named_as_the_default_one():
     assert absolute_paths(out) == [] and record["config"]["checkpoint_dir"] == "/x/checkpoints"
     relative = {"config": {"checkpoint_dir": "ckpts"}, "overrides": ["checkpoint_dir=ckpts"]}
     assert moved(relative, "r")["overrides"] == ["checkpoint_dir=ckpts"]  # a relative one stays
+
+
+@pytest.mark.parametrize(
+    ("spoil", "why"),
+    [
+        (lambda p: p.write_text(p.read_text()[:200]), "not a whole run record"),
+        (lambda p: p.write_text(json.dumps({"status": "ok"})), "not a whole run record"),
+    ],
+)
+def test_a_truncated_record_stops_the_harvest_naming_it(tmp_path, spoil, why):
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    written(source, "a")
+    spoil(written(source, "b"))
+    with pytest.raises(ValueError, match=rf"b\.json: {why}"):
+        harvest.harvest(source, dest, "results/records")
+    assert not dest.exists()
+
+
+def test_records_of_another_commit_or_a_dirty_tree_are_not_harvested(tmp_path):
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    commit = "a" * 40
+    written(source, "a", git_commit=commit)
+    written(source, "b", git_commit=f"{commit}-dirty")
+    with pytest.raises(ValueError, match=r"b\.json: trained on a dirty tree"):
+        harvest.harvest(source, dest, "results/records")
+    (source / "formulas" / "b.json").unlink()
+    written(source, "c", git_commit="b" * 40)
+    with pytest.raises(ValueError, match=rf"c\.json: trained at {'b' * 40}, not {commit}"):
+        harvest.harvest(source, dest, "results/records", commit)
+    (source / "formulas" / "c.json").unlink()
+    assert harvest.harvest(source, dest, "results/records", commit).new == [
+        dest / "formulas" / "a.json"
+    ]

@@ -213,3 +213,17 @@ def test_on_the_cpu_each_cells_seeds_come_in_one_part_per_worker(tmp_path, monke
     seeds = sorted((c[5], c[6]) for c in ran)  # f1's 3 and 4 at once, f2's 3 alone
     assert seeds == [("row=f1", "seed=3"), ("row=f1", "seed=4"), ("row=f2", "seed=3")]
     assert "[seed_plan] formulas/f2 (part 1 of 2) finished" in capsys.readouterr().out
+
+
+def test_status_without_a_plan_or_with_a_records_folder_that_is_not_there_is_one_line(
+    tmp_path, capsys
+):
+    import pytest
+
+    with pytest.raises(SystemExit) as no_plan:
+        seed_plan.main(["status", "--out", str(tmp_path / "none")])
+    with pytest.raises(SystemExit) as no_folder:
+        seed_plan.main(["status", "--records-dir", str(tmp_path / "missing")])
+    assert no_plan.value.code == no_folder.value.code == 2
+    err = capsys.readouterr().err
+    assert "no seed plan at" in err and "is no folder" in err and "Traceback" not in err
