@@ -139,6 +139,7 @@ def test_the_seed_plans_run_trains_in_the_checkout_it_is_given(tmp_path, monkeyp
         ),
     )
     frozen = tmp_path / "frozen"
+    (frozen / "records").mkdir(parents=True)  # a run trains into an existing records folder
     argv = ["run", "--out", str(tmp_path / "plan"), "--repo", str(frozen)]
     assert seed_plan.main([*argv, "--records-dir", "records"]) == 0
     ((command, cwd, path),) = ran
@@ -148,7 +149,7 @@ def test_the_seed_plans_run_trains_in_the_checkout_it_is_given(tmp_path, monkeyp
     (job,) = [
         j for j in plan.plan(["formulas"], "long", 1, frozen / "records") if "row=f1" in j.overrides
     ]
-    job.path.parent.mkdir(parents=True)
+    job.path.parent.mkdir(parents=True, exist_ok=True)
     record = json.loads(next((REPO / "results/records/formulas").glob("*.json")).read_text())
     job.path.write_text(json.dumps({**record, "seed": 0, "config_hash": job.path.stem}))
     ran.clear()
