@@ -126,6 +126,24 @@ def one_number(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def pooled(frame: pd.DataFrame, configuration: str, profile: str, home: str) -> pd.DataFrame:
+    """Every run of one configuration at `profile`, wherever it is shown (a table's own folder
+    or another experiment's that trained the same configuration), one per seed: the record in
+    `home`'s folder first, then an ok one, then the first finished; reused copies only where no
+    record trained that seed. One configuration shows one n and one value in every table."""
+    runs = frame[(frame["configuration"] == configuration) & (frame["profile"] == profile)]
+    if runs.empty:
+        return runs
+    order = runs.assign(
+        _away=runs["experiment"] != home,
+        _failed=runs["status"] != "ok",
+        _copy=runs["reused_from"].notna(),
+    ).sort_values(["_away", "_failed", "_copy", "finished", "path"], na_position="last")
+    kept = order.drop_duplicates("seed", keep="first")
+    kept = pd.concat([kept[kept["seed"].notna()], order[order["seed"].isna()]])
+    return kept.drop(columns=["_away", "_failed", "_copy"]).sort_index()
+
+
 def uses_gpu(row: pd.Series) -> bool:
     """Whether a record's run trained on a GPU (its config's `trainer.accelerator`)."""
     config = row["config"] if isinstance(row["config"], dict) else {}

@@ -12,9 +12,11 @@ from pathlib import Path
 import pandas as pd
 
 from dfl_bench import markdown
+from dfl_bench.lifecycle.records import cell_hash
 from dfl_bench.results import budget_runs, claims, figures, render, stats, writeup
 from dfl_bench.results.agreement import WITHIN, Agreement, agreement
-from dfl_bench.results.cells import DEFAULT, PAPER_PROFILE, SPREAD
+from dfl_bench.results.cells import DEFAULT, PAPER_PROFILE, SPREAD, cell_config
+from dfl_bench.results.load import pooled
 from dfl_bench.results.noise import paper_noise
 from dfl_bench.results.paper import ORDERS, RECORD_FIELDS, SELECTED_ACCURACY, Paper
 from dfl_bench.results.rendered import Rendered
@@ -98,9 +100,12 @@ def default_run(
     `profile` (Section 10.2's fixed operators); None when it has no ok run."""
     if frame.empty:
         return None
-    runs = frame[
-        (frame["experiment"] == DEFAULT) & (frame["profile"] == profile) & (frame["status"] == "ok")
-    ].sort_values("seed")
+    own = frame[(frame["experiment"] == DEFAULT) & (frame["profile"] == profile)]
+    config = cell_config(DEFAULT, profile, None, "")
+    if config is not None:  # every run of the default configuration, in any folder, once a seed
+        shared = pooled(frame, cell_hash(config), profile, DEFAULT)
+        own = pd.concat([own, shared]).drop_duplicates("path").drop_duplicates("seed")
+    runs = own[own["status"] == "ok"].sort_values("seed")
     values = pd.to_numeric(runs[field], errors="coerce") * 100
     seeds = runs["seed"][values.notna()].dropna().astype(int).sort_values().tolist()
     values = values.dropna()

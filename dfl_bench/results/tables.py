@@ -17,6 +17,7 @@ import pandas as pd
 from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, current_key, hashed_config
 from dfl_bench.results import probes
 from dfl_bench.results.cells import cell_config
+from dfl_bench.results.load import pooled
 from dfl_bench.results.paper import (
     COLUMNS,
     RECORD_FIELDS,
@@ -165,8 +166,13 @@ def build_table(
     keys = trained_rows(paper, profile, records, record_keys(records, paper))
     groups: dict[str, pd.DataFrame] = {}
     variants: dict[str, Variant] = {}
-    for key in sorted(keys.dropna().unique(), key=_sort_key):
-        main, others = configurations(paper, profile, key, records[keys == key])
+    declared = set(paper.keys())
+    for key in sorted({*keys.dropna().unique(), *declared}, key=_sort_key):
+        own = records[keys == key]
+        main, others = configurations(paper, profile, key, own) if len(own) else (own, {})
+        digest = row_configuration(paper, profile, key) if key in declared else None
+        if digest is not None:  # every run of the row's configuration, in any folder, once
+            main = pooled(frame, digest, profile, paper.experiment)
         if not main.empty:
             groups[key] = main
         groups.update({label: variant.records for label, variant in others.items()})
@@ -199,7 +205,8 @@ def build_table(
         for key, alike in alike_at.items()
         if alike is not True and training_code_changed(cells_of[key].commits, repo) is not False
     }
-    return Table(paper, profile, rows, records, mixed_commits=mixed, probes=alike_at)
+    shown = pd.concat([records, *groups.values()]).drop_duplicates("path") if groups else records
+    return Table(paper, profile, rows, shown, mixed_commits=mixed, probes=alike_at)
 
 
 def task_floors(

@@ -364,7 +364,8 @@ def test_a_table_beyond_the_paper_is_no_experiment_of_the_papers_claims(tmp_path
     assert (
         "mnist_addition" not in verdict.detail and "both - sum9 difference +2.00" in verdict.detail
     )
-    assert "above 2 of the 2 other cells" in verdict.detail and "both - same" in verdict.detail
+    # sigmoidal_s's s=9 is sigmoidal_b0's b0=-0.5: one configuration fills both cells
+    assert "above 3 of the 3 other cells" in verdict.detail and "both - same" in verdict.detail
     assert "P(both is the top cell) = 1.00 (bootstrap)" in verdict.detail
     assert verdict.status == "holds"
 
@@ -693,3 +694,21 @@ def test_nilpotent_like_baseline_fails_on_its_fact_at_long():
         "fails",
         0.0,
     )
+
+
+def test_one_configuration_shows_one_n_and_one_value_in_every_table(tmp_path):
+    """sigmoidal_s's s = 9 and sigmoidal_b0's b0 = -0.5 are one configuration: every record
+    of it counts once in both tables, whichever folder it was written to."""
+    for seed, accuracy in ((0, 0.95), (1, 0.96), (2, 0.97)):
+        write(tmp_path, "sigmoidal_s", "s", seed=seed, accuracy=accuracy,
+              extra_config={"implication": {"s": 9.0}})  # fmt: skip
+    for seed, accuracy in ((3, 0.94), (4, 0.98)):
+        write(tmp_path, "sigmoidal_b0", "b", seed=seed, accuracy=accuracy,
+              extra_config={"implication": {"b0": -0.5}})  # fmt: skip
+    frame = load_records(tmp_path)
+    result = build(PAPER, frame, "quick", [], REPO)
+    s9 = result.tables["sigmoidal_s"].ours()["9"]
+    half = result.tables["sigmoidal_b0"].ours()["-0.5"]
+    assert s9.n["accuracy"] == half.n["accuracy"] == 5
+    assert s9.mean["accuracy"] == half.mean["accuracy"] == pytest.approx(96.0)
+    assert sorted(s9.seed_ids["accuracy"]) == [0, 1, 2, 3, 4]
