@@ -85,6 +85,16 @@ def jobs_of(tmp: Path) -> list[str]:
     return sorted({p.name.split("_")[0] for p in (tmp / "sweep").rglob("*_submitted.pkl")})
 
 
+def running_with_a_checkpoint(proc: subprocess.Popen, tmp: Path) -> str:
+    """The sweep's one SLURM job id, once it has written a checkpoint to resume from."""
+    deadline = time.monotonic() + 240
+    while not list((tmp / "checkpoints").rglob("last.ckpt")):
+        assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint appeared"
+        time.sleep(0.5)
+    (job,) = jobs_of(tmp)
+    return job
+
+
 def release_requeued(proc: subprocess.Popen, stop: threading.Event) -> None:
     """Start a requeued job at once: SLURM holds one for minutes (reason BeginTime), as an
     operator would release it."""
@@ -149,11 +159,7 @@ def test_a_two_job_sweep_runs_as_an_array_and_says_once_that_sacct_has_no_answer
 
 def test_a_job_preempted_by_a_requeue_resumes_to_the_numbers_of_the_run_left_alone(tmp_path, alone):
     proc = sweep(tmp_path, *LONG)
-    deadline = time.monotonic() + 240
-    while not list((tmp_path / "checkpoints").rglob("last.ckpt")):  # a checkpoint to resume
-        assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint appeared"
-        time.sleep(0.5)
-    (job,) = jobs_of(tmp_path)
+    job = running_with_a_checkpoint(proc, tmp_path)
     subprocess.run(["scontrol", "requeue", job], check=True)
     finish(proc)
     record = the_record(tmp_path)
@@ -171,11 +177,7 @@ def test_a_job_at_its_time_limit_is_requeued_by_submitit_and_resumes(tmp_path, a
     checkpoint to the numbers of the run left alone."""
     limit = ["hydra.launcher.timeout_min=2", "hydra.launcher.signal_delay_s=10"]
     proc = sweep(tmp_path, *LONG, *limit, "hydra.launcher.max_num_timeout=3")
-    deadline = time.monotonic() + 240
-    while not list((tmp_path / "checkpoints").rglob("last.ckpt")):
-        assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint appeared"
-        time.sleep(0.5)
-    (job,) = jobs_of(tmp_path)
+    job = running_with_a_checkpoint(proc, tmp_path)
     subprocess.run(["scancel", "--signal=USR2", job], check=True)
     finish(proc)
     record = the_record(tmp_path)
