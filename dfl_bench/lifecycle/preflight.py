@@ -83,22 +83,18 @@ def defect(argv: Sequence[str]) -> str | None:
                 "rows); run them one after the other, or `make reproduce-tables TABLES=a,b`"
             )
     first = [o.input_line for o in parsed if not o.is_sweep_override()]
+    sweeps = [o for o in parsed if o.is_sweep_override()]
     config_dir = args.config_dir or CONFIG_DIR
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(str(config_dir), version_base="1.3"):
             loader = GlobalHydra.instance().config_loader()
-            for override in parsed:  # each value of a config group exists (swept or not)
+            for override in sweeps:  # each value of a swept config group exists
                 group = override.key_or_group.lstrip("+~")
-                exists = not override.is_delete() and loader.repository.group_exists(group)
+                exists = loader.repository.group_exists(group)
                 options = loader.get_group_options(group) if exists else None
-                values = (
-                    override.sweep_string_iterator()
-                    if override.is_sweep_override()
-                    else [override.value()]
-                )
-                for value in values if options is not None else ():
-                    if isinstance(value, str) and value not in options:
+                for value in override.sweep_string_iterator() if options is not None else ():
+                    if value not in options:
                         return f"{group}={value}: no such {group}; valid choices: {options}"
             owned = row_owned(args.config_name or "config", parsed)
             if owned is not None:  # `++tnorm.p=3` too, which would replace the row's operator
@@ -154,6 +150,12 @@ def row_owned(config_name: str, parsed: Sequence) -> str | None:
             continue
         node = raw.get(top) if isinstance(raw, dict) else None
         if isinstance(node, str) and "${rows[" in node:
+            loader = GlobalHydra.instance().config_loader()
+            group = override.key_or_group.lstrip("+~")
+            if "." not in group and loader.repository.group_exists(group):
+                options = loader.get_group_options(group)
+                if override.value() not in options:  # no such option at all: say that first
+                    return f"{group}={override.value()}: no such {group}; valid choices: {options}"
             return (
                 f"{override.input_line} is ignored: experiment {raw.get('experiment_name')!r} "
                 f"sets {top} from its row (row={raw.get('row')}); pick another row, or run "

@@ -5,13 +5,10 @@ The paper's headline (Section 10.2): `both` 98.0 against `sum9` 97.7, "more know
 performance", a gap of +0.3 points at `profile=paper` (70,000 iterations). With the seed sds the
 cells show now, `seeds_needed` gives the seeds per cell for an 80% chance that Welch's 95%
 interval of both - sum9 excludes 0 if the true gap is the paper's. The decision rule, declared
-here with the plan (`DECISION`), reads the final interval of both - sum9 against the gap's own
-size, not against a generic margin wider than it:
-
-- holds: the interval lies above 0 (both above sum9);
-- fails: the interval's upper end lies below the paper's +0.3 (a gap smaller than the paper's,
-  shown; a one-sided test of "gap >= 0.3" at 2.5%);
-- inconclusive: otherwise.
+with the plan (results/headline.py, `DECISION`, which the write-up reads too), reads the final
+interval of both - sum9 against the gap's own size, not against a generic margin wider than it:
+holds when it lies above 0, fails when its upper end lies below the paper's +0.3, else
+inconclusive.
 
 `python -m dfl_bench.reproduction.headline_plan` writes results/headline_plan/ (plan.json in the
 seed plan's form, so `seed_plan run --out results/headline_plan` trains exactly it, and its
@@ -31,22 +28,12 @@ from typing import Any
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells, stats
+from dfl_bench.results.headline import CELLS, DECISION, PAPER
 from dfl_bench.schema import TEST_ACCURACY
 
 FOLDER = REPO_DIR / "results" / "headline_plan"
 PROFILE = "paper"
-CELLS = {"best/both": "kb=both", "best/sum9": "kb=sum9"}  # the claim's cells, first minus second
-PAPER = {"best/both": 98.0, "best/sum9": 97.7}  # Section 10.2's numbers (paper_numbers.yaml)
-MIN_SEEDS = 6  # the least a cell gets, whatever the power calculation says (issue 63)
-DECISION = {
-    "claim": "both_above_sum9_at_paper_budget",
-    "difference": "best/both - best/sum9, final test accuracy (points), runs not collapsed",
-    "test": "Welch's 95% interval (stats.welch)",
-    "gap": 0.3,
-    "holds": "the interval lies above 0",
-    "fails": "the interval's upper end lies below the paper's gap (+0.3)",
-    "inconclusive": "otherwise",
-}
+MIN_SEEDS = 6  # the least a cell gets, whatever the power calculation says
 
 
 def cell_runs(records_dir: Path) -> dict[str, Any]:
@@ -149,24 +136,6 @@ def readme(p: dict) -> str:
             "",
         ]
     )
-
-
-def decide(plan: dict, both: Sequence[float], sum9: Sequence[float]) -> tuple[str, stats.Interval]:
-    """The declared decision on the final accuracies (points, runs not collapsed) of the two
-    cells: holds, fails or inconclusive, and Welch's interval of both - sum9.
-
-    >>> p = {"decision": DECISION}
-    >>> decide(p, [98.0, 98.1, 97.9, 98.05], [97.6, 97.7, 97.65, 97.75])[0]
-    'holds'
-    >>> decide(p, [97.5, 97.6, 97.55, 97.5], [97.5, 97.55, 97.6, 97.5])[0]
-    'fails'
-    """
-    interval = stats.welch(list(both), list(sum9))
-    if interval.low > 0:
-        return "holds", interval
-    if interval.high < plan["decision"]["gap"]:
-        return "fails", interval
-    return "inconclusive", interval
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -422,6 +422,7 @@ def paper_budget(results: Sequence[Rendered]) -> str:
     """The front page's words on the paper's headline at its budget (README.md between
     PAPER_BUDGET_MARKERS): `best` both against sum9 ("more knowledge increases performance")
     and both against the paper's own number, each in the three outcomes of every comparison."""
+    from dfl_bench.results import headline
     from dfl_bench.results.render import versus
 
     begin, end = PAPER_BUDGET_MARKERS
@@ -441,18 +442,21 @@ def paper_budget(results: Sequence[Rendered]) -> str:
     )
     if interval is None:
         return "\n".join([begin, f"{head}: {text}.", end])
-    word = interval.word
     kept = stats.kept_runs(both.values["accuracy"], both.collapsed.get("accuracy", ()))
+    other = stats.kept_runs(sum9.values["accuracy"], sum9.collapsed.get("accuracy", ()))
     own = stats.one_sample(kept, paper["both"], MARGINS["accuracy"])
     phrase = {"equivalent": "equivalent to", "inconclusive": "not shown different from"}
     own_word = phrase.get(own.word, own.word)
+    verdict, gap = headline.decide(kept, other)
     return "\n".join(
         [
             begin,
-            f"{head}: **{word}** (margin ±{MARGINS['accuracy']:g} points; difference "
-            f"{interval.brief()}, {interval.how}; TOST {interval.tost_text()}). `both` is "
-            f"{own_word} the paper's {paper['both']} (minus it: {own.text()}, {own.how}). The "
-            f"paper's `both` above `sum9` is {'' if word == 'above' else 'not '}reproduced.",
+            f"{head}, n = {len(kept)}/{len(other)}: difference {gap.brief()} ({gap.how}). By the "
+            f"rule declared for this claim of a stated size (`results/headline_plan/`: holds "
+            f"when the interval lies above 0, fails when its upper end lies below the paper's "
+            f"+{headline.DECISION['gap']:g}): **{verdict}**. `both` is {own_word} the paper's "
+            f"{paper['both']} (minus it: {own.text()}, {own.how}; margin "
+            f"±{MARGINS['accuracy']:g}).",
             end,
         ]
     )

@@ -218,6 +218,7 @@ def test_paper_run_records_are_read_with_relative_paths(tmp_path):
         "wall_time_s": 800.0,
         "test_accuracy": 0.96,
         "git_commit": "abc",
+        "seed": 0,
     }
     record = {**{k: None for k in records.RECORD_FIELDS}, **record, "config_hash": "h"}
     (tmp_path / "default").mkdir()

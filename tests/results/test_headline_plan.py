@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dfl_bench.reproduction import headline_plan, seed_plan
+from dfl_bench.results import headline
 from dfl_bench.results.paper import load_paper
 
 PLAN = json.loads((headline_plan.FOLDER / "plan.json").read_text())
@@ -38,7 +39,7 @@ def test_the_gap_it_decides_is_the_papers_own():
     ],
 )
 def test_the_declared_rule_decides_against_the_gaps_size(both, sum9, verdict):
-    assert headline_plan.decide(PLAN, both, sum9)[0] == verdict
+    assert headline.decide(both, sum9)[0] == verdict
 
 
 def test_the_seed_plans_runner_trains_its_cells_at_the_papers_budget(tmp_path):
