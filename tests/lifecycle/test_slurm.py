@@ -45,15 +45,15 @@ pytestmark = [
     pytest.mark.skipif(not UP, reason="no SLURM cluster answers (scripts/slurm_local.sh start)"),
 ]
 
-# A run long enough to be preempted or to reach its time limit: about 1,200 steps of the smoke
-# subset, a checkpoint every 100 steps.
+# A run long enough to be preempted or warned of its time limit after its first checkpoint:
+# 600 steps of the smoke subset (about 15 s), a checkpoint every 50 steps.
 LONG = [
     "+experiment=same_symmetric",
     "row=product_S",
     "profile=smoke",
-    "profile.max_steps=1200",
-    "profile.checkpoint_every=100",
-    "profile.eval_every=400",
+    "profile.max_steps=600",
+    "profile.checkpoint_every=50",
+    "profile.eval_every=200",
     "profile.log_every=10",
     "threads=1",
     "logger=none",
