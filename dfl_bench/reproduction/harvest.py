@@ -52,17 +52,12 @@ def moved(record: dict[str, Any], named: str) -> dict[str, Any]:
     for key, value in renamed.items():
         if key in config:
             config[key] = value
-    out["overrides"] = [
-        next(
-            (
-                f"{k}={v}"
-                for k, v in renamed.items()
-                if isinstance(o, str) and o.startswith(f"{k}=")
-            ),
-            o,
-        )
-        for o in out.get("overrides") or []
-    ]
+
+    def renamed_override(override: Any) -> Any:
+        key = override.split("=", 1)[0] if isinstance(override, str) else None
+        return f"{key}={renamed[key]}" if key in renamed else override
+
+    out["overrides"] = [renamed_override(o) for o in out.get("overrides") or []]
     return out
 
 

@@ -229,8 +229,7 @@ def transitions(log_probs: Tensor, sums: Tensor, p: float, reduce) -> Tensor:
     batch, width, _ = log_probs.shape
     digits = width // 2
     device = log_probs.device
-    pair = p * (log_probs[:, :digits].unsqueeze(3) + log_probs[:, digits:].unsqueeze(2))
-    pair = pair.flatten(2)  # (B, N, 100): digit a of x, digit b of y at a * 10 + b
+    pair = p * digit_pairs(log_probs)
     a, b = torch.arange(10, device=device).view(10, 1), torch.arange(10, device=device)
     column = (a + b).flatten().view(1, 1, 1, 1, 100) + torch.arange(2, device=device).view(
         1, 1, 2, 1, 1
@@ -239,6 +238,13 @@ def transitions(log_probs: Tensor, sums: Tensor, p: float, reduce) -> Tensor:
     z = sums[:, 1:].view(batch, digits, 1, 1, 1)
     match = (column % 10 == z) & (column // 10 == out_carry)  # (B, N, 2, 2, 100)
     return reduce(pair.view(batch, digits, 1, 1, 100).masked_fill(~match, IMPOSSIBLE), -1)
+
+
+def digit_pairs(log_probs: Tensor) -> Tensor:
+    """Every position's log-probability of each digit pair (B, N, 100): digit a of x and digit b
+    of y at a * 10 + b."""
+    digits = log_probs.shape[1] // 2
+    return (log_probs[:, :digits].unsqueeze(3) + log_probs[:, digits:].unsqueeze(2)).flatten(2)
 
 
 def _carried_values(log_probs: Tensor, sums: Tensor, ops: OperatorSet) -> Tensor:
@@ -280,10 +286,11 @@ def digit_marginals(log_probs: Tensor) -> Tensor:
     to_total = to_total.to(log_probs.dtype)  # (19, 100): log of "pair (a, b) adds up to k"
     never = log_probs.new_full((batch, 1), IMPOSSIBLE)
     carry = torch.cat([log_probs.new_zeros(batch, 1), never], -1)
+    # every position's distribution of a + b (B, N, 19) at once; only the carries are sequential
+    all_totals = (digit_pairs(log_probs).unsqueeze(2) + to_total).logsumexp(-1)
     out = []
     for i in reversed(range(digits)):
-        pair = (log_probs[:, i].unsqueeze(2) + log_probs[:, digits + i].unsqueeze(1)).flatten(1)
-        totals = (pair.unsqueeze(1) + to_total).logsumexp(-1)  # (B, 19)
+        totals = all_totals[:, i]
         columns = torch.logaddexp(  # (B, 20): with carry in 0, and shifted by one with 1
             torch.cat([totals + carry[:, :1], never], -1),
             torch.cat([never, totals + carry[:, 1:]], -1),
