@@ -3,7 +3,9 @@ planning every table resolves some 400 jobs, yet what they give depends only on 
 package's code. So a planned experiment's jobs and a cell's config are kept under `configs/` of
 the cache folder (paths.cache_root: `$DFL_BENCH_CACHE`, default ~/.cache/dfl_bench) in a folder
 named by the fingerprint of those files, and read back while none of them changes;
-DFL_BENCH_CACHE=off composes every time.
+DFL_BENCH_CACHE=off composes every time. The fingerprint is taken when this module is imported
+(with the code that composes) and a value is kept only while the files still match it: a file
+edited while a process runs would otherwise file that process's old answers under the new code.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ def composes(relative: Path) -> bool:
 
 @cache
 def fingerprint() -> str:
+    """`files_fingerprint()` as this process's code was loaded (taken once)."""
+    return files_fingerprint()
+
+
+def files_fingerprint() -> str:
     """sha256 over every file a composed config depends on: conf/**/*.yaml, the package's
     Python but what only renders, times or derives theory (the registry fills operators'
     defaults) and the Hydra and OmegaConf versions."""
@@ -74,6 +81,8 @@ def cached(kind: str, key: Any, compute: Callable[[], T]) -> T:
     except (OSError, ValueError):
         pass
     value = compute()
+    if files_fingerprint() != place.name:
+        return value  # conf/ or the code changed since this process loaded it: keep nothing
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -82,3 +91,6 @@ def cached(kind: str, key: Any, compute: Callable[[], T]) -> T:
     except OSError:
         pass
     return value
+
+
+fingerprint()  # now, beside the code that composes, not at the first value kept

@@ -126,11 +126,11 @@ def effect_lines(runs: pd.DataFrame) -> list[str]:
     adjusted_p = list(zip(*holm, strict=True))
     parts = []
     for (machine, interval), p in zip(intervals.items(), adjusted_p, strict=True):
-        decided = interval.adjusted_to(p)
+        decided = interval.adjusted_to(p, correction="Holm")
         before = stats.one_sample(raw[machine], 0.0).text()
         parts.append(
-            f"{machine} {interval.text()} over {len(found[machine])} cells: {decided.word} "
-            f"({interval.tost_text()}; with the seeds' effects left in: {before})"
+            f"{machine} {decided.text()} over {len(found[machine])} cells: {decided.word} "
+            f"({decided.tost_text()}; with the seeds' effects left in: {before})"
         )
     return [
         f"{line}. Each machine's runs less their seeds' effects, minus the other named "

@@ -13,7 +13,7 @@ import pandas as pd
 
 from dfl_bench import markdown
 from dfl_bench.lifecycle.records import cell_hash
-from dfl_bench.results import budget_runs, claims, figures, render, stats, writeup
+from dfl_bench.results import budget_runs, claims, figures, render, sensitivity, stats, writeup
 from dfl_bench.results.agreement import WITHIN, Agreement, agreement
 from dfl_bench.results.cells import DEFAULT, PAPER_PROFILE, SPREAD, cell_config
 from dfl_bench.results.load import pooled
@@ -90,6 +90,9 @@ def build(
         on_best,
         before_fdr,
         on_paired,
+        sensitivity.table(paper, frame, profile, repo, default_run)
+        if profile == writeup.DECIDED_AT
+        else (),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -12,7 +12,15 @@ from dfl_bench.results.agreement import WITHIN, Agreement
 from dfl_bench.results.claims import MARGINS, Claim, Verdict
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, Published
 from dfl_bench.results.probes import PROBE_FILES, PROBE_STEPS
-from dfl_bench.results.stats import MIN_SEEDS, Interval, compare_runs, kept_runs, one_sample
+from dfl_bench.results.stats import (
+    BH,
+    MIN_SEEDS,
+    Interval,
+    adjust_block,
+    compare_runs,
+    kept_runs,
+    one_sample,
+)
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
 from dfl_bench.schema import CU_ANT, CU_CONS
 
@@ -247,6 +255,21 @@ def versus(ours: Ours | None, reference: Ours | None) -> tuple[Interval | None, 
     return interval, f"{interval.brief()} {interval.word}"
 
 
+def versus_block(
+    pairs: Sequence[tuple[Ours | None, Ours | None]],
+) -> list[tuple[Interval | None, str]]:
+    """`versus` for each pair of one block, decided after Benjamini-Hochberg within the block
+    (stats.adjust_block; a block of one comparison as it is)."""
+    found = [versus(a, b) for a, b in pairs]
+    if sum(interval is not None for interval, _ in found) < 2:
+        return found
+    adjusted = adjust_block([interval for interval, _ in found])
+    return [
+        (i, text if i is None else f"{i.brief()} {i.word}")
+        for i, (_, text) in zip(adjusted, found, strict=True)
+    ]
+
+
 def _spread(values: pd.Series, scale: float, digits: int) -> str:
     """`mean ± std` of a record column (scaled), `-` when empty."""
     values = pd.to_numeric(values, errors="coerce").dropna() * scale
@@ -274,15 +297,20 @@ def beyond_markdown(table: Table) -> str:
     header = ["row", "n", HEADERS["accuracy"], *(["digit accuracy (final)"] if digits else [])]
     header += [*(HEADERS[c] for c in ratios), "wall time (min)", f"accuracy - {paper.reference}"]
     notes, per_row = footnotes(table)
+    compared = [
+        index
+        for index, row in enumerate(table.rows)
+        if row.label != paper.reference and table.comparable(row.label, paper.reference or "")
+    ]
+    words = versus_block([(table.rows[i].cells[0][1], reference) for i in compared])
+    against = {index: text for index, (_, text) in zip(compared, words, strict=True)}
     body = []
     for index, row in enumerate(table.rows):
         mine = row.cells[0][1]
         own = records[records["configuration"] == (mine.configuration if mine else None)]
         marks = "".join(f" [{m}]" for m in per_row.get(index, []))
         n = "-" if mine is None else f"{mine.n_ok}" + (f" {FEW}" if mine.n_ok < MIN_SEEDS else "")
-        vs = "" if row.label == paper.reference else versus(mine, reference)[1]
-        if vs and not table.comparable(row.label, paper.reference or ""):
-            vs = ANOTHER_TASK
+        vs = "" if row.label == paper.reference else against.get(index, ANOTHER_TASK)
         cells = [plain(row.label) + (" (other configuration)" if row.extra else "") + marks, n]
         cells.append(ours_value(mine, "accuracy"))
         cells += [_spread(own["digit_accuracy"], 100, 2)] if digits else []
@@ -304,8 +332,8 @@ def beyond_markdown(table: Table) -> str:
         f"machine that ran it. The last column: each row's final accuracy minus "
         f"`{paper.reference}`'s, the 95% interval over both rows' seeds (Welch's; collapsed runs "
         f"compared on their rate), above / below / equivalent (TOST within "
-        f"±{MARGINS['accuracy']:g} points) / inconclusive; `{FEW}`: fewer than {MIN_SEEDS} "
-        f"seeds, no comparison."
+        f"±{MARGINS['accuracy']:g} points) / inconclusive, decided after {BH} over the "
+        f"column's comparisons; `{FEW}`: fewer than {MIN_SEEDS} seeds, no comparison."
         + (
             f" `{UNDEFINED}`: no derivative of the ratio's kind in the run's last steps."
             if ratios
@@ -328,12 +356,13 @@ def beyond_markdown(table: Table) -> str:
 
 def published_markdown(table: Table) -> list[str]:
     """Our highest row per task setting beside other systems' published numbers: each number
-    against our seeds (Student's 95% interval of our mean minus it; its own noise not counted)."""
+    against our seeds (Student's 95% interval of our mean minus it; its own noise not counted),
+    decided after Benjamini-Hochberg over the block's comparisons."""
     published = table.paper.published
     systems = list(dict.fromkeys(p.system for p in published))
     settings = list(dict.fromkeys(p.setting for p in published))
     header = ["task", "ours: highest row (n)", "ours (final)", *systems]
-    body = []
+    body, cells_of = [], []  # cells_of: per published cell, (its row, its column, shown, test)
     for setting in settings:
         mine = _highest(table, setting)
         key, ours = mine if mine else ("-", None)
@@ -342,8 +371,15 @@ def published_markdown(table: Table) -> list[str]:
         cells += [ours_value(ours, "accuracy") if ours else MISSING]
         for system in systems:
             theirs = [p for p in published if (p.system, p.setting) == (system, setting)]
-            cells.append(_published_cell(theirs[0], ours) if theirs else "-")
+            cells.append("-")
+            if theirs:
+                cells_of.append((len(body), len(cells) - 1, *_published_test(theirs[0], ours)))
         body.append(cells)
+    tests = adjust_block([test if isinstance(test, Interval) else None for *_, test in cells_of])
+    for (row, column, shown, test), decided in zip(cells_of, tests, strict=True):
+        body[row][column] = (
+            f"{shown}: ours {decided.text()} {decided.word}" if decided else shown + test
+        )
     sources = "; ".join(dict.fromkeys(f"{p.system}: {p.source}" for p in published))
     return [
         "Beside published systems (final test accuracy of the sum, %):",
@@ -354,7 +390,8 @@ def published_markdown(table: Table) -> list[str]:
         f"verdict that it beats the others). Each published number: ours minus it, Student's 95% "
         f"interval over our seeds (the number's own noise not counted; collapsed runs left "
         f"out), above / below / equivalent (TOST within ±{MARGINS['accuracy']:g}) / "
-        f"inconclusive. Sources: {sources}.",
+        f"inconclusive, decided after {BH} over the block's {len(cells_of)} numbers. "
+        f"Sources: {sources}.",
     ]
 
 
@@ -372,20 +409,20 @@ def _highest(table: Table, setting: tuple[tuple[str, object], ...]) -> tuple[str
     return max(candidates, key=lambda c: c[0])[1:] if candidates else None
 
 
-def _published_cell(published: Published, ours: Ours | None) -> str:
-    """A published number (or why there is none) and, with our seeds, ours minus it."""
+def _published_test(published: Published, ours: Ours | None) -> tuple[str, Interval | str]:
+    """A published number as shown and, with our seeds, ours minus it (else what to add to the
+    shown number: why there is no comparison, or nothing)."""
     if published.accuracy is None:
-        return published.note
+        return published.note, ""
     shown = f"{'≈' if published.note == 'about' else ''}{published.accuracy:g}"
     shown += f" ± {published.sd:g}" if published.sd is not None else ""
     shown += f" ({published.note})" if published.note not in ("", "about") else ""
     if ours is None or ours.n["accuracy"] < MIN_SEEDS:
-        return shown
+        return shown, ""
     kept = kept_runs(ours.values["accuracy"], ours.collapsed.get("accuracy", ()))
     if len(kept) < 2:
-        return f"{shown}: fewer than 2 of our runs did not collapse"
-    interval = one_sample(kept, published.accuracy, MARGINS["accuracy"])
-    return f"{shown}: ours {interval.text()} {interval.word}"
+        return shown, ": fewer than 2 of our runs did not collapse"
+    return shown, one_sample(kept, published.accuracy, MARGINS["accuracy"])
 
 
 def agreement_markdown(agreement: Agreement) -> str:

@@ -28,3 +28,6 @@ class Rendered:
     on_best: dict[str, claims.Verdict]  # ours decided on the best-of-evaluations accuracy
     before_fdr: dict[str, claims.Verdict]  # ours before Benjamini-Hochberg across claims
     on_paired: dict[str, claims.Verdict]  # ours with two cells compared over their common seeds
+    # ours under each variation of the sensitivity table (results/sensitivity.py; at the
+    # profile the write-up decides at only): (its label, verdicts by claim name)
+    sensitivity: tuple[tuple[str, dict[str, claims.Verdict]], ...] = ()

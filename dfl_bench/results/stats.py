@@ -60,6 +60,7 @@ class Interval:
     fixed: tuple[float, float, float] | None = None  # raw p-values of a combined test
     direction: int = 0  # a combined test's direction (0: the sign of delta)
     rates: str = ""  # a combined test's collapse rates, e.g. `collapsed 2 of 3 vs 0 of 10`
+    correction: str = ""  # what adjusted the p-values (`Holm`, `Benjamini-Hochberg`)
     seen: Callable[[float], None] | None = field(default=None, compare=False, repr=False)
 
     def _cdf(self, x: float) -> float:
@@ -162,7 +163,20 @@ class Interval:
             return "none [no interval]"
         if not (math.isfinite(self.low) and math.isfinite(self.high)):
             return f"{self.delta:+.2f} [no interval]"
-        return f"{self.delta:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
+        return f"{self.delta:+.2f} [{self.low:+.2f}, {self.high:+.2f}]{self._lost(0)}"
+
+    def _lost(self, test: int) -> str:
+        """` (not after Holm)` where the raw p of `test` decides and the adjusted one does not:
+        the printed interval excludes 0 (or lies inside the margin) but the correction undoes
+        it.
+
+        >>> i = welch([97.0, 97.2, 97.1], [96.0, 96.1, 95.9])
+        >>> i.adjusted_to((0.2, 1.0, 1.0), correction="Holm").text()
+        '+1.10 [+0.87, +1.33] (not after Holm)'
+        """
+        if self.adjusted is None or not self.raw[test] < ALPHA <= self.adjusted[test]:
+            return ""
+        return f" (not after {self.correction or 'correction'})"
 
     def brief(self) -> str:
         """`text()`, with the collapse rates where they took part in the test.
@@ -175,11 +189,32 @@ class Interval:
     def tost_text(self, digits: int = 2) -> str:
         """`90% [-0.42, +0.26] within +-0.5`: TOST's interval and the margin."""
         low, high = self.interval90()
-        return f"90% [{low:+.{digits}f}, {high:+.{digits}f}] vs +-{self.margin:g}"
+        return f"90% [{low:+.{digits}f}, {high:+.{digits}f}] vs +-{self.margin:g}{self._lost(1)}"
 
-    def adjusted_to(self, p: tuple[float, float, float], seen=None) -> Interval:
-        """This comparison decided by the adjusted p-values `p`."""
-        return replace(self, adjusted=p, seen=seen)
+    def adjusted_to(
+        self, p: tuple[float, float, float], seen=None, correction: str = ""
+    ) -> Interval:
+        """This comparison decided by the adjusted p-values `p` (of `correction`)."""
+        return replace(self, adjusted=p, seen=seen, correction=correction or self.correction)
+
+
+BH = "Benjamini-Hochberg"
+
+
+def adjust_block(intervals: Sequence[Interval | None]) -> list[Interval | None]:
+    """The comparisons of one block (a list that states above / below / equivalent for more
+    than one) decided after Benjamini-Hochberg within the block, each kind of test on its own;
+    None (no comparison) stays None.
+
+    >>> a = welch([97.0, 97.2, 97.1], [96.0, 96.1, 95.9])
+    >>> b = welch([97.0, 97.2, 97.1], [97.05, 96.9, 97.3])
+    >>> [i.outcome for i in adjust_block([a, b, None]) if i]
+    [1, 0]
+    """
+    present = [i for i in intervals if i is not None]
+    columns = [benjamini_hochberg([i.raw[k] for i in present]) for k in range(3)]
+    adjusted = iter(zip(*columns, strict=True)) if present else iter(())
+    return [None if i is None else i.adjusted_to(next(adjusted), correction=BH) for i in intervals]
 
 
 def holm(ps: Sequence[float]) -> list[float]:

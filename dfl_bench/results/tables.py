@@ -317,10 +317,12 @@ def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 COLLAPSE_POINTS = 5.0  # a run collapsed: final accuracy this many points below the baseline's mean
 
 
-def collapse_threshold(frame: pd.DataFrame, profile: str) -> float | None:
-    """The final accuracy (%) below which a run of `profile` collapsed: COLLAPSE_POINTS under
-    the mean final accuracy of the supervised baseline's ok runs at that profile (None without
-    them: nothing is called collapsed)."""
+def collapse_threshold(
+    frame: pd.DataFrame, profile: str, points: float = COLLAPSE_POINTS
+) -> float | None:
+    """The final accuracy (%) below which a run of `profile` collapsed: `points` (the rule:
+    COLLAPSE_POINTS) under the mean final accuracy of the supervised baseline's ok runs at that
+    profile (None without them: nothing is called collapsed)."""
     if frame.empty:
         return None
     runs = frame[
@@ -330,7 +332,7 @@ def collapse_threshold(frame: pd.DataFrame, profile: str) -> float | None:
         & (frame["status"] == "ok")
     ]
     values = pd.to_numeric(runs[RECORD_FIELDS["accuracy"]], errors="coerce").dropna() * 100
-    return float(values.mean()) - COLLAPSE_POINTS if len(values) else None
+    return float(values.mean()) - points if len(values) else None
 
 
 BASELINE = ("baseline", "ce_pair")  # the supervised baseline's cell

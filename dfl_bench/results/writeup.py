@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dfl_bench import markdown
-from dfl_bench.results import budget_runs, machines, plan_report, stats
+from dfl_bench.results import budget_runs, machines, plan_report, sensitivity, stats
 from dfl_bench.results.agreement import WITHIN
 from dfl_bench.results.cells import PAPER_PROFILE, budget
 from dfl_bench.results.claims import MARGINS, SECTIONS, STATUSES
@@ -52,7 +52,10 @@ def rules() -> list[str]:
         "a row is above X, else is inconclusive (with the tie set and the bootstrap probability "
         "that X is the top row). *Multiplicity*: Holm within each claim over its comparisons, "
         f"then Benjamini-Hochberg across claims (FDR {stats.FDR:.0%}) on the p of the tests "
-        "that decide each claim (0 for a verdict that rests on a fact). *Collapses*: a run "
+        "that decide each claim (0 for a verdict that rests on a fact); an interval printed in "
+        "a claim that Holm undoes says `(not after Holm)`; every list or block beyond the claims "
+        f"that states above / below / equivalent for more than one comparison decides after "
+        f"{stats.BH} within it, and says so. *Collapses*: a run "
         f"collapsed when its final accuracy is more than {COLLAPSE_POINTS:g} points below the "
         "supervised baseline's mean at its profile (a run of another task: below its table's "
         "reference row of the same task setting); a cell with collapses is compared on its "
@@ -193,20 +196,25 @@ def _against_baseline(ours: dict[str, Ours], r: Rendered) -> tuple[str, str]:
     if base.n["accuracy"] < stats.MIN_SEEDS:
         few = f"the baseline has {base.n['accuracy']} seed(s)"
         return few, few
-    above, below, few = [], [], []
-    for key, o in ours.items():
-        if o.n["accuracy"] < stats.MIN_SEEDS:
-            few.append(key)
-            continue
-        interval = stats.compare_runs(
-            o.values["accuracy"],
-            o.collapsed.get("accuracy", ()),
-            base.values["accuracy"],
-            base.collapsed.get("accuracy", ()),
-        )
+    few = [key for key, o in ours.items() if o.n["accuracy"] < stats.MIN_SEEDS]
+    compared = [key for key in ours if key not in few]
+    intervals = stats.adjust_block(
+        [
+            stats.compare_runs(
+                ours[key].values["accuracy"],
+                ours[key].collapsed.get("accuracy", ()),
+                base.values["accuracy"],
+                base.collapsed.get("accuracy", ()),
+            )
+            for key in compared
+        ]
+    )
+    above, below = [], []
+    for key, interval in zip(compared, intervals, strict=True):
         if interval.outcome:
             (above if interval.outcome > 0 else below).append(f"{key} {interval.brief()}")
-    aside = f" (too few seeds to decide: {len(few)} rows)" if few else ""
+    aside = f" ({stats.BH} over the {len(compared)} rows compared)" if len(compared) > 1 else ""
+    aside += f" (too few seeds to decide: {len(few)} rows)" if few else ""
     return (", ".join(above) or "none") + aside, (", ".join(below) or "none") + aside
 
 
@@ -317,8 +325,7 @@ def summary(results: Sequence[Rendered]) -> str:
             lines.append(f"- {name}: {'; '.join(parts)}")
         lines.append("")
         if r.profile == DECIDED_AT:
-            lines += [*machines.effects(r), f"- {PAIRED[0].upper()}{PAIRED[1:]}, "
-                      f"{_paired_changes(r)}.", ""]  # fmt: skip
+            lines += [*machines.effects(r), "", *sensitivity_table(r)]
             lines += decided(r)
         lines += plan_report.outcome(r)
     return "\n".join([*lines, END])
@@ -360,19 +367,25 @@ def beyond(table: Table) -> str:
     """A table beyond the paper in words: the rows above, tied with and below its reference row
     (Welch's interval over both rows' seeds), those whose ratios vanished, and those with too
     few seeds."""
-    from dfl_bench.results.render import ANOTHER_TASK, MISSING, versus
+    from dfl_bench.results.render import ANOTHER_TASK, MISSING, versus_block
 
     ours = table.ours()
     reference = table.paper.reference or ""
+    others = [key for key in table.paper.keys() if key != reference]
+    compared = [key for key in others if table.comparable(key, reference)]
+    pairs = [(ours.get(key), ours.get(reference)) for key in compared]
+    found = dict(zip(compared, versus_block(pairs), strict=True))
     groups: dict[str, list[str]] = {}
-    for key in table.paper.keys():
-        if key != reference:
-            interval, text = versus(ours.get(key), ours.get(reference))
-            word = interval.word if interval is not None else "too few seeds for"
-            word = "no records beside" if text == MISSING else word
-            word = word if table.comparable(key, reference) else ANOTHER_TASK + " than"
-            groups.setdefault(word, []).append(f"`{key}`")
+    for key in others:
+        interval, text = found.get(key, (None, ""))
+        word = interval.word if interval is not None else "too few seeds for"
+        word = "no records beside" if text == MISSING else word
+        word = word if key in found else ANOTHER_TASK + " than"
+        groups.setdefault(word, []).append(f"`{key}`")
     parts = [f"{word} `{reference}`: {', '.join(keys)}" for word, keys in groups.items()]
+    tested = sum(interval is not None for interval, _ in found.values())
+    if tested > 1:
+        parts.append(f"({stats.BH} over the {tested} comparisons)")
     defined = any(o.n["cons"] for o in ours.values())  # a task without implications has none
     vanished = [f"`{k}`" for k, o in ours.items() if defined and o.n_ok and o.undefined("cons")]
     if vanished:
@@ -530,6 +543,22 @@ PAIRED = (
 )
 
 
+def sensitivity_table(r: Rendered) -> list[str]:
+    """The write-up's sensitivity table (declared as such, it decides nothing): per variation
+    of a choice behind the verdicts, which verdicts on ours move and to what."""
+    mine = [(item.name, ours) for item, _, ours in r.verdicts]
+    rows = [[label, sensitivity.moved(mine, other)] for label, other in r.sensitivity]
+    rows.append([PAIRED, sensitivity.moved(mine, r.on_paired)])
+    return [
+        f"Sensitivity at `{r.profile}` (a table declared as such: it decides nothing, the rules "
+        f"above do; each variation decided by the same rules on the same records less what it "
+        f"leaves out; the collapse line of the rules is {COLLAPSE_POINTS:g} points):",
+        "",
+        *markdown.table(["variation", "verdicts on ours that move"], rows),
+        "",
+    ]
+
+
 def _paired_changes(r: Rendered) -> str:
     """How many verdicts would differ with two cells compared over their common seeds."""
     return _changes(r, r.on_paired, "`{name}` ({status})", "would differ")
@@ -544,7 +573,7 @@ def beyond_block(name: str, results: Sequence[Rendered]) -> str:
     """The write-up's words on a table beyond the paper, at the longest profile with its
     records: every row against each of its reference rows and against the supervised baseline
     (Welch's 95% interval over both cells' own seeds, collapse-aware), then its collapsed runs."""
-    from dfl_bench.results.render import MISSING, versus
+    from dfl_bench.results.render import MISSING, versus_block
 
     r = longest(results, name)
     table = r.tables[name]
@@ -560,20 +589,24 @@ def beyond_block(name: str, results: Sequence[Rendered]) -> str:
     base = r.tables["baseline"].ours().get("ce_pair")
     against.append(("the supervised baseline (CE + pair loss)", None, base))
     for label, ref, other in against:
+        compared = [
+            key
+            for key in keys
+            if key != ref and table.comparable(key, ref or key)
+            if ref is not None or papers_task(table, key)  # else another task than the baseline's
+        ]
         groups: dict[str, list[str]] = {}
-        for key in keys:
-            if key == ref or not table.comparable(key, ref or key):
-                continue
-            if ref is None and not papers_task(table, key):
-                continue  # another task than the baseline's
-            interval, text = versus(ours.get(key), other)
+        found = versus_block([(ours.get(key), other) for key in compared])
+        for key, (interval, text) in zip(compared, found, strict=True):
             word = interval.word if interval is not None else "too few seeds"
             word = "no records" if text == MISSING else word
             shown = "" if word == "no records" else f" {_accuracy(ours.get(key))}"
             groups.setdefault(word, []).append(f"`{key}`{shown}")
         if groups:
             parts = [f"{word}: {', '.join(groups[word])}" for word in WORDS if word in groups]
-            lines.append(f"- against {label}, {_accuracy(other)}: " + "; ".join(parts))
+            tested = sum(interval is not None for interval, _ in found)
+            by = f" ({stats.BH} over the {tested} comparisons)" if tested > 1 else ""
+            lines.append(f"- against {label}, {_accuracy(other)}{by}: " + "; ".join(parts))
     rows = [key for key in keys if papers_task(table, key)]
     if base is not None and base.n_ok and rows:
         floor = base.number("accuracy") - COLLAPSE_POINTS

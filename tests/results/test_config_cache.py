@@ -87,3 +87,15 @@ def test_invalid_jobs_are_named_every_time_and_never_kept(tmp_path, cache_dir):
         with pytest.raises(ValueError, match=r"2 invalid job\(s\): default seed=0"):
             plan.plan(["default"], "smoke", 2, tmp_path, overrides=["tnorm.p=-1"])
     assert not list(cache_dir.rglob("*.json"))
+
+
+def test_a_value_computed_while_the_files_changed_is_not_kept(cache_dir, monkeypatch):
+    """A file edited after this process loaded its code: what the old code computed is not
+    filed under the new code's fingerprint (a later process would read it as the new code's)."""
+    monkeypatch.setattr(config_cache, "files_fingerprint", lambda: "edited since")
+    assert config_cache.cached("t", ["k"], lambda: None) is None
+    assert not list(cache_dir.rglob("*.json"))
+    monkeypatch.undo()
+    monkeypatch.setenv("DFL_BENCH_CACHE", str(cache_dir))
+    assert config_cache.cached("t", ["k"], lambda: {"now": 1}) == {"now": 1}
+    assert len(list(cache_dir.rglob("*.json"))) == 1

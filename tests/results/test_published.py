@@ -6,10 +6,19 @@ from __future__ import annotations
 import pytest
 
 from dfl_bench.results.paper import Published, published_of
-from dfl_bench.results.render import _published_cell
+from dfl_bench.results.render import _published_test
+from dfl_bench.results.stats import Interval
 
 ADDITION = {"defaults": [{"override /task": "mnist_addition"}]}
 GOOD = {"system": "S", "task": {"digits": 4}, "accuracy": 92.7, "source": "a paper"}
+
+
+def published_cell(published, ours) -> str:
+    """One published number's cell alone (a block of one comparison: no correction)."""
+    shown, test = _published_test(published, ours)
+    return (
+        f"{shown}: ours {test.text()} {test.word}" if isinstance(test, Interval) else shown + test
+    )
 
 
 def entries(*published) -> dict:
@@ -43,9 +52,9 @@ def test_one_system_twice_for_one_task_is_refused():
 
 def test_a_note_and_an_sd_are_shown_beside_the_number():
     entry = Published.parse({**GOOD, "sd": 0.6, "note": "5 seeds"}, "x.yaml")
-    assert _published_cell(entry, None) == "92.7 ± 0.6 (5 seeds)"
+    assert published_cell(entry, None) == "92.7 ± 0.6 (5 seeds)"
     about = Published.parse({**GOOD, "note": "about"}, "x.yaml")
-    assert _published_cell(about, None) == "≈92.7"
+    assert published_cell(about, None) == "≈92.7"
 
 
 def test_ours_beside_published_numbers_is_a_declared_row_never_a_hand_made_configuration(

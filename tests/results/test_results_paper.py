@@ -173,26 +173,26 @@ def test_the_main_text_tables_are_one_flag_of_the_data_file():
     ],
 )
 def test_a_published_number_is_compared_with_our_seeds(seeds, word):
-    from dfl_bench.results.render import _published_cell
     from dfl_bench.results.tables import Ours
+    from tests.results.test_published import published_cell
 
     values = {"accuracy": seeds}
     ours = Ours(3, 0, {}, {}, {"accuracy": 3}, (None, None), (), (), (), values=values)
     published = Published.parse(
         {"system": "X", "task": {"digits": 1}, "accuracy": 92.7, "source": "s"}, "here"
     )
-    assert _published_cell(published, ours).endswith(word)
+    assert published_cell(published, ours).endswith(word)
     few = Ours(2, 0, {}, {}, {"accuracy": 2}, (None, None), (), (), (), values=values)
-    assert _published_cell(published, few) == "92.7"
+    assert published_cell(published, few) == "92.7"
     timeout = Published.parse(
         {"system": "X", "task": {"digits": 1}, "note": "time-out", "source": "s"}, "here"
     )
-    assert _published_cell(timeout, ours) == "time-out"
+    assert published_cell(timeout, ours) == "time-out"
 
 
 def test_a_published_number_is_compared_with_our_runs_that_did_not_collapse():
-    from dfl_bench.results.render import _published_cell
     from dfl_bench.results.tables import Ours
+    from tests.results.test_published import published_cell
 
     published = Published.parse(
         {"system": "X", "task": {"digits": 1}, "accuracy": 92.7, "source": "s"}, "here"
@@ -203,9 +203,9 @@ def test_a_published_number_is_compared_with_our_runs_that_did_not_collapse():
         n = {"accuracy": len(seeds)}
         return Ours(3, 0, {}, {}, n, (None, None), (), (), (), values=values, collapsed=flags)
 
-    assert _published_cell(published, ours((93.5, 93.4, 20.0), (False, False, True))) == (
+    assert published_cell(published, ours((93.5, 93.4, 20.0), (False, False, True))) == (
         "92.7: ours +0.75 [+0.11, +1.39] above"
     )  # over the mixture the interval would hold 0
-    assert _published_cell(published, ours((93.5, 20.0, 21.0), (False, True, True))) == (
+    assert published_cell(published, ours((93.5, 20.0, 21.0), (False, True, True))) == (
         "92.7: fewer than 2 of our runs did not collapse"
     )

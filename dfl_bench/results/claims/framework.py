@@ -49,6 +49,7 @@ SECTIONS = {  # claims over several tables, shown in the index: their `experimen
 }
 STATUSES = ("holds", "fails", "inconclusive", "not measurable")
 INCONCLUSIVE = STATUSES[2]
+HOLM = "Holm"  # the correction within a claim
 
 
 class NotMeasurable(Exception):
@@ -83,7 +84,7 @@ class Family:
         m = len(self.raw)
         p = self.adjusted.get(key) or tuple(min(1.0, m * x) for x in interval.raw)
         p = tuple(x if x <= self.level else 1.0 for x in p)
-        return interval.adjusted_to(p, self.decided.append)
+        return interval.adjusted_to(p, self.decided.append, HOLM)
 
 
 @dataclass(frozen=True)
@@ -348,7 +349,7 @@ def evaluate(item: Claim, view: View) -> Verdict:
         detail += f" [Holm over {len(family.raw)} comparisons]"
     adjusted = family.adjusted or {}
     comparisons = tuple(
-        (key, raw.adjusted_to(adjusted[key]) if key in adjusted else raw)
+        (key, raw.adjusted_to(adjusted[key], correction=HOLM) if key in adjusted else raw)
         for key, raw in family.raw.items()
     )
     return Verdict(status, detail, p, comparisons=comparisons)
