@@ -45,12 +45,12 @@ test-fast: ## the development loop: unit, property, oracle and doctests, no end-
 	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -m "not slow" -n auto --dist worksteal
 
 lint: ## ruff lint + format check
-	$(PYTHON) -m ruff check dfl_bench tests hydra_plugins
-	$(PYTHON) -m ruff format --check dfl_bench tests hydra_plugins
+	$(PYTHON) -m ruff check dfl_bench tests hydra_plugins scripts
+	$(PYTHON) -m ruff format --check dfl_bench tests hydra_plugins scripts
 
 format: ## apply ruff formatting and safe fixes
-	$(PYTHON) -m ruff check --fix dfl_bench tests hydra_plugins
-	$(PYTHON) -m ruff format dfl_bench tests hydra_plugins
+	$(PYTHON) -m ruff check --fix dfl_bench tests hydra_plugins scripts
+	$(PYTHON) -m ruff format dfl_bench tests hydra_plugins scripts
 
 theory: ## reproduce the paper's analytical results under results/theory/, and the families' under results/theory/families/
 	$(PYTHON) -m dfl_bench.theory

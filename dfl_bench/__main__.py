@@ -4,9 +4,8 @@ the trainer's libraries are imported only for a command line that composes)."""
 
 import sys
 
+from dfl_bench.exits import EXIT_INVALID
 from dfl_bench.lifecycle.preflight import defect
-
-EXIT_INVALID = 2  # as lifecycle.train.EXIT_INVALID (tests/lifecycle/test_reliability.py)
 
 if __name__ == "__main__":
     why = defect(sys.argv[1:])

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from dfl_bench.kinds import KINDS
+
 # A run's headline number and its best over the evaluations (the paper reports the best).
 TEST_ACCURACY, BEST_TEST_ACCURACY = "test_accuracy", "best_test_accuracy"
 CONS_RATIO, CU_CONS, CU_ANT = "cons_ratio", "cu_cons", "cu_ant"  # Section 9.1
 DIGIT_ACCURACY = "digit_accuracy"  # MNIST addition's per-image accuracy (tasks/mnist_addition.py)
 # Whether any nonzero gradient reached the network (a task without a supervised term can train
-# nothing: MNIST addition with a nilpotent t-norm; tasks/mnist/optim.gradient_reached).
+# nothing: MNIST addition with a nilpotent t-norm; tasks/optim.gradient_reached).
 GRADIENT_REACHED = "gradient_reached"
 
 # A run's results in its record: test accuracy (final, best) and the Section 9.1 measures.
@@ -115,6 +117,11 @@ NOT_HASHED = (
     "row_provenance",
 )
 
+# Keys that name code, not configuration: where the task's class lives (its yaml's `_target_`;
+# `task.name` says which task). Never hashed, never compared: a record made before tasks were
+# classes has none and counts for its cell as it did.
+CODE_KEYS: tuple[tuple[str, str], ...] = (("task", "_target_"),)
+
 # Keys added after records were made, each with the value that computes what those records
 # computed: at that value a key is left out of the hash, so adding it moved no record's hash.
 ADDED_KEYS: dict[tuple[str, ...], Any] = {
@@ -126,7 +133,7 @@ ADDED_KEYS: dict[tuple[str, ...], Any] = {
     ("task", "validation"): 0.0,
     ("task", "loss"): "exact",
     # the Yager operators' `eps` (operators/numerics.root_eps): 0 is the paper's operator
-    **{(kind, "eps"): 0.0 for kind in ("tnorm", "tconorm", "implication", "forall", "exists")},
+    **{(kind, "eps"): 0.0 for kind in KINDS},
 }
 
 

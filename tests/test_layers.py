@@ -46,3 +46,34 @@ def test_no_module_imports_from_a_layer_above_its_own():
             if other is not None and other > own:
                 upward.append(f"{module} -> {imported}")
     assert upward == []
+
+
+GENERIC = ("training", "lifecycle")  # the layers that train any task
+NEUTRAL = {"dfl_bench.tasks", "dfl_bench.tasks.contract", "dfl_bench.tasks.optim"}
+
+
+def test_the_generic_layers_never_import_a_task():
+    """training/, lifecycle/ and the task contract, registry and optimizer settings reach a
+    task only through the contract (a task is found by its yaml's `_target_`)."""
+    generic = [p for sub in GENERIC for p in sorted((PACKAGE / sub).rglob("*.py"))]
+    generic += [PACKAGE / "tasks" / name for name in ("__init__.py", "contract.py", "optim.py")]
+    found = []
+    for path in generic:
+        for imported in imports(path):
+            parts = imported.split(".")
+            module = ".".join(parts[:3])
+            if parts[1:2] == ["tasks"] and len(parts) > 2 and module not in NEUTRAL:
+                if imported.rsplit(".", 1)[0] in NEUTRAL:  # a name imported from a neutral one
+                    continue
+                found.append(f"{path.relative_to(PACKAGE)} -> {imported}")
+    assert found == []
+
+
+def test_no_module_of_the_package_is_over_500_lines():
+    """Short modules with one job each: a module past 500 lines is split by what it does."""
+    long = [
+        f"{path.relative_to(PACKAGE)} ({n})"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (n := len(path.read_text().splitlines())) > 500
+    ]
+    assert long == []

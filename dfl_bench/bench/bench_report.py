@@ -10,22 +10,15 @@ from dfl_bench import markdown
 from dfl_bench.bench import bench_plots
 from dfl_bench.bench.targets import (
     PAPER_PROFILE,
-    TARGETS,
     bare_steps,
     checked,
     eval_fraction,
     floor_target,
     mark,
-    meets,
 )
+from dfl_bench.bench.targets_report import targets_markdown
 from dfl_bench.schema import TEST_ACCURACY
 
-STACK_TARGET_RUNS = 16  # the target: 16 stacked runs at >= 15x 16 separate ones, on a GPU
-GPU_TARGETS = (
-    "GPU targets are measured by `--device cuda` only: a single run's step with its kernel "
-    "launches captured, against the uncaptured step on the same card, and 16 stacked runs at "
-    ">= 15x the throughput of 16 separate ones."
-)
 GPU_NOTE = (
     "GPU: every timing is bracketed by `torch.cuda.synchronize()`; at these sizes a step is "
     "bound by kernel launches, so the CPU-oriented ratio targets do not transfer."
@@ -67,7 +60,7 @@ def readme(result: dict[str, Any]) -> str:
         "",
         GPU_NOTE if "gpu" in m else CPU_NOTE,
     ]
-    out += _targets_md(result)
+    out += targets_markdown(result)
     if "floor" in result:
         out += _floor_md(result["floor"])
     if result.get("paper_run"):
@@ -101,76 +94,6 @@ def readme(result: dict[str, Any]) -> str:
     if "sweep" in result:
         out += _sweep_md(result["sweep"])
     return "\n".join(out) + "\n"
-
-
-def target_rows(result: dict[str, Any]) -> list[list[str]]:
-    """One row per measured target: what, the measured value, the bound, met or not."""
-    rows = []
-    for r in result.get("floor", {}).get("rows", []):
-        name = floor_target(r["kb"])
-        rows.append([f"CLI iteration / bare CNN step, {r['kb']} (1 thread)", name, r["vs_cnn"]])
-        if "vs_network" in r:
-            what = f"CLI iteration / bare CNN + NTN heads step, {r['kb']} (1 thread)"
-            rows.append([what, "cli_vs_network", r["vs_network"]])
-    for r in result.get("paper_run", []):
-        what = f"real paper-profile run, {r['name']} ({r['torch_threads']} threads), minutes"
-        rows.append([what, "paper_run_min", r["wall_time_s"] / 60])
-    for r in result.get("iteration", {}).get("ratios", []):
-        key = f"{r['kb']}, {r['threads']} thread(s)"
-        rows.append(
-            [
-                f"factorized vs materialized NTN, {key}",
-                "speedup_vs_materialized",
-                r["speedup_vs_materialized"],
-            ]
-        )
-        rows.append(
-            [
-                f"metrics on a logging step, {key}",
-                "metrics_overhead_logging_step",
-                r["metrics_overhead_logging_step"],
-            ]
-        )
-    for f in eval_fraction(result):
-        rows.append(
-            [
-                f"evaluation share of a paper run, {f['kb']} ({f['torch_threads']} "
-                "thread(s), extrapolated)",
-                "eval_fraction_of_run",
-                f["fraction"],
-            ]
-        )
-    timing = result.get("stack_timing", {})
-    for r in timing.get("rows", []):
-        if r["runs"] == STACK_TARGET_RUNS:
-            what = f"{r['runs']} stacked runs vs separate, throughput ({timing['device']})"
-            rows.append([what, "stack_throughput", r["speedup"]])
-    return [
-        [
-            what,
-            f"{value:.3g}",
-            f"{TARGETS[name][0]} {TARGETS[name][1]:g}",
-            status(name, value, result),
-        ]
-        for what, name, value in rows
-    ]
-
-
-def status(name: str, value: float, result: dict[str, Any]) -> str:
-    """met / **not met**; the stacking target is a GPU one, only informative on a CPU."""
-    if name == "stack_throughput" and result.get("stack_timing", {}).get("device") != "cuda":
-        return "GPU target (CPU: measured only)"
-    return "met" if meets(name, value) else "**not met**"
-
-
-def _targets_md(result: dict[str, Any]) -> list[str]:
-    rows = target_rows(result)
-    if not rows:
-        return []
-    out = ["", "## Targets", "", *markdown.table(["what", "measured", "target", ""], rows)]
-    if result["machine"]["device"] == "cpu":
-        out += ["", GPU_TARGETS]
-    return out
 
 
 def _floor_md(section: dict[str, Any]) -> list[str]:

@@ -21,11 +21,10 @@ from dfl_bench import markdown
 from dfl_bench.bench import kb_timing, sections
 from dfl_bench.bench.timing import interleaved
 from dfl_bench.logic import build_kb
-from dfl_bench.operators import OperatorSet
+from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import REPO_DIR
 
 CONF = REPO_DIR / "conf"
-KINDS = ("tnorm", "tconorm", "implication", "forall", "exists")
 TARGET = 2.0  # a family's DFL term at most twice the product set's
 DEFAULT_TARGET = 1.5  # and the default configuration's at most 1.5 times
 

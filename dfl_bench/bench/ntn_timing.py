@@ -11,8 +11,8 @@ import torch
 
 from dfl_bench import markdown
 from dfl_bench.bench import steps
-from dfl_bench.bench.sections import cpu_model
 from dfl_bench.bench.timing import interleaved, load, summary_ms
+from dfl_bench.lifecycle.records import cpu_model
 
 HEADS = {
     "k=50 (text)": ["model.ntn_k=50", "model.ntn_bias=false"],

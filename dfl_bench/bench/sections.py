@@ -38,20 +38,10 @@ FLOOR_KBS = (*KBS, "ce_pair")  # ce_pair: the paper's baseline, w_dfl = 0
 MATERIALIZED_EVERY = 5  # the materialized step is far slower: time it in every 5th round
 
 
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (platform's processor string elsewhere)."""
-    info = Path("/proc/cpuinfo")
-    if info.is_file():
-        for line in info.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
 def machine(device: torch.device) -> dict[str, Any]:
     """Where and with what the numbers were measured."""
     out = {
-        "cpu": cpu_model(),
+        "cpu": records.cpu_model(),
         "cores": torch.multiprocessing.cpu_count(),
         "device": str(device),
         "torch": torch.__version__,

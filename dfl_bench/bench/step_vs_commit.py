@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dfl_bench import markdown
+from dfl_bench.lifecycle.records import git
 from dfl_bench.paths import REPO_DIR
 
 # One process: the default configuration's module for `kb`, `steps` timed iterations
@@ -57,13 +58,17 @@ def time_checkout(folder: Path, kb: str, steps: int, warmup: int) -> float:
 
 def compare(base: str, kbs: Sequence[str], rounds: int, steps: int, warmup: int) -> dict:
     """{kb: {base_ms, head_ms, ratio}} and the revisions, from `rounds` alternating rounds."""
-    head = _git("rev-parse", "--short", "HEAD") + (
-        "-dirty" if _git("status", "--porcelain") else ""
+    head = git(REPO_DIR, "rev-parse", "--short", "HEAD") + (
+        "-dirty" if git(REPO_DIR, "status", "--porcelain") else ""
     )
-    out: dict = {"base": _git("rev-parse", "--short", base), "head": head, "rounds": rounds}
+    out: dict = {
+        "base": git(REPO_DIR, "rev-parse", "--short", base),
+        "head": head,
+        "rounds": rounds,
+    }
     with tempfile.TemporaryDirectory(prefix="dfl_bench_base_") as tmp:
         worktree = Path(tmp) / "base"
-        _git("worktree", "add", "--detach", str(worktree), base)
+        git(REPO_DIR, "worktree", "add", "--detach", str(worktree), base)
         try:
             for kb in kbs:
                 ratios, base_ms, head_ms = [], [], []
@@ -79,14 +84,8 @@ def compare(base: str, kbs: Sequence[str], rounds: int, steps: int, warmup: int)
                     "ratios": ratios,
                 }
         finally:
-            _git("worktree", "remove", "--force", str(worktree))
+            git(REPO_DIR, "worktree", "remove", "--force", str(worktree))
     return out
-
-
-def _git(*args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=REPO_DIR, capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 def write(result: dict, out: Path, command: str) -> Path:

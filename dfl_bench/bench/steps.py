@@ -25,7 +25,7 @@ from dfl_bench.tasks.contract import stacked
 from dfl_bench.tasks.mnist.dfl_run import DFLRun, interpretation, pair_truth, undersampled_bce
 from dfl_bench.tasks.mnist.mnist_data import MnistDataModule
 from dfl_bench.tasks.mnist.model import MaterializedNTN, MnistNet, dropout_masks
-from dfl_bench.tasks.mnist.optim import configure
+from dfl_bench.tasks.optim import configure
 from dfl_bench.training import RunsModule
 
 Batch = dict[str, tuple[Tensor, Tensor]]

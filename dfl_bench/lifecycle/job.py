@@ -36,14 +36,13 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig
 
 from dfl_bench import tasks
+from dfl_bench.exits import EXIT_INTERRUPTED, EXIT_TERMINATED  # noqa: E402
 from dfl_bench.lifecycle import checkpoint, loggers, records
 from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads, uses_cuda
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import BEST_TEST_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
 from dfl_bench.tasks.contract import TaskRun
 from dfl_bench.training import RunsModule
-
-EXIT_TERMINATED, EXIT_INTERRUPTED = 143, 130  # SIGTERM, Ctrl-C (SIGINT)
 
 
 @dataclass
@@ -224,7 +223,7 @@ def _built(jobs: Sequence[Job], run_loggers: Sequence[Any]) -> tuple[Any, RunsMo
     """The task's data for the jobs' runs and the RunsModule that trains them (the grouped layout
     on CUDA where the task's runs have one)."""
     cfg = jobs[0].cfg
-    task = tasks.task(jobs[0].config)
+    task = tasks.task_of(jobs[0].config)
     cuda = uses_cuda(cfg)
     grouped = cuda and jobs[0].module.GROUPED
     module = RunsModule(
@@ -317,7 +316,9 @@ def summary_text(record: Mapping[str, Any], path: Path) -> str:
     status = record["status"] + (f" ({record['reason']})" if record["reason"] else "")
     if record.get("reused_from"):
         status += f" (reused from {record['reused_from']}, not retrained)"
-    measures = "  ".join(f"{label} {pct(key)}" for label, key in tasks.measures(record["config"]))
+    measures = "  ".join(
+        f"{label} {pct(key)}" for label, key in tasks.task_of(record["config"]).MEASURES
+    )
     lines = [
         f"[dfl_bench] {record['experiment']} [{record['name']}] {status}",
         f"  {evaluated_on(record['config'])} accuracy {pct(TEST_ACCURACY)} "

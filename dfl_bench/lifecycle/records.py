@@ -21,6 +21,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     ADDED_KEYS,
     BEST_TEST_ACCURACY,
     CELL_ASIDE,
+    CODE_KEYS,
     HASHED_AS,
     METRIC_FIELDS,
     MOVED_KEYS,
@@ -93,11 +94,20 @@ def current_key(dotted: str) -> str:
     return dotted
 
 
+def without_code(config: Mapping[str, Any]) -> dict[str, Any]:
+    """`config` without its CODE_KEYS (where a task's class lives is no configuration)."""
+    out = dict(config)
+    for group, key in CODE_KEYS:
+        if isinstance(out.get(group), Mapping) and key in out[group]:
+            out[group] = {k: v for k, v in out[group].items() if k != key}
+    return out
+
+
 def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a resolved config that changes a result: all but logging, paths and flags,
     the ADDED_KEYS at their old value, the MOVED_KEYS at their old place and the HASHED_AS
-    settings at their one value."""
-    config = _moved(config, MOVED_KEYS)
+    settings at their one value, the CODE_KEYS left out."""
+    config = without_code(_moved(config, MOVED_KEYS))
     out = _without_added_defaults({k: v for k, v in config.items() if k not in NOT_HASHED}, ())
     for (group, key), value in HASHED_AS.items():
         if isinstance(out.get(group), Mapping) and key in out[group]:
@@ -341,13 +351,13 @@ def machine(cuda: bool = False) -> dict[str, str | None]:
     return {
         "torch": torch.__version__,
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "platform": platform.machine(),
         "gpu": torch.cuda.get_device_name() if cuda else None,
     }
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     """The CPU's model name (/proc/cpuinfo on Linux), else what `platform` knows."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -365,14 +375,14 @@ def git_commit(repo: str | Path) -> str | None:
     if os.environ.get("DFL_BENCH_GIT_COMMIT"):  # the sender's commit wins over a stale copy
         return os.environ["DFL_BENCH_GIT_COMMIT"]
     try:
-        head = _git(repo, "rev-parse", "HEAD")
-        dirty = _git(repo, "status", "--porcelain", "--untracked-files=no")
+        head = git(repo, "rev-parse", "HEAD")
+        dirty = git(repo, "status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.CalledProcessError):
         return None
     return head + ("-dirty" if dirty else "")
 
 
-def _git(repo: str | Path, *args: str) -> str:
+def git(repo: str | Path, *args: str) -> str:
     """Output of one git command run in `repo`."""
     out = subprocess.run(
         ["git", *args], cwd=repo, capture_output=True, text=True, check=True, timeout=30

@@ -2,10 +2,11 @@
 
     run_sweep(jobs, stack_size)   each job: skipped / reused / trained, its record written
 
-Jobs whose configs agree on what one model must share (`stack_key`: the knowledge base and
-whether it has a DFL term, optimizer, profile, data settings but the seeds, model, trainer,
-threads) form groups; a group's jobs are locked, skipped when their record says ok or reused
-from another experiment (as a separate job), and the rest train in stacks of at most
+Jobs whose configs agree on what one model must share (`stack_key`: the task and what it asks
+its runs of one stack to share (the paper's: the knowledge base, a DFL term or none),
+optimizer, profile, data settings but the seeds, model, trainer, threads) form groups; a
+group's jobs are locked, skipped when their record says ok or reused from another experiment
+(as a separate job), and the rest train in stacks of at most
 `stack_size` through the one lifecycle of a job (`job.fit_runs`). A stack's checkpoint
 (`<checkpoint_dir>/_stacks/<digest>/last.ckpt`, its runs listed in `members.json`) resumes the
 whole stack, also when some of its runs already wrote their records.
@@ -23,6 +24,7 @@ from typing import Any
 
 from hydra.utils import to_absolute_path
 
+from dfl_bench import tasks
 from dfl_bench.lifecycle import checkpoint, records, train
 from dfl_bench.lifecycle.job import Job, fit_runs, lock_path, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
@@ -32,14 +34,13 @@ MIXING = ("gradient_clip_val",)  # Trainer settings that couple the runs of a st
 
 
 def stack_key(config: Mapping[str, Any]) -> str:
-    """What runs of one stack must share, as a string (SHARED, the knowledge base, data settings but
-    the seeds, the debug SIGTERM hook); a job whose Trainer couples runs (gradient clipping: one
+    """What runs of one stack must share, as a string (SHARED, the task's settings and what it
+    asks its runs of a stack to share (`Task.stack_key`), data settings but the seeds, the debug
+    SIGTERM hook); a job whose Trainer couples runs (gradient clipping: one
     norm over the stack) gets a key of its own."""
     data = {k: v for k, v in config["data"].items() if k != "split_seed"}
-    kb = config["kb"]
     shared = {
-        "kb": [kb["name"], kb["w_dfl"] > 0],
-        "task": config.get("task"),
+        "task": [config.get("task"), tasks.task_of(config).stack_key(config)],
         "data": data,
         **{k: config.get(k) for k in SHARED},
         "sigterm_at_step": config["debug"].get("sigterm_at_step"),  # a test hook of the process

@@ -27,6 +27,7 @@ from hydra.utils import to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 
 from dfl_bench import tasks
+from dfl_bench.exits import EXIT_FAILED, EXIT_INVALID  # noqa: E402  (0: every job ok or skipped)
 from dfl_bench.lifecycle import guards, loggers, records
 from dfl_bench.lifecycle.job import Job, fit_runs, job_name, lock_path, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
@@ -36,8 +37,6 @@ from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import TEST_ACCURACY
 from dfl_bench.tasks.contract import TaskRun
-
-EXIT_FAILED, EXIT_INVALID = 1, 2  # 0: every job ok or skipped; EXIT_TERMINATED (143): SIGTERM
 
 
 class JobFailed(RuntimeError):
@@ -122,4 +121,4 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, A
 
 def build_module(config: Mapping[str, Any], operators: OperatorSet) -> TaskRun:
     """The task's run for this config (dfl_bench/tasks/)."""
-    return tasks.task(config).build(config, operators)
+    return tasks.task_of(config).build(config, operators)

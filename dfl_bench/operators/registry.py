@@ -174,8 +174,8 @@ def examples(kind: str, name: str) -> list[dict[str, Any]]:
 
 
 def markdown_table() -> str:
-    """The README's operator table: per kind, its names in registration order (the paper's, then
-    the families beyond it), each with its parameters (`yager (p)`)."""
+    """The table of docs/operators.md: per kind, its names in registration order (the paper's,
+    then the families beyond it), each with its parameters (`yager (p)`)."""
     lines = ["| kind | names |", "|---|---|"]
     for kind in KINDS:
         names = []

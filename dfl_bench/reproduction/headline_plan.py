@@ -27,7 +27,7 @@ from typing import Any
 
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import cells, stats
+from dfl_bench.results import cells, power, stats
 from dfl_bench.results.headline import CELLS, DECISION, PAPER
 from dfl_bench.schema import TEST_ACCURACY
 
@@ -63,7 +63,7 @@ def build_plan(records_dir: Path) -> dict:
             raise ValueError(f"{cell} has {len(v)} ok run(s) at {PROFILE}: no sd to plan from")
     first, second = CELLS
     sds = {cell: statistics.stdev(v) for cell, v in values.items()}
-    needed = stats.seeds_needed(sds[first], sds[second], DECISION["gap"], None, False)
+    needed = power.seeds_needed(sds[first], sds[second], DECISION["gap"], None, False)
     seeds = max(MIN_SEEDS, needed or stats.MAX_SEEDS)
     wall = {cell: round(float(r["wall_time_s"].mean()), 1) for cell, r in runs.items()}
     return {

@@ -33,7 +33,7 @@ from dfl_bench import markdown
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
-from dfl_bench.results import cells, claims, stats
+from dfl_bench.results import cells, claims, power, stats
 from dfl_bench.results.tables import Ours
 
 FOLDER = REPO_DIR / "results" / "seed_plan"
@@ -112,7 +112,7 @@ def _need(r, name: str, key: tuple, interval: stats.Interval, m: int) -> Need | 
     alpha = stats.ALPHA / m
     sd_b = sds[1] if len(sds) > 1 else 0.0
     options = {
-        test: stats.seeds_needed(sds[0], sd_b, interval.delta, margin, test == "equivalence", alpha)
+        test: power.seeds_needed(sds[0], sd_b, interval.delta, margin, test == "equivalence", alpha)
         for test in ("difference", "equivalence")
     }
     decidable = {t: n for t, n in options.items() if n is not None}

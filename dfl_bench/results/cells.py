@@ -4,11 +4,14 @@ hash is what a record must carry to fill the cell), composing once per experimen
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -68,6 +71,24 @@ def base_overrides(experiment: str) -> list[str]:
     return [] if experiment == DEFAULT else [f"+experiment={experiment}"]
 
 
+@contextmanager
+def package_conf() -> Iterator[None]:
+    """Hydra initialized on the package's conf/, also inside a running Hydra app (a multirun's
+    checked sweeper prints its table from its records): the app's Hydra is set aside and
+    restored after. Inside an app `initialize_config_dir` alone refuses, and that refusal was
+    once kept in the config cache as "this cell does not compose", hiding a row's records."""
+    running = GlobalHydra.instance()
+    app = running.hydra if running.is_initialized() else None
+    running.clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            yield
+    finally:
+        if app is not None:
+            GlobalHydra.instance().clear()
+            GlobalHydra.instance().initialize(app)
+
+
 @cache
 def _composed(base: tuple[str, ...]) -> tuple[dict, dict]:
     """The caches of sweep.shared_job_config for the cells of `base` (one experiment at one
@@ -89,7 +110,7 @@ def cell_config(
 
     def compute() -> dict[str, Any] | None:
         try:
-            with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            with package_conf():
                 config = sweep.shared_job_config(base, job, *_composed(tuple(base)))
                 return resolve.resolved_config(config)
         except (ValueError, OSError, HydraException, OmegaConfBaseException):

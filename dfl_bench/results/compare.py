@@ -25,10 +25,10 @@ import pandas as pd
 from dfl_bench import markdown
 from dfl_bench.results.agreement import spearman
 from dfl_bench.results.load import load_records
-from dfl_bench.results.paper import RECORD_FIELDS
+from dfl_bench.results.paper import COLUMN_FIELDS
 from dfl_bench.schema import TEST_ACCURACY
 
-COLUMNS = {field: column for column, field in RECORD_FIELDS.items()}  # record field -> column
+COLUMNS = {field: column for column, field in COLUMN_FIELDS.items()}  # record field -> column
 
 
 def cells(records_dir: str | Path, experiments: Sequence[str], profile: str) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from scipy.stats import t as t_dist  # noqa: E402
 
 from dfl_bench.results import stats  # noqa: E402
 from dfl_bench.results.agreement import pearson  # noqa: E402
-from dfl_bench.results.paper import COLUMNS, RECORD_FIELDS, load_paper  # noqa: E402
+from dfl_bench.results.paper import COLUMN_FIELDS, COLUMNS, load_paper  # noqa: E402
 from dfl_bench.results.tables import Table  # noqa: E402
 from dfl_bench.schema import CU_ANT, CU_CONS
 
@@ -176,7 +176,7 @@ def _within(y: float, half: float, column: str) -> np.ndarray:
 
 def _column(frame: pd.DataFrame, column: str) -> pd.Series:
     """A record column in the paper's units (accuracy in %)."""
-    values = pd.to_numeric(frame[RECORD_FIELDS[column]], errors="coerce")
+    values = pd.to_numeric(frame[COLUMN_FIELDS[column]], errors="coerce")
     return values * 100 if column == "accuracy" else values
 
 

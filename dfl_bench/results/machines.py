@@ -24,7 +24,7 @@ import pandas as pd
 
 from dfl_bench.results import stats
 from dfl_bench.results.claims import MARGINS
-from dfl_bench.results.paper import RECORD_FIELDS
+from dfl_bench.results.paper import COLUMN_FIELDS
 from dfl_bench.results.tables import collapse_threshold
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ def effects(r: Rendered) -> list[str]:
     frame = pd.concat(tables)
     floor = collapse_threshold(frame, r.profile)
     ok = frame[frame["status"] == "ok"].drop_duplicates(["configuration", "seed"])
-    accuracy = pd.to_numeric(ok[RECORD_FIELDS["accuracy"]], errors="coerce") * 100
+    accuracy = pd.to_numeric(ok[COLUMN_FIELDS["accuracy"]], errors="coerce") * 100
     runs = ok.assign(accuracy=accuracy)
     kept = runs["accuracy"].notna() & (runs["accuracy"] >= floor if floor is not None else True)
     return effect_lines(runs.loc[kept, ["configuration", "seed", "accuracy", "machine"]])

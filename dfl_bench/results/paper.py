@@ -16,7 +16,7 @@ from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, CU_ANT, CU_CONS, TE
 DATA_FILE = Path(__file__).with_name("paper_numbers.yaml")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "conf" / "experiment"
 COLUMNS = ("accuracy", "cons", CU_CONS, CU_ANT)
-RECORD_FIELDS = {  # accuracy: the final one, at the end of the budget (the primary number)
+COLUMN_FIELDS = {  # accuracy: the final one, at the end of the budget (the primary number)
     "accuracy": TEST_ACCURACY,
     "cons": CONS_RATIO,
     CU_CONS: CU_CONS,

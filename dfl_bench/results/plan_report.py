@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results.claims import STATUSES
+from dfl_bench.results.claims import VERDICTS
 
 if TYPE_CHECKING:
     from dfl_bench.results.rendered import Rendered
@@ -49,9 +49,9 @@ def _claims(plan: dict) -> dict[str, list[dict]]:
 def _tally(r: Rendered, claims: Sequence[str]) -> str:
     """`2 holds, 0 fails, 34 inconclusive`: the verdicts on ours of `claims` now."""
     now = {item.name: ours.status for item, _, ours in r.verdicts}
-    counts = dict.fromkeys(STATUSES[:-1], 0)
+    counts = dict.fromkeys(VERDICTS[:-1], 0)
     for claim in claims:
-        status = now.get(claim, STATUSES[-1])
+        status = now.get(claim, VERDICTS[-1])
         counts[status] = counts.get(status, 0) + 1
     return ", ".join(f"{n} {s}" for s, n in counts.items())
 
@@ -88,12 +88,12 @@ def outcome(r: Rendered, plan_file: Path = PLAN) -> list[str]:
     needs = _claims(plan)
     rows, expected, decided = [], 0, 0
     for claim, comparisons in needs.items():
-        status = now.get(claim, STATUSES[-1])
+        status = now.get(claim, VERDICTS[-1])
         decidable = sum(c["seeds"] is not None for c in comparisons)
         planned = sorted({cell for c in comparisons for cell in c["cells"] if cell in cells})
         complete = sum(cells[cell][0] == cells[cell][1] for cell in planned)
         expected += decidable == len(comparisons)
-        decided += decidable == len(comparisons) and status in STATUSES[:2]
+        decided += decidable == len(comparisons) and status in VERDICTS[:2]
         rows.append(
             [
                 f"`{claim}`",

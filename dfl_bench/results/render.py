@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-
-import pandas as pd
+from collections.abc import Mapping
 
 from dfl_bench import markdown as md
 from dfl_bench.results.agreement import WITHIN, Agreement
-from dfl_bench.results.claims import MARGINS, Claim, Verdict
-from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, Published
+from dfl_bench.results.claims import Claim, Verdict
+from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
 from dfl_bench.results.probes import PROBE_FILES, PROBE_STEPS
 from dfl_bench.results.stats import (
-    BH,
     MIN_SEEDS,
-    Interval,
-    adjust_block,
-    compare_runs,
-    kept_runs,
-    one_sample,
 )
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
 from dfl_bench.schema import CU_ANT, CU_CONS
@@ -78,17 +70,17 @@ def ours_value(ours: Ours | None, column: str) -> str:
     if ours.undefined(column):
         return UNDEFINED
     digits = 2 if column == "accuracy" else 3
-    text = _mean_std(ours.mean[column], ours.std[column], digits)
+    text = mean_std(ours.mean[column], ours.std[column], digits)
     if ours.n[column] < ours.n_ok:
         text += f" ({ours.n[column]} defined)"
     if column == "accuracy" and ours.best[0] is not None:
-        text += f" (best {_mean_std(*ours.best, digits)})"
+        text += f" (best {mean_std(*ours.best, digits)})"
     if column == "accuracy" and ours.n_collapsed:
         text += f" ({ours.n_collapsed} of {ours.n['accuracy']} collapsed)"
     return text
 
 
-def _mean_std(mean: float, std: float | None, digits: int) -> str:
+def mean_std(mean: float, std: float | None, digits: int) -> str:
     """`mean ± std` (std left out when there is none)."""
     return f"{mean:.{digits}f}" + ("" if std is None else f" ± {std:.{digits}f}")
 
@@ -164,7 +156,7 @@ def markdown(
     (with the verdicts paired by seed that differ: claims_markdown)."""
     paper = table.paper
     if paper.beyond:
-        return beyond_markdown(table)
+        raise ValueError(f"{paper.experiment} is a table beyond the paper: beyond_tables.markdown")
     labels = paper.group_labels
     header = [""]
     for number, group in enumerate(paper.groups):
@@ -233,196 +225,10 @@ def markdown(
     return "\n".join(out) + "\n"
 
 
-ANOTHER_TASK = "another task setting"  # e.g. two digits beside one: no comparison
-
-
-def versus(ours: Ours | None, reference: Ours | None) -> tuple[Interval | None, str]:
-    """A row's final accuracy minus the reference row's (stats.compare_runs: Welch's interval,
-    collapse-aware) and a word (above, below, equivalent within the accuracy margin, or
-    inconclusive), or why there is none."""
-    if ours is None or reference is None or not ours.n_ok or not reference.n_ok:
-        return None, MISSING
-    n, m = ours.n["accuracy"], reference.n["accuracy"]
-    if min(n, m) < MIN_SEEDS:
-        return None, f"{FEW} n={n}/{m}"
-    interval = compare_runs(
-        ours.values["accuracy"],
-        ours.collapsed.get("accuracy", ()),
-        reference.values["accuracy"],
-        reference.collapsed.get("accuracy", ()),
-        MARGINS["accuracy"],
-    )
-    return interval, f"{interval.brief()} {interval.word}"
-
-
-def versus_block(
-    pairs: Sequence[tuple[Ours | None, Ours | None]],
-) -> list[tuple[Interval | None, str]]:
-    """`versus` for each pair of one block, decided after Benjamini-Hochberg within the block
-    (stats.adjust_block; a block of one comparison as it is)."""
-    found = [versus(a, b) for a, b in pairs]
-    if sum(interval is not None for interval, _ in found) < 2:
-        return found
-    adjusted = adjust_block([interval for interval, _ in found])
-    return [
-        (i, text if i is None else f"{i.brief()} {i.word}")
-        for i, (_, text) in zip(adjusted, found, strict=True)
-    ]
-
-
-def _spread(values: pd.Series, scale: float, digits: int) -> str:
-    """`mean ± std` of a record column (scaled), `-` when empty."""
-    values = pd.to_numeric(values, errors="coerce").dropna() * scale
-    if values.empty:
-        return "-"
-    std = values.std(ddof=1) if len(values) > 1 else None
-    return _mean_std(float(values.mean()), None if std is None else float(std), digits)
-
-
 def device_counts(table: Table) -> str:
     """`cpu 40, gpu 12`: the table's records per device they trained on."""
     where = devices(table.records)
     return ", ".join(f"{device} {len(seeds)}" for device, seeds in where.items()) or "-"
-
-
-def beyond_markdown(table: Table) -> str:
-    """A table beyond the paper: ours per row (mean ± std, n; the task's digit accuracy where it
-    records one; the gradient ratios where any run defines them; wall time) and each row's
-    accuracy minus the reference row's, Welch's 95% interval over both rows' seeds."""
-    paper, ours = table.paper, table.ours()
-    reference = ours.get(paper.reference or "")
-    records = table.records[table.records["status"] == "ok"]
-    digits = "digit_accuracy" in records and records["digit_accuracy"].notna().any()
-    ratios = [c for c in COLUMNS[1:] if any(o.n[c] for o in ours.values())]
-    header = ["row", "n", HEADERS["accuracy"], *(["digit accuracy (final)"] if digits else [])]
-    header += [*(HEADERS[c] for c in ratios), "wall time (min)", f"accuracy - {paper.reference}"]
-    notes, per_row = footnotes(table)
-    compared = [
-        index
-        for index, row in enumerate(table.rows)
-        if row.label != paper.reference and table.comparable(row.label, paper.reference or "")
-    ]
-    words = versus_block([(table.rows[i].cells[0][1], reference) for i in compared])
-    against = {index: text for index, (_, text) in zip(compared, words, strict=True)}
-    body = []
-    for index, row in enumerate(table.rows):
-        mine = row.cells[0][1]
-        own = records[records["configuration"] == (mine.configuration if mine else None)]
-        marks = "".join(f" [{m}]" for m in per_row.get(index, []))
-        n = "-" if mine is None else f"{mine.n_ok}" + (f" {FEW}" if mine.n_ok < MIN_SEEDS else "")
-        vs = "" if row.label == paper.reference else against.get(index, ANOTHER_TASK)
-        cells = [plain(row.label) + (" (other configuration)" if row.extra else "") + marks, n]
-        cells.append(ours_value(mine, "accuracy"))
-        cells += [_spread(own["digit_accuracy"], 100, 2)] if digits else []
-        cells += [ours_value(mine, c) for c in ratios]
-        body.append([*cells, _spread(own["wall_time_s"], 1 / 60, 1), vs])
-    held_out = any((c.get("task") or {}).get("validation") for c in records["config"])
-    split = "the validation split (held-out training data)" if held_out else "the test set"
-    out = [
-        f"## {paper.experiment}, profile `{table.profile}`",
-        "",
-        f"Beyond the paper. {paper.caption}",
-        "",
-        *md.table(header, body),
-        "",
-        f"Mean ± sample std over the seeds (n ok runs); accuracy is the final one, at the end "
-        f"of the budget, on {split}; `best` in parentheses is the best of each run's "
-        f"evaluations, selected on {split} (optimistic, never a verdict); wall time is a run's "
-        f"training time on the "
-        f"machine that ran it. The last column: each row's final accuracy minus "
-        f"`{paper.reference}`'s, the 95% interval over both rows' seeds (Welch's; collapsed runs "
-        f"compared on their rate), above / below / equivalent (TOST within "
-        f"±{MARGINS['accuracy']:g} points) / inconclusive, decided after {BH} over the "
-        f"column's comparisons; `{FEW}`: fewer than {MIN_SEEDS} seeds, no comparison."
-        + (
-            f" `{UNDEFINED}`: no derivative of the ratio's kind in the run's last steps."
-            if ratios
-            else ""
-        ),
-    ]
-    if notes:
-        out += ["", "Notes:", ""] + [f"{n}. {text}" for text, n in notes.items()]
-    if paper.published:
-        out += ["", *published_markdown(table)]
-    ok = len(records)
-    commits = ", ".join(f"`{c[:12]}`" for c in table.commits()) or "-"
-    out += [
-        "",
-        f"Records: {len(table.records)} ({ok} ok); commits: {commits}; devices: "
-        f"{device_counts(table)}",
-    ]
-    return "\n".join(out) + "\n"
-
-
-def published_markdown(table: Table) -> list[str]:
-    """Our highest row per task setting beside other systems' published numbers: each number
-    against our seeds (Student's 95% interval of our mean minus it; its own noise not counted),
-    decided after Benjamini-Hochberg over the block's comparisons."""
-    published = table.paper.published
-    systems = list(dict.fromkeys(p.system for p in published))
-    settings = list(dict.fromkeys(p.setting for p in published))
-    header = ["task", "ours: highest row (n)", "ours (final)", *systems]
-    body, cells_of = [], []  # cells_of: per published cell, (its row, its column, shown, test)
-    for setting in settings:
-        mine = _highest(table, setting)
-        key, ours = mine if mine else ("-", None)
-        cells = [", ".join(f"{k}={v}" for k, v in setting) or "-"]
-        cells += [f"{plain(key)} ({ours.n['accuracy']})" if ours else MISSING]
-        cells += [ours_value(ours, "accuracy") if ours else MISSING]
-        for system in systems:
-            theirs = [p for p in published if (p.system, p.setting) == (system, setting)]
-            cells.append("-")
-            if theirs:
-                cells_of.append((len(body), len(cells) - 1, *_published_test(theirs[0], ours)))
-        body.append(cells)
-    tests = adjust_block([test if isinstance(test, Interval) else None for *_, test in cells_of])
-    for (row, column, shown, test), decided in zip(cells_of, tests, strict=True):
-        body[row][column] = (
-            f"{shown}: ours {decided.text()} {decided.word}" if decided else shown + test
-        )
-    sources = "; ".join(dict.fromkeys(f"{p.system}: {p.source}" for p in published))
-    return [
-        "Beside published systems (final test accuracy of the sum, %):",
-        "",
-        *md.table(header, body),
-        "",
-        f"Ours: the row of that task setting with the highest mean final accuracy (a row, not a "
-        f"verdict that it beats the others). Each published number: ours minus it, Student's 95% "
-        f"interval over our seeds (the number's own noise not counted; collapsed runs left "
-        f"out), above / below / equivalent (TOST within ±{MARGINS['accuracy']:g}) / "
-        f"inconclusive, decided after {BH} over the block's {len(cells_of)} numbers. "
-        f"Sources: {sources}.",
-    ]
-
-
-def _highest(table: Table, setting: tuple[tuple[str, object], ...]) -> tuple[str, Ours] | None:
-    """The row of the experiment (its declared rows only) with records whose task holds
-    `setting`, with the highest mean final accuracy."""
-    candidates = []
-    declared = set(table.paper.keys())  # the experiment's own rows, not another configuration
-    for key, ours in table.ours().items():
-        if key not in declared:
-            continue
-        task = table.task(key)
-        if ours.n_ok and isinstance(task, dict) and all(task.get(k) == v for k, v in setting):
-            candidates.append((ours.mean["accuracy"], key, ours))
-    return max(candidates, key=lambda c: c[0])[1:] if candidates else None
-
-
-def _published_test(published: Published, ours: Ours | None) -> tuple[str, Interval | str]:
-    """A published number as shown and, with our seeds, ours minus it (else what to add to the
-    shown number: why there is no comparison, or nothing)."""
-    if published.accuracy is None:
-        return published.note, ""
-    shown = f"{'≈' if published.note == 'about' else ''}{published.accuracy:g}"
-    shown += f" ± {published.sd:g}" if published.sd is not None else ""
-    shown += f" ({published.note})" if published.note not in ("", "about") else ""
-    if ours is None or ours.n["accuracy"] < MIN_SEEDS:
-        return shown, ""
-    kept = kept_runs(ours.values["accuracy"], ours.collapsed.get("accuracy", ()))
-    if len(kept) < 2:
-        return shown, ": fewer than 2 of our runs did not collapse"
-    return shown, one_sample(kept, published.accuracy, MARGINS["accuracy"])
 
 
 def agreement_markdown(agreement: Agreement) -> str:

@@ -3,7 +3,7 @@ a - b excludes 0: above or below), equivalence (two one-sided tests, TOST: the 9
 inside +-margin) or neither (inconclusive). Welch's interval of two cells' means over their
 seeds, Student's of one cell's mean and a stated number; p-values for each test, Holm within a
 family of comparisons, Benjamini-Hochberg across families, Fisher's exact test of two collapse
-rates, a bootstrap probability of being the top row, the seeds a comparison needs (power), and
+rates, a bootstrap probability of being the top row (the seeds a comparison needs: power.py), and
 a permutation p-value for a rank correlation.
 
     >>> i = welch([97.0, 97.2, 97.1], [96.0, 96.1, 95.9])
@@ -217,6 +217,18 @@ def adjust_block(intervals: Sequence[Interval | None]) -> list[Interval | None]:
     return [None if i is None else i.adjusted_to(next(adjusted), correction=BH) for i in intervals]
 
 
+def clopper_pearson(k: int, n: int) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) LEVEL interval of a proportion, k successes of n.
+
+    >>> [round(x, 3) for x in clopper_pearson(7, 50)]
+    [0.058, 0.267]
+    """
+    tail = ALPHA / 2
+    low = float(stats.beta.ppf(tail, k, n - k + 1)) if k > 0 else 0.0
+    high = float(stats.beta.ppf(1 - tail, k + 1, n - k)) if k < n else 1.0
+    return low, high
+
+
 def holm(ps: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error within one claim).
 
@@ -277,51 +289,6 @@ def top_probability(
             means.append(values[picks].mean(axis=1))
     stacked = np.stack(means) * (-1 if lowest else 1)
     return float((stacked.argmax(axis=0) == names.index(row)).mean())
-
-
-def seeds_needed(
-    sd_a: float,
-    sd_b: float,
-    delta: float,
-    margin: float | None,
-    equivalence: bool,
-    alpha: float = ALPHA,
-) -> int | None:
-    """Seeds per cell (both cells alike) for a POWER chance to decide a comparison whose true
-    difference is `delta` with seed sds sd_a, sd_b: Welch's test of a difference, or TOST within
-    +-margin; None when no seed count up to MAX_SEEDS would (a difference of 0, or an
-    equivalence whose difference reaches the margin); `alpha` each test's level (a family of m
-    comparisons: ALPHA / m, Holm's first step).
-
-    >>> seeds_needed(0.3, 0.3, 0.6, 0.5, equivalence=False)
-    6
-    >>> seeds_needed(0.3, 0.3, 0.0, 0.5, equivalence=True)
-    7
-    >>> seeds_needed(0.3, 0.3, 0.5, 0.5, equivalence=True) is None
-    True
-    """
-    if (margin - abs(delta) if equivalence else abs(delta)) <= 0:
-        return None
-    for n in range(2, MAX_SEEDS + 1):
-        se = math.sqrt((sd_a**2 + sd_b**2) / n)
-        if se == 0:
-            return n
-        df = welch_df(sd_a**2 / n, sd_b**2 / n, n, n)
-        if equivalence:  # both one-sided tests at ALPHA must reject: P(both) >= sum - 1
-            crit = float(stats.t.ppf(1 - alpha, df))
-            power = (
-                sum(
-                    1 - float(stats.nct.cdf(crit, df, (margin - side * delta) / se))
-                    for side in (1, -1)
-                )
-                - 1
-            )
-        else:
-            crit = float(stats.t.ppf(1 - alpha / 2, df))
-            power = 1 - float(stats.nct.cdf(crit, df, abs(delta) / se))
-        if power >= POWER:
-            return n
-    return None
 
 
 def compare_runs(

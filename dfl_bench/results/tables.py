@@ -14,13 +14,19 @@ from typing import Any
 
 import pandas as pd
 
-from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, current_key, hashed_config
+from dfl_bench.lifecycle.records import (
+    CELL_ASIDE,
+    cell_hash,
+    current_key,
+    hashed_config,
+    without_code,
+)
 from dfl_bench.results import probes
 from dfl_bench.results.cells import cell_config
 from dfl_bench.results.load import pooled
 from dfl_bench.results.paper import (
+    COLUMN_FIELDS,
     COLUMNS,
-    RECORD_FIELDS,
     SELECTED_ACCURACY,
     PaperCell,
     PaperTable,
@@ -220,7 +226,7 @@ def task_floors(
         group = groups.get(key)
         ok = None if group is None else group[group["status"] == "ok"]
         if ok is not None and not ok.empty:
-            final = pd.to_numeric(ok[RECORD_FIELDS["accuracy"]], errors="coerce").dropna() * 100
+            final = pd.to_numeric(ok[COLUMN_FIELDS["accuracy"]], errors="coerce").dropna() * 100
             if len(final):
                 references.setdefault(_task_text(ok), float(final.mean()) - COLLAPSE_POINTS)
 
@@ -233,7 +239,9 @@ def task_floors(
 
 def task_of(records: pd.DataFrame) -> Any:
     """The task setting (config `task`) of a cell's records; None without records."""
-    return None if records.empty else records["config"].iloc[0].get("task", ADDED_KEYS[("task",)])
+    if records.empty:
+        return None
+    return without_code(records["config"].iloc[0]).get("task", ADDED_KEYS[("task",)])
 
 
 def _task_text(records: pd.DataFrame) -> str | None:
@@ -331,13 +339,13 @@ def collapse_threshold(
         & (frame["profile"] == profile)
         & (frame["status"] == "ok")
     ]
-    values = pd.to_numeric(runs[RECORD_FIELDS["accuracy"]], errors="coerce").dropna() * 100
+    values = pd.to_numeric(runs[COLUMN_FIELDS["accuracy"]], errors="coerce").dropna() * 100
     return float(values.mean()) - points if len(values) else None
 
 
 BASELINE = ("baseline", "ce_pair")  # the supervised baseline's cell
 # the record columns a cell's summary reads: each table column's, the best evaluation's
-METRIC_FIELDS = tuple(dict.fromkeys([*(RECORD_FIELDS[c] for c in COLUMNS), SELECTED_ACCURACY]))
+CELL_FIELDS = tuple(dict.fromkeys([*(COLUMN_FIELDS[c] for c in COLUMNS), SELECTED_ACCURACY]))
 
 
 def summarize(
@@ -350,8 +358,8 @@ def summarize(
     one), the best evaluation's mean and std, each run's collapse (final accuracy below
     `collapse_below`), with `notes` before the provenance notes (but those of the `overridden`
     settings)."""
-    ok = records.loc[records["status"] == "ok", list(METRIC_FIELDS)]  # masks copy each column
-    final = pd.to_numeric(ok[RECORD_FIELDS["accuracy"]], errors="coerce") * 100
+    ok = records.loc[records["status"] == "ok", list(CELL_FIELDS)]  # masks copy each column
+    final = pd.to_numeric(ok[COLUMN_FIELDS["accuracy"]], errors="coerce") * 100
     fell = final < collapse_below if collapse_below is not None else final != final
     mean: dict[str, float | None] = {}
     std: dict[str, float | None] = {}
@@ -360,7 +368,7 @@ def summarize(
     collapsed: dict[str, tuple[bool, ...]] = {}
     seed_ids: dict[str, tuple[int, ...]] = {}
     for column in COLUMNS:
-        values = pd.to_numeric(ok[RECORD_FIELDS[column]], errors="coerce").dropna()
+        values = pd.to_numeric(ok[COLUMN_FIELDS[column]], errors="coerce").dropna()
         collapsed[column] = tuple(bool(fell[i]) for i in values.index)
         seed_ids[column] = tuple(int(s) for s in records.loc[values.index, "seed"])
         values = values * 100 if column == "accuracy" else values
@@ -408,7 +416,7 @@ def provenance_notes(records: pd.DataFrame, overridden: tuple[str, ...] = ()) ->
                 notes[f"`{key}`: {source}" + (f" ({note})" if note else "")] = None
     for reused in records["reused_from"].dropna():
         notes[f"run reused from {reused} (identical configuration)"] = None
-    columns = ["seed", "same_as", "own_accuracy", RECORD_FIELDS["accuracy"], "same_why"]
+    columns = ["seed", "same_as", "own_accuracy", COLUMN_FIELDS["accuracy"], "same_why"]
     for seed, first, own, mine, why in records.loc[records["same_as"].notna(), columns].itertuples(
         index=False
     ):

@@ -1,9 +1,10 @@
-"""The task contract: what one run of a task gives the training module
-(`dfl_bench.training.RunsModule`), which trains R >= 1 of them as one LightningModule.
+"""The task contract: a task is one class (`Task`) and one yaml (conf/task/<name>.yaml, or a
+`task/` group on Hydra's search path) whose `_target_` names the class; nothing else registers
+it (dfl_bench/tasks/__init__.py finds it through the composed config). The class gives
 
-A task is a module in tasks/ with
-
-    NAME                      its name (conf/task/<name>.yaml)
+    NAME                      its name (the yaml's `name`, the records' `task.name`)
+    IGNORES, SETTINGS, ...    what it declares about its config (`Task`'s attributes)
+    check(config)             its own settings checked before any data is loaded
     build(config, operators)  -> a TaskRun: one run of a resolved job config
     data(configs)             -> a LightningDataModule for the runs of `configs` (they differ in
                                  their seeds only): `train_dataloader()` yields each step's
@@ -12,20 +13,22 @@ A task is a module in tasks/ with
                                  `test_batches(device)` the test set (the same for every run),
                                  `checksum` of the data it loaded (None before setup: `arrays`)
 
-and may declare in `tasks.MEASURES` the record fields its summary line shows. Everything else a
-run is (its loss terms, metrics, evaluation, record fields, resumable state) is its TaskRun's.
+and the one training module (`dfl_bench.training.RunsModule`) trains R >= 1 of its runs as one
+LightningModule. Everything else a run is (its loss terms, metrics, evaluation, record fields,
+resumable state, a grouped layout for a GPU) is its TaskRun's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
-from dfl_bench.tasks.mnist.optim import optimizer_kwargs
+from dfl_bench.checks import fraction, integer_in
+from dfl_bench.tasks.optim import optimizer_kwargs
 
 TRAINING_STREAM = 1  # run_seed stream of the dropout masks and a task's own random draws
 
@@ -53,8 +56,9 @@ class TaskRun(nn.Module):
       at the last evaluation) and `schema.BEST_TEST_ACCURACY` at least;
     * `state()` / `load_state(state)`: what a checkpoint keeps beyond the weights.
 
-    `GROUPED`: the run can also be computed in the grouped layout of a stack (StackNet, CUDA),
-    for which it gives `loss(...)` and `metrics(...)` from the grouped network's outputs.
+    `GROUPED`: the runs can also be computed in one grouped network for a stack (CUDA): the
+    class gives `grouped_net(members, compile_dfl)` and `grouped_outputs(net, members, batch)`,
+    each run its `grouped_loss(outputs, r, batch, logging)` and `grouped_metrics(...)` from them.
     """
 
     TERMS: tuple[str, ...] = ()
@@ -124,6 +128,26 @@ class TaskRun(nn.Module):
         self.evaluated_step = state.get("evaluated_step", -1)
         self._generator, self._generator_state = None, state.get("generator")
 
+    @classmethod
+    def grouped_net(cls, members: Sequence[TaskRun], compile_dfl: bool) -> nn.Module:
+        """One network computing every run of `members` at once (GROUPED tasks)."""
+        raise ValueError(f"{cls.__name__} has no grouped layout; use grouped=False")
+
+    @classmethod
+    def grouped_outputs(cls, net: nn.Module, members: Sequence[TaskRun], batch: Any) -> Any:
+        """The grouped network's outputs for every run on the stacked `batch`."""
+        raise NotImplementedError
+
+    def grouped_loss(
+        self, outputs: Any, r: int, batch: Any, logging: bool
+    ) -> tuple[Tensor, Tensor, Mapping[str, float] | None]:
+        """What `step_loss` gives, for run `r` of a stack, from the grouped outputs."""
+        raise NotImplementedError
+
+    def grouped_metrics(self, outputs: Any, r: int, batch: Any) -> Mapping[str, float] | None:
+        """A logging step's metrics of run `r` from the grouped outputs (detached)."""
+        raise NotImplementedError
+
     def poison(self) -> None:
         """Debug (`debug.nan_at_step`): NaN into the network's first weight, so the next loss is
         NaN."""
@@ -177,3 +201,49 @@ class Lockstep:
         """Continue every run's stream where `state_dict` was taken."""
         for stream, run in zip(self.streams, state["runs"], strict=True):
             stream.load_state_dict(run)
+
+
+class Task:
+    """A task (module doc): its name and what it declares about its config, its settings'
+    check, its runs and their data. A subclass sets NAME and overrides `build` and `data`; the
+    class attributes are read without building anything."""
+
+    NAME: ClassVar[str]
+    IGNORES: ClassVar[tuple[str, ...]] = ()  # config groups it does not read (overrides refused)
+    SETTINGS: ClassVar[Mapping[str, tuple[int, int]]] = {}  # `task.<key>`: an integer in a range
+    CHOICES: ClassVar[Mapping[str, tuple[str, ...]]] = {}  # `task.<key>`: one of named values
+    FRACTIONS: ClassVar[tuple[str, ...]] = ()  # `task.<key>`: a fraction in [0, 1)
+    MEASURES: ClassVar[tuple[tuple[str, str], ...]] = ()  # (label, record field): summary line
+
+    @classmethod
+    def setting_types(cls) -> dict[str, type]:
+        """The settings it declares (`task.<key>`) and the type of each value."""
+        return {
+            **{key: int for key in cls.SETTINGS},
+            **{key: str for key in cls.CHOICES},
+            **{key: float for key in cls.FRACTIONS},
+        }
+
+    def check(self, config: Mapping[str, Any]) -> None:
+        """Its declared settings in their ranges (a ValueError naming the range); a subclass
+        adds the checks of the other groups it reads."""
+        task = config.get("task") or {}
+        for key, (low, high) in self.SETTINGS.items():
+            integer_in(task.get(key), f"task.{key}", low, high)
+        for key, valid in self.CHOICES.items():
+            if key in task and task[key] not in valid:
+                raise ValueError(f"task.{key} must be one of {list(valid)}, got {task[key]!r}")
+        for key in self.FRACTIONS:
+            fraction(task.get(key, 0.0), f"task.{key}")
+
+    def stack_key(self, config: Mapping[str, Any]) -> Any:
+        """What its runs of one stack must share beyond the settings every stack shares (JSON)."""
+        return None
+
+    def build(self, config: Mapping[str, Any], operators: Any) -> TaskRun:
+        """One run of a resolved job config with its operators (an `OperatorSet`)."""
+        raise NotImplementedError
+
+    def data(self, configs: Sequence[Mapping[str, Any]]) -> Any:
+        """The LightningDataModule of the runs of `configs` (module doc)."""
+        raise NotImplementedError

@@ -2,5 +2,7 @@
 
 fractions (MC fraction of inputs with a nonvanishing derivative), closed_forms (the paper's
 formulas and exact ones), gradient_ascent (Section 7 examples), surfaces (operator and derivative
-plots), plots (Fig. ratio_2_yager), report (results/theory/README.md).
+plots), theory_plots (Fig. ratio_2_yager), theory_report (results/theory/README.md),
+family_theory (the t-norm families beyond the paper), carry_gradients (MNIST addition's learning
+signal at the untrained network).
 """

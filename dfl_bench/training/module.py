@@ -42,13 +42,11 @@ from lightning.pytorch.loggers import Logger
 from torch import Tensor, nn
 
 from dfl_bench.tasks.contract import TaskRun, nonfinite_reason, run_batch
-from dfl_bench.tasks.mnist.model import dropout_masks
-from dfl_bench.tasks.mnist.optim import configure
-from dfl_bench.training.stack_net import StackNet
+from dfl_bench.tasks.optim import configure
 
 SHARED = ("TERMS", "optimizer_cfg", "log_every", "eval_every", "max_steps")
 Batch = Mapping[str, Any]
-Outputs = tuple[Tensor, dict[str, Tensor], dict[str, Tensor]]  # logits, pairs labeled/unlabeled
+Outputs = Any  # a grouped network's outputs for every run (what its task's runs read)
 
 
 def evaluation_step(step: int, max_steps: int, eval_every: int) -> bool:
@@ -110,17 +108,12 @@ class RunsModule(L.LightningModule):
             raise ValueError(f"need one logger per run: {len(loggers)} for {len(members)} runs")
         if grouped and not first.GROUPED:
             raise ValueError(f"{type(first).__name__} has no grouped layout; use grouped=False")
-        if grouped and len({m.kb is None for m in members}) != 1:
-            raise ValueError("grouped runs must all have a DFL term (w_dfl > 0) or all none")
         self.members = list(members)  # a plain list: their networks are registered below
         self.run_loggers = loggers
         self.poison_at = list(poison_at) or [None] * len(members)
         self.grouped, self.cuda_graph = grouped, cuda_graph and grouped
-        if compile_dfl and grouped and first.kb is not None:
-            for member in members:
-                member.compile_dfl(runs=len(members))
-        if grouped:
-            self.net = StackNet([m.net for m in members])  # members' nets: evaluation copies
+        if grouped:  # the members' nets: evaluation copies
+            self.net = type(first).grouped_net(self.members, compile_dfl)
         else:
             self.nets = nn.ModuleList([m.net for m in members])  # trained in place
         self.loss_keys = loss_keys(first.TERMS)
@@ -220,9 +213,8 @@ class RunsModule(L.LightningModule):
         total = graph.replay(batch, step)
         if logging:
             self._retire_bad()
-            logits, pair_u, y_u = graph.unlabeled()
             metrics = {
-                r: self.members[r].metrics(logits[r], {k: v[r] for k, v in pair_u.items()}, y_u[r])
+                r: self.members[r].grouped_metrics(graph.outputs, r, graph.static)
                 for r in self.alive
             }
             self._log_runs(step, graph.terms, metrics)
@@ -254,46 +246,15 @@ class RunsModule(L.LightningModule):
         return (sum(live) if live else None), terms, {r: outs[r][2] for r in kept}
 
     def grouped_outputs(self, batch: Batch) -> Outputs:
-        """The grouped network's outputs for every run: digit logits (R, n_l + n_u, 10) and each
-        head's all-pairs logits on the labeled and on the unlabeled images (R, b, b)."""
-        (x_l, _), (x_u, _) = batch["labeled"], batch["unlabeled"]
-        first = self.members[0]
-        x = torch.cat([x_l, x_u], dim=1) if first.kb is not None else x_l
-        drawn = [dropout_masks(x.shape[1], x.device, m.generator()) for m in self.members]
-        logits, emb = self.net(x, tuple(torch.stack(m) for m in zip(*drawn, strict=True)))
-        n_l = x_l.shape[1]
-        pl, pu = {}, {}
-        if first.predicates:
-            e_l, e_u = emb[:, :n_l], emb[:, n_l:]
-            if e_l.shape == e_u.shape:
-                both = self.net.pair_logits(torch.stack([e_l, e_u], dim=1))
-                pl, pu = (
-                    {k: v[:, 0] for k, v in both.items()},
-                    {k: v[:, 1] for k, v in both.items()},
-                )
-            else:
-                pl, pu = self.net.pair_logits(e_l), self.net.pair_logits(e_u)
-        return logits, pl, pu
+        """The grouped network's outputs for every run (the task's `grouped_outputs`)."""
+        return type(self.members[0]).grouped_outputs(self.net, self.members, batch)
 
     def _grouped_losses(
         self, batch: Batch, kept: Sequence[int], logging: bool, outputs: Outputs | None = None
     ) -> dict[int, tuple[Tensor, Tensor, Mapping[str, float] | None]]:
-        """Each live run's `loss` from the grouped network's outputs."""
-        logits, pl, pu = outputs or self.grouped_outputs(batch)
-        y_l, y_u = batch["labeled"][1], batch["unlabeled"][1]
-        out = {}
-        for r in kept:
-            member = self.members[r]
-            out[r] = member.loss(
-                logits[r],
-                {k: v[r] for k, v in pl.items()},
-                {k: v[r] for k, v in pu.items()},
-                y_l[r],
-                y_u[r],
-                member.generator(),
-                logging,
-            )
-        return out
+        """Each live run's loss from the grouped network's outputs."""
+        outputs = self.grouped_outputs(batch) if outputs is None else outputs
+        return {r: self.members[r].grouped_loss(outputs, r, batch, logging) for r in kept}
 
     def _graph_for(self, batch: Batch, step: int) -> _StepGraph | None:
         """The captured step for the live runs (captured once an eager step without metrics
@@ -412,18 +373,18 @@ class _StepGraph:
     """A stack's step (forward, backward into the gradients, NaN flags; no metrics) captured
     as one CUDA graph over static copies of the batch; each run's generator is registered, so a
     replay draws what the eager step would draw (torch's graph-safe Philox offsets). Its outputs
-    (`terms`, `unlabeled`) serve the logging steps' logs and metrics. Off CUDA (tests) a replay
+    (`terms`, `outputs`) serve the logging steps' logs and metrics. Off CUDA (tests) a replay
     does the same work eagerly on the static copies."""
 
     def __init__(self, module: RunsModule, batch: Batch, kept: tuple[int, ...]) -> None:
         self.kept, self.module = kept, module
-        self.static = {k: (x.clone(), y.clone()) for k, (x, y) in batch.items()}
+        self.static = _tree(batch, Tensor.clone)
         self.params = [p for p in module.parameters() if p.requires_grad]
         for p in self.params:  # gradients live outside the graph: zeroed and accumulated in it
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
         self.graph: torch.cuda.CUDAGraph | None = None
-        if not self.static["labeled"][0].is_cuda:
+        if not _leaves(self.static)[0].is_cuda:
             return
         self.graph = torch.cuda.CUDAGraph()
         for member in module.members:
@@ -445,9 +406,8 @@ class _StepGraph:
 
     def replay(self, batch: Batch, step: int) -> Tensor:
         """Step `step` on `batch`: copy it in, replay; the gradients are then in `param.grad`."""
-        for k, (x, y) in batch.items():
-            self.static[k][0].copy_(x, non_blocking=True)
-            self.static[k][1].copy_(y, non_blocking=True)
+        for static, new in zip(_leaves(self.static), _leaves(batch), strict=True):
+            static.copy_(new, non_blocking=True)
         self.module._step.fill_(step)
         if self.graph is None:
             self._step()
@@ -455,18 +415,19 @@ class _StepGraph:
             self.graph.replay()
         return self.total
 
-    def unlabeled(self) -> tuple[Tensor, dict[str, Tensor], Tensor]:
-        """The last replay's unlabeled digit logits (R, n_u, 10), pair logits per head and
-        labels (detached)."""
-        logits, _, pair_u = self.outputs
-        n_l = self.static["labeled"][0].shape[1]
-        pairs = {k: v.detach() for k, v in pair_u.items()}
-        return logits[:, n_l:].detach(), pairs, self.static["unlabeled"][1]
-
 
 def _as_logged(value: float) -> float:
     """A metric as Lightning's `log_dict` hands it to the loggers (a default-dtype tensor)."""
     return torch.tensor(float(value), dtype=torch.get_default_dtype()).item()
+
+
+def _tree(batch: Any, leaf: Any) -> Any:
+    """`batch` (nested dicts, tuples and lists of tensors) with `leaf` applied to every tensor."""
+    if isinstance(batch, Mapping):
+        return {k: _tree(v, leaf) for k, v in batch.items()}
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(_tree(v, leaf) for v in batch)
+    return leaf(batch)
 
 
 def _leaves(batch: Any) -> list[Tensor]:

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dfl_bench.bench import bench_report, runs, steps
+from dfl_bench.bench import bench_report, runs, steps, targets_report
 from dfl_bench.bench.__main__ import main
 from dfl_bench.bench.timing import interleaved, loglog_slope, summary_ms
 from dfl_bench.lifecycle import records
@@ -194,7 +194,7 @@ def test_targets_table_marks_each_measured_value(tmp_path):
             {"name": "default", "torch_threads": 2, "wall_time_s": 1000.0, "steps": 70000}
         ],
     }
-    rows = {r[0]: r for r in bench_report.target_rows(result)}
+    rows = {r[0]: r for r in targets_report.target_rows(result)}
     assert rows["CLI iteration / bare CNN step, same (1 thread)"][1:] == ["1.4", "<= 1.5", "met"]
     assert rows["CLI iteration / bare CNN step, ce_pair (1 thread)"][3] == "**not met**"
     network = rows["CLI iteration / bare CNN + NTN heads step, same (1 thread)"]
@@ -231,7 +231,7 @@ def test_paper_run_records_are_read_with_relative_paths(tmp_path):
 
 
 def test_the_gpu_session_covers_every_table_and_reports_its_targets():
-    from dfl_bench.bench import cuda_session
+    from dfl_bench.bench import cuda_report, cuda_session
     from dfl_bench.results import cells
 
     assert sorted(cuda_session.ORDER.split(",")) == sorted(cells.experiments())
@@ -266,7 +266,7 @@ def test_the_gpu_session_covers_every_table_and_reports_its_targets():
         "table": table,
         "reproduce": {"ms_per_run_iteration": 0.5, "ok": 3, "trained_run_iterations": 30000},
     }
-    text = cuda_session.report(results)
+    text = cuda_report.report(results)
     rows16 = "16 stacked rows of same_symmetric / 16 separate runs (graph + compiled DFL)"
     assert f"| {rows16} | >= 15x | 16 | met |" in text
     assert "| 16 stacked seeds / 16 separate runs, throughput | >= 15x | n/a | n/a |" in text

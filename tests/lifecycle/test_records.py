@@ -331,3 +331,19 @@ def test_every_field_of_every_committed_record_is_named_in_the_schema():
                 unnamed.setdefault(key, str(path.relative_to(REPO_DIR)))
     assert unnamed == {}
     assert not schema.named("no_such_field")
+
+
+def test_where_a_task_class_lives_is_no_configuration():
+    """conf/task's `_target_` (schema.CODE_KEYS) changes no hash: a record made before tasks
+    were classes (no `_target_`) counts for the cell a config composed today fills."""
+    from dfl_bench.lifecycle.records import config_hash
+
+    today = {
+        "seed": 0,
+        "task": {"_target_": "dfl_bench.tasks.mnist_kb.MnistKB", "name": "mnist_kb"},
+    }
+    before = {"seed": 0, "task": {"name": "mnist_kb"}}
+    assert config_hash(today) == config_hash(before) == config_hash({"seed": 0})
+    other = {"seed": 0, "task": {"_target_": "x.Y", "name": "parity"}}
+    assert config_hash(other) == config_hash({"seed": 0, "task": {"name": "parity"}})
+    assert config_hash(other) != config_hash(today)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dfl_bench.results.render import versus, versus_block
+from dfl_bench.results.beyond_tables import versus, versus_block
 from dfl_bench.results.stats import BH, adjust_block, compare_runs
 from dfl_bench.results.tables import Ours
 

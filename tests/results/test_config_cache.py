@@ -99,3 +99,21 @@ def test_a_value_computed_while_the_files_changed_is_not_kept(cache_dir, monkeyp
     monkeypatch.setenv("DFL_BENCH_CACHE", str(cache_dir))
     assert config_cache.cached("t", ["k"], lambda: {"now": 1}) == {"now": 1}
     assert len(list(cache_dir.rglob("*.json"))) == 1
+
+
+def test_a_cell_composes_inside_a_running_hydra_app_and_leaves_the_app_as_it_was(cache_dir):
+    """A multirun's sweeper prints its table from inside Hydra's app: a cell composes there
+    too (it once came back None there, and the cache kept the None for every later process)."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from dfl_bench.paths import CONFIG_DIR
+    from dfl_bench.results import cells
+
+    cells.cell_config.cache_clear()
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        app = GlobalHydra.instance().hydra
+        config = cells.cell_config("mnist_addition", "smoke", "row", "product_sum_n2")
+        assert config is not None and config["task"]["digits"] == 2
+        assert GlobalHydra.instance().hydra is app
+    cells.cell_config.cache_clear()

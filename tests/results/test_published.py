@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from dfl_bench.results.beyond_tables import _published_test
 from dfl_bench.results.paper import Published, published_of
-from dfl_bench.results.render import _published_test
 from dfl_bench.results.stats import Interval
 
 ADDITION = {"defaults": [{"override /task": "mnist_addition"}]}
@@ -60,8 +60,8 @@ def test_a_note_and_an_sd_are_shown_beside_the_number():
 def test_ours_beside_published_numbers_is_a_declared_row_never_a_hand_made_configuration(
     tmp_path,
 ):
+    from dfl_bench.results.beyond_tables import published_markdown
     from dfl_bench.results.load import load_records
-    from dfl_bench.results.render import published_markdown
     from dfl_bench.results.tables import build_table
     from tests.results.test_results import PAPER, REPO, write
 

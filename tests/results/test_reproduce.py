@@ -404,15 +404,3 @@ def test_multiruns_echoing_at_once_print_whole_lines(capsys):
     assert len(lines) == 6000 and all(
         re.fullmatch(r"\[dfl_bench\] run \d line \d+", x) for x in lines
     )
-
-
-@pytest.mark.slow  # forked from the warm server that the slow tests above start
-def test_the_commands_results_used_to_name_run_the_moved_ones():
-    # committed plans, probes and commit messages quote `python -m dfl_bench.results.<name>`
-    for name in ("reproduce", "seed_plan", "commit_probe"):
-        old, new = (
-            warm_cli.run(["--help"], REPO, os.environ, module=f"dfl_bench.{package}.{name}")
-            for package in ("results", "reproduction")
-        )
-        assert old.returncode == new.returncode == 0, old.stderr[-2000:]
-        assert old.stdout == new.stdout and f"dfl_bench.reproduction.{name}" in new.stdout

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dfl_bench.lifecycle.records import config_hash
-from dfl_bench.results import claims, publish, render, writeup
+from dfl_bench.results import beyond_tables, beyond_words, claims, publish, render, writeup
 from dfl_bench.results.__main__ import main
 from dfl_bench.results.agreement import agreement, spearman
 from dfl_bench.results.cells import cell_config
@@ -298,7 +298,6 @@ def test_the_renderer_takes_every_name_a_reproduction_takes(tmp_path, capsys):
 
 
 def test_a_table_beyond_the_paper_compares_each_row_with_its_reference(tmp_path):
-    from dfl_bench.results import writeup
 
     for seed in range(3):
         product = 0.96 + seed / 1000
@@ -313,7 +312,7 @@ def test_a_table_beyond_the_paper_compares_each_row_with_its_reference(tmp_path)
         )
     write(tmp_path, "operator_families", "", row="hamacher_p2", accuracy=0.97)
     table = build_table(PAPER.tables["operator_families"], load_records(tmp_path), "quick", REPO)
-    text = render.markdown(table, agreement(table), [])
+    text = beyond_tables.markdown(table)
     header = (
         "| row | n | Accuracy | cons | cu_cons | cu_ant | wall time (min) | accuracy - product |"
     )
@@ -323,7 +322,7 @@ def test_a_table_beyond_the_paper_compares_each_row_with_its_reference(tmp_path)
     assert "| hamacher_p2 [1] [2] | 1 (few) |" in text and "(few) n=1/3 |" in text
     # -0.10, 90% interval [-0.27, +0.07] inside +-0.5: equivalence shown (TOST)
     assert "| dombi_p2 [1] [2] | 3 |" in text and "-0.10 [-0.33, +0.13] equivalent |" in text
-    words = writeup.beyond(table)
+    words = beyond_words.beyond(table)
     assert "below `product`: `frank_p10`" in words and "equivalent `product`: `dombi_p2`" in words
     assert "too few seeds for `product`: `hamacher_p2`;" in words
     assert "no records beside `product`: `yager_p1_5`, `hamacher_p0`, `frank_p0_1`," in words
@@ -596,7 +595,7 @@ def test_a_record_counts_for_the_row_whose_configuration_it_trained(tmp_path):
     assert (ours["product_sum_n2"].n_ok, ours["product_sum"].n_ok) == (3, 3)
     assert ours["product_sum_n2"].number("accuracy") == pytest.approx(90.0)
     assert not any(row.extra for row in table.rows)
-    text = render.markdown(table, agreement(table), [])
+    text = beyond_tables.markdown(table)
     line = next(x for x in text.splitlines() if x.startswith("| product_sum_n2 "))
     assert line.startswith("| product_sum_n2 [1] | 3 | 90.00 ± 0.00 (best 90.00 ± 0.00) |")
     assert line.endswith("| another task setting |")
@@ -733,7 +732,6 @@ def test_a_cell_trained_on_two_devices_says_which_seeds_trained_where(tmp_path):
 
 
 def test_runs_no_gradient_reached_are_named_in_a_footnote_and_the_beyond_words(tmp_path):
-    from dfl_bench.results import writeup
 
     for seed, reached in ((0, False), (1, False), (2, True)):
         path = write(tmp_path, "mnist_addition", "a", row="lukasiewicz_sum", seed=seed)
@@ -741,11 +739,11 @@ def test_runs_no_gradient_reached_are_named_in_a_footnote_and_the_beyond_words(t
         path.write_text(json.dumps({**record, "gradient_reached": reached}))
     write(tmp_path, "mnist_addition", "p", row="product_sum")
     table = build_table(PAPER.tables["mnist_addition"], load_records(tmp_path), "quick", REPO)
-    text = render.beyond_markdown(table)
+    text = beyond_tables.markdown(table)
     assert "no gradient reached the network in seed(s) 0, 1 (ADAM's moments were 0" in text
     assert text.count("no gradient reached") == 1
-    assert "no gradient reached the network: `lukasiewicz_sum`" in writeup.beyond(table)
-    assert writeup.untrained_runs(table, "product_sum") == 0
+    assert "no gradient reached the network: `lukasiewicz_sum`" in beyond_words.beyond(table)
+    assert beyond_words.untrained_runs(table, "product_sum") == 0
 
 
 def test_one_configuration_one_seed_one_number(tmp_path):

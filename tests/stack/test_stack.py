@@ -27,9 +27,8 @@ from dfl_bench.lifecycle import loggers, records, stack_sweep, train
 from dfl_bench.lifecycle.trainer import build_trainer
 from dfl_bench.tasks.mnist import dfl_run, mnist_data, model
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
+from dfl_bench.tasks.mnist.stack_net import StackNet
 from dfl_bench.training import RunsModule
-from dfl_bench.training import module as runs_module
-from dfl_bench.training.stack_net import StackNet
 
 REPO = Path(__file__).resolve().parents[2]
 # 640 training images: 634 unlabeled = 9 batches per pass, so 12 steps cross a pass boundary
@@ -102,7 +101,6 @@ def draws(monkeypatch):
 
     monkeypatch.setattr(mnist_data.TrainStream, "indices", batches)
     monkeypatch.setattr(dfl_run, "dropout_masks", drawn)
-    monkeypatch.setattr(runs_module, "dropout_masks", drawn)
     return seen
 
 

@@ -15,19 +15,12 @@ import pytest
 import torch
 import warm_cli
 
+from dfl_bench.lifecycle.records import cpu_model
+
 pytestmark = pytest.mark.slow  # four CLI runs of 100 iterations each
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = json.loads((REPO / "tests" / "data" / "paper_task_numbers.json").read_text())
-
-
-def cpu_model() -> str:
-    """The CPU's model name (/proc/cpuinfo), '' where there is none."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return ""
-    return next((line.split(":", 1)[1].strip() for line in lines if "model name" in line), "")
 
 
 def same_kernels() -> str | None:

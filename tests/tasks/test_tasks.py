@@ -6,9 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import types
 
-import lightning as L
 import numpy as np
 import pytest
 import torch
@@ -19,7 +17,6 @@ from dfl_bench import tasks
 from dfl_bench.lifecycle import train
 from dfl_bench.operators import OperatorSet
 from dfl_bench.tasks import mnist_addition as addition
-from dfl_bench.tasks.contract import TaskRun, stacked
 
 OPS = {
     "tconorm": {"name": "product"},
@@ -96,20 +93,25 @@ def test_bad_task_settings_are_refused_before_training(tmp_path):
         train.checked(composed(tmp_path, "task.name=nope")[0])
 
 
-# A third task from this file alone: a module with NAME, build (a TaskRun) and data (for R runs).
+# A third task written in a temporary folder as one class and one yaml, no other file changed.
+
+TOY_TASK = '''"""A toy task: which of two Gaussian blobs a point is from (a linear classifier)."""
+
+import lightning as L
+import torch
+
+from dfl_bench.tasks.contract import Task, TaskRun, stacked
 
 
 class ToyData(L.LightningDataModule):
-    """Two Gaussian blobs a unit apart from the origin; the label says which."""
-
     checksum = "toy"
     arrays = None
 
-    def __init__(self, runs: int) -> None:
+    def __init__(self, runs):
         super().__init__()
         self.runs = runs
 
-    def batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+    def batch(self):
         y = torch.arange(64) % 2
         noise = torch.randn(64, 2, generator=torch.Generator().manual_seed(0))
         return noise + torch.stack([4.0 * y - 2.0, torch.zeros(64)], -1), y
@@ -122,19 +124,12 @@ class ToyData(L.LightningDataModule):
 
 
 class ToyRun(TaskRun):
-    """A linear classifier: one run of the toy task."""
-
     TERMS = ("ce",)
 
-    def __init__(self, config) -> None:
+    def __init__(self, config):
         profile = config["profile"]
-        super().__init__(
-            config["seed"],
-            {"name": "sgd", "lr": 0.5},
-            profile["log_every"],
-            0,
-            profile["max_steps"],
-        )
+        super().__init__(config["seed"], {"name": "sgd", "lr": config["task"]["lr"]},
+                         profile["log_every"], 0, profile["max_steps"])
         self.net = torch.nn.Linear(2, 2)
         self.accuracy = None
 
@@ -150,32 +145,61 @@ class ToyRun(TaskRun):
 
     def summary(self, optimizer):
         return {"test_accuracy": self.accuracy, "best_test_accuracy": self.accuracy,
-                "evaluated_step": self.evaluated_step}  # fmt: skip
+                "evaluated_step": self.evaluated_step}
 
 
-TOY = types.SimpleNamespace(
-    NAME="toy",
-    build=lambda config, operators: ToyRun(config),
-    data=lambda configs: ToyData(len(configs)),
-)
+class Toy(Task):
+    NAME = "toy"
+    IGNORES = ("kb", "model")
+
+    def build(self, config, operators):
+        return ToyRun(config)
+
+    def data(self, configs):
+        return ToyData(len(configs))
+'''
 
 
 @pytest.mark.slow
-def test_a_task_defined_in_a_test_file_trains_through_the_lifecycle_alone_and_stacked(
-    tmp_path, monkeypatch
-):
-    from dfl_bench.lifecycle import stack_sweep
-    from dfl_bench.lifecycle.job import Job
+def test_a_task_of_one_class_and_one_yaml_trains_through_the_cli_alone_and_stacked(tmp_path):
+    """The seam a researcher extends: `toy_task.py` and `conf/task/toy.yaml` in a folder of
+    their own, on PYTHONPATH and Hydra's search path, train through the CLI, alone and as a
+    stack of two, and the toy's own setting is read by the toy only."""
+    import os
+    from pathlib import Path
 
-    monkeypatch.setitem(tasks.TASKS, "toy", TOY)
-    toy = ("task.name=toy", "profile.max_steps=30", "profile.log_every=5")
-    record = train.run(*composed(tmp_path / "alone", *toy))
-    assert record["status"] == "ok" and record["steps"] == 30
-    assert record["test_accuracy"] > 0.9 and record["config"]["task"] == {"name": "toy"}
-    jobs = [Job(*composed(tmp_path / "stack", *toy, f"seed={seed}")) for seed in (0, 1)]
-    stack_sweep.run_sweep(jobs, stack_size=2)
-    assert [j.record["status"] for j in jobs] == ["ok", "ok"]
-    assert jobs[0].record["test_accuracy"] == record["test_accuracy"]  # seed 0: the run alone
+    repo = Path(__file__).resolve().parents[2]
+    (tmp_path / "conf" / "task").mkdir(parents=True)
+    (tmp_path / "toy_task.py").write_text(TOY_TASK)
+    (tmp_path / "conf" / "task" / "toy.yaml").write_text(
+        "_target_: toy_task.Toy\nname: toy\nlr: 0.5\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{repo}", "WANDB_MODE": "disabled"}
+    common = [
+        "task=toy",
+        f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+        *("profile=smoke", "profile.max_steps=30", "profile.log_every=5", "logger=none"),
+        *("progress_bar=false", f"checkpoint_dir={tmp_path / 'ckpt'}"),
+    ]
+    alone = warm_cli.run([*common, f"records_dir={tmp_path / 'alone'}"], tmp_path, env)
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    (record,) = [json.loads(p.read_text()) for p in (tmp_path / "alone").rglob("*.json")]
+    assert record["status"] == "ok" and record["steps"] == 30 and record["test_accuracy"] > 0.9
+    assert record["config"]["task"] == {"_target_": "toy_task.Toy", "name": "toy", "lr": 0.5}
+    stack = [
+        *("-m", "seed=0,1", "hydra/launcher=stack", *common),
+        *(f"records_dir={tmp_path / 'stack'}", f"hydra.sweep.dir={tmp_path / 'sweep'}"),
+    ]
+    done = warm_cli.run(stack, tmp_path, env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = {
+        r["seed"]: r
+        for r in map(json.loads, map(Path.read_text, (tmp_path / "stack").rglob("*.json")))
+    }
+    assert sorted(runs) == [0, 1] and all(r["status"] == "ok" for r in runs.values())
+    assert runs[0]["test_accuracy"] == record["test_accuracy"]  # seed 0: the run alone
+    refused = warm_cli.run([*common, "kb=sum9", f"records_dir={tmp_path / 'x'}"], tmp_path, env)
+    assert refused.returncode != 0 and "task 'toy' does not read kb, model" in refused.stderr
 
 
 @pytest.mark.slow
@@ -227,8 +251,8 @@ def test_the_addition_multirun_records_sum_and_digit_accuracy_and_renders(tmp_pa
     assert render([f"--records-dir={records}", "--tables=mnist_addition"]) == 0
     text = (records / "tables" / "mnist_addition.md").read_text()
     assert (
-        "| row | n | Accuracy | digit accuracy (final) | wall time (min) | accuracy - product_sum |"
-        in text
+        "| row | n | Accuracy | digit accuracy (final) | sums evaluated: the mean's 95% (binomial) "
+        "| digit accuracy^(2N) | wall time (min) | accuracy - product_sum |" in text
     )
     assert "| godel_max [1] | 3 |" in text
 
@@ -395,3 +419,11 @@ def test_fifteen_digit_addition_trains_end_to_end(tmp_path):
     )
     assert record["status"] == "ok" and record["config"]["task"]["digits"] == 15
     assert record["config"]["data"]["batch_size"] == 4 and 0.0 <= record["test_accuracy"] <= 1.0
+
+
+@pytest.mark.parametrize("name", tasks.names())
+def test_a_tasks_yaml_holds_every_setting_its_class_declares_with_its_type(name):
+    """The results module reads a task's settings from its yaml (no torch); its class declares
+    them: the two agree."""
+    declared = tasks.task_class(tasks.target_of({"task": {"name": name}})).setting_types()
+    assert tasks.setting_types(name) == declared

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from dfl_bench.results import stats
 from dfl_bench.results.agreement import spearman
+from dfl_bench.results.claims.checks import (
+    above_baseline,
+    all_hold,
+    as_claimed,
+    claimed_order,
+    claimed_sign,
+    enough_wins,
+    exactly_above,
+    is_best,
+    ratio_difference_text,
+    tally,
+)
 from dfl_bench.results.claims.framework import (
     FORMULA_1_CONS,
     FORMULA_1_MARGIN,
     SIGNIFICANT,
     NotMeasurable,
     View,
-    _above,
-    _all,
-    _best,
-    _exactly,
-    _ratio_margin,
-    _share,
-    _sign,
-    _tally,
-    _versus,
-    _vs,
     claim,
 )
 from dfl_bench.schema import CU_ANT, CU_CONS
@@ -49,9 +51,9 @@ def _beat_symmetric(v: View) -> tuple[bool | None, str]:
         ]
         intervals += pair
         parts.append(f"{tnorm} {' / '.join(i.brief() for i in pair)}")
-    wins, ties, _ = _tally(intervals)
+    wins, ties, _ = tally(intervals)
     total = len(intervals)
-    return _share(wins, ties, 0.75 * total), (
+    return enough_wins(wins, ties, 0.75 * total), (
         f"{wins} of {total} cells beat the symmetric row beyond the noise, {ties} within it; "
         f"log-product / RMSE minus symmetric: {', '.join(parts)}"
     )
@@ -65,8 +67,8 @@ def _beat_symmetric(v: View) -> tuple[bool | None, str]:
 )
 def _glky(v: View) -> tuple[bool | None, str]:
     rows = [f"{t}_{a}" for t in TNORMS_RMSE[:2] + TNORMS_RMSE[3:5] for a in ("log_product", "rmse")]
-    above, within, detail = _above(v, "symmetric_aggregators", rows)
-    return _exactly(above, within, rows), detail
+    above, within, detail = above_baseline(v, "symmetric_aggregators", rows)
+    return exactly_above(above, within, rows), detail
 
 
 @claim(
@@ -78,7 +80,7 @@ def _glky(v: View) -> tuple[bool | None, str]:
 )
 def _product_rmse(v: View) -> tuple[bool | None, str]:
     rmse, log_product = (("symmetric_aggregators", f"product_{a}") for a in ("rmse", "log_product"))
-    return _versus(v, -1, rmse, log_product, ("RMSE", "log-product"))
+    return claimed_order(v, -1, rmse, log_product, ("RMSE", "log-product"))
 
 
 @claim(
@@ -94,7 +96,7 @@ def _product_rmse_ratios(v: View) -> tuple[bool | None, str]:
         ("symmetric_aggregators", "product_log_product"),
     )
     wanted = {"cons": 1, CU_CONS: -1, CU_ANT: -1}
-    found = {c: _vs(want, v.interval(*cells, c)) for c, want in wanted.items()}
+    found = {c: as_claimed(want, v.interval(*cells, c)) for c, want in wanted.items()}
     holds = False if False in found.values() else None if None in found.values() else True
     parts = [f"{c} {v.interval(*cells, c).brief()}" for c in wanted]
     return holds, f"RMSE minus log-product: {', '.join(parts)}"
@@ -112,10 +114,10 @@ def _luk_log(v: View) -> tuple[bool | None, str]:
         ("symmetric_aggregators", "lukasiewicz_log_product"),
         ("symmetric_aggregators", "product_log_product"),
     )
-    level, text = _versus(v, 0, luk, product, ("T_LK", "T_P"))
+    level, text = claimed_order(v, 0, luk, product, ("T_LK", "T_P"))
     # "a very low value for cu_cons": below that of every other t-norm with the log product
-    low, detail = _best(v, "symmetric_aggregators", LOG_PRODUCT, luk[1], CU_CONS, lowest=True)
-    return _all([level, low]), f"{text}; {detail}"
+    low, detail = is_best(v, "symmetric_aggregators", LOG_PRODUCT, luk[1], CU_CONS, lowest=True)
+    return all_hold([level, low]), f"{text}; {detail}"
 
 
 @claim(
@@ -137,7 +139,7 @@ def _luk_only(v: View) -> tuple[bool | None, str]:
         )
         outcome = v.interval(*cells, CU_CONS).outcome
         (higher if outcome > 0 else within if outcome == 0 else []).append(tnorm)
-    return _exactly(higher, within, ["lukasiewicz"]), (
+    return exactly_above(higher, within, ["lukasiewicz"]), (
         f"cu_cons higher with RMSE beyond the noise: {higher}; within it: {within}"
     )
 
@@ -149,7 +151,7 @@ def _luk_only(v: View) -> tuple[bool | None, str]:
     "The value of 9 gives the best results, with 97.3% accuracy.",
 )
 def _s9(v: View) -> tuple[bool | None, str]:
-    return _best(v, "sigmoidal_s", v.rows("sigmoidal_s"), "9")
+    return is_best(v, "sigmoidal_s", v.rows("sigmoidal_s"), "9")
 
 
 def _trend(v: View, experiment: str, column: str) -> tuple[float, float, str]:
@@ -176,7 +178,7 @@ def _trend(v: View, experiment: str, column: str) -> tuple[float, float, str]:
 )
 def _s_cons(v: View) -> tuple[bool | None, str]:
     rho, p, detail = _trend(v, "sigmoidal_s", "cons")
-    return _sign(rho, p, 1), detail
+    return claimed_sign(rho, p, 1), detail
 
 
 @claim(
@@ -188,8 +190,8 @@ def _s_cons(v: View) -> tuple[bool | None, str]:
 def _s_cu(v: View) -> tuple[bool | None, str]:
     r1, p1, d1 = _trend(v, "sigmoidal_s", CU_CONS)
     r2, p2, d2 = _trend(v, "sigmoidal_s", CU_ANT)
-    signs = [_sign(r1, p1, -1), _sign(r2, p2, -1)]
-    return _all(signs), f"{d1}; {d2}"
+    signs = [claimed_sign(r1, p1, -1), claimed_sign(r2, p2, -1)]
+    return all_hold(signs), f"{d1}; {d2}"
 
 
 @claim(
@@ -202,12 +204,12 @@ def _s_cu(v: View) -> tuple[bool | None, str]:
 def _s_not_cu(v: View) -> tuple[bool | None, str]:
     rows = v.rows("sigmoidal_s")
     smallest = min(rows, key=float)
-    best, d1 = _best(v, "sigmoidal_s", rows, smallest)
-    cons, d2 = _best(v, "sigmoidal_s", rows, smallest, CU_CONS)
-    ant, d3 = _best(v, "sigmoidal_s", rows, smallest, CU_ANT)
+    best, d1 = is_best(v, "sigmoidal_s", rows, smallest)
+    cons, d2 = is_best(v, "sigmoidal_s", rows, smallest, CU_CONS)
+    ant, d3 = is_best(v, "sigmoidal_s", rows, smallest, CU_ANT)
     # "Clearly not the best": some row above it beyond the noise; the best row fails it.
     below = None if best is None else not best
-    return _all([cons, ant, below]), f"{d1}; {d2}; {d3}"
+    return all_hold([cons, ant, below]), f"{d1}; {d2}; {d3}"
 
 
 @claim(
@@ -218,9 +220,9 @@ def _s_not_cu(v: View) -> tuple[bool | None, str]:
 )
 def _b0(v: View) -> tuple[bool | None, str]:
     rows = v.rows("sigmoidal_b0")
-    best, d1 = _best(v, "sigmoidal_b0", rows, "-0.5")
-    cons, d2 = _best(v, "sigmoidal_b0", rows, "-0.5", CU_CONS)
-    return _all([best, cons]), f"{d1}; {d2}"
+    best, d1 = is_best(v, "sigmoidal_b0", rows, "-0.5")
+    cons, d2 = is_best(v, "sigmoidal_b0", rows, "-0.5", CU_CONS)
+    return all_hold([best, cons]), f"{d1}; {d2}"
 
 
 @claim(
@@ -232,7 +234,7 @@ def _b0(v: View) -> tuple[bool | None, str]:
 )
 def _no_3(v: View) -> tuple[bool | None, str]:
     cells = ("formulas", "f12"), ("sigmoidal_s", "9")
-    return _versus(v, 0, *cells, ("(1)&(2)", "all formulas"))
+    return claimed_order(v, 0, *cells, ("(1)&(2)", "all formulas"))
 
 
 @claim(
@@ -242,7 +244,7 @@ def _no_3(v: View) -> tuple[bool | None, str]:
     "The biggest drop in performance is by removing formula (1) that defines the same predicate.",
 )
 def _no_1(v: View) -> tuple[bool | None, str]:
-    return _best(v, "formulas", ["f12", "f23", "f13"], "f23", lowest=True)
+    return is_best(v, "formulas", ["f12", "f23", "f13"], "f23", lowest=True)
 
 
 @claim(
@@ -252,7 +254,7 @@ def _no_1(v: View) -> tuple[bool | None, str]:
     "Using only formula (1) gets slightly better performance than only using formula (2).",
 )
 def _f1_f2(v: View) -> tuple[bool | None, str]:
-    return _versus(v, 1, ("formulas", "f1"), ("formulas", "f2"), ("(1)", "(2)"))
+    return claimed_order(v, 1, ("formulas", "f1"), ("formulas", "f2"), ("(1)", "(2)"))
 
 
 @claim(
@@ -268,7 +270,7 @@ def _f1_cons(v: View) -> tuple[bool | None, str]:
     interval = v.versus(cell, "cons", FORMULA_1_CONS, FORMULA_1_MARGIN)
     return interval.level_with(), (
         f"cons of (1) alone {v.get(*cell, 'cons'):.3f}, minus the paper's 0.05 (95% antecedent): "
-        f"{_ratio_margin(interval)}; TOST {interval.tost_text(3)}"
+        f"{ratio_difference_text(interval)}; TOST {interval.tost_text(3)}"
     )
 
 
@@ -279,4 +281,4 @@ def _f1_cons(v: View) -> tuple[bool | None, str]:
     "Just using the reflexivity formula (3) has the highest accuracy when used individually.",
 )
 def _f3(v: View) -> tuple[bool | None, str]:
-    return _best(v, "formulas", ["f1", "f2", "f3"], "f3")
+    return is_best(v, "formulas", ["f1", "f2", "f3"], "f3")

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from dfl_bench.results.claims.checks import (
+    as_claimed,
+    cell_values,
+    difference_text,
+    printed,
+)
 from dfl_bench.results.claims.framework import (
     BASE,
     SYM_R,
     SYM_S,
     NotMeasurable,
     View,
-    _cells,
-    _f,
-    _margin_text,
-    _vs,
     claim,
 )
 from dfl_bench.results.claims.symmetric import SUM9_OF_SAME
@@ -66,7 +68,7 @@ def _aggregators_matter(v: View) -> tuple[bool | None, str]:
     shares, ranges = {}, {}
     for factor, (experiment, prefix) in INDIVIDUAL.items():
         rows = v.rows(experiment, prefix)
-        values = _cells(v, experiment, rows)
+        values = cell_values(v, experiment, rows)
         below = [r for r in rows if v.interval((experiment, r), BASE).outcome < 0]
         shares[factor] = len(below) / len(rows)
         ranges[factor] = max(values.values()) - min(values.values())
@@ -93,7 +95,7 @@ def _dfl_improves(v: View) -> tuple[bool | None, str]:
     if run is None:
         raise NotMeasurable("default configuration missing")
     interval = v.against(run, BASE)
-    return _vs(+1, interval), (
-        f"default {_f(run.mean)} ({run.seeds}) vs baseline {_f(v.baseline())}: "
-        f"{_margin_text(interval)}"
+    return as_claimed(+1, interval), (
+        f"default {printed(run.mean)} ({run.seeds}) vs baseline {printed(v.baseline())}: "
+        f"{difference_text(interval)}"
     )

@@ -5,29 +5,23 @@ Each claim is written once: a name, the table it belongs to, the paper's sentenc
 of a `View` (the paper's numbers or ours) that returns whether it holds (None: inconclusive) and
 the numbers behind it. A claim whose cells are missing or undefined is "not measurable".
 
-The rules (results/README.md opens with them): accuracy is the final one. Every comparison of two
-cells (or of a cell and a number the paper states) has three outcomes: above or below (the 95%
-interval of the difference excludes 0), equivalent (TOST: the 90% interval inside +-MARGINS of
-its column) or inconclusive. On ours the interval is Welch's over the two cells' seeds (a cell
-with fewer than 3 seeds decides nothing); on the paper's numbers, single runs with the paper's
-only stated noise, its baseline std. A cell with collapsed runs is compared on its collapse rate
-(Fisher's exact test) and on its other runs (Welch), the two tests Bonferroni-combined, and is
-never shown equivalent. "Beats", "outperforms" need the difference shown; "on par", "similar",
-"around" need equivalence shown (and fail on a difference beyond the margin); "X is best" needs
-X above every other row (and fails when a row is above X). Within a claim the p-values of its
-comparisons are Holm-adjusted; across claims, Benjamini-Hochberg (FDR 5%, `across_claims`). A
-correlation needs 8 cells (each configuration once) and is decided by Spearman's rho with a
-permutation p-value, Pearson's r beside it.
+The rules are stated once, in words, by `writeup.rules()` (results/README.md and the tables'
+index open with them) from the numbers declared in `stats` (levels, margins, seeds, FDR) and
+here (the claim-specific margins below); this module applies them: every comparison of two cells
+(or of a cell and a number the paper states) is above, below, equivalent (TOST within its
+column's margin) or inconclusive, on each cell's own seeds (`stats.compare_runs`, collapse-aware)
+or, on the paper's single runs, its stated noise; Holm within a claim (`Family`), then
+Benjamini-Hochberg across claims (`across_claims`) on the p of the tests that decide each claim
+(`decisive_level`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from dfl_bench.results import stats
-from dfl_bench.results.agreement import pearson, spearman
 from dfl_bench.results.noise import Noise
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import BASELINE, Table
@@ -47,8 +41,8 @@ SECTIONS = {  # claims over several tables, shown in the index: their `experimen
     "analysis": "Claims of the analysis (Section 10.3, fig. analyze_measures)",
     "conclusions": "Claims of the conclusions (Section 10.4)",
 }
-STATUSES = ("holds", "fails", "inconclusive", "not measurable")
-INCONCLUSIVE = STATUSES[2]
+VERDICTS = ("holds", "fails", "inconclusive", "not measurable")
+INCONCLUSIVE = VERDICTS[2]
 HOLM = "Holm"  # the correction within a claim
 
 
@@ -375,7 +369,7 @@ def across_claims(verdicts: Sequence[Verdict]) -> list[Verdict]:
     """Benjamini-Hochberg across the measurable claims (FDR stats.FDR; an inconclusive claim
     counts with p = 1): a decided claim whose adjusted p-value (q) is not below the rate becomes
     inconclusive, saying so."""
-    tested = [i for i, v in enumerate(verdicts) if v.status != STATUSES[-1]]
+    tested = [i for i, v in enumerate(verdicts) if v.status != VERDICTS[-1]]
     ps = [verdicts[i].p if verdicts[i].p is not None else 1.0 for i in tested]
     out = list(verdicts)
     for i, q in zip(tested, stats.benjamini_hochberg(ps), strict=True):
@@ -456,208 +450,6 @@ def views(
 
 
 DEFAULT_CELL = "forall_log_product"  # Table aggregation's row of Section 10.2's fixed operators
-
-
-def _f(value: float) -> str:
-    """A number as printed in the verdicts."""
-    return f"{value:.2f}"
-
-
-def _cells(v: View, experiment: str, rows: Iterable[str], column: str = "accuracy") -> dict:
-    """{row: value} for the given rows (NotMeasurable when there are none)."""
-    values = {row: v.get(experiment, row, column) for row in rows}
-    if not values:
-        raise NotMeasurable(f"{experiment} has no rows")
-    return values
-
-
-def _text(values: Mapping[str, float]) -> str:
-    """`a 1.0, b 2.0`."""
-    return ", ".join(f"{k} {_f(x)}" for k, x in values.items())
-
-
-def _top(
-    v: View, experiment: str, rows: Iterable[str], column: str = "accuracy", lowest: bool = False
-) -> tuple[list[str], str]:
-    """The rows not shown different from the top one (the bottom one when `lowest`): the top row
-    first, then every row whose interval to it holds 0; and the detail. Descriptive: a claim
-    that a row is best decides by `_best`."""
-    values = _cells(v, experiment, rows, column)
-    sign = -1 if lowest else 1
-    top = max(values, key=lambda row: sign * values[row])
-    tied = [top] + [
-        row
-        for row in values
-        if row != top and v.interval((experiment, top), (experiment, row), column).outcome == 0
-    ]
-    word = "bottom" if lowest else "top"
-    return tied, f"{word} {column}: {', '.join(tied)} (tied within the noise); {_text(values)}"
-
-
-def _vs(want: int, interval: stats.Interval) -> bool | None:
-    """A claimed direction (+1 above, -1 below) against an interval: True decided that way,
-    False decided the other way, None within the noise."""
-    return None if interval.outcome == 0 else interval.outcome == want
-
-
-def _versus(
-    v: View, want: int, a: Cell, b: Cell, names: tuple[str, str]
-) -> tuple[bool | None, str]:
-    """Cell a claimed above (+1), below (-1) or level with (0) cell b, by the interval of a - b:
-    `_vs` for a direction; level: equivalence shown (TOST) holds, a difference beyond the
-    margin fails, else inconclusive. The text names the two."""
-    interval = v.interval(a, b)
-    verdict = interval.level_with() if want == 0 else _vs(want, interval)
-    x, y = (v.baseline() if c == BASE else v.get(*c) for c in (a, b))
-    text = f"{names[0]} {_f(x)} vs {names[1]} {_f(y)}: {_margin_text(interval)}"
-    return verdict, text + (f"; TOST {interval.tost_text()}" if want == 0 else "")
-
-
-def _best(
-    v: View,
-    experiment: str,
-    rows: Sequence[str],
-    row: str,
-    column: str = "accuracy",
-    lowest: bool = False,
-) -> tuple[bool | None, str]:
-    """ "`row` is best" (lowest: worst) among `rows`: it holds when the row is above (below)
-    every other row beyond the noise, fails when some row is above (below) it, else is
-    inconclusive; the detail gives the tie set of the top row and the bootstrap probability
-    that `row` is the top row."""
-    others = [r for r in rows if r != row]
-    want = -1 if lowest else 1
-    outcomes = {o: v.interval((experiment, row), (experiment, o), column).outcome for o in others}
-    beaten = [o for o, x in outcomes.items() if x == -want]
-    tied = [o for o, x in outcomes.items() if x == 0]
-    verdict = False if beaten else True if not tied else None
-    tie_set, _ = _top(v, experiment, rows, column, lowest)
-    chance = v.top_probability(experiment, rows, row, column, lowest)
-    word = "bottom" if lowest else "top"
-    better = "below" if lowest else "above"
-    wins = len(others) - len(tied) - len(beaten)
-    return verdict, (
-        f"{row} {better} every other row in {column}? {better} {wins}"
-        f", not shown different from {len(tied)} ({', '.join(tied) or 'none'}), beaten by "
-        f"{len(beaten)} ({', '.join(beaten) or 'none'}); {word} tie set: {', '.join(tie_set)}; "
-        f"P({row} is the {word} row) = {chance:.2f} (bootstrap); "
-        f"{_text(_cells(v, experiment, rows, column))}"
-    )
-
-
-def _above(v: View, experiment: str, rows: Iterable[str]) -> tuple[list[str], list[str], str]:
-    """The rows above the baseline beyond the noise, those within it, and the detail."""
-    above, within, parts = [], [], []
-    for row in rows:
-        interval = v.interval((experiment, row), BASE)
-        if interval.outcome > 0:
-            above.append(row)
-        elif interval.outcome == 0:
-            within.append(row)
-        parts.append(f"{row} {interval.brief()}")
-    return above, within, f"baseline {_f(v.baseline())}; minus the baseline: {', '.join(parts)}"
-
-
-def _below(v: View, experiment: str, rows: list[str]) -> tuple[bool | None, str]:
-    """Every row below the baseline beyond the noise (True), any above it (False), else None."""
-    above, within, detail = _above(v, experiment, rows)
-    below = [row for row in rows if row not in above and row not in within]
-    return (False if above else True if len(below) == len(rows) else None), detail
-
-
-def _share(wins: int, ties: int, need: float) -> bool | None:
-    """Whether at least `need` comparisons are won beyond the noise: None while the ties could
-    make or break it."""
-    return True if wins >= need else False if wins + ties < need else None
-
-
-def _tally(intervals: Iterable[stats.Interval]) -> tuple[int, int, int]:
-    """How many intervals lie above 0, hold it and lie below it (wins, ties, losses)."""
-    outcomes = [interval.outcome for interval in intervals]
-    return outcomes.count(1), outcomes.count(0), outcomes.count(-1)
-
-
-def _against_rows(
-    v: View, experiment: str, row: str, others: Iterable[str], column: str = "accuracy"
-) -> tuple[int, int, int]:
-    """How many of `others` the row is above, tied with and below, by each pair's interval."""
-    return _tally(v.interval((experiment, row), (experiment, o), column) for o in others)
-
-
-def _all(verdicts: Iterable[bool | None]) -> bool | None:
-    """Every part holds (True), one fails (False), else within the noise (None)."""
-    verdicts = list(verdicts)
-    return False if False in verdicts else None if None in verdicts else True
-
-
-def _exactly(above: Iterable, within: Iterable, want: Iterable) -> bool | None:
-    """Whether the rows above the baseline are exactly `want`: None when the difference is rows
-    within the noise."""
-    above, within, want = set(above), set(within), set(want)
-    if above == want:
-        return True
-    return None if above <= want <= above | within else False
-
-
-def _corr(
-    v: View, tables: Iterable[str], x: str, y: str, kb: str | None = None
-) -> tuple[float, float, float, str]:
-    """Pearson r, Spearman rho and its permutation p-value of two columns over the cells of the
-    given tables (optionally one knowledge base), each configuration once; NotMeasurable below
-    stats.MIN_CELLS cells."""
-    pairs, seen = [], set()
-    for (exp, row, column), value in v.values.items():
-        if exp not in tables or column != x:
-            continue
-        if kb is not None and v.kbs.get((exp, row)) != kb:
-            continue
-        configuration = v.configurations.get((exp, row), f"{exp}/{row}")
-        other = v.values.get((exp, row, y))
-        if other is None or math.isnan(value) or math.isnan(other) or configuration in seen:
-            continue
-        if not v.decides(exp, row):
-            continue
-        seen.add(configuration)
-        pairs.append((value, other))
-    where = f" ({kb})" if kb else ""
-    if len(pairs) < stats.MIN_CELLS:
-        raise NotMeasurable(
-            f"too few cells: {len(pairs)} with {x} and {y}{where} (a correlation needs "
-            f"{stats.MIN_CELLS})"
-        )
-    xs, ys = [a for a, _ in pairs], [b for _, b in pairs]
-    r, rho = pearson(xs, ys), spearman(xs, ys)
-    if r is None or rho is None:
-        raise NotMeasurable(f"{len(pairs)} cells with {x} and {y}: constant")
-    p = stats.spearman_p(xs, ys)
-    if p < SIGNIFICANT:
-        v.evidence(p)
-    flip = " (r alone: the other sign)" if (r > 0) != (rho > 0) else ""
-    return (
-        r,
-        rho,
-        p,
-        (
-            f"rho({x}, {y}) = {rho:+.2f} (p = {p:.3f}), r = {r:+.2f}{flip} over {len(pairs)} "
-            f"cells{where}"
-        ),
-    )
-
-
-def _sign(rho: float, p: float, want: int) -> bool | None:
-    """A claimed sign of a correlation: decided when p < SIGNIFICANT, else None."""
-    return None if p >= SIGNIFICANT else (rho > 0) == (want > 0)
-
-
-def _ratio_margin(interval: stats.Interval) -> str:
-    """`difference +0.035 [+0.008, +0.063] (t, n=3, df=2)`: a ratio's, to three decimals."""
-    i = interval
-    return f"difference {i.delta:+.3f} [{i.low:+.3f}, {i.high:+.3f}] ({i.how})"
-
-
-def _margin_text(interval: stats.Interval) -> str:
-    """`difference +0.42 [-0.10, +0.94] (Welch, n=3/3, df=3.9)`."""
-    return f"difference {interval.text()} ({interval.how})"
 
 
 BASE = BASELINE  # the supervised baseline's cell (tables.py: its runs set the collapse line)

@@ -5,24 +5,26 @@ from __future__ import annotations
 
 import math
 
+from dfl_bench.results.claims.checks import (
+    above_baseline,
+    against_rows,
+    all_below_baseline,
+    all_hold,
+    as_claimed,
+    cell_values,
+    claimed_order,
+    claimed_sign,
+    correlation,
+    difference_text,
+    enough_wins,
+    exactly_above,
+    is_best,
+    printed,
+    values_text,
+)
 from dfl_bench.results.claims.framework import (
     NotMeasurable,
     View,
-    _above,
-    _against_rows,
-    _all,
-    _below,
-    _best,
-    _cells,
-    _corr,
-    _exactly,
-    _f,
-    _margin_text,
-    _share,
-    _sign,
-    _text,
-    _versus,
-    _vs,
     claim,
 )
 from dfl_bench.schema import CU_ANT, CU_CONS
@@ -45,11 +47,11 @@ FORALL_POOR = [
 )
 def _log_product(v: View) -> tuple[bool | None, str]:
     rows = [r for r in v.rows("aggregation", "forall_") if r != "forall_rmse"]
-    best, detail = _best(v, "aggregation", rows, "forall_log_product")
+    best, detail = is_best(v, "aggregation", rows, "forall_log_product")
     trailing = v.interval(("aggregation", "forall_rmse"), ("aggregation", "forall_log_product"))
     # "A_RMSE trailing behind it": not above the log product beyond the noise
-    return _all([best, trailing.outcome <= 0]), (
-        f"{detail}; forall_rmse minus forall_log_product: {_margin_text(trailing)}"
+    return all_hold([best, trailing.outcome <= 0]), (
+        f"{detail}; forall_rmse minus forall_log_product: {difference_text(trailing)}"
     )
 
 
@@ -61,8 +63,8 @@ def _log_product(v: View) -> tuple[bool | None, str]:
 )
 def _other_gme(v: View) -> tuple[bool | None, str]:
     rows = ["forall_gme_p1_5", "forall_gme_p20"]
-    above, within, detail = _above(v, "aggregation", rows)
-    return _exactly(above, within, rows), f"above: {above}; {detail}"
+    above, within, detail = above_baseline(v, "aggregation", rows)
+    return exactly_above(above, within, rows), f"above: {above}; {detail}"
 
 
 @claim(
@@ -74,7 +76,7 @@ def _other_gme(v: View) -> tuple[bool | None, str]:
     "poorly [below the baseline].",
 )
 def _poor_forall(v: View) -> tuple[bool | None, str]:
-    holds, detail = _below(v, "aggregation", FORALL_POOR)
+    holds, detail = all_below_baseline(v, "aggregation", FORALL_POOR)
     return holds, detail
 
 
@@ -92,11 +94,11 @@ def _yager_cu(v: View) -> tuple[bool | None, str]:
     for column in (CU_CONS, CU_ANT):
         counts = []
         for row in yager:
-            wins, ties, losses = _against_rows(v, "aggregation", row, others, column)
-            verdicts.append(_share(wins, ties, len(others) // 2 + 1))
+            wins, ties, losses = against_rows(v, "aggregation", row, others, column)
+            verdicts.append(enough_wins(wins, ties, len(others) // 2 + 1))
             counts.append(f"{row} {v.get('aggregation', row, column):.2f} ({wins}/{ties}/{losses})")
         details.append(f"{column}: {', '.join(counts)}")
-    return _all(verdicts), (
+    return all_hold(verdicts), (
         f"above/tied with/below the {len(others)} other universal aggregators: "
         + "; ".join(details)
     )
@@ -110,7 +112,7 @@ def _yager_cu(v: View) -> tuple[bool | None, str]:
     "performing best.",
 )
 def _gm_best(v: View) -> tuple[bool | None, str]:
-    return _best(v, "aggregation", v.rows("aggregation", "exists_"), "exists_gm_p1_5")
+    return is_best(v, "aggregation", v.rows("aggregation", "exists_"), "exists_gm_p1_5")
 
 
 @claim(
@@ -124,8 +126,8 @@ def _yager_exists(v: View) -> tuple[bool | None, str]:
     rows = v.rows("aggregation", "exists_yager")
     if not rows:
         raise NotMeasurable("aggregation has no exists_yager rows")
-    above, within, detail = _above(v, "aggregation", rows)
-    return _exactly(above, within, rows), detail
+    above, within, detail = above_baseline(v, "aggregation", rows)
+    return exactly_above(above, within, rows), detail
 
 
 @claim(
@@ -137,7 +139,7 @@ def _yager_exists(v: View) -> tuple[bool | None, str]:
 )
 def _max_exists(v: View) -> tuple[bool | None, str]:
     rows = ["exists_maximum", "exists_nilpotent"]
-    above, within, detail = _above(v, "aggregation", rows)
+    above, within, detail = above_baseline(v, "aggregation", rows)
     gm = v.rows("aggregation", "exists_gm")
     beaten = [
         (g, r)
@@ -145,7 +147,7 @@ def _max_exists(v: View) -> tuple[bool | None, str]:
         for r in rows
         if v.interval(("aggregation", g), ("aggregation", r)).outcome < 0
     ]
-    holds = False if beaten else _exactly(above, within, rows)
+    holds = False if beaten else exactly_above(above, within, rows)
     return holds, f"{detail}; a generalized mean below them beyond the noise: {beaten or 'none'}"
 
 
@@ -158,14 +160,14 @@ def _max_exists(v: View) -> tuple[bool | None, str]:
 )
 def _vanishing_best(v: View) -> tuple[bool | None, str]:
     rows = v.rows("tnorms")
-    vanishing = _cells(v, "tnorms", [r for r in rows if r not in NON_VANISHING])
+    vanishing = cell_values(v, "tnorms", [r for r in rows if r not in NON_VANISHING])
     top = max(vanishing, key=vanishing.__getitem__)
     intervals = {o: v.interval(("tnorms", top), ("tnorms", o)) for o in NON_VANISHING}
     outcomes = [i.outcome for i in intervals.values()]
     verdict = False if -1 in outcomes else True if all(x == 1 for x in outcomes) else None
     return verdict, (
-        f"the top vanishing row {top} {_f(vanishing[top])} minus "
-        + ", ".join(f"{o} {_margin_text(i)}" for o, i in intervals.items())
+        f"the top vanishing row {top} {printed(vanishing[top])} minus "
+        + ", ".join(f"{o} {difference_text(i)}" for o, i in intervals.items())
     )
 
 
@@ -179,7 +181,7 @@ NON_VANISHING = ("godel", "product")  # the t-norms whose derivatives do not van
     "The product t-norm and Gödel t-norm ... seem to perform very poorly [below the baseline].",
 )
 def _godel_product_poor(v: View) -> tuple[bool | None, str]:
-    return _below(v, "tnorms", ["godel", "product"])
+    return all_below_baseline(v, "tnorms", ["godel", "product"])
 
 
 @claim(
@@ -189,8 +191,8 @@ def _godel_product_poor(v: View) -> tuple[bool | None, str]:
     "In this table, there is a clear relation where lower cons seem to perform better.",
 )
 def _low_cons(v: View) -> tuple[bool | None, str]:
-    _, rho, p, detail = _corr(v, ("tnorms",), "cons", "accuracy")
-    return _sign(rho, p, -1), detail
+    _, rho, p, detail = correlation(v, ("tnorms",), "cons", "accuracy")
+    return claimed_sign(rho, p, -1), detail
 
 
 @claim(
@@ -203,7 +205,7 @@ def _low_cons(v: View) -> tuple[bool | None, str]:
 def _around_97(v: View) -> tuple[bool | None, str]:
     rows = ["reichenbach", "yager_s_p1_5", "yager_s_p2", "yager_s_p20"]
     intervals = {row: v.versus(("implications", row), "accuracy", 97.0) for row in rows}
-    return _all(i.level_with() for i in intervals.values()), "minus 97: " + ", ".join(
+    return all_hold(i.level_with() for i in intervals.values()), "minus 97: " + ", ".join(
         f"{r} {i.brief()} (TOST {i.tost_text()})" for r, i in intervals.items()
     )
 
@@ -216,8 +218,8 @@ def _around_97(v: View) -> tuple[bool | None, str]:
 )
 def _kd_yr(v: View) -> tuple[bool | None, str]:
     rows = ["kleene_dienes", "yager_r_p1_5", "yager_r_p2", "yager_r_p20"]
-    above, within, detail = _above(v, "implications", rows)
-    return _exactly(above, within, rows), detail
+    above, within, detail = above_baseline(v, "implications", rows)
+    return exactly_above(above, within, rows), detail
 
 
 @claim(
@@ -229,7 +231,7 @@ def _kd_yr(v: View) -> tuple[bool | None, str]:
 )
 def _sigmoidal_as_rc(v: View) -> tuple[bool | None, str]:
     cells = ("implications", "sigmoidal_reichenbach"), ("implications", "reichenbach")
-    return _versus(v, 0, *cells, ("sigmoidal", "reichenbach"))
+    return claimed_order(v, 0, *cells, ("sigmoidal", "reichenbach"))
 
 
 @claim(
@@ -240,7 +242,7 @@ def _sigmoidal_as_rc(v: View) -> tuple[bool | None, str]:
     "baseline.",
 )
 def _g_gg(v: View) -> tuple[bool | None, str]:
-    return _below(v, "implications", ["godel", "goguen"])
+    return all_below_baseline(v, "implications", ["godel", "goguen"])
 
 
 @claim(
@@ -252,12 +254,12 @@ def _g_gg(v: View) -> tuple[bool | None, str]:
 )
 def _godel_worst(v: View) -> tuple[bool | None, str]:
     rows = v.rows("implications")
-    worst, detail = _best(v, "implications", rows, "godel", lowest=True)
+    worst, detail = is_best(v, "implications", rows, "godel", lowest=True)
     others = [r for r in rows if r != "lukasiewicz"]
-    wins, ties, losses = _against_rows(v, "implications", "lukasiewicz", others)
+    wins, ties, losses = against_rows(v, "implications", "lukasiewicz", others)
     # Among the better: at most half of the others above it, so above at least the rest.
-    upper = _share(wins, ties, len(others) - len(others) // 2)
-    return _all([worst, upper]), (
+    upper = enough_wins(wins, ties, len(others) - len(others) // 2)
+    return all_hold([worst, upper]), (
         f"lukasiewicz above/tied with/below the {len(others)} others: {wins}/{ties}/{losses}; "
         f"{detail}"
     )
@@ -275,9 +277,9 @@ def _s_beat_r_impl(v: View) -> tuple[bool | None, str]:
         v.interval(("implications", s), ("implications", r)).outcome
         for s, r in (("kleene_dienes", "godel"), ("reichenbach", "goguen"))
     ]
-    values = _cells(v, "implications", ["kleene_dienes", "godel", "reichenbach", "goguen"])
+    values = cell_values(v, "implications", ["kleene_dienes", "godel", "reichenbach", "goguen"])
     holds = True if min(outcomes) > 0 else False if min(outcomes) < 0 else None
-    return holds, f"{_text(values)}; S above R beyond the noise: {outcomes}"
+    return holds, f"{values_text(values)}; S above R beyond the noise: {outcomes}"
 
 
 @claim(
@@ -293,7 +295,7 @@ def _sigmoidal_sgd(v: View) -> tuple[bool | None, str]:
     outcomes = [i.outcome for i in intervals.values()]
     verdict = False if -1 in outcomes else True if all(x == 1 for x in outcomes) else None
     return verdict, (
-        f"sigmoidal s=9 {_f(v.get('sigmoidal_s', '9'))} minus each SGD implication: "
+        f"sigmoidal s=9 {printed(v.get('sigmoidal_s', '9'))} minus each SGD implication: "
         + ", ".join(f"{r} {i.brief()}" for r, i in intervals.items())
     )
 
@@ -307,7 +309,7 @@ def _sigmoidal_sgd(v: View) -> tuple[bool | None, str]:
     "T_Y p=1.5, the same configuration with ADAM; beyond the noise].",
 )
 def _sum9_sgd(v: View) -> tuple[bool | None, str]:
-    return _versus(v, 1, ("best", "sum9"), ("tnorms", "yager_p1_5"), ("SGD", "ADAM"))
+    return claimed_order(v, 1, ("best", "sum9"), ("tnorms", "yager_p1_5"), ("SGD", "ADAM"))
 
 
 @claim(
@@ -338,14 +340,14 @@ def _both_best(v: View) -> tuple[bool | None, str]:
     # "More background knowledge increases the final performance": above each single KB's run
     # of the same operators and optimizer (sum9: best/sum9; same: sigmoidal_s s=9).
     more = {name: v.interval(both, cell) for name, cell in MORE_KNOWLEDGE.items()}
-    knowledge = _all(_vs(1, i) for i in more.values())
-    return _all([best, knowledge]), (
-        f"both {_f(v.get(*both))} above {len(others) - len(tied) - len(beaten)} of the "
+    knowledge = all_hold(as_claimed(1, i) for i in more.values())
+    return all_hold([best, knowledge]), (
+        f"both {printed(v.get(*both))} above {len(others) - len(tied) - len(beaten)} of the "
         f"{len(others)} other cells, not shown different from {len(tied)}"
         f"{' (' + ', '.join(tied) + ')' if tied else ''}, below {len(beaten)}"
         f"{': ' + ', '.join(beaten) if beaten else ''}; P(both is the top cell) = {chance:.2f} "
         "(bootstrap); more knowledge: "
-        + ", ".join(f"both - {k} {_margin_text(i)}" for k, i in more.items())
+        + ", ".join(f"both - {k} {difference_text(i)}" for k, i in more.items())
     )
 
 

@@ -4,6 +4,21 @@ from __future__ import annotations
 
 from dfl_bench.results import stats
 from dfl_bench.results.agreement import spearman
+from dfl_bench.results.claims.checks import (
+    above_baseline,
+    all_hold,
+    as_claimed,
+    cell_values,
+    claimed_order,
+    difference_text,
+    enough_wins,
+    exactly_above,
+    is_best,
+    printed,
+    ratio_difference_text,
+    tally,
+    tied_with_top,
+)
 from dfl_bench.results.claims.framework import (
     BASE,
     RANDOM_CU,
@@ -11,19 +26,6 @@ from dfl_bench.results.claims.framework import (
     SYM_S,
     NotMeasurable,
     View,
-    _above,
-    _all,
-    _best,
-    _cells,
-    _exactly,
-    _f,
-    _margin_text,
-    _ratio_margin,
-    _share,
-    _tally,
-    _top,
-    _versus,
-    _vs,
     claim,
 )
 from dfl_bench.schema import CU_ANT, CU_CONS
@@ -42,8 +44,8 @@ def _s_beat_r_same(v: View) -> tuple[bool | None, str]:
         for a, b in zip(SYM_S, SYM_R, strict=True)
     }
     parts = [f"{tnorm} {interval.brief()}" for tnorm, interval in intervals.items()]
-    wins, ties, _ = _tally(intervals.values())
-    return _share(wins, ties, len(SYM_S) // 2 + 1), (
+    wins, ties, _ = tally(intervals.values())
+    return enough_wins(wins, ties, len(SYM_S) // 2 + 1), (
         f"S beats R beyond the noise in {wins} of {len(SYM_S)} t-norms ({ties} within it); "
         f"S - R: {', '.join(parts)}"
     )
@@ -57,8 +59,8 @@ def _s_beat_r_same(v: View) -> tuple[bool | None, str]:
     "T_Y, p=20.",
 )
 def _r_only_yager20(v: View) -> tuple[bool | None, str]:
-    above, within, detail = _above(v, "same_symmetric", SYM_R)
-    return _exactly(above, within, ["yager_p20_R"]), f"above: {above}; {detail}"
+    above, within, detail = above_baseline(v, "same_symmetric", SYM_R)
+    return exactly_above(above, within, ["yager_p20_R"]), f"above: {above}; {detail}"
 
 
 @claim(
@@ -71,7 +73,7 @@ def _r_only_yager20(v: View) -> tuple[bool | None, str]:
 def _yager20_s_r(v: View) -> tuple[bool | None, str]:
     interval = v.interval(("same_symmetric", "yager_p20_S"), ("same_symmetric", "yager_p20_R"))
     return interval.level_with(), (
-        f"yager_p20 S - R: {_margin_text(interval)}; TOST {interval.tost_text()}"
+        f"yager_p20 S - R: {difference_text(interval)}; TOST {interval.tost_text()}"
     )
 
 
@@ -82,7 +84,7 @@ def _yager20_s_r(v: View) -> tuple[bool | None, str]:
     "The Gödel t-norm performs on par with the supervised baseline.",
 )
 def _godel_par(v: View) -> tuple[bool | None, str]:
-    return _versus(v, 0, ("same_symmetric", "godel_S"), BASE, ("godel_S", "baseline"))
+    return claimed_order(v, 0, ("same_symmetric", "godel_S"), BASE, ("godel_S", "baseline"))
 
 
 @claim(
@@ -92,7 +94,9 @@ def _godel_par(v: View) -> tuple[bool | None, str]:
     "The Łukasiewicz t-norm performs worse than the supervised baseline.",
 )
 def _luk_below(v: View) -> tuple[bool | None, str]:
-    return _versus(v, -1, ("same_symmetric", "lukasiewicz"), BASE, ("lukasiewicz", "baseline"))
+    return claimed_order(
+        v, -1, ("same_symmetric", "lukasiewicz"), BASE, ("lukasiewicz", "baseline")
+    )
 
 
 @claim(
@@ -106,7 +110,7 @@ def _luk_half(v: View) -> tuple[bool | None, str]:
     cell = ("same_symmetric", "lukasiewicz")
     interval = v.versus(cell, "cons", 0.5)
     return interval.level_with(), (
-        f"cons {v.get(*cell, 'cons'):.3f}, minus 1/2: {_ratio_margin(interval)}; "
+        f"cons {v.get(*cell, 'cons'):.3f}, minus 1/2: {ratio_difference_text(interval)}; "
         f"TOST {interval.tost_text(3)}"
     )
 
@@ -120,9 +124,9 @@ def _luk_half(v: View) -> tuple[bool | None, str]:
 def _luk_cu_cons(v: View) -> tuple[bool | None, str]:
     cell = ("same_symmetric", "lukasiewicz")
     interval = v.versus(cell, CU_CONS, RANDOM_CU)
-    return _vs(-1, interval), (
+    return as_claimed(-1, interval), (
         f"cu_cons {v.get(*cell, 'cu_cons'):.2f}, minus random guessing's {RANDOM_CU}: "
-        f"{_ratio_margin(interval)}"
+        f"{ratio_difference_text(interval)}"
     )
 
 
@@ -133,7 +137,7 @@ def _luk_cu_cons(v: View) -> tuple[bool | None, str]:
     "For p=20 the top performance is quite a bit higher than the baseline [beyond the noise].",
 )
 def _yager20(v: View) -> tuple[bool | None, str]:
-    return _versus(v, 1, ("same_symmetric", "yager_p20_S"), BASE, ("yager_p20_S", "baseline"))
+    return claimed_order(v, 1, ("same_symmetric", "yager_p20_S"), BASE, ("yager_p20_S", "baseline"))
 
 
 @claim(
@@ -144,7 +148,7 @@ def _yager20(v: View) -> tuple[bool | None, str]:
 )
 def _yager2(v: View) -> tuple[bool | None, str]:
     cells = ("same_symmetric", "yager_p2_S"), ("same_symmetric", "lukasiewicz")
-    return _versus(v, -1, *cells, ("yager_p2_S", "lukasiewicz"))
+    return claimed_order(v, -1, *cells, ("yager_p2_S", "lukasiewicz"))
 
 
 @claim(
@@ -165,7 +169,7 @@ def _yager15(v: View) -> tuple[bool | None, str]:
     "The product t-norm performs best.",
 )
 def _product_best(v: View) -> tuple[bool | None, str]:
-    return _best(v, "same_symmetric", v.rows("same_symmetric"), "product_S")
+    return is_best(v, "same_symmetric", v.rows("same_symmetric"), "product_S")
 
 
 @claim(
@@ -176,9 +180,9 @@ def _product_best(v: View) -> tuple[bool | None, str]:
 )
 def _product_cu(v: View) -> tuple[bool | None, str]:
     rows = ["godel_S", "product_S", "lukasiewicz", "yager_p2_S", "yager_p20_S"]
-    cons, a = _best(v, "same_symmetric", rows, "product_S", CU_CONS)
-    ant, b = _best(v, "same_symmetric", rows, "product_S", CU_ANT)
-    return _all([cons, ant]), f"{a}; {b}"
+    cons, a = is_best(v, "same_symmetric", rows, "product_S", CU_CONS)
+    ant, b = is_best(v, "same_symmetric", rows, "product_S", CU_ANT)
+    return all_hold([cons, ant]), f"{a}; {b}"
 
 
 @claim(
@@ -192,9 +196,9 @@ def _nilpotent(v: View) -> tuple[bool | None, str]:
     gone = v.undefined("same_symmetric", "nilpotent", "cons")
     interval = v.interval(("same_symmetric", "nilpotent"), BASE)
     x, base = v.get("same_symmetric", "nilpotent"), v.baseline()
-    return _all([gone, interval.level_with()]), (
-        f"cons undefined: {gone}; nilpotent {_f(x)} vs baseline {_f(base)}: "
-        f"{_margin_text(interval)}; TOST {interval.tost_text()}"
+    return all_hold([gone, interval.level_with()]), (
+        f"cons undefined: {gone}; nilpotent {printed(x)} vs baseline {printed(base)}: "
+        f"{difference_text(interval)}; TOST {interval.tost_text()}"
     )
 
 
@@ -206,8 +210,8 @@ def _nilpotent(v: View) -> tuple[bool | None, str]:
     "t-norm and the Yager t-norm with p=20.",
 )
 def _sum9_above(v: View) -> tuple[bool | None, str]:
-    above, within, detail = _above(v, "sum9_symmetric", v.rows("sum9_symmetric"))
-    return _exactly(above, within, ["product", "yager_p20"]), f"above: {above}; {detail}"
+    above, within, detail = above_baseline(v, "sum9_symmetric", v.rows("sum9_symmetric"))
+    return exactly_above(above, within, ["product", "yager_p20"]), f"above: {above}; {detail}"
 
 
 @claim(
@@ -217,7 +221,7 @@ def _sum9_above(v: View) -> tuple[bool | None, str]:
     "... with the product t-norm being the most promising candidate.",
 )
 def _sum9_product(v: View) -> tuple[bool | None, str]:
-    return _best(v, "sum9_symmetric", v.rows("sum9_symmetric"), "product")
+    return is_best(v, "sum9_symmetric", v.rows("sum9_symmetric"), "product")
 
 
 @claim(
@@ -255,8 +259,8 @@ REFLECT_RHO = 0.5  # "closely reflect": rank correlation at least this
     "the seven t-norms].",
 )
 def _sum9_reflects(v: View) -> tuple[bool | None, str]:
-    sum9 = _cells(v, "sum9_symmetric", SUM9_OF_SAME)
-    same = _cells(v, "same_symmetric", SUM9_OF_SAME.values())
+    sum9 = cell_values(v, "sum9_symmetric", SUM9_OF_SAME)
+    same = cell_values(v, "same_symmetric", SUM9_OF_SAME.values())
     if len(sum9) < stats.MIN_CELLS:
         raise NotMeasurable(
             f"too few cells: {len(sum9)} t-norms (a correlation needs {stats.MIN_CELLS})"
@@ -264,8 +268,8 @@ def _sum9_reflects(v: View) -> tuple[bool | None, str]:
     rho = spearman(list(sum9.values()), list(same.values()))
     if rho is None:
         raise NotMeasurable("constant accuracies")
-    top_sum9, _ = _top(v, "sum9_symmetric", SUM9_OF_SAME)
-    top_same, _ = _top(v, "same_symmetric", SUM9_OF_SAME.values())
+    top_sum9, _ = tied_with_top(v, "sum9_symmetric", SUM9_OF_SAME)
+    top_same, _ = tied_with_top(v, "same_symmetric", SUM9_OF_SAME.values())
     shared = [row for row in top_sum9 if SUM9_OF_SAME[row] in top_same]
     return rho >= REFLECT_RHO and bool(shared), (
         f"rho {rho:+.2f} over {len(sum9)} t-norms; top sum9 {top_sum9}, top same {top_same}"

@@ -26,7 +26,7 @@ images.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -46,8 +46,10 @@ from dfl_bench.tasks.mnist.interpretation import (
     predicates,
 )
 from dfl_bench.tasks.mnist.model import DFLNet, dropout_masks
+from dfl_bench.tasks.mnist.stack_net import StackNet
 
 PAIR_BLOCK = 64
+Outputs = tuple[Tensor, dict[str, Tensor], dict[str, Tensor]]  # grouped: logits, pairs l / u
 
 
 def undersampled_bce(
@@ -191,6 +193,58 @@ class DFLRun(TaskRun):
                 dfl = self._dfl_term(self.kb, self.ops, logits[n_l:], pair_u)
         total = self.w_dfl * dfl + ce + pair
         return total, torch.stack([dfl, ce, pair]), metrics
+
+    @classmethod
+    def grouped_net(cls, members: Sequence[TaskRun], compile_dfl: bool) -> StackNet:
+        """The runs' networks as one StackNet (grouped convolutions, vmapped heads); with
+        `compile_dfl` each run's DFL term compiled. The runs all have a DFL term or all none."""
+        runs = [m for m in members if isinstance(m, DFLRun)]
+        if len({m.kb is None for m in runs}) != 1 or len(runs) != len(members):
+            raise ValueError("grouped runs must all have a DFL term (w_dfl > 0) or all none")
+        if compile_dfl and runs[0].kb is not None:
+            for run in runs:
+                run.compile_dfl(runs=len(runs))
+        return StackNet([run.net for run in runs])
+
+    @classmethod
+    def grouped_outputs(cls, net: StackNet, members: Sequence[TaskRun], batch: Any) -> Outputs:
+        """Every run's digit logits (R, n_l + n_u, 10) and each head's all-pairs logits on the
+        labeled and on the unlabeled images (R, b, b), each run's dropout from its generator."""
+        (x_l, _), (x_u, _) = batch["labeled"], batch["unlabeled"]
+        first = members[0]
+        x = torch.cat([x_l, x_u], dim=1) if first.kb is not None else x_l
+        drawn = [dropout_masks(x.shape[1], x.device, m.generator()) for m in members]
+        logits, emb = net(x, tuple(torch.stack(m) for m in zip(*drawn, strict=True)))
+        n_l = x_l.shape[1]
+        pl: dict[str, Tensor] = {}
+        pu: dict[str, Tensor] = {}
+        if first.predicates:
+            e_l, e_u = emb[:, :n_l], emb[:, n_l:]
+            if e_l.shape == e_u.shape:
+                both = net.pair_logits(torch.stack([e_l, e_u], dim=1))
+                pl, pu = (
+                    {k: v[:, 0] for k, v in both.items()},
+                    {k: v[:, 1] for k, v in both.items()},
+                )
+            else:
+                pl, pu = net.pair_logits(e_l), net.pair_logits(e_u)
+        return logits, pl, pu
+
+    def grouped_loss(
+        self, outputs: Outputs, r: int, batch: Any, logging: bool
+    ) -> tuple[Tensor, Tensor, Mapping[str, float] | None]:
+        """`loss` of run `r` of a stack from the grouped outputs."""
+        logits, pl, pu = outputs
+        y_l, y_u = batch["labeled"][1][r], batch["unlabeled"][1][r]
+        pair_l, pair_u = {k: v[r] for k, v in pl.items()}, {k: v[r] for k, v in pu.items()}
+        return self.loss(logits[r], pair_l, pair_u, y_l, y_u, self.generator(), logging)
+
+    def grouped_metrics(self, outputs: Outputs, r: int, batch: Any) -> dict[str, float] | None:
+        """`metrics` of run `r` from the grouped outputs on the unlabeled images (detached)."""
+        logits, _, pu = outputs
+        n_l = batch["labeled"][0].shape[1]
+        pair_u = {k: v[r].detach() for k, v in pu.items()}
+        return self.metrics(logits[r, n_l:].detach(), pair_u, batch["unlabeled"][1][r])
 
     def metrics(
         self, digit_logits: Tensor, pair_logits: Mapping[str, Tensor], y: Tensor

@@ -130,7 +130,7 @@ def test_dfl_net_has_one_head_per_binary_predicate():
 
 
 def test_stack_heads_with_the_codes_bias_equal_each_runs_own():
-    from dfl_bench.training.stack_net import StackNet
+    from dfl_bench.tasks.mnist.stack_net import StackNet
 
     torch.manual_seed(0)
     nets = [DFLNet(("same", "sum9"), ntn_k=10, ntn_bias=True) for _ in range(2)]

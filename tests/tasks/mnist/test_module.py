@@ -16,8 +16,8 @@ from dfl_bench.lifecycle.records import SUMMARY_FIELDS
 from dfl_bench.logic import KBResult
 from dfl_bench.tasks.contract import nonfinite_reason
 from dfl_bench.tasks.mnist.dfl_run import DFLRun, undersampled_bce
-from dfl_bench.tasks.mnist.optim import build_optimizer
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
+from dfl_bench.tasks.optim import build_optimizer
 from dfl_bench.training import RunsModule
 
 OPS = {
@@ -264,7 +264,7 @@ def test_optimizers_and_validation():
 
 
 def test_a_budgets_optimizer_settings_and_cosine_schedule():
-    from dfl_bench.tasks.mnist.optim import configure, settings
+    from dfl_bench.tasks.optim import configure, settings
 
     config = {"optimizer": {"name": "adam", "lr": 1e-3}, "profile": {"optimizer": {"lr": 3e-3}}}
     assert settings(config) == {"name": "adam", "lr": 3e-3}
@@ -347,7 +347,7 @@ def test_every_operators_dfl_term_traces_as_one_graph_for_compile_dfl(kb):
 
 
 def test_gradient_reached_says_whether_adam_ever_saw_a_nonzero_gradient():
-    from dfl_bench.tasks.mnist.optim import gradient_reached
+    from dfl_bench.tasks.optim import gradient_reached
 
     w = torch.nn.Parameter(torch.ones(3))
     adam = build_optimizer([w], {"name": "adam"})

@@ -4,7 +4,7 @@ training iteration (`steps.iteration`) of the default configuration on `same`, b
 threads, median of 60 after 15 warm-up, three rounds. A paper run cannot take less than 70,000
 bare network steps.
 
-    python results/bench/floor/paper_run_floor.py > results/bench/floor/paper_run_floor.txt
+    python scripts/bench/paper_run_floor.py > results/bench/floor/paper_run_floor.txt
 """
 
 import statistics

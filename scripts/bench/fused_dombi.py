@@ -6,7 +6,7 @@ exp(e log x)), compiled with torch.utils.cpp_extension, against the product a * 
 the package's `families.t_norm` (eager PyTorch, closed-form backward), on 64 x 64 x 10 float32
 inputs at one thread (median of 200 forward + backward passes after 20 warm-up, three rounds).
 
-    python results/bench/fused_kernel/fused_dombi.py > results/bench/fused_kernel/measured.txt
+    python scripts/bench/fused_dombi.py > results/bench/fused_kernel/measured.txt
 
 Needs g++ and the torch headers (the compiled module is cached in ~/.cache/torch_extensions).
 """

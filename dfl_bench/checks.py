@@ -1,0 +1,35 @@
+"""Value checks every layer shares: each bad value is one ValueError line naming what is valid.
+
+>>> integer_in(0, "task.digits", 1, 100)
+Traceback (most recent call last):
+...
+ValueError: task.digits must be an integer in [1, 100], got 0
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+MAX_SEED = 2**32 - 1  # a seed numpy and Lightning accept
+
+
+def integer_in(value: Any, name: str, low: int, high: float = math.inf) -> None:
+    """`value` is an int in [low, high] (bools are not)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        bound = f"in [{low}, {high}]" if high < math.inf else f">= {low}"
+        raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
+
+
+def number(value: Any, name: str, low: float, *, open_low: bool) -> None:
+    """`value` is a finite number > low (`open_low`) or >= low."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < low or (open_low and value == low):
+        relation = ">" if open_low else ">="
+        raise ValueError(f"{name} must be a finite number {relation} {low}, got {value!r}")
+
+
+def fraction(value: Any, name: str) -> None:
+    """`value` is a number in [0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+        raise ValueError(f"{name} must be a fraction in [0, 1), got {value!r}")

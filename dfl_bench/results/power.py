@@ -1,0 +1,55 @@
+"""The seeds a comparison needs (a seed plan's power calculation): Welch's test of a difference
+or TOST within a margin, decided with chance `stats.POWER` at the seed sds measured so far."""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats
+
+from dfl_bench.results.stats import ALPHA, MAX_SEEDS, POWER, welch_df
+
+
+def seeds_needed(
+    sd_a: float,
+    sd_b: float,
+    delta: float,
+    margin: float | None,
+    equivalence: bool,
+    alpha: float = ALPHA,
+) -> int | None:
+    """Seeds per cell (both cells alike) for a POWER chance to decide a comparison whose true
+    difference is `delta` with seed sds sd_a, sd_b: Welch's test of a difference, or TOST within
+    +-margin; None when no seed count up to MAX_SEEDS would (a difference of 0, or an
+    equivalence whose difference reaches the margin); `alpha` each test's level (a family of m
+    comparisons: ALPHA / m, Holm's first step).
+
+    >>> seeds_needed(0.3, 0.3, 0.6, 0.5, equivalence=False)
+    6
+    >>> seeds_needed(0.3, 0.3, 0.0, 0.5, equivalence=True)
+    7
+    >>> seeds_needed(0.3, 0.3, 0.5, 0.5, equivalence=True) is None
+    True
+    """
+    if (margin - abs(delta) if equivalence else abs(delta)) <= 0:
+        return None
+    for n in range(2, MAX_SEEDS + 1):
+        se = math.sqrt((sd_a**2 + sd_b**2) / n)
+        if se == 0:
+            return n
+        df = welch_df(sd_a**2 / n, sd_b**2 / n, n, n)
+        if equivalence:  # both one-sided tests at ALPHA must reject: P(both) >= sum - 1
+            crit = float(stats.t.ppf(1 - alpha, df))
+            power = (
+                sum(
+                    1 - float(stats.nct.cdf(crit, df, (margin - side * delta) / se))
+                    for side in (1, -1)
+                )
+                - 1
+            )
+        else:
+            crit = float(stats.t.ppf(1 - alpha / 2, df))
+            power = 1 - float(stats.nct.cdf(crit, df, abs(delta) / se))
+        if power >= POWER:
+            return n
+    return None
