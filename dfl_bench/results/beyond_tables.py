@@ -139,8 +139,9 @@ def markdown(table: Table) -> str:
         + (
             f" `{SPLIT_HEADERS[0]}`: how many sums each run is evaluated on, and the "
             "Clopper-Pearson 95% interval of the mean accuracy read as one run's count on them "
-            f"(the split's own noise, beside the seeds'); `{SPLIT_HEADERS[1]}`: the mean digit "
-            "accuracy to the power of the sum's 2N digits (a sum is right when all are)."
+            f"(the split's own noise, beside the seeds'); `{SPLIT_HEADERS[1]}`: each run's digit "
+            "accuracy to the power of the sum's 2N digits (a sum is right when all are), "
+            "averaged over the runs."
             if digits
             else ""
         ),
@@ -165,8 +166,8 @@ SPLIT_HEADERS = ("sums evaluated: the mean's 95% (binomial)", "digit accuracy^(2
 def _split_cells(own: pd.DataFrame) -> list[str]:
     """A sum task's split noise and what its digits predict: the sums each run is evaluated on
     and the Clopper-Pearson 95% interval of the mean accuracy as one run's count on them (the
-    noise of the split alone, beside the seeds'), and the mean digit accuracy to the power of
-    the sum's 2N digits (a sum is right when all its digits are)."""
+    noise of the split alone, beside the seeds'), and each run's digit accuracy to the power of
+    the sum's 2N digits (a sum is right when all its digits are), averaged over the runs."""
     if own.empty:
         return ["-", "-"]
     from dfl_bench.tasks.mnist_addition import evaluated_sums
@@ -175,8 +176,8 @@ def _split_cells(own: pd.DataFrame) -> list[str]:
     n, digits = evaluated_sums(config), config["task"]["digits"]
     accuracy = float(pd.to_numeric(own[TEST_ACCURACY]).mean())
     low, high = clopper_pearson(round(accuracy * n), n)
-    digit = float(pd.to_numeric(own[DIGIT_ACCURACY]).mean())
-    return [f"{n}: [{100 * low:.1f}, {100 * high:.1f}]", f"{100 * digit ** (2 * digits):.2f}"]
+    predicted = float((pd.to_numeric(own[DIGIT_ACCURACY]) ** (2 * digits)).mean())
+    return [f"{n}: [{100 * low:.1f}, {100 * high:.1f}]", f"{100 * predicted:.2f}"]
 
 
 def published_markdown(table: Table) -> list[str]:

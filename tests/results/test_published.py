@@ -74,3 +74,19 @@ def test_ours_beside_published_numbers_is_a_declared_row_never_a_hand_made_confi
                         "quick", REPO)  # fmt: skip
     (digits4,) = [line for line in published_markdown(table) if line.startswith("| digits=4 |")]
     assert "| product_sum_n4 (3) | 91.00 ± 1.00" in digits4
+
+
+def test_a_sum_tasks_split_noise_and_digit_prediction_are_each_runs_averaged():
+    """Two runs on 250 test sums of one digit each side: the mean accuracy 0.5 read as one run's
+    count (125 of 250), and each run's digit accuracy squared, averaged (not the mean squared)."""
+    import pandas as pd
+
+    from dfl_bench.results.beyond_tables import _split_cells
+
+    config = {"task": {"digits": 1}, "data": {"subset_test": 500}}
+    own = pd.DataFrame(
+        {"config": [config, config], "test_accuracy": [0.4, 0.6], "digit_accuracy": [0.9, 1.0]}
+    )
+    split, predicted = _split_cells(own)
+    assert split == "250: [43.6, 56.4]"
+    assert predicted == "90.50"  # (0.81 + 1.00) / 2, where the mean squared would give 90.25
