@@ -14,7 +14,13 @@ import pandas as pd
 from dfl_bench.results import claims
 from dfl_bench.results.noise import paper_noise
 from dfl_bench.results.paper import Paper
-from dfl_bench.results.tables import COLLAPSE_POINTS, CPU, build_table, collapse_threshold
+from dfl_bench.results.tables import (
+    COLLAPSE_POINTS,
+    CPU,
+    build_table,
+    collapse_threshold,
+    device_of,
+)
 
 COLLAPSE_LINES = (4.0, 6.0, 7.5)  # points under the baseline's mean, beside the rule's
 LOW_RUN = ("best", "sum9", 4)  # experiment, row, seed: 92.43 at long, the headline cell's lowest
@@ -33,7 +39,7 @@ def variations() -> list[Variation]:
         return frame[~(low & (frame["seed"] == seed))]
 
     def without_gpu(frame: pd.DataFrame) -> pd.DataFrame:
-        return frame[[device(config) == CPU for config in frame["config"]]]
+        return frame[[device_of(config) == CPU for config in frame["config"]]]
 
     experiment, row, seed = LOW_RUN
     return [
@@ -41,12 +47,6 @@ def variations() -> list[Variation]:
         (f"without `{experiment}/{row}` seed {seed}", COLLAPSE_POINTS, without_low_run),
         ("without the GPU-trained runs", COLLAPSE_POINTS, without_gpu),
     ]
-
-
-def device(config: object) -> str:
-    """The device a record's run trained on (config `trainer.accelerator`; none: the CPU)."""
-    trainer = (config or {}).get("trainer") if isinstance(config, dict) else None
-    return str((trainer or {}).get("accelerator") or CPU)
 
 
 def verdicts(

@@ -444,15 +444,19 @@ def provenance_notes(records: pd.DataFrame, overridden: tuple[str, ...] = ()) ->
 CPU = "cpu"
 
 
+def device_of(config: Any) -> str:
+    """The device a record's run trained on (config `trainer.accelerator`; none: the CPU)."""
+    trainer = config.get("trainer") if isinstance(config, dict) else None
+    return str((trainer or {}).get("accelerator") or CPU)
+
+
 def devices(records: pd.DataFrame) -> dict[str, list[int]]:
     """Where a cell's runs trained (config `trainer.accelerator`; records without one, the CPU),
     each device with its runs' seeds."""
     out: dict[str, list[int]] = {}
     for config, seed in zip(records["config"], records["seed"], strict=True):
-        if pd.isna(seed):
-            continue
-        device = str(((config or {}).get("trainer") or {}).get("accelerator") or CPU)
-        out.setdefault(device, []).append(int(seed))
+        if not pd.isna(seed):
+            out.setdefault(device_of(config), []).append(int(seed))
     return {device: sorted(seeds) for device, seeds in sorted(out.items())}
 
 

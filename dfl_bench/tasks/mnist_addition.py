@@ -83,7 +83,7 @@ def evaluated_sums(config: Mapping[str, Any]) -> int:
     if not fraction:
         return (data.get("subset_test") or N_TEST) // size
     sums = (data.get("subset_train") or N_TRAIN) // size
-    return sums - min(sums - 1, max(1, round(sums * (1.0 - fraction))))
+    return len(held_out(np.zeros((sums, 0)), fraction)[1])
 
 
 def held_out(groups: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
