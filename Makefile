@@ -45,40 +45,42 @@ test-fast: ## the development loop: unit, property, oracle and doctests, no end-
 	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -m "not slow" -n auto --dist worksteal
 
 lint: ## ruff lint + format check
-	$(PYTHON) -m ruff check dfl_bench tests hydra_plugins scripts
-	$(PYTHON) -m ruff format --check dfl_bench tests hydra_plugins scripts
+	$(PYTHON) -m ruff check campaign dfl_bench tests hydra_plugins scripts
+	$(PYTHON) -m ruff format --check campaign dfl_bench tests hydra_plugins scripts
 
 format: ## apply ruff formatting and safe fixes
-	$(PYTHON) -m ruff check --fix dfl_bench tests hydra_plugins scripts
-	$(PYTHON) -m ruff format dfl_bench tests hydra_plugins scripts
+	$(PYTHON) -m ruff check --fix campaign dfl_bench tests hydra_plugins scripts
+	$(PYTHON) -m ruff format campaign dfl_bench tests hydra_plugins scripts
 
 theory: ## reproduce the paper's analytical results under results/theory/, and the families' under results/theory/families/
 	$(PYTHON) -m dfl_bench.theory
 	$(PYTHON) -m dfl_bench.theory.family_theory
 
-tables: ## render the paper's tables and figures from RECORDS_DIR, every profile (no training), into results/ for results/records, else RECORDS_DIR, or OUT; TABLES=a,b
-	$(PYTHON) -m dfl_bench.results --records-dir "$(RECORDS_DIR)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
+# make tables: the framework's rendering, then the campaign's blocks of the write-up (campaign/)
+RENDER = $(PYTHON) -m campaign --records-dir "$(RECORDS_DIR)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
+tables: ## render the paper's tables and figures from RECORDS_DIR, every profile (no training), into results/ for results/records, else RECORDS_DIR, or OUT; TABLES=a,b; then the campaign's blocks of the write-up
+	$(RENDER)
 
 commit-probes: ## probe each table cell whose runs come from several commits: its configuration, 100 steps at each commit, compared to the bit (this machine's results/commit_probes_<cpu>.json; resumable)
-	$(PYTHON) -m dfl_bench.reproduction.commit_probe --records-dir "$(RECORDS_DIR)"
+	$(PYTHON) -m campaign.commit_probe --records-dir "$(RECORDS_DIR)"
 
 train: ## train the paper's recommended configuration (quick profile)
 	$(PYTHON) -m dfl_bench
 
 bench: ## speed benchmark, writes results/bench/
-	$(PYTHON) -m dfl_bench.bench
+	$(PYTHON) -m campaign.bench
 
 paper-run: ## the default configuration at the paper's budget (70,000 steps, 2 threads), end to end; record under results/bench/paper_run/
 	$(PYTHON) -m dfl_bench profile=paper threads=2 records_dir=results/bench/paper_run logger=$(LOGGER)
 
 time-kb: ## forward+backward time of each knowledge base vs batch size
-	$(PYTHON) -m dfl_bench.bench time-kb
+	$(PYTHON) -m campaign.bench time-kb
 
-reproduce-tables: ## run the missing jobs of every paper table, then render as make tables (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS DEVICE=cpu|gpu RECORDS_DIR OUT)
+reproduce-tables: ## run the missing jobs of every paper table, then render as make tables (even when some failed) (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS DEVICE=cpu|gpu RECORDS_DIR OUT)
 	$(PYTHON) -m dfl_bench.reproduction.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
 		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
-		--device "$(DEVICE)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)" \
-		$(if $(OUT),--out "$(OUT)")
+		--device "$(DEVICE)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)" --no-render; \
+	code=$$?; [ $$code -le 1 ] || exit $$code; $(RENDER) || exit $$?; exit $$code
 
 SCOPE_RECORDS ?= results/scope_comparison/records
 scope-comparison: ## same_symmetric with each quantifier scope (family = the authors' code, formula = the text), side by side
@@ -104,7 +106,7 @@ ntn-comparison: ## same_symmetric and the default configuration with the text's 
 		--b "$(NTN_DIR)/k10:ntn_k10" --labels k50,k10 --profile "$(PROFILE)" \
 		--title "NTN head: the text's k=50 vs the code's k=10 with an output bias (profile $(PROFILE))" \
 		--out "$(NTN_DIR)/README.md"
-	$(PYTHON) -m dfl_bench.bench time-ntn --threads 1 >> "$(NTN_DIR)/README.md"
+	$(PYTHON) -m campaign.bench time-ntn --threads 1 >> "$(NTN_DIR)/README.md"
 
 addition-budget: ## choose MNIST addition's frontier budget: each candidate of conf/experiment/mnist_addition_budget.yaml at 15 digits on its validation split (JOBS at once; hours)
 	$(PYTHON) -m dfl_bench -m +experiment=mnist_addition_budget records_dir="$(RECORDS_DIR)" \
@@ -152,7 +154,7 @@ seed-plan: ## train the committed seed plan (SEED_PLAN: its folder) in the backg
 	@mkdir -p "$(SEED_PLAN_DIR)/records" && cp -rn results/records/. "$(SEED_PLAN_DIR)/records/"
 	@flock -n "$(SEED_PLAN_DIR)/run.lock" true || { echo "the seed plan already runs from $(SEED_PLAN_DIR) (see its seed_plan.log)"; exit 3; }
 	PYTHONPATH= DFL_BENCH_GIT_COMMIT=$$(git rev-parse --verify "$(SEED_PLAN_COMMIT)^{commit}") \
-		nohup flock -n "$(SEED_PLAN_DIR)/run.lock" $(PYTHON) -m dfl_bench.reproduction.seed_plan run \
+		nohup flock -n "$(SEED_PLAN_DIR)/run.lock" $(PYTHON) -m campaign.seed_plan run \
 		--repo "$(SEED_PLAN_DIR)/checkout" --records-dir "$(abspath $(SEED_PLAN_DIR))/records" \
 		--out "$(SEED_PLAN)" --parallel "$(SEED_PLAN_PARALLEL)" \
 		>> "$(SEED_PLAN_DIR)/seed_plan.log" 2>&1 < /dev/null &
@@ -168,10 +170,10 @@ headline-plan: ## train the committed headline plan in the background (make seed
 seed-plan-harvest: ## bring the background seed plan's finished records into results/records, probe the cells they newly mix with older commits (into this machine's probe file), render, say how far the plan is
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(SEED_PLAN_DIR)/records" \
 		--commit $$(git rev-parse --verify "$(SEED_PLAN_COMMIT)^{commit}")
-	$(PYTHON) -m dfl_bench.reproduction.commit_probe --undecided
+	$(PYTHON) -m campaign.commit_probe --undecided
 	$(PYTHON) -m dfl_bench.results
-	$(PYTHON) -m dfl_bench.reproduction.seed_plan status --jobs 2 --out "$(SEED_PLAN)"
+	$(PYTHON) -m campaign.seed_plan status --jobs 2 --out "$(SEED_PLAN)"
 
 GPU_OUT ?= results/bench/cuda/session
 gpu-session: ## on a GPU machine: the seed plan's unfinished seeds until BUDGET seconds end, else the GPU figures and the long reproduction (GPU_OUT)
-	$(PYTHON) -m dfl_bench.bench.cuda_session --out "$(GPU_OUT)" --budget "$(or $(BUDGET),540)" --profile "$(PROFILE_GPU)"
+	$(PYTHON) -m campaign.bench.cuda_session --out "$(GPU_OUT)" --budget "$(or $(BUDGET),540)" --profile "$(PROFILE_GPU)"

@@ -1,15 +1,17 @@
 """The package's layers (docs/architecture.md): a module imports only from its own layer and the
-layers below it, so the results module reads records without the trainer above it."""
+layers below it, so the results module reads records without the trainer above it; this
+repository's campaign (campaign/) sits on top, and nothing of the framework imports it."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "dfl_bench"
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "dfl_bench"
 # bottom to top; the top-level modules (kinds, schema, paths, markdown) are pure, below all
 LAYERS = ("", "operators", "logic", "tasks", "training", "lifecycle", "results", "reproduction")
-ON_TOP = {"theory": 6, "bench": 8}  # beside results (theory), above everything (bench)
+ON_TOP = {"theory": 6}  # beside results
 
 
 def layer(module: str) -> int | None:
@@ -23,15 +25,15 @@ def layer(module: str) -> int | None:
     return ON_TOP.get(sub, LAYERS.index(sub) if sub in LAYERS else None)
 
 
-def imports(path: Path) -> set[str]:
-    """The dfl_bench modules a file imports (at any depth of the file)."""
+def imports(path: Path, package: str = "dfl_bench") -> set[str]:
+    """The `package` modules a file imports (at any depth of the file)."""
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
         elif isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
-    return {m for m in out if m.startswith("dfl_bench")}
+    return {m for m in out if m == package or m.startswith(f"{package}.")}
 
 
 def test_no_module_imports_from_a_layer_above_its_own():
@@ -69,11 +71,23 @@ def test_the_generic_layers_never_import_a_task():
     assert found == []
 
 
-def test_no_module_of_the_package_is_over_500_lines():
+def test_the_framework_never_imports_the_campaign():
+    """The seed plans, commit probes, machines, bench and the campaign's write-up blocks are
+    this repository's (campaign/): the framework and its launcher plugins run without them."""
+    framework = [*PACKAGE.rglob("*.py"), *(ROOT / "hydra_plugins").rglob("*.py")]
+    found = [
+        f"{path.relative_to(ROOT)} -> {imported}"
+        for path in sorted(framework)
+        for imported in imports(path, "campaign")
+    ]
+    assert found == []
+
+
+def test_no_module_is_over_500_lines():
     """Short modules with one job each: a module past 500 lines is split by what it does."""
     long = [
-        f"{path.relative_to(PACKAGE)} ({n})"
-        for path in sorted(PACKAGE.rglob("*.py"))
+        f"{path.relative_to(ROOT)} ({n})"
+        for path in sorted([*PACKAGE.rglob("*.py"), *(ROOT / "campaign").rglob("*.py")])
         if (n := len(path.read_text().splitlines())) > 500
     ]
     assert long == []

@@ -2,6 +2,5 @@
 
 plan.py          every job of the chosen experiments, its record path, done or not, time left
 reproduce.py     `make reproduce-tables`: run the missing jobs as Hydra multiruns, then render
-seed_plan.py     the seeds that decide the open claims, planned and committed before they run
-commit_probe.py  whether the commits of a cell train it alike (results/commit_probes*.json)
+harvest.py       a background run's finished records into results/records
 """

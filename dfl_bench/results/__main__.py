@@ -12,20 +12,26 @@ import argparse
 import shlex
 import sys
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dfl_bench.lifecycle import guards
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells
 from dfl_bench.results.paper import load_paper
 
+if TYPE_CHECKING:
+    from dfl_bench.results.publish import Extension
+
+PROG = "python -m dfl_bench.results"
 PROFILES = tuple(sorted(p.stem for p in (REPO_DIR / "conf" / "profile").glob("*.yaml")))
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     """Command-line options; an unknown table or profile is a one-line error naming the choices."""
     names = list(load_paper().tables)
-    parser = argparse.ArgumentParser(prog="python -m dfl_bench.results", description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument(
         "--records-dir",
         "--records",
@@ -72,22 +78,30 @@ def out_folder(records: Path, out: Path | None) -> Path:
     return committed.parent if records.resolve() == committed.resolve() else records
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Load the records, render every selected table per profile, print what was written."""
+def main(
+    argv: list[str] | None = None, extensions: Sequence[Extension] = (), prog: str = PROG
+) -> int:
+    """Load the records, render every selected table per profile (then `extensions`' files, see
+    `publish.write`), print what was written; `prog` is the command the files name."""
     try:
-        args = parse_args(argv)
-        return render(args, argv)
+        args = parse_args(argv, prog)
+        return render(args, argv, extensions, prog)
     except ValueError as err:
         print(f"[dfl_bench.results] error: {err}", file=sys.stderr)
         return 2
 
 
-def render(args: argparse.Namespace, argv: list[str] | None) -> int:
+def render(
+    args: argparse.Namespace,
+    argv: list[str] | None,
+    extensions: Sequence[Extension] = (),
+    prog: str = PROG,
+) -> int:
     """`main` on checked arguments: bad input raises ValueError before anything is written."""
     from dfl_bench.results import publish  # pandas, scipy, matplotlib: not for --help
     from dfl_bench.results.load import RecordWarning, load_records
 
-    command = "python -m dfl_bench.results " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = f"{prog} " + shlex.join(sys.argv[1:] if argv is None else argv)
     if not args.records.exists():
         raise ValueError(f"records folder {args.records} does not exist")
     if not args.records.is_dir():
@@ -108,7 +122,9 @@ def render(args: argparse.Namespace, argv: list[str] | None) -> int:
     paper = load_paper()
     results = [publish.build(paper, frame, p, args.names, REPO_DIR) for p in profiles]
     shared = set(profiles) >= set(present)  # the files that sum every profile need them all
-    written, kept = publish.write(results, frame, args.out, command.strip(), args.force, shared)
+    written, kept = publish.write(
+        results, frame, args.out, command.strip(), args.force, shared, extensions
+    )
     print(
         f"[dfl_bench.results] {len(frame)} records from {args.records} (profiles {present}); "
         f"{len(written)} files under {args.out}/, a figure redrawn only when it changed "

@@ -1,6 +1,6 @@
 """What the committed commit probes say (results/commit_probes*.json, one file per machine):
 whether the commits of a cell's runs train it alike, to the bit. `python -m
-dfl_bench.reproduction.commit_probe` makes them; the tables read them here."""
+campaign.commit_probe` makes them; the tables read them here."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import platform
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -127,6 +127,10 @@ def default_run(
     return claims.Sample(tuple(float(x) for x in values), f"n={len(values)}, seeds {seeds}")
 
 
+# What a caller adds to a full rendering (the rendered profiles, the output folder -> the files
+# it wrote), after the framework's own files: this repository's campaign adds its blocks so.
+Extension = Callable[[Sequence[Rendered], Path], list[Path]]
+
 SECTION = re.compile(r"^## .*, profile `([^`]+)`$", re.M)
 RECORDS_LINE = re.compile(r"^Records: \d+ \((\d+) ok\)", re.M)
 
@@ -169,12 +173,14 @@ def write(
     command: str,
     force: bool = False,
     shared: bool = True,
+    extensions: Sequence[Extension] = (),
 ) -> tuple[list[Path], list[str]]:
     """Every output file under `out` (tables/, figures/): the paths written, and one line per
     table kept because the new rendering has fewer ok runs in one of its profiles (never
     replaced unless `force`; the index and verdicts are then kept too, as they sum every table).
     The files that sum every profile (the index, verdicts.md, the write-up's and the front
-    page's blocks) are written only when `shared`: a rendering of every profile present."""
+    page's blocks, then each of `extensions`' files) are written only when `shared`: a
+    rendering of every profile present."""
     tables_dir, figures_dir = out / "tables", out / "figures"
     tables_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -212,8 +218,6 @@ def write(
         glance = out / "README.md"  # the write-up's glance, its tables beyond the paper
         if writeup.patch(glance, writeup.front_verdicts(results), *writeup.FRONT_MARKERS):
             written.append(glance)
-        if writeup.patch(glance, writeup.paper_budget(results), *writeup.PAPER_BUDGET_MARKERS):
-            written.append(glance)
         for name in (n for n, t in results[0].tables.items() if t.paper.beyond):
             if writeup.patch(
                 glance, beyond_words.table_block(name, results), *beyond_words.table_markers(name)
@@ -222,6 +226,8 @@ def write(
             block = beyond_words.beyond_block(name, results)
             if writeup.patch(out / "README.md", block, *beyond_words.beyond_markers(name)):
                 written.append(out / "README.md")
+        for extension in extensions:
+            written += extension(results, out)
     return written, list(kept.values())
 
 

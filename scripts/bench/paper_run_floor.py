@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from dfl_bench.bench import steps
+from campaign.bench import steps
 
 torch.set_num_threads(2)
 cpu = torch.device("cpu")

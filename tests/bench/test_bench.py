@@ -1,5 +1,5 @@
 """The speed benchmark's harness (no timing assertions): the statistics it reports, and a tiny
-run of `python -m dfl_bench.bench`'s sections writing bench.json, README.md and scaling.png."""
+run of `python -m campaign.bench`'s sections writing bench.json, README.md and scaling.png."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dfl_bench.bench import bench_report, runs, steps, targets_report
-from dfl_bench.bench.__main__ import main
-from dfl_bench.bench.timing import interleaved, loglog_slope, summary_ms
+from campaign.bench import bench_report, runs, steps, targets_report
+from campaign.bench.__main__ import main
+from campaign.bench.timing import interleaved, loglog_slope, summary_ms
 from dfl_bench.lifecycle import records
 
 CPU = torch.device("cpu")
@@ -231,7 +231,7 @@ def test_paper_run_records_are_read_with_relative_paths(tmp_path):
 
 
 def test_the_gpu_session_covers_every_table_and_reports_its_targets():
-    from dfl_bench.bench import cuda_report, cuda_session
+    from campaign.bench import cuda_report, cuda_session
     from dfl_bench.results import cells
 
     assert sorted(cuda_session.ORDER.split(",")) == sorted(cells.experiments())
@@ -278,7 +278,7 @@ def test_the_gpu_session_covers_every_table_and_reports_its_targets():
 def test_a_gpu_session_trains_the_seed_plan_first_and_skips_what_has_no_time_left(
     tmp_path, monkeypatch
 ):
-    from dfl_bench.bench import cuda_session
+    from campaign.bench import cuda_session
 
     ran = []
     monkeypatch.setattr(
@@ -292,7 +292,7 @@ def test_a_gpu_session_trains_the_seed_plan_first_and_skips_what_has_no_time_lef
     cuda_session.main([*argv, "single", "table"])
     assert [name for name, _ in ran] == ["seed_plan", "reproduce"]
     command = ran[0][1]
-    assert command[1:4] == ["-m", "dfl_bench.reproduction.seed_plan", "run"]
+    assert command[1:4] == ["-m", "campaign.seed_plan", "run"]
     assert "cuda_graph=false" in command  # stage 1 did not show graphs agree: none
     assert {"--reverse", "--device", "cpu", "--parallel", "3"} <= set(command)
     assert (out / "records.tar.gz").is_file()
@@ -302,7 +302,7 @@ def test_a_gpu_session_trains_the_seed_plan_first_and_skips_what_has_no_time_lef
 
 
 def test_op_count_counts_computing_operations_and_not_views():
-    from dfl_bench.bench import op_count
+    from campaign.bench import op_count
 
     def x() -> torch.Tensor:  # a fresh leaf: no gradient to accumulate into
         return torch.rand(4, 3, requires_grad=True)
@@ -314,7 +314,7 @@ def test_op_count_counts_computing_operations_and_not_views():
 
 
 def test_op_count_of_a_run_covers_its_dfl_term_within_its_loss():
-    from dfl_bench.bench import op_count, steps
+    from campaign.bench import op_count, steps
 
     cpu = torch.device("cpu")
     x, y = torch.rand(128, 1, 28, 28), torch.arange(128) % 10
@@ -330,11 +330,11 @@ def test_op_count_of_a_run_covers_its_dfl_term_within_its_loss():
 
 
 def test_step_vs_commit_reports_the_median_ratio_of_its_rounds(tmp_path):
-    from dfl_bench.bench import step_vs_commit
+    from campaign.bench import step_vs_commit
 
     result = {"base": "abc", "head": "def", "rounds": 3}
     result["same"] = {"base_ms": 10.0, "head_ms": 10.4, "ratio": 1.04, "ratios": [1.1, 1.04, 0.9]}
-    path = step_vs_commit.write(result, tmp_path, "python -m dfl_bench.bench step-vs-commit")
+    path = step_vs_commit.write(result, tmp_path, "python -m campaign.bench step-vs-commit")
     text = path.read_text()
     assert "`def` against `abc`" in text
     assert "| same | 10.00 | 10.40 | 1.040 | 1.100, 1.040, 0.900 |" in text
@@ -344,7 +344,7 @@ def test_step_vs_commit_reports_the_median_ratio_of_its_rounds(tmp_path):
 def test_a_stack_iteration_counts_at_least_one_runs_loss_per_run():
     """The whole stacked iteration (network, loss, backward, update) launches at least the
     loss's operations of one run, and a stack of two more than a stack of one."""
-    from dfl_bench.bench import op_count
+    from campaign.bench import op_count
 
     one, two = op_count.stack_counts((1, 2))
     batch = steps.draw_batches(steps.load_data(64, torch.device("cpu"), 500), 64, 1)[0]

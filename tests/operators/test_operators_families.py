@@ -146,7 +146,7 @@ def test_every_family_is_finite_at_the_ends_of_its_declared_range_and_refuses_be
 
 def _parameters(family: str) -> list[float]:
     """The family's parameters of conf/families/parametric.yaml, its range's ends and a few."""
-    from dfl_bench.bench.family_timing import family_sets
+    from campaign.bench.family_timing import family_sets
     from dfl_bench.operators import spec
 
     param = spec("tnorm", family).params["p"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dfl_bench.reproduction import commit_probe
+from campaign import commit_probe
 from dfl_bench.results import probes, render
 from dfl_bench.results.agreement import agreement
 from dfl_bench.results.load import load_records

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dfl_bench.reproduction import headline_plan, seed_plan
-from dfl_bench.results import headline
+from campaign import headline, headline_plan, seed_plan
 from dfl_bench.results.paper import load_paper
 
 PLAN = json.loads((headline_plan.FOLDER / "plan.json").read_text())

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dfl_bench.results import load, machines
+from campaign import machines
+from dfl_bench.results import load
 
 
 def test_machines_that_trained_other_seeds_differ_by_nothing_once_the_seeds_effects_are_out():

@@ -584,7 +584,7 @@ def test_a_collapsed_cell_is_compared_on_its_rate_and_its_other_runs():
 def test_the_seed_plan_asks_the_seeds_a_power_calculation_gives_each_undecided_comparison(
     tmp_path,
 ):
-    from dfl_bench.reproduction import seed_plan
+    from campaign import seed_plan
 
     for seed in range(3):  # (1) vs (2): +0.3 with sd 0.2 each, inconclusive at 3 seeds
         write(tmp_path, "formulas", "a", row="f1", profile="long", seed=seed,

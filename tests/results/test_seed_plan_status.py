@@ -1,4 +1,4 @@
-"""`python -m dfl_bench.reproduction.seed_plan status` and `run`: the planned seeds whose records
+"""`python -m campaign.seed_plan status` and `run`: the planned seeds whose records
 are ok, and multiruns of only the others."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import os
 import sys
 from pathlib import Path
 
-from dfl_bench.reproduction import plan, seed_plan
+from campaign import seed_plan
+from dfl_bench.reproduction import plan
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dfl_bench.results import beyond_words, plan_report, publish, writeup
+from campaign import plan_report
+from campaign import writeup as campaign_writeup
+from dfl_bench.results import beyond_words, publish, writeup
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import Table
@@ -24,16 +26,18 @@ SECTION = "### The committed reproduction"
 RULES = {"0", "1", "90", "95", "0.05", "2,500", "1,000", "2", "3"}  # 2, 3: JOBS=2 SEEDS=3
 
 
-def committed_block() -> str:
-    text = README.read_text()
-    start, end = text.index(writeup.BEGIN), text.index(writeup.END) + len(writeup.END)
-    return text[start:end]
+def committed_block(
+    begin: str = writeup.BEGIN, end: str = writeup.END, text: str | None = None
+) -> str:
+    text = README.read_text() if text is None else text
+    return text[text.index(begin) : text.index(end) + len(end)]
 
 
-def test_the_write_up_states_no_result_outside_its_generated_block():
+def test_the_write_up_states_no_result_outside_its_generated_blocks():
     text = README.read_text()
     section = text[text.index(SECTION) : text.index("**W&B dashboard.**")]
-    prose = section.replace(committed_block(), "")
+    campaign = committed_block(*campaign_writeup.CAMPAIGN_MARKERS)
+    prose = section.replace(committed_block(), "").replace(campaign, "")
     numbers = set(re.findall(r"\d[\d,.]*\d|\d", prose)) - RULES
     assert not numbers, f"numbers outside the generated block: {sorted(numbers)}"
 
@@ -59,8 +63,11 @@ def test_the_committed_block_is_what_the_committed_records_give():
     begin, end = writeup.FRONT_MARKERS
     shown = front[front.index(begin) : front.index(end) + len(end)]
     assert shown == writeup.front_verdicts(results)
-    begin, end = writeup.PAPER_BUDGET_MARKERS
-    assert front[front.index(begin) : front.index(end) + len(end)] == writeup.paper_budget(results)
+    for block, (begin, end) in (  # the campaign's blocks (python -m campaign)
+        (campaign_writeup.paper_budget(results), campaign_writeup.PAPER_BUDGET_MARKERS),
+        (campaign_writeup.campaign(results), campaign_writeup.CAMPAIGN_MARKERS),
+    ):
+        assert front[front.index(begin) : front.index(end) + len(end)] == block
     for name in (n for n, t in paper.tables.items() if t.beyond):
         begin, end = beyond_words.table_markers(name)
         if begin in front:  # the write-up shows this table: as the records give it

@@ -477,7 +477,7 @@ def check_wandb_run(run_dir: Path, record: dict) -> None:
 
 @pytest.mark.slow
 def test_stack_throughput_reports_both_timings_per_stack_size():
-    from dfl_bench.bench.stack_timing import stack_throughput
+    from campaign.bench.stack_timing import stack_throughput
 
     result = stack_throughput(runs=(1, 2), repeats=1, warmup=0, n_batches=1)
     assert result["device"] == "cpu" and [row["runs"] for row in result["rows"]] == [1, 2]
@@ -489,7 +489,7 @@ def test_stack_throughput_reports_both_timings_per_stack_size():
 
 
 def test_a_table_stack_in_the_bench_trains_each_row_of_the_table():
-    from dfl_bench.bench.stack_timing import table_rows
+    from campaign.bench.stack_timing import table_rows
 
     kb, rows = table_rows("sum9_symmetric")
     assert kb == "sum9" and len(rows) == 7
@@ -555,8 +555,8 @@ def test_every_job_trains_as_one_runs_module_grouped_only_on_a_gpu(tmp_path):
 def test_the_graph_is_captured_only_after_an_eager_step_without_metrics(log_every, captured):
     """The capture needs the kernels warmed and the DFL terms compiled by an eager step that
     computed no metrics; when every step logs, the stack stays eager."""
-    from dfl_bench.bench.stack_timing import stack_batch
-    from dfl_bench.bench.steps import build_module, draw_batches, load_data
+    from campaign.bench.stack_timing import stack_batch
+    from campaign.bench.steps import build_module, draw_batches, load_data
 
     cpu = torch.device("cpu")
     runs = [build_module("same", log_every, cpu, [f"seed={seed}"]) for seed in (0, 1)]

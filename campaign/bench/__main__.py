@@ -1,16 +1,16 @@
-"""`python -m dfl_bench.bench`: the speed benchmark, written to results/bench/ (bench.json,
-README.md, scaling.png); `python -m dfl_bench.bench time-kb`: each knowledge base's forward and
+"""`python -m campaign.bench`: the speed benchmark, written to results/bench/ (bench.json,
+README.md, scaling.png); `python -m campaign.bench time-kb`: each knowledge base's forward and
 backward time against the batch size, printed as a Markdown table; `time-families`: every
 parametric family's DFL term against the product set's (results/bench/families.md);
 `time-ntn`: the iteration with the text's NTN (k = 50) and the authors' code's head (k = 10,
 output bias); `count-ops`: the tensor operations (GPU kernels) of one run's loss per table row.
 
-    python -m dfl_bench.bench                                     # every section
-    python -m dfl_bench.bench --sections iteration --threads 2 --repeats 50
-    python -m dfl_bench.bench time-kb --batch-sizes 64 --repeats 200
-    python -m dfl_bench.bench time-families --repeats 30
-    python -m dfl_bench.bench time-ntn --threads 1
-    python -m dfl_bench.bench count-ops --tables same_symmetric sum9_symmetric
+    python -m campaign.bench                                     # every section
+    python -m campaign.bench --sections iteration --threads 2 --repeats 50
+    python -m campaign.bench time-kb --batch-sizes 64 --repeats 200
+    python -m campaign.bench time-families --repeats 30
+    python -m campaign.bench time-ntn --threads 1
+    python -m campaign.bench count-ops --tables same_symmetric sum9_symmetric
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from dfl_bench.bench import (
+from campaign.bench import (
     addition_timing,
     bench_report,
     family_timing,
@@ -37,13 +37,13 @@ from dfl_bench.bench import (
     step_vs_commit,
     steps,
 )
-from dfl_bench.bench.timing import load
+from campaign.bench.timing import load
 from dfl_bench.paths import REPO_DIR
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    parser = argparse.ArgumentParser(prog="python -m dfl_bench.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m campaign.bench", description=__doc__)
     parser.add_argument("--out", type=Path, default=REPO_DIR / "results" / "bench")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument(

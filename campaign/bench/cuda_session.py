@@ -2,8 +2,8 @@
 budget lasts, else the GPU figures the README and `results/bench/cuda/` state and as much of a
 reproduction as the time left allows; its new records packed to bring back.
 
-    python -m dfl_bench.bench.cuda_session --out $OUT --budget 540 --profile long
-    python -m dfl_bench.bench.cuda_session --out $OUT --skip seed_plan   # the figures first
+    python -m campaign.bench.cuda_session --out $OUT --budget 540 --profile long
+    python -m campaign.bench.cuda_session --out $OUT --skip seed_plan   # the figures first
 
 Stages, each logged to `<out>/session.log` and summarised in `<out>/session.json` (a stage that
 fails is recorded with its error and the session goes on; one that starts with less than
@@ -48,8 +48,8 @@ from typing import Any
 
 import torch
 
-from dfl_bench.bench import cuda_report
-from dfl_bench.bench.cuda_report import TABLE
+from campaign.bench import cuda_report
+from campaign.bench.cuda_report import TABLE
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import CONS_RATIO, CU_ANT, TEST_ACCURACY
@@ -194,7 +194,7 @@ def compile_ok(results: dict[str, Any]) -> bool:
 def stack_timing(runs: Sequence[int], device: str) -> dict[str, Any]:
     """`bench.stack_timing` on the device: captured, captured with compiled DFL terms, eager; seeds
     of one configuration and the rows of same_symmetric."""
-    from dfl_bench.bench.stack_timing import stack_throughput
+    from campaign.bench.stack_timing import stack_throughput
 
     dev = "cuda" if device == "gpu" else "cpu"
     top = (16,)  # the target's stack size
@@ -332,7 +332,7 @@ def seed_plan(session: Session, args: argparse.Namespace) -> dict[str, Any]:
     goes from the first); a seed trained on either device is finished."""
     overrides = gpu_overrides(session)
     command = [
-        *(sys.executable, "-m", "dfl_bench.reproduction.seed_plan", "run", *overrides),
+        *(sys.executable, "-m", "campaign.seed_plan", "run", *overrides),
         *("--device", session.device, "--parallel", str(args.jobs), "--reverse"),
         *("--stack-size", str(args.stack_size), "--records-dir", args.records),
         *("--logger", args.logger),

@@ -1,4 +1,4 @@
-"""`python -m dfl_bench.bench time-ntn`: CPU time of one training iteration and of its NTN part
+"""`python -m campaign.bench time-ntn`: CPU time of one training iteration and of its NTN part
 with the text's NTN (k = 50, Section 9.3) and the authors' code's head (`SameNet`: k = 10 and an
 output bias), timed round-robin in one process, printed as Markdown (docs/fidelity.md)."""
 
@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import torch
 
+from campaign.bench import steps
+from campaign.bench.timing import interleaved, load, summary_ms
 from dfl_bench import markdown
-from dfl_bench.bench import steps
-from dfl_bench.bench.timing import interleaved, load, summary_ms
 from dfl_bench.lifecycle.records import cpu_model
 
 HEADS = {
@@ -44,7 +44,7 @@ def timings(
 def main(argv: Sequence[str] | None = None) -> None:
     """Time both heads and print the table and the k=50 / k=10 ratios."""
     parser = argparse.ArgumentParser(
-        prog="python -m dfl_bench.bench time-ntn", description=__doc__.splitlines()[0]
+        prog="python -m campaign.bench time-ntn", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--kb", default="same")
     parser.add_argument("--threads", type=int, default=1)
@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = [[head, *(f"{v[p]:.2f}" for p in PARTS)] for head, v in ms.items()]
     rows.append(["ratio k=50 / k=10", *(f"{text[p] / code[p]:.2f}" for p in PARTS)])
     print(
-        f"\n## CPU step time\n\n`python -m dfl_bench.bench time-ntn --threads {args.threads}`: "
+        f"\n## CPU step time\n\n`python -m campaign.bench time-ntn --threads {args.threads}`: "
         f"knowledge base {args.kb}, default operators, b = 64, {args.threads} torch thread(s), "
         f"median of {args.repeats} round-robin repeats (ms), {cpu_model()}, "
         f"load average {before[0]:.1f} -> {load()[0]:.1f}. `cnn`: the CNN forward + backward "

@@ -1,4 +1,4 @@
-"""`python -m dfl_bench.bench step-vs-commit --base REV`: the CPU single-run training iteration
+"""`python -m campaign.bench step-vs-commit --base REV`: the CPU single-run training iteration
 of this checkout against the one of git revision REV, as a ratio measured in one run.
 
 Each round times both checkouts once, each in its own process (the two versions of the package
@@ -28,8 +28,8 @@ from dfl_bench.paths import REPO_DIR
 TIMER = """
 import json, sys, torch
 torch.set_num_threads(1)
-from dfl_bench.bench import steps
-from dfl_bench.bench.timing import interleaved, summary_ms
+from campaign.bench import steps
+from campaign.bench.timing import interleaved, summary_ms
 kb, n, warmup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 device = torch.device("cpu")
 data = steps.load_data(64, device, 500)
@@ -120,7 +120,7 @@ def write(result: dict, out: Path, command: str) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m dfl_bench.bench step-vs-commit")
+    parser = argparse.ArgumentParser(prog="python -m campaign.bench step-vs-commit")
     parser.add_argument("--base", required=True, help="git revision to compare with")
     parser.add_argument("--kbs", nargs="+", default=["same", "sum9"])
     parser.add_argument("--rounds", type=int, default=5)
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--out", type=Path, default=Path("results/bench"))
     args = parser.parse_args(argv)
-    command = "python -m dfl_bench.bench step-vs-commit " + " ".join(
+    command = "python -m campaign.bench step-vs-commit " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
     result = compare(args.base, args.kbs, args.rounds, args.steps, args.warmup)

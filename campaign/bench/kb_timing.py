@@ -1,4 +1,4 @@
-"""`python -m dfl_bench.bench time-kb`: forward+backward time of each knowledge base vs batch
+"""`python -m campaign.bench time-kb`: forward+backward time of each knowledge base vs batch
 size (appendix "Implementation": cost O(|K| * P * b^d)), with the product operators and the
 log-product aggregator, printed as a Markdown table."""
 
@@ -57,7 +57,7 @@ def time_step(kb, ops, interp, labels, repeats: int) -> tuple[float, float]:
 def main(argv: Sequence[str] | None = None) -> None:
     """Time every chosen knowledge base at every batch size and print the table."""
     parser = argparse.ArgumentParser(
-        prog="python -m dfl_bench.bench time-kb", description=__doc__.splitlines()[0]
+        prog="python -m campaign.bench time-kb", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 32, 64, 128, 256])
     parser.add_argument("--kbs", nargs="+", default=["same", "sum9", "both"])

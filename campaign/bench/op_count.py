@@ -1,4 +1,4 @@
-"""`python -m dfl_bench.bench count-ops`: how many tensor operations one run's step launches
+"""`python -m campaign.bench count-ops`: how many tensor operations one run's step launches
 after the network (its DFL term and its whole loss, forward and backward), per row of a table.
 
 On a GPU each such operation is a kernel, and a replayed CUDA graph of a stack still launches
@@ -17,9 +17,9 @@ import torch
 from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from campaign.bench import steps
+from campaign.bench.stack_timing import table_rows
 from dfl_bench import markdown
-from dfl_bench.bench import steps
-from dfl_bench.bench.stack_timing import table_rows
 from dfl_bench.tasks.mnist.dfl_run import DFLRun, dfl_term
 
 # aten operations that only make views or metadata: no kernel on a GPU
@@ -96,7 +96,7 @@ def stack_counts(runs: Sequence[int] = (1, 4, 16), kb: str = "same") -> list[dic
     of R runs of `kb`'s default configuration stacked in the StackNet layout (the GPU's;
     counted on the CPU, without the CUDA graph), for each R: on a GPU each is a kernel launch,
     so a step whose count grows with R is bound by launches, not arithmetic."""
-    from dfl_bench.bench.stack_timing import stack_batch, stack_runs
+    from campaign.bench.stack_timing import stack_batch, stack_runs
     from dfl_bench.training import RunsModule
 
     data = steps.load_data(64, torch.device("cpu"), 500)
@@ -116,7 +116,7 @@ def stack_counts(runs: Sequence[int] = (1, 4, 16), kb: str = "same") -> list[dic
 def main(argv: Sequence[str] | None = None) -> None:
     """Print the counts as Markdown."""
     parser = argparse.ArgumentParser(
-        prog="python -m dfl_bench.bench count-ops", description=__doc__.splitlines()[0]
+        prog="python -m campaign.bench count-ops", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--tables", nargs="*", default=["same_symmetric", "sum9_symmetric"])
     parser.add_argument(
@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         counts = stack_counts(args.stacks)
         stacks = " ".join(map(str, args.stacks))
         print(
-            f"`python -m dfl_bench.bench count-ops --tables --stacks {stacks}`"
+            f"`python -m campaign.bench count-ops --tables --stacks {stacks}`"
             ": computing tensor operations (a kernel each on a GPU) of one whole training "
             "iteration of R stacked runs (StackNet layout, default configuration of `same`, "
             "b = 64; counted on the CPU without the CUDA graph).\n"
@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             return
     rows = table(args.tables)
     print(
-        "`python -m dfl_bench.bench count-ops --tables "
+        "`python -m campaign.bench count-ops --tables "
         + " ".join(args.tables)
         + "`: computing tensor operations (a kernel each on a GPU) of one run's step after "
         "the network, forward + backward, b = 64.\n"

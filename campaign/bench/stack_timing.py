@@ -2,7 +2,7 @@
 R iterations of R RunsModules of one (`bench.steps.iteration`), on the same batches, timed
 interleaved in the same process so that their ratio is measured under the same load.
 
-    python -m dfl_bench.bench.stack_timing --device cpu --runs 1 4 16
+    python -m campaign.bench.stack_timing --device cpu --runs 1 4 16
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import lightning as L
 import torch
 from hydra import compose, initialize_config_dir
 
-from dfl_bench.bench.steps import NEVER, Batch, build_module, draw_batches, iteration, load_data
-from dfl_bench.bench.timing import interleaved, load, summary_ms
+from campaign.bench.steps import NEVER, Batch, build_module, draw_batches, iteration, load_data
+from campaign.bench.timing import interleaved, load, summary_ms
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.tasks.contract import stacked
 from dfl_bench.training import RunsModule

@@ -1,12 +1,12 @@
 """The GPU session's report (`<out>/README.md`, results/bench/cuda/session/): what each part of
-`python -m dfl_bench.bench.cuda_session` measured, in words and tables."""
+`python -m campaign.bench.cuda_session` measured, in words and tables."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from campaign.bench.targets import meets
 from dfl_bench import markdown
-from dfl_bench.bench.targets import meets
 from dfl_bench.schema import CU_ANT, TEST_ACCURACY
 
 TABLE = "same_symmetric"  # a table's rows as one stack: different operators
@@ -28,7 +28,7 @@ def report(results: dict[str, Any]) -> str:
         "# GPU session",
         "",
         f"{m['device']}, torch {m['torch']} (CUDA {m['cuda']}), {m['cpu_count']} CPU cores, "
-        f"git commit {m['git_commit']}; `python -m dfl_bench.bench.cuda_session` "
+        f"git commit {m['git_commit']}; `python -m campaign.bench.cuda_session` "
         "(`make gpu-session`), all figures from this one session.",
         "",
     ]

@@ -1,4 +1,4 @@
-"""`python -m dfl_bench.bench time-addition`: the MNIST-addition training step per image at N
+"""`python -m campaign.bench time-addition`: the MNIST-addition training step per image at N
 digits per number (the digit network's forward and backward and the sum's valuation: enumerated
 up to mnist_addition.ENUMERATED digits, over the carries above), as a ratio to N = 1 measured in
 the same run; written to results/bench/addition_digits.md."""
@@ -46,7 +46,7 @@ def step_seconds(digits: int, sums: int, repeats: int, net: MnistNet, ops: Opera
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m dfl_bench.bench time-addition")
+    parser = argparse.ArgumentParser(prog="python -m campaign.bench time-addition")
     parser.add_argument("--digits", type=int, nargs="+", default=[1, 2, 4, 15])
     parser.add_argument("--images", type=int, default=120, help="images per step at every N")
     parser.add_argument("--repeats", type=int, default=10)
@@ -71,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         [
             "# MNIST addition: the training step per image against the digits per number",
             "",
-            f"`python -m dfl_bench.bench time-addition {' '.join(argv or [])}`".replace(" `", "`"),
+            f"`python -m campaign.bench time-addition {' '.join(argv or [])}`".replace(" `", "`"),
             f"({args.threads} thread(s), the fastest of {args.repeats} steps; product t-norm and "
             "bounded sum, the exact probability; about the same number of images per step at "
             "every N). The ratio is to the first row, measured in the same run.",

@@ -1,4 +1,4 @@
-"""The benchmark's timed sections (`python -m dfl_bench.bench --sections ...`, all by default):
+"""The benchmark's timed sections (`python -m campaign.bench --sections ...`, all by default):
 
 floor        CLI iterations (same, sum9, the w_dfl=0 baseline; 1 thread) against a bare PyTorch
              step of the CNN on the same 128 images and (same, sum9) of the CNN with its NTN
@@ -27,8 +27,8 @@ from typing import Any
 import lightning
 import torch
 
-from dfl_bench.bench import runs, steps
-from dfl_bench.bench.timing import interleaved, load, loglog_slope, summary_ms
+from campaign.bench import runs, steps
+from campaign.bench.timing import interleaved, load, loglog_slope, summary_ms
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 
@@ -49,7 +49,7 @@ def machine(device: torch.device) -> dict[str, Any]:
         "python": platform.python_version(),
         "git_commit": records.git_commit(REPO_DIR),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": shlex.join(["python", "-m", "dfl_bench.bench", *sys.argv[1:]]),
+        "command": shlex.join(["python", "-m", "campaign.bench", *sys.argv[1:]]),
         "load_average_start": load(),
     }
     if device.type == "cuda":

@@ -10,7 +10,7 @@ interval of both - sum9 against the gap's own size, not against a generic margin
 holds when it lies above 0, fails when its upper end lies below the paper's +0.3, else
 inconclusive.
 
-`python -m dfl_bench.reproduction.headline_plan` writes results/headline_plan/ (plan.json in the
+`python -m campaign.headline_plan` writes results/headline_plan/ (plan.json in the
 seed plan's form, so `seed_plan run --out results/headline_plan` trains exactly it, and its
 README.md); `make headline-plan` trains it in the background from a frozen checkout.
 """
@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from campaign.headline import CELLS, DECISION, PAPER
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells, power, stats
-from dfl_bench.results.headline import CELLS, DECISION, PAPER
 from dfl_bench.schema import TEST_ACCURACY
 
 FOLDER = REPO_DIR / "results" / "headline_plan"
@@ -94,7 +94,7 @@ def readme(p: dict) -> str:
         [
             "# The headline plan (the second seed plan)",
             "",
-            "Written by `python -m dfl_bench.reproduction.headline_plan` before any planned run "
+            "Written by `python -m campaign.headline_plan` before any planned run "
             "trained; `make headline-plan` trains exactly it (`seed_plan run --out "
             "results/headline_plan`, the seeds 0..n-1 of each cell without an ok record).",
             "",
@@ -139,7 +139,7 @@ def readme(p: dict) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.headline_plan")
+    parser = argparse.ArgumentParser(prog="python -m campaign.headline_plan")
     parser.add_argument("--records-dir", "--records", dest="records", default=cells.RECORDS)
     parser.add_argument("--out", type=Path, default=FOLDER)
     args = parser.parse_args(argv)

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dfl_bench import markdown
-from dfl_bench.bench import bench_plots
-from dfl_bench.bench.targets import (
+from campaign.bench import bench_plots
+from campaign.bench.targets import (
     PAPER_PROFILE,
     bare_steps,
     checked,
@@ -16,7 +15,8 @@ from dfl_bench.bench.targets import (
     floor_target,
     mark,
 )
-from dfl_bench.bench.targets_report import targets_markdown
+from campaign.bench.targets_report import targets_markdown
+from dfl_bench import markdown
 from dfl_bench.schema import TEST_ACCURACY
 
 GPU_NOTE = (
@@ -132,7 +132,7 @@ def _floor_md(section: dict[str, Any]) -> list[str]:
         "(w_dfl = 0: CE + the labeled pair loss; the CNN sees only the 64 labeled images). "
         "Second floor (`same`, `sum9`): a bare PyTorch step of the knowledge base's network, "
         "the CNN and its NTN heads over all pairs of both batches (CE + each head's BCE against "
-        "the true relation; `dfl_bench.bench.steps.bare_network`): median "
+        "the true relation; `campaign.bench.steps.bare_network`): median "
         + ", ".join(
             f"{p} {v['median_ms']:.2f} ms (IQR {v['iqr_ms']:.2f})"
             for p, v in section.get("network_step", {}).items()
@@ -152,7 +152,7 @@ def _floor_md(section: dict[str, Any]) -> list[str]:
         ),
         "",
         "Where a step's time goes: each part's forward + backward timed on its own from fixed "
-        "inputs (`dfl_bench.bench.steps.parts`), medians in ms; the parts' sum is close to a "
+        "inputs (`campaign.bench.steps.parts`), medians in ms; the parts' sum is close to a "
         "step (a step also builds its batch and logs). At k = 50 the two NTN heads' matrix "
         "products over 2 x 64^2 pairs cost about half of the CNN's, which is what keeps "
         "`same`/`sum9` above 1.5x.",

@@ -3,7 +3,7 @@
 compared to the bit. Results go to results/commit_probes.json, which the tables read: a cell
 whose commits give the same probe numbers is no mixed-commit warning.
 
-    python -m dfl_bench.reproduction.commit_probe [--records-dir results/records] [--limit N]
+    python -m campaign.commit_probe [--records-dir results/records] [--limit N]
 """
 
 from __future__ import annotations
@@ -234,9 +234,7 @@ def run(
             "probes compare to the bit only on one machine: nothing changed. Probe here into "
             "another file (--out), or on that machine."
         )
-    known.update(
-        made_by="python -m dfl_bench.reproduction.commit_probe", probe=list(PROBE), machine=here
-    )
+    known.update(made_by="python -m campaign.commit_probe", probe=list(PROBE), machine=here)
     wanted = cells_to_probe(records_dir)
     if only:
         wanted = {d: c for d, c in wanted.items() if any(d.startswith(o) for o in only)}
@@ -272,7 +270,7 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.commit_probe")
+    parser = argparse.ArgumentParser(prog="python -m campaign.commit_probe")
     parser.add_argument("--records-dir", default="results/records")
     parser.add_argument(
         "--out", default=None, help="the probe file (default: this machine's, machine_file)"

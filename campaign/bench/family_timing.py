@@ -1,4 +1,4 @@
-"""`python -m dfl_bench.bench time-families`: the DFL term (forward + backward, the `same`
+"""`python -m campaign.bench time-families`: the DFL term (forward + backward, the `same`
 knowledge base, one thread) of every parametric family's symmetric construction
 (conf/families/parametric.yaml: T, S, S-implication, A_T, E_S) and of the default
 configuration, against the product set (`kb_timing.PRODUCT`), timed round-robin in one process;
@@ -17,9 +17,9 @@ from typing import Any
 import torch
 from omegaconf import OmegaConf
 
+from campaign.bench import kb_timing, sections
+from campaign.bench.timing import interleaved
 from dfl_bench import markdown
-from dfl_bench.bench import kb_timing, sections
-from dfl_bench.bench.timing import interleaved
 from dfl_bench.logic import build_kb
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import REPO_DIR
@@ -110,7 +110,7 @@ def report(samples: Mapping[str, list[float]], b: int, command: str) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Time every family and the default configuration against the product set."""
     parser = argparse.ArgumentParser(
-        prog="python -m dfl_bench.bench time-families", description=__doc__.splitlines()[0]
+        prog="python -m campaign.bench time-families", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=30)
@@ -126,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     sets = {"product": kb_timing.PRODUCT, "default": default_set()}
     sets.update({row: families[row] for row in args.rows or families})
     samples = time_sets(sets, args.batch_size, args.repeats, args.warmup)
-    command = shlex.join(["python", "-m", "dfl_bench.bench", "time-families", *sys.argv[2:]])
+    command = shlex.join(["python", "-m", "campaign.bench", "time-families", *sys.argv[2:]])
     page = report(samples, args.batch_size, command)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(page)

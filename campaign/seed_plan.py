@@ -2,12 +2,12 @@
 at `long`, planned from the records and committed before any planned run trains, then trained
 exactly (no seeds "until significant").
 
-`python -m dfl_bench.reproduction.seed_plan plan` (make seed-plan) writes results/seed_plan/: for
+`python -m campaign.seed_plan plan` (make seed-plan) writes results/seed_plan/: for
 each undecided comparison of an inconclusive claim, the seeds per cell that give a stats.POWER
 chance to decide it (a difference or equivalence within the margin) if the difference and the seed
 sds are what the cells show now (their runs that did not collapse), at Holm's first-step level
 (ALPHA / the claim's comparisons); at most stats.MAX_SEEDS per cell. A claim that no such count
-decides is named with the reason. `python -m dfl_bench.reproduction.seed_plan run` trains exactly
+decides is named with the reason. `python -m campaign.seed_plan run` trains exactly
 the committed plan (the seeds of 0..n-1 of each planned cell that have no ok record; train.py
 resumes cut-off ones), so it can be stopped and started again, from a frozen checkout
 (`--repo`) if this one changes; `status` lists the unfinished cells and the training time left.
@@ -220,8 +220,8 @@ def readme(p: dict) -> str:
         [
             "# The seed plan",
             "",
-            f"Written by `python -m dfl_bench.reproduction.seed_plan plan` from {p['records']} "
-            f"records, before any planned run trained; `python -m dfl_bench.reproduction.seed_plan "
+            f"Written by `python -m campaign.seed_plan plan` from {p['records']} "
+            f"records, before any planned run trained; `python -m campaign.seed_plan "
             f"run` trains exactly it. For each comparison that an inconclusive claim at "
             f"`{p['profile']}` leaves undecided: the seeds per cell that give a {p['power']:.0%} "
             f"chance to decide it (a difference, or equivalence within the margin: "
@@ -392,7 +392,7 @@ def status_lines(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`plan` writes the plan; `run` trains exactly it; `status` says how far it is."""
-    parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.seed_plan")
+    parser = argparse.ArgumentParser(prog="python -m campaign.seed_plan")
     parser.add_argument("action", choices=("plan", "run", "status"))
     parser.add_argument("overrides", nargs="*", help="run: more overrides of every job")
     parser.add_argument("--records-dir", "--records", dest="records", default=cells.RECORDS)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from campaign.bench.targets import TARGETS, eval_fraction, floor_target, meets
 from dfl_bench import markdown
-from dfl_bench.bench.targets import TARGETS, eval_fraction, floor_target, meets
 
 STACK_TARGET_RUNS = 16  # the target: 16 stacked runs at >= 15x 16 separate ones, on a GPU
 GPU_TARGETS = (
