@@ -681,6 +681,30 @@ def test_a_claim_that_fails_on_a_fact_has_p_zero_whatever_it_read():
     assert (verdict.status, verdict.p) == ("fails", 0.0)
 
 
+def test_a_claim_is_decided_in_one_pass_after_declaring_its_comparisons():
+    """A branch that only a Holm decision opens is decided once, by Bonferroni over the
+    family with it (no run until the comparisons stop changing), and the verdict says so."""
+    weak = stats.Interval(0.3, 0.01, 0.59, "t", se=0.15)  # p ~ 0.045: decided alone, not by Holm
+    runs = []
+
+    def check(v):
+        runs.append((id(v.family), len(v.family.raw)))
+        first = v.family.track(("weak", 1), weak).outcome
+        second = v.family.track(("weak", 2), weak).outcome
+        if (first, second) == (0, 0):  # only once Holm has undone both: a third comparison
+            third = v.family.track(("new",), LOSS).outcome
+            return (False if third == -1 else None), ""
+        return (True if (first, second) == (1, 1) else None), ""
+
+    verdict = framework.evaluate(_claim_of(check), _Family())
+    own = [n for family, n in runs if family == runs[0][0]]  # the rest: `decisive_level`'s p
+    assert own == [0, 2]  # declared, then decided: two runs of its family, never a third
+    assert verdict.status == "fails"
+    assert "1 comparison(s) met only when deciding: Bonferroni over the 3" in verdict.detail
+    new = dict(verdict.comparisons)[("new",)]
+    assert new.outcome == -1 and new.raw == LOSS.raw
+
+
 @pytest.mark.slow  # every claim on the committed records
 def test_nilpotent_like_baseline_fails_on_its_fact_at_long():
     import warnings
