@@ -17,6 +17,7 @@ import statistics
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 import yaml
@@ -50,11 +51,19 @@ def pairs() -> dict[str, tuple[dict, dict]]:
     return out
 
 
+class Signal(NamedTuple):
+    """What the DFL loss sends back at the untrained network, for one batch of sums."""
+
+    log10: float  # the median valuation's log10 (-inf: the value is 0)
+    norm: float  # the gradient's norm on the network's parameters
+    reached: float  # the share of the batch's digit images whose outputs get a nonzero gradient
+
+
 def measure(
     tnorm: dict, exists: dict, digits: int, sums: int, seed: int, valuation: str = "log"
-) -> tuple[float, float]:
-    """Median log10 valuation of `sums` random sums and the parameters' gradient norm at the
-    untrained network (-inf: the value is 0)."""
+) -> Signal:
+    """Median log10 valuation of `sums` random sums, the parameters' gradient norm and the share
+    of digit images the gradient reaches, at the untrained network."""
     torch.manual_seed(seed)
     net = MnistNet().eval()  # no dropout: the network's own output at initialization
     ops = OperatorSet.from_config(
@@ -70,12 +79,14 @@ def measure(
     numbers = torch.randint(0, 10, (sums, 2, digits))
     target = addition.add_digits(numbers[:, 0], numbers[:, 1])
     log_probs = net(images)[0].log_softmax(-1).view(sums, 2 * digits, 10)
+    log_probs.retain_grad()
     log = addition.in_log(ops, valuation)
     value = addition.sum_valuation(log_probs, target, ops, log)
     addition.dfl_loss(value, ops, log).backward()
     norm = torch.sqrt(sum((p.grad**2).sum() for p in net.parameters() if p.grad is not None))
     logs = value.detach() if log else value.detach().log()
-    return float(logs.median()) / math.log(10.0), float(norm)
+    reached = (log_probs.grad != 0).any(-1).float().mean()
+    return Signal(float(logs.median()) / math.log(10.0), float(norm), float(reached))
 
 
 def exact(tnorm: dict, exists: dict) -> bool:
@@ -108,10 +119,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 runs = [
                     measure(tnorm, exists, digits, sums, s, valuation) for s in range(args.seeds)
                 ]
-                value = statistics.median(v for v, _ in runs)
-                grad = statistics.median(g for _, g in runs)
+                value = statistics.median(run.log10 for run in runs)
+                grad = statistics.median(run.norm for run in runs)
                 if valuation == "log":
-                    cells.append(power(value))
+                    reached = statistics.median(run.reached for run in runs)
+                    cells += [power(value), f"{reached:.1%}"]
                 elif exact(tnorm, exists):
                     cells.append("log either way")  # the probability's own log, no floor
                 else:
@@ -133,12 +145,23 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"value is under the log-product's floor EPS = {EPS:g} (or 0 in float32), where the "
             "floored log's derivative is the constant 1/EPS. The product's pairs keep a "
             "gradient at every N in log space; as values they lose it where they pass the "
-            "floor. Goedel and Lukasiewicz with the maximum are computed as values either way: "
-            "Goedel's valuation is its weakest digit's (no underflow; a gradient to one digit "
-            "of one tuple), Lukasiewicz's is 0 with a zero derivative (no gradient at all).",
+            "floor. Images reached: the share of the batch's digit images whose 10 outputs get "
+            "a nonzero gradient (in log space), what says why a pair learns or not where the "
+            "norm does not. Goedel and Lukasiewicz with the maximum are computed as values "
+            "either way: Goedel's valuation is its weakest digit's (no underflow; a norm like "
+            "the product's, but sent to one digit of one tuple: one image of a sum's 2N), "
+            "Lukasiewicz's is 0 with a zero derivative (no gradient at all).",
             "",
             *markdown.table(
-                ["pair", "N", "valuation", "gradient (log)", "floor (value)", "gradient (value)"],
+                [
+                    "pair",
+                    "N",
+                    "valuation",
+                    "images reached",
+                    "gradient (log)",
+                    "floor (value)",
+                    "gradient (value)",
+                ],
                 table,
             ),
             "",
