@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from dfl_bench import markdown
 from dfl_bench.results import budget_runs, sensitivity, stats
 from dfl_bench.results.agreement import WITHIN
+from dfl_bench.results.baseline_rows import against_baseline
 from dfl_bench.results.beyond_words import accuracy_text, beyond
 from dfl_bench.results.cells import PAPER_PROFILE
 from dfl_bench.results.claims import MARGINS, SECTIONS, VERDICTS
@@ -179,34 +180,15 @@ def _table_facts(table: Table, r: Rendered) -> list[str]:
 
 
 def _against_baseline(ours: dict[str, Ours], r: Rendered) -> tuple[str, str]:
-    """The rows above and below the baseline beyond the noise (Welch's interval over both
-    cells' seeds), with the difference and its interval; rows with too few seeds apart."""
-    base = r.tables["baseline"].ours().get("ce_pair")
-    if base is None or not base.n_ok:
-        return "no baseline", "no baseline"
-    if base.n["accuracy"] < stats.MIN_SEEDS:
-        few = f"the baseline has {base.n['accuracy']} seed(s)"
-        return few, few
-    few = [key for key, o in ours.items() if o.n["accuracy"] < stats.MIN_SEEDS]
-    compared = [key for key in ours if key not in few]
-    intervals = stats.adjust_block(
-        [
-            stats.compare_runs(
-                ours[key].values["accuracy"],
-                ours[key].collapsed.get("accuracy", ()),
-                base.values["accuracy"],
-                base.collapsed.get("accuracy", ()),
-            )
-            for key in compared
-        ]
-    )
-    above, below = [], []
-    for key, interval in zip(compared, intervals, strict=True):
-        if interval.outcome:
-            (above if interval.outcome > 0 else below).append(f"{key} {interval.brief()}")
-    aside = f" ({stats.BH} over the {len(compared)} rows compared)" if len(compared) > 1 else ""
-    aside += f" (too few seeds to decide: {len(few)} rows)" if few else ""
-    return (", ".join(above) or "none") + aside, (", ".join(below) or "none") + aside
+    """The rows above and below the baseline beyond the noise, in words (`baseline_rows`)."""
+    found = against_baseline(ours, r.tables["baseline"].ours().get("ce_pair"))
+    if found.missing:
+        return found.missing, found.missing
+    n = len(found.compared)
+    aside = f" ({stats.BH} over the {n} rows compared)" if n > 1 else ""
+    aside += f" (too few seeds to decide: {len(found.few)} rows)" if found.few else ""
+    above, below = (", ".join(found.beyond(sign)) or "none" for sign in (1, -1))
+    return above + aside, below + aside
 
 
 def _verdict(r: Rendered, name: str) -> str:
