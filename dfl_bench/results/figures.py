@@ -18,14 +18,13 @@ from scipy.stats import t as t_dist  # noqa: E402
 
 from dfl_bench.results import stats  # noqa: E402
 from dfl_bench.results.agreement import pearson  # noqa: E402
-from dfl_bench.results.paper import COLUMN_FIELDS, COLUMNS, load_paper  # noqa: E402
+from dfl_bench.results.paper import COLUMN_FIELDS, COLUMNS, main_tables  # noqa: E402
 from dfl_bench.results.tables import Table  # noqa: E402
 from dfl_bench.schema import CU_ANT, CU_CONS
 
 LABELS = {"accuracy": "test accuracy (%)", "cons": "cons", CU_CONS: CU_CONS, CU_ANT: CU_ANT}
 RANGES = {"accuracy": (0.0, 100.0), "cons": (0.0, 1.0), CU_CONS: (0.0, 1.0), CU_ANT: (0.0, 1.0)}
 KB_COLOURS = {"same": "tab:blue", "sum9": "tab:red"}
-MAIN_TABLES = load_paper().main  # the main-text tables (paper_numbers.yaml's `main` flag)
 
 
 def sweep_figure(table: Table, parameter: str, path: Path) -> Path:
@@ -72,7 +71,7 @@ def measures_figure(frame: pd.DataFrame, profile: str, path: Path) -> Path:
     runs = frame[
         (frame["profile"] == profile)
         & (frame["status"] == "ok")
-        & frame["experiment"].isin(MAIN_TABLES)
+        & frame["experiment"].isin(main_tables())
     ]
     panels = [
         (CU_CONS, "accuracy"),
@@ -249,6 +248,6 @@ def all_figures(
     for name, parameter in (("sigmoidal_s", "s"), ("sigmoidal_b0", "b0")):
         if name in tables:
             paths.append(sweep_figure(tables[name], parameter, out / f"{name}_{profile}.png"))
-    if set(MAIN_TABLES) & set(tables):
+    if set(main_tables()) & set(tables):
         paths.append(measures_figure(frame, profile, out / f"analyze_measures_{profile}.png"))
     return paths

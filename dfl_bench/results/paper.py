@@ -189,6 +189,11 @@ class Paper:
         return tuple(name for name, table in self.tables.items() if table.main)
 
 
+def main_tables() -> tuple[str, ...]:
+    """The main-text tables (paper_numbers.yaml's `main` flag), read on first use."""
+    return load_paper().main
+
+
 @cache
 def load_paper(path: Path = DATA_FILE) -> Paper:
     """Parse the data file into `PaperTable`s (one per experiment of conf/experiment/)."""

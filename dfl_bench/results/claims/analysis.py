@@ -8,10 +8,10 @@ from dfl_bench.results.claims.checks import (
     correlation,
 )
 from dfl_bench.results.claims.framework import (
-    MAIN,
     View,
     claim,
 )
+from dfl_bench.results.paper import main_tables
 from dfl_bench.schema import CU_ANT, CU_CONS
 
 
@@ -22,7 +22,7 @@ from dfl_bench.schema import CU_ANT, CU_CONS
     "[The plot of cu_ant to accuracy] shows a positive correlation.",
 )
 def _cu_ant_acc(v: View) -> tuple[bool | None, str]:
-    _, rho, p, detail = correlation(v, MAIN, CU_ANT, "accuracy")
+    _, rho, p, detail = correlation(v, main_tables(), CU_ANT, "accuracy")
     return claimed_sign(rho, p, 1), detail + " (main-text tables)"
 
 
@@ -34,8 +34,8 @@ def _cu_ant_acc(v: View) -> tuple[bool | None, str]:
     "same problem, it is not as pronounced [as cu_ant's].",
 )
 def _cu_cons_same(v: View) -> tuple[bool | None, str]:
-    _, rho, p, detail = correlation(v, MAIN, CU_CONS, "accuracy", "same")
-    _, rho_ant, _, detail_ant = correlation(v, MAIN, CU_ANT, "accuracy", "same")
+    _, rho, p, detail = correlation(v, main_tables(), CU_CONS, "accuracy", "same")
+    _, rho_ant, _, detail_ant = correlation(v, main_tables(), CU_ANT, "accuracy", "same")
     positive = claimed_sign(rho, p, 1)  # a sign its permutation p-value does not decide is noise
     return positive and rho < rho_ant, f"{detail}; {detail_ant}"
 
@@ -47,7 +47,7 @@ def _cu_cons_same(v: View) -> tuple[bool | None, str]:
     "For the sum9, this correlation [cu_cons to accuracy] is negative instead.",
 )
 def _cu_cons_sum9(v: View) -> tuple[bool | None, str]:
-    _, rho, p, detail = correlation(v, MAIN, CU_CONS, "accuracy", "sum9")
+    _, rho, p, detail = correlation(v, main_tables(), CU_CONS, "accuracy", "sum9")
     return claimed_sign(rho, p, -1), detail
 
 
@@ -59,7 +59,7 @@ def _cu_cons_sum9(v: View) -> tuple[bool | None, str]:
     "there seems to be a negative correlation.",
 )
 def _cons_cu(v: View) -> tuple[bool | None, str]:
-    _, rho1, p1, d1 = correlation(v, MAIN, "cons", CU_CONS)
-    _, rho2, p2, d2 = correlation(v, MAIN, "cons", CU_ANT)
+    _, rho1, p1, d1 = correlation(v, main_tables(), "cons", CU_CONS)
+    _, rho2, p2, d2 = correlation(v, main_tables(), "cons", CU_ANT)
     signs = [claimed_sign(rho1, p1, -1), claimed_sign(rho2, p2, -1)]
     return all_hold(signs), f"{d1}; {d2}"

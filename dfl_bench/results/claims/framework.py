@@ -23,7 +23,6 @@ from dataclasses import dataclass, field, replace
 
 from dfl_bench.results import stats
 from dfl_bench.results.noise import Noise
-from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import BASELINE, Table
 
 MARGINS = stats.MARGINS
@@ -458,4 +457,3 @@ DEFAULT_CELL = "forall_log_product"  # Table aggregation's row of Section 10.2's
 BASE = BASELINE  # the supervised baseline's cell (tables.py: its runs set the collapse line)
 SYM_S = ["godel_S", "product_S", "yager_p1_5_S", "yager_p2_S", "yager_p20_S"]
 SYM_R = [row.replace("_S", "_R") for row in SYM_S]
-MAIN = load_paper().main  # the main-text tables (paper_numbers.yaml's `main` flag)
