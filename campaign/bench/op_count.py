@@ -20,7 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from campaign.bench import steps
 from campaign.bench.stack_timing import table_rows
 from dfl_bench import markdown
-from dfl_bench.tasks.mnist.dfl_run import DFLRun, dfl_term
+from dfl_bench.tasks.mnist.dfl_run import DFLRun, both_pair_logits, dfl_term
 
 # aten operations that only make views or metadata: no kernel on a GPU
 NO_KERNEL = frozenset(
@@ -58,7 +58,8 @@ def run_counts(module: DFLRun, batch: steps.Batch) -> dict[str, int]:
     (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
     with torch.no_grad():
         logits, emb = module.net(torch.cat([x_l, x_u]))
-        pair_l, pair_u = module._pair_logits(emb[: len(x_l)], emb[len(x_l) :])
+        e_l, e_u = emb[: len(x_l)], emb[len(x_l) :]
+        pair_l, pair_u = both_pair_logits(module.net.pair_logits, e_l, e_u, 0)
 
     def leaf(t: Tensor) -> Tensor:
         return t.detach().requires_grad_()

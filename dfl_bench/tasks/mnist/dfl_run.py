@@ -26,7 +26,7 @@ images.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -81,6 +81,17 @@ def _tail_steps(metrics_tail: float, max_steps: int) -> int:
     if metrics_tail < 1:
         return max(1, math.ceil(metrics_tail * max_steps))
     return int(metrics_tail)
+
+
+def both_pair_logits(
+    pair_logits: Callable[[Tensor], dict[str, Tensor]], e_l: Tensor, e_u: Tensor, dim: int
+) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """All-pairs logits per head on the labeled and the unlabeled embeddings, in one call when
+    the two batches have one size (stacked along `dim`: 0 for one run, 1 for a stack's runs)."""
+    if e_l.shape != e_u.shape:
+        return pair_logits(e_l), pair_logits(e_u)
+    both = pair_logits(torch.stack([e_l, e_u], dim=dim))
+    return tuple({k: v.select(dim, i) for k, v in both.items()} for i in (0, 1))
 
 
 class DFLRun(TaskRun):
@@ -144,13 +155,6 @@ class DFLRun(TaskRun):
         """Images -> digit class logits."""
         return self.net(x)[0]
 
-    def _pair_logits(self, e_l: Tensor, e_u: Tensor) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
-        """All-pairs logits per head on the labeled and unlabeled batch (one call if equal size)."""
-        if e_l.shape == e_u.shape:
-            both = self.net.pair_logits(torch.stack([e_l, e_u]))
-            return {k: v[0] for k, v in both.items()}, {k: v[1] for k, v in both.items()}
-        return self.net.pair_logits(e_l), self.net.pair_logits(e_u)
-
     def step_loss(
         self, batch: Mapping[str, tuple[Tensor, Tensor]], logging: bool
     ) -> tuple[Tensor, Tensor, Mapping[str, float] | None]:
@@ -161,7 +165,8 @@ class DFLRun(TaskRun):
         rng = self.generator()
         logits, emb = self.net(x, dropout_masks(len(x), x.device, rng))
         n_l = len(x_l)
-        pl, pu = self._pair_logits(emb[:n_l], emb[n_l:]) if self.predicates else ({}, {})
+        pairs = self.net.pair_logits
+        pl, pu = both_pair_logits(pairs, emb[:n_l], emb[n_l:], 0) if self.predicates else ({}, {})
         return self.loss(logits, pl, pu, y_l, y_u, rng, logging)
 
     def loss(
@@ -216,19 +221,9 @@ class DFLRun(TaskRun):
         drawn = [dropout_masks(x.shape[1], x.device, m.generator()) for m in members]
         logits, emb = net(x, tuple(torch.stack(m) for m in zip(*drawn, strict=True)))
         n_l = x_l.shape[1]
-        pl: dict[str, Tensor] = {}
-        pu: dict[str, Tensor] = {}
-        if first.predicates:
-            e_l, e_u = emb[:, :n_l], emb[:, n_l:]
-            if e_l.shape == e_u.shape:
-                both = net.pair_logits(torch.stack([e_l, e_u], dim=1))
-                pl, pu = (
-                    {k: v[:, 0] for k, v in both.items()},
-                    {k: v[:, 1] for k, v in both.items()},
-                )
-            else:
-                pl, pu = net.pair_logits(e_l), net.pair_logits(e_u)
-        return logits, pl, pu
+        if not first.predicates:
+            return logits, {}, {}
+        return logits, *both_pair_logits(net.pair_logits, emb[:, :n_l], emb[:, n_l:], 1)
 
     def grouped_loss(
         self, outputs: Outputs, r: int, batch: Any, logging: bool
