@@ -138,7 +138,7 @@ addition-frontier: ## train MNIST addition's frontier and operator study in the 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \
 		--commit $$(git rev-parse --verify "$(ADDITION_COMMIT)^{commit}")
-	$(PYTHON) -m dfl_bench.results
+	$(PYTHON) -m campaign
 
 # The committed seed plan, trained in the background from a frozen copy of SEED_PLAN_COMMIT's
 # files (the commit its planned runs train at, which their records name) into a records folder
@@ -171,7 +171,7 @@ seed-plan-harvest: ## bring the background seed plan's finished records into res
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(SEED_PLAN_DIR)/records" \
 		--commit $$(git rev-parse --verify "$(SEED_PLAN_COMMIT)^{commit}")
 	$(PYTHON) -m campaign.commit_probe --undecided
-	$(PYTHON) -m dfl_bench.results
+	$(PYTHON) -m campaign
 	$(PYTHON) -m campaign.seed_plan status --jobs 2 --out "$(SEED_PLAN)"
 
 GPU_OUT ?= results/bench/cuda/session

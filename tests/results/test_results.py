@@ -686,6 +686,19 @@ def test_the_make_targets_render_beside_the_records_they_name():
         assert '--out "o"' in text
 
 
+def test_every_make_target_that_renders_writes_the_campaigns_blocks_too():
+    """A target that renders the committed tables runs `python -m campaign` (the framework's
+    rendering, then the write-up's campaign blocks), never the framework's alone."""
+    import subprocess
+
+    for target in ("tables", "reproduce-tables", "addition-harvest", "seed-plan-harvest"):
+        text = subprocess.run(
+            ["make", "-n", target], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout
+        assert re.search(r"-m campaign(\s|$)", text), target
+        assert not re.search(r"-m dfl_bench\.results(\s|$)", text), target
+
+
 def test_the_results_and_the_planner_import_no_trainer_library():
     """Reading records, rendering and planning need neither Lightning, W&B nor torch; --help
     needs not even pandas."""
