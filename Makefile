@@ -161,11 +161,12 @@ seed-plan: ## train the committed seed plan (SEED_PLAN: its folder) in the backg
 	@echo "seed plan running in the background: tail -f $(SEED_PLAN_DIR)/seed_plan.log; make seed-plan-harvest"
 
 # The headline plan (results/headline_plan, the paper's gap at its budget): the same runner, its
-# own frozen commit and folder, one job at a time (an hour each; the other core stays free).
+# own frozen commit and folder, HEADLINE_PARALLEL jobs at a time (an hour each; 1 leaves the other core free).
 HEADLINE_PLAN_COMMIT ?= 1524102
-headline-plan: ## train the committed headline plan in the background (make seed-plan with its folder, commit and one job at a time)
+HEADLINE_PARALLEL ?= 1
+headline-plan: ## train the committed headline plan in the background (make seed-plan with its folder, commit and HEADLINE_PARALLEL jobs at a time: 1, or 2 when the other core is free)
 	$(MAKE) seed-plan SEED_PLAN=results/headline_plan SEED_PLAN_COMMIT=$(HEADLINE_PLAN_COMMIT) \
-		SEED_PLAN_DIR=$(HOME)/.cache/dfl_bench/headline_plan SEED_PLAN_PARALLEL=1
+		SEED_PLAN_DIR=$(HOME)/.cache/dfl_bench/headline_plan SEED_PLAN_PARALLEL=$(HEADLINE_PARALLEL)
 
 seed-plan-harvest: ## bring the background seed plan's finished records into results/records, probe the cells they newly mix with older commits (into this machine's probe file), render, say how far the plan is
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(SEED_PLAN_DIR)/records" \
