@@ -18,7 +18,6 @@ README.md); `make headline-plan` trains it in the background from a frozen check
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import warnings
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from campaign.headline import CELLS, DECISION, PAPER
+from campaign.seed_plan import write_plan
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells, power, stats
@@ -144,9 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=FOLDER)
     args = parser.parse_args(argv)
     p = build_plan(Path(args.records))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "plan.json").write_text(json.dumps(p, indent=1) + "\n")
-    (args.out / "README.md").write_text(readme(p))
+    write_plan(args.out, p, readme(p))
     print(f"[headline_plan] {p['cells']} written to {args.out}")
     return 0
 

@@ -390,6 +390,13 @@ def status_lines(
     return lines
 
 
+def write_plan(out: Path, plan: dict, text: str) -> None:
+    """A plan's folder: plan.json (what the runner trains) and README.md (`text`, in words)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "plan.json").write_text(json.dumps(plan, indent=1) + "\n")
+    (out / "README.md").write_text(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`plan` writes the plan; `run` trains exactly it; `status` says how far it is."""
     parser = argparse.ArgumentParser(prog="python -m campaign.seed_plan")
@@ -415,9 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.action == "plan":
         p = build_plan(Path(args.records))
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "plan.json").write_text(json.dumps(p, indent=1) + "\n")
-        (args.out / "README.md").write_text(readme(p))
+        write_plan(args.out, p, readme(p))
         print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
         return 0
     plan_file = args.out / "plan.json"

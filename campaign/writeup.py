@@ -93,5 +93,8 @@ def write(results: Sequence[Rendered], out: Path) -> list[Path]:
     """Patch the campaign's blocks into `out`/README.md (where it has their markers): the
     paths written."""
     readme = out / "README.md"
-    blocks = [(paper_budget(results), PAPER_BUDGET_MARKERS), (campaign(results), CAMPAIGN_MARKERS)]
-    return [readme for block, markers in blocks if patch(readme, block, *markers)][:1]
+    patched = [
+        patch(readme, paper_budget(results), *PAPER_BUDGET_MARKERS),
+        patch(readme, campaign(results), *CAMPAIGN_MARKERS),
+    ]
+    return [readme] if any(patched) else []

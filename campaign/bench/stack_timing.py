@@ -10,14 +10,21 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable, Sequence
-from itertools import cycle
 from typing import Any
 
 import lightning as L
 import torch
 from hydra import compose, initialize_config_dir
 
-from campaign.bench.steps import NEVER, Batch, build_module, draw_batches, iteration, load_data
+from campaign.bench.steps import (
+    NEVER,
+    Batch,
+    build_module,
+    draw_batches,
+    iteration,
+    load_data,
+    stack_iteration,
+)
 from campaign.bench.timing import interleaved, load, summary_ms
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.tasks.contract import stacked
@@ -29,21 +36,6 @@ def table_rows(experiment: str) -> tuple[str, list[tuple[str, ...]]]:
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         cfg = compose("config", overrides=[f"+experiment={experiment}"])
     return cfg.kb.name, [(f"+experiment={experiment}", f"row={row}") for row in cfg.rows]
-
-
-def stack_iteration(stack: RunsModule, batches: Sequence[Sequence[Batch]]) -> Callable[[], None]:
-    """One stacked iteration per call (every run's step: `RunsModule.iterate`, the update
-    included); `batches[r]` are run r's batches, cycled."""
-    optimizer = stack.configure_optimizers()
-    source = cycle([stack_batch(step) for step in zip(*batches, strict=True)])
-    step = 0
-
-    def run() -> None:
-        nonlocal step
-        step += 1
-        stack.iterate(optimizer, next(source), step)
-
-    return run
 
 
 def stack_batch(runs: Sequence[Batch]) -> Batch:

@@ -92,17 +92,21 @@ def draw_batches(data: MnistDataModule, batch_size: int, n: int) -> list[Batch]:
 
 
 def iteration(module: DFLRun, batches: Sequence[Batch]) -> Callable[[], None]:
-    """One training iteration per call, as a job trains one run: `RunsModule.iterate` of a
-    module of one (its loss, backward, the update)."""
-    runs = RunsModule([module])
-    optimizer = runs.configure_optimizers()
-    source: Iterator[Batch] = cycle([stacked([batch]) for batch in batches])
+    """One training iteration per call, as a job trains one run: a stack of one."""
+    return stack_iteration(RunsModule([module]), [batches])
+
+
+def stack_iteration(stack: RunsModule, batches: Sequence[Sequence[Batch]]) -> Callable[[], None]:
+    """One stacked iteration per call (every run's step: `RunsModule.iterate`, the update
+    included); `batches[r]` are run r's batches, cycled."""
+    optimizer = stack.configure_optimizers()
+    source: Iterator[Batch] = cycle([stacked(step) for step in zip(*batches, strict=True)])
     step = 0
 
     def run() -> None:
         nonlocal step
         step += 1
-        runs.iterate(optimizer, next(source), step)
+        stack.iterate(optimizer, next(source), step)
 
     return run
 
