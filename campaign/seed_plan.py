@@ -31,6 +31,7 @@ from pathlib import Path
 
 from dfl_bench import markdown
 from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle.file_overrides import check_file_overrides, refusal
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
 from dfl_bench.results import cells, claims, power, stats
@@ -153,7 +154,7 @@ def row_override(key: str, row: str, own) -> str:
     name = KEY_OVERRIDES.get(key, key)
     for path in own["path"]:
         for override in json.loads(Path(path).read_text()).get("overrides") or ():
-            if override.startswith(f"{name}="):
+            if override.startswith(f"{name}=") and refusal(override) is None:
                 return override
     return f"{name}={row}"
 
@@ -397,10 +398,29 @@ def write_plan(out: Path, plan: dict, text: str) -> None:
     (out / "README.md").write_text(text)
 
 
+def read_plan(plan_file: Path) -> dict:
+    """The plan at `plan_file`, an untrusted file, checked before anything of it runs: a known
+    profile, each cell `<experiment>/<row>` with 1..100 seeds and a plain config override
+    (lifecycle/file_overrides.py); else a ValueError naming what is wrong."""
+    p = json.loads(plan_file.read_text())
+    if not isinstance(p, dict) or not isinstance(p.get("cells"), dict):
+        raise ValueError(f"{plan_file} holds no plan (a mapping with `cells`)")
+    if p.get("profile") not in cells.profiles():
+        raise ValueError(f"{plan_file}: profile {p.get('profile')!r} is none of {cells.profiles()}")
+    for cell, spec in p["cells"].items():
+        if str(cell).split("/", 1)[0] not in cells.experiments():
+            raise ValueError(f"{plan_file}: cell {cell!r} names no experiment")
+        seeds = spec.get("seeds") if isinstance(spec, dict) else None
+        if type(seeds) is not int or not 1 <= seeds <= 100:
+            raise ValueError(f"{plan_file}: cell {cell!r} has no whole number of seeds in 1..100")
+        check_file_overrides([spec.get("override")], f"{plan_file} (cell {cell})")
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`plan` writes the plan; `run` trains exactly it; `status` says how far it is."""
     parser = argparse.ArgumentParser(prog="python -m campaign.seed_plan")
-    parser.add_argument("action", choices=("plan", "run", "status"))
+    parser.add_argument("action", nargs="?", choices=("plan", "run", "status"))
     parser.add_argument("overrides", nargs="*", help="run: more overrides of every job")
     parser.add_argument("--records-dir", "--records", dest="records", default=cells.RECORDS)
     parser.add_argument("--out", type=Path, default=FOLDER)
@@ -420,24 +440,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "folder); a frozen checkout keeps the training code fixed while this one changes",
     )
     args = parser.parse_args(argv)
-    if args.action == "plan":
+    if args.action is None:
+        parser.error("name an action: plan (write the plan), run (train it), status")
+    elif args.action == "plan":
+        if not Path(args.records).is_dir():
+            parser.error(f"--records-dir {args.records} is no folder: a plan is made from records")
         p = build_plan(Path(args.records))
         write_plan(args.out, p, readme(p))
         print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
         return 0
     plan_file = args.out / "plan.json"
+    if not plan_file.is_file():
+        parser.error(f"no seed plan at {plan_file}; write one with `plan` or name it: --out")
     try:
-        p = json.loads(plan_file.read_text())
+        p = read_plan(plan_file)
     except (OSError, ValueError) as err:
-        parser.error(
-            f"no seed plan at {plan_file} ({err}); write one with `plan` or name it: --out"
-        )
+        parser.error(str(err))
     records_dir = args.repo / args.records  # a relative one: the checkout's
     if not records_dir.is_dir():
-        parser.error(
-            f"--records-dir {records_dir} is no folder: the plan's runs are counted and trained "
-            "into an existing records folder"
-        )
+        parser.error(f"--records-dir {records_dir} is no folder: the plan trains into one")
     if args.action == "status":
         planned = planned_jobs(p, records_dir)  # once for both: it composes every job
         done = progress(finished_of(p, planned), p)

@@ -9,7 +9,7 @@ from omegaconf import OmegaConf
 
 from dfl_bench.paths import CONFIG_DIR
 
-PAPER_PROFILE = OmegaConf.load(Path(CONFIG_DIR) / "profile" / "paper.yaml")
+PAPER_PROFILE = OmegaConf.load(Path(CONFIG_DIR) / "profile" / "paper.yaml").profile
 TARGETS = {
     "cli_vs_cnn": ("<=", 1.5),
     "cli_vs_network": ("<=", 1.5),  # the CLI iteration over the bare CNN + NTN heads step

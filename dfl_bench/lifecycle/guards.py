@@ -7,6 +7,7 @@ job writes to, so a records folder that cannot be written fails now, not after t
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import re
@@ -42,8 +43,27 @@ def check_name(value: Any, name: str) -> None:
         )
 
 
+PROFILE_KEYS = (
+    "name",
+    "max_steps",
+    "eval_every",
+    "log_every",
+    "metrics_tail",
+    "checkpoint_every",
+    "subset_train",
+    "subset_test",
+)
+
+
 def check_profile(profile: Mapping[str, Any]) -> None:
-    """The step budget and cadences: max_steps >= 1, and a metrics window with a logging step."""
+    """Its keys (PROFILE_KEYS: a budget's optimizer settings are the `optimizer` group's), the
+    step budget and cadences: max_steps >= 1, and a metrics window with a logging step."""
+    unknown = sorted(set(profile) - set(PROFILE_KEYS))
+    if unknown:
+        raise ValueError(
+            f"profile has no keys {unknown} (valid: {list(PROFILE_KEYS)}); a budget's optimizer "
+            "settings go in its yaml's top-level `optimizer:` (conf/profile/minute.yaml)"
+        )
     _integer(profile.get("max_steps"), "profile.max_steps", 1)
     _integer(profile.get("log_every"), "profile.log_every", 1)
     _integer(profile.get("eval_every"), "profile.eval_every", 0)
@@ -81,9 +101,7 @@ def check_config(config: Mapping[str, Any], optimizer: bool = True) -> None:
     if config.get("threads") is not None:
         _integer(config["threads"], "threads", 1)
     if optimizer:
-        from dfl_bench.tasks.optim import settings
-
-        check_optimizer(settings(config))
+        check_optimizer(config["optimizer"])
     check_task(config)
 
 
@@ -103,7 +121,9 @@ def check_optimizer(optimizer: Mapping[str, Any]) -> None:
     from dfl_bench.tasks import optim
 
     cls, kwargs = optim.optimizer_kwargs(optimizer)
+    defaults = {p.name: p.default for p in inspect.signature(cls).parameters.values()}
     for key, value in kwargs.items():
+        _typed(value, f"optimizer.{key}", defaults.get(key))
         if key == "betas":
             if not isinstance(value, Sequence) or len(value) != 2:
                 raise ValueError(f"optimizer.betas must be two numbers in [0, 1), got {value!r}")
@@ -117,6 +137,18 @@ def check_optimizer(optimizer: Mapping[str, Any]) -> None:
         cls([torch.zeros(1, requires_grad=True)], **kwargs)
     except (ValueError, TypeError, RuntimeError) as err:
         raise ValueError(f"optimizer {optimizer.get('name')!r}: {err}") from None
+
+
+def _typed(value: Any, name: str, default: Any) -> None:
+    """`value` of the type of the parameter's `default` (true/false for a flag, a number for a
+    number), else a ValueError naming that type."""
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, got {value!r}")
+    elif isinstance(default, int | float) and (
+        isinstance(value, bool) or not isinstance(value, int | float)
+    ):
+        raise ValueError(f"{name} must be a number, got {value!r}")
 
 
 def check_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:

@@ -6,9 +6,10 @@ each ok run record there that the records folder lacks to its own place (`<exper
 .json`), its records folder renamed to the one it lands in (config `records_dir` and the
 `records_dir=` override; relative to the repository inside it), so a committed record names no
 machine's folder (an absolute checkpoint folder, emptied at the run's end, is named as the
-default one). Nothing is replaced: a record already there with other contents is named and
-kept. A record that would still hold another absolute path stops the harvest before anything is
-written. Exit status: 0 harvested (or nothing new), 2 bad input.
+default one), in today's form (lifecycle/migrate.py: an older checkout may have written it).
+Nothing is replaced: a record already there with other contents is named and kept. A record
+that would still hold another absolute path stops the harvest before anything is written.
+Exit status: 0 harvested (or nothing new), 2 bad input.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle import migrate, records
+from dfl_bench.lifecycle.file_overrides import refusal
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells
 
@@ -88,15 +90,21 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
         record = records.read_record(path)
         if record is None or record.get("status") != "ok":
             continue
-        out = moved(record, named)
+        today = migrate.migrate_record(record)  # an older checkout's record in today's form
+        out = moved(today, named)
         target = dest / path.relative_to(source)
+        if today != record:  # at its new config hash
+            target = target.with_name(f"{today['config_hash']}.json")
         if target.exists():
             if records.read_record(target) != out:
                 kept.append(target)
             continue
         left = [p for p in absolute_paths(out) if p not in (named, f"{OVERRIDE}{named}")]
         trained_at = str(record.get("git_commit"))
-        if left:
+        unplain = [why for o in out.get("overrides") or [] if (why := refusal(o)) is not None]
+        if unplain:
+            refused.append(f"{path}: an override is no plain config override ({unplain[0]})")
+        elif left:
             refused.append(f"{path}: keeps the absolute path {left[0]}")
         elif trained_at.endswith("-dirty"):
             refused.append(f"{path}: trained on a dirty tree ({trained_at})")

@@ -49,7 +49,7 @@ def profiles() -> list[str]:
 @cache
 def budget(profile: str) -> int:
     """A profile's iterations (`max_steps` of conf/profile/<profile>.yaml)."""
-    return int(OmegaConf.load(CONF / "profile" / f"{profile}.yaml").max_steps)
+    return int(OmegaConf.load(CONF / "profile" / f"{profile}.yaml").profile.max_steps)
 
 
 def selected(tables: str | None) -> list[str]:

@@ -225,9 +225,16 @@ class Task:
         }
 
     def check(self, config: Mapping[str, Any]) -> None:
-        """Its declared settings in their ranges (a ValueError naming the range); a subclass
-        adds the checks of the other groups it reads."""
+        """Only its declared settings, each in its range (a ValueError naming the valid ones);
+        a subclass adds the checks of the other groups it reads."""
         task = config.get("task") or {}
+        declared = sorted(self.setting_types())
+        unknown = sorted(set(task) - {"_target_", "name", *declared})
+        if unknown:
+            raise ValueError(
+                f"task {self.NAME!r} has no setting {', '.join(f'task.{k}' for k in unknown)}; "
+                f"its settings: {declared or 'none'}"
+            )
         for key, (low, high) in self.SETTINGS.items():
             integer_in(task.get(key), f"task.{key}", low, high)
         for key, valid in self.CHOICES.items():

@@ -32,7 +32,7 @@ from dfl_bench.tasks.mnist.checks import check_data
 from dfl_bench.tasks.mnist.mnist_data import InMemoryData, Shuffled, normalize
 from dfl_bench.tasks.mnist.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
 from dfl_bench.tasks.mnist.model import MnistNet, dropout_masks
-from dfl_bench.tasks.optim import gradient_reached, settings
+from dfl_bench.tasks.optim import gradient_reached
 from dfl_bench.tasks.sum_formula import (  # noqa: F401  (the task's formula, read through here too)
     ENUMERATED,
     FACTORIZING,
@@ -301,7 +301,7 @@ class MnistAddition(Task):
         return AdditionRun(
             operators,
             digits=config["task"]["digits"],
-            optimizer=settings(config),
+            optimizer=config["optimizer"],
             log_every=profile["log_every"],
             eval_every=profile["eval_every"],
             max_steps=profile["max_steps"],

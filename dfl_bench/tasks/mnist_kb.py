@@ -15,7 +15,6 @@ from dfl_bench.tasks.contract import Task
 from dfl_bench.tasks.mnist.checks import check_data
 from dfl_bench.tasks.mnist.dfl_run import DFLRun
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
-from dfl_bench.tasks.optim import settings
 
 
 class MnistKB(Task):
@@ -46,7 +45,7 @@ class MnistKB(Task):
             kb=name,
             operators=operators,
             w_dfl=w_dfl,
-            optimizer=settings(config),
+            optimizer=config["optimizer"],
             kb_options=kb,
             ntn_k=config["model"]["ntn_k"],
             ntn_bias=config["model"]["ntn_bias"],

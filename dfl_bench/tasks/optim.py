@@ -2,8 +2,9 @@
 
 ADAM runs torch's fused implementation (one kernel over all parameters; the same update, about
 2.5x faster than the per-parameter loop on the CPU); `optimizer.fused=false` turns it off.
-A budget may bring its own settings (`profile.optimizer`, over `optimizer`: `settings`), among
-them `cosine_to`: the learning rate falls along a half cosine from lr to cosine_to * lr at the
+A budget may bring its own settings (conf/profile/<name>.yaml's `optimizer:`, composed over
+the optimizer group's; a command-line `optimizer.<key>` wins over both), among them
+`cosine_to`: the learning rate falls along a half cosine from lr to cosine_to * lr at the
 budget's last step (stepped every step; resumes with the checkpoint).
 """
 
@@ -27,12 +28,6 @@ DEFAULTS: dict[str, dict[str, float]] = {
 
 
 SCHEDULE = "cosine_to"  # the last step's learning rate as a fraction of lr (a half cosine)
-
-
-def settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The optimizer a job trains with: `optimizer`, with its budget's own settings over it
-    (`profile.optimizer`: a short budget's larger lr and schedule, say)."""
-    return {**config["optimizer"], **(config["profile"].get("optimizer") or {})}
 
 
 def optimizer_kwargs(cfg: Mapping[str, Any]) -> tuple[type[torch.optim.Optimizer], dict]:

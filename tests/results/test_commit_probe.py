@@ -27,11 +27,20 @@ def _head() -> str:
 
 def test_a_probe_keeps_the_records_choices_and_sets_its_own_budget():
     overrides = ["row=godel", "+experiment=tnorms", "seed=2", "profile=long", "threads=2"]
-    overrides += ["records_dir=results/records", "logger=none", "trainer=gpu", "problem=both"]
+    overrides += ["records_dir=results/records", "logger=none", "trainer=gpu", "kb=both"]
     args = commit_probe.probe_overrides(overrides)
-    assert args[:3] == ["row=godel", "+experiment=tnorms", "problem=both"]
+    assert args[:3] == ["row=godel", "+experiment=tnorms", "kb=both"]
     assert args[3:] == list(commit_probe.PROBE)
     assert "seed=0" in args and "profile=long" not in args and "trainer=gpu" not in args
+
+
+def test_a_records_overrides_are_read_in_its_commits_vocabulary(tmp_path):
+    old = tmp_path / "conf"  # a commit from before `problem` became `kb`
+    (old / "problem").mkdir(parents=True)
+    (old / "config.yaml").write_text("defaults:\n  - problem: same\nseed: 0\n")
+    assert commit_probe.probe_overrides(["problem=both"], str(old))[0] == "problem=both"
+    with pytest.raises(ValueError, match="'problem' is no key of the configuration"):
+        commit_probe.probe_overrides(["problem=both"])  # today's conf/ has no `problem`
 
 
 def test_commits_train_alike_only_when_every_probe_gave_the_same_numbers():
@@ -206,11 +215,37 @@ def test_a_known_commit_is_checked_out_under_the_cache_folder_it_is_told(tmp_pat
         "+logger._target_=os.system",
         "hydra.callbacks.x._target_=os.system",
         "hydra/launcher=slurm",
+        "--experimental-rerun=/tmp/planted.pickle",  # Hydra would pickle.load it
+        "+hydra.job.env_set={GIT_CONFIG_COUNT:'1'}",
+        "+kb.hydra.x=1",
+        "kb.w_dfl=${oc.env:WANDB_API_KEY}",
+        "task=../../../tmp/evil",
         7,
     ],
 )
-def test_a_records_overrides_that_would_name_code_or_hydra_settings_are_not_probed(override):
-    with pytest.raises(ValueError, match="no config choice"):
+def test_a_records_overrides_that_would_run_code_or_read_secrets_are_not_probed(
+    override, monkeypatch
+):
+    monkeypatch.setenv("WANDB_API_KEY", "sekrit-0123")
+    with pytest.raises(ValueError, match="no plain config override|refused"):
         commit_probe.probe_overrides(["row=f1", override])
     result = commit_probe.probe(_head(), ["row=f1", override])
-    assert "no config choice" in result["error"]
+    assert "refused" in result["error"] and "overrides" not in result  # nothing ran
+    assert "sekrit" not in json.dumps(result)
+
+
+def test_a_missing_records_folder_is_an_error_and_the_probe_file_is_left_alone(tmp_path, capsys):
+    out = tmp_path / "probes.json"
+    out.write_text('{"cells": {"abc": {}}}\n')
+    assert commit_probe.main(["--records-dir", str(tmp_path / "typo"), "--out", str(out)]) == 2
+    assert "is no folder" in capsys.readouterr().err
+    assert out.read_text() == '{"cells": {"abc": {}}}\n'
+
+
+def test_a_probe_file_that_loses_cells_says_so(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "probes.json"
+    here = commit_probe.machine()
+    out.write_text(json.dumps({"machine": here, "cells": {"abc": {"commits": {}}}}))
+    monkeypatch.setattr(commit_probe, "cells_to_probe", lambda records_dir: {})
+    commit_probe.run(tmp_path, out)
+    assert "drops 1 cell(s)" in capsys.readouterr().err

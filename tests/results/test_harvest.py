@@ -128,3 +128,17 @@ def test_records_of_another_commit_or_a_dirty_tree_are_not_harvested(tmp_path):
     assert harvest.harvest(source, dest, "results/records", commit).new == [
         dest / "formulas" / "a.json"
     ]
+
+
+def test_a_record_of_an_older_form_lands_migrated_at_its_new_hash(tmp_path):
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    old = json.loads(
+        (REPO / "tests" / "data" / "old_records" / "budget_optimizer_in_profile.json").read_text()
+    )
+    old["git_commit"] = old["git_commit"].removesuffix("-dirty")
+    records.write_record(source / "mnist_addition" / f"{old['config_hash']}.json", old)
+    done = harvest.harvest(source, dest, "results/records")
+    assert len(done.new) == 1 and done.new[0].stem != old["config_hash"]
+    got = json.loads(done.new[0].read_text())
+    assert got["config"]["optimizer"]["lr"] == 0.002 and got["config_hash"] == done.new[0].stem
+    assert records.config_hash(got["config"]) == done.new[0].stem

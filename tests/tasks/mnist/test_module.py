@@ -263,12 +263,9 @@ def test_optimizers_and_validation():
     assert DFLRun("same", None, w_dfl=0.0).kb is None
 
 
-def test_a_budgets_optimizer_settings_and_cosine_schedule():
-    from dfl_bench.tasks.optim import configure, settings
+def test_the_cosine_schedule():
+    from dfl_bench.tasks.optim import configure
 
-    config = {"optimizer": {"name": "adam", "lr": 1e-3}, "profile": {"optimizer": {"lr": 3e-3}}}
-    assert settings(config) == {"name": "adam", "lr": 3e-3}
-    assert settings({**config, "profile": {}}) == {"name": "adam", "lr": 1e-3}
     params = [torch.nn.Parameter(torch.zeros(2))]
     assert isinstance(configure(params, {"name": "sgd"}, 10), torch.optim.SGD)
     configured = configure(params, {"name": "adam", "lr": 2e-3, "cosine_to": 0.1}, 10)

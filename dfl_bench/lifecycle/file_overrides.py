@@ -1,0 +1,90 @@
+"""Overrides read from a file (a record's `overrides`, a plan's cell, a harvest's records) are
+untrusted: each must be a plain `key=value` over a key of the configuration (a config group or a
+top-level key of conf/config.yaml, at any depth below it). Refused: a Hydra flag
+(`--experimental-rerun=...` loads a pickle), a Hydra setting at any depth (`hydra.job.env_set`
+sets the job's environment), a package (`group@pkg=`), an interpolation or resolver (`${oc.env:
+...}` would put the reader's secrets into a result), a `_target_` (code to build), and any text
+that is not one printable line. Nothing here runs or resolves the text it checks.
+
+    >>> refusal("kb=both") is None
+    True
+    >>> refusal("--experimental-rerun=/tmp/x.pickle")
+    'not a plain key=value'
+    >>> refusal("kb.w_dfl=${oc.env:WANDB_API_KEY}")
+    'an interpolation (${...})'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from dfl_bench.paths import CONFIG_DIR
+
+# [+|++|~] key[.key|/key]* = value: the key's parts are identifiers, nothing before the key
+PLAIN = re.compile(r"(?:\+\+|\+|~)?([A-Za-z_][A-Za-z0-9_]*(?:[./][A-Za-z0-9_]+)*)=(.*)", re.S)
+
+
+OPTION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,-]*")  # a group's option(s): names, no path
+
+
+@cache
+def config_groups(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
+    """The config groups under `conf_dir` (its folders, but Hydra's)."""
+    return frozenset(p.name for p in Path(conf_dir).iterdir() if p.is_dir() and p.name != "hydra")
+
+
+@cache
+def known_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
+    """The configuration's own top-level keys under `conf_dir`: its config groups and the keys
+    of config.yaml (but `defaults` and `hydra`)."""
+    primary = OmegaConf.to_container(OmegaConf.load(Path(conf_dir) / "config.yaml"))
+    keys = {str(k) for k in primary if k not in ("defaults", "hydra")}  # type: ignore[union-attr]
+    return config_groups(conf_dir) | keys
+
+
+def refusal(override: Any, conf_dir: str = CONFIG_DIR) -> str | None:
+    """Why `override` (read from a file) is no plain config override of the configuration under
+    `conf_dir` (this checkout's, or the commit's a probe runs), or None when it is one."""
+    if not isinstance(override, str):
+        return f"a {type(override).__name__}, not a text"
+    if not override.isprintable():
+        return "not one printable line"
+    match = PLAIN.fullmatch(override)
+    if match is None:
+        return "not a plain key=value"
+    key, value = match.groups()
+    parts = re.split(r"[./]", key)
+    if "hydra" in parts:
+        return "a Hydra setting"
+    if "_target_" in override:
+        return "a _target_ (code to build)"
+    if "${" in value or "$" in key:
+        return "an interpolation (${...})"
+    if parts[0] not in known_keys(conf_dir):
+        return f"{parts[0]!r} is no key of the configuration"
+    if key in config_groups(conf_dir) and (".." in value or not OPTION.fullmatch(value)):
+        return "a config group's option must be a name (no path)"
+    return None
+
+
+def check_file_overrides(
+    overrides: Iterable[Any], source: str, conf_dir: str = CONFIG_DIR
+) -> list[str]:
+    """`overrides` from the file `source`, each checked (`refusal` against `conf_dir`); a
+    ValueError naming the first refused and why."""
+    out = []
+    for override in overrides:
+        why = refusal(override, conf_dir)
+        if why is not None:
+            raise ValueError(
+                f"{source}: the override {str(override)[:80]!r} is refused ({why}); an override "
+                "read from a file must be a plain key=value of the configuration"
+            )
+        out.append(override)
+    return out
