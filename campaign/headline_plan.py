@@ -143,7 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--records-dir", "--records", dest="records", default=cells.RECORDS)
     parser.add_argument("--out", type=Path, default=FOLDER)
     args = parser.parse_args(argv)
-    p = build_plan(Path(args.records))
+    if not Path(args.records).is_dir():
+        parser.error(f"--records-dir {args.records} is no folder: a plan is made from records")
+    try:
+        p = build_plan(Path(args.records))
+    except ValueError as err:
+        parser.error(str(err))
     write_plan(args.out, p, readme(p))
     print(f"[headline_plan] {p['cells']} written to {args.out}")
     return 0

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+
+def text(value: object) -> str:
+    """Text read from a file shown as text: HTML escaped and `|` kept from splitting a cell.
+
+    >>> print(text("<script>x</script> | y"))
+    &lt;script&gt;x&lt;/script&gt; \\| y
+    """
+    return html.escape(str(value), quote=False).replace("|", "\\|")
 
 
 def row(cells: Iterable[object]) -> str:

@@ -117,16 +117,18 @@ NOT_HASHED = (
     "row_provenance",
 )
 
-# Keys that name code, not configuration: where the task's class lives (its yaml's `_target_`;
-# `task.name` says which task). Never hashed, never compared: a record made before tasks were
-# classes has none and counts for its cell as it did.
-CODE_KEYS: tuple[tuple[str, str], ...] = (("task", "_target_"),)
+# Keys that name code, not configuration: where the task's and the network's classes live
+# (their yamls' `_target_`; `task.name`, `net.name` say which). Never hashed, never compared: a
+# record made before tasks were classes has none and counts for its cell as it did.
+CODE_KEYS: tuple[tuple[str, str], ...] = (("task", "_target_"), ("net", "_target_"))
 
 # Keys added after records were made, each with the value that computes what those records
 # computed: at that value a key is left out of the hash, so adding it moved no record's hash.
 ADDED_KEYS: dict[tuple[str, ...], Any] = {
     ("model", "ntn_bias"): False,
     ("task",): {"name": "mnist_kb"},  # the task group (dfl_bench/tasks/), the paper's task
+    ("net",): {"name": "paper"},  # the digit network group (conf/net/), the paper's network
+    ("augment",): {"degrees": 0.0, "shift": 0.0},  # the training images as they are
     # MNIST addition's log-space valuations, held-out split and loss (tasks/mnist_addition.py);
     # the records of pairs whose valuation was a floored value say `valuation: probability`
     ("task", "valuation"): "log",

@@ -24,7 +24,7 @@ from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.tasks.contract import stacked
 from dfl_bench.tasks.mnist.dfl_run import DFLRun, interpretation, pair_truth, undersampled_bce
 from dfl_bench.tasks.mnist.mnist_data import MnistDataModule
-from dfl_bench.tasks.mnist.model import MaterializedNTN, MnistNet, dropout_masks
+from dfl_bench.tasks.mnist.model import MaterializedNTN, MnistNet
 from dfl_bench.tasks.optim import configure
 from dfl_bench.training import RunsModule
 
@@ -190,7 +190,7 @@ def parts(module: DFLRun, batch: Batch) -> dict[str, Callable[[], None]]:
     n = len(x_l)
     rng = module.generator()
     with torch.no_grad():
-        logits, emb = module.net(x, dropout_masks(len(x), x.device, rng))
+        logits, emb = module.net(x, rng)
         pairs = module.net.pair_logits(torch.stack([emb[:n], emb[n:]]) if module.kb else emb)
     truths = {p: pair_truth(p, y_l) for p in module.predicates}
     optimizer = configure(module.parameters(), module.optimizer_cfg, module.max_steps or 1)
@@ -198,7 +198,7 @@ def parts(module: DFLRun, batch: Batch) -> dict[str, Callable[[], None]]:
         w.grad = torch.zeros_like(w)
 
     def cnn() -> None:
-        out, e = module.net(x, dropout_masks(len(x), x.device, rng))
+        out, e = module.net(x, rng)
         (out.sum() + e.sum()).backward()
 
     def ntn() -> None:

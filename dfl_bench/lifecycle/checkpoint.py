@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sys
 import time
 import zipfile
@@ -119,6 +120,26 @@ def resumable(folder: Path, keys: Sequence[str] | None = None) -> Path | None:
         file=sys.stderr,
     )
     return None
+
+
+ASIDE = ("corrupt", "other")  # the suffixes of a checkpoint `resumable` set aside
+
+
+def clean(folder: Path) -> list[Path]:
+    """Remove a finished job's checkpoint folder but the checkpoints `resumable` set aside (it
+    said they are kept: they stay for a look), which it returns."""
+    kept = [p for p in folder.glob(f"{NAME}.*") if p.suffix.lstrip(".") in ASIDE]
+    if not kept:
+        shutil.rmtree(folder, ignore_errors=True)
+        return []
+    for path in folder.iterdir():
+        if path in kept:
+            continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return kept
 
 
 def requeued_by_submitit() -> bool:

@@ -2,18 +2,22 @@
 
 The training stream repeats the unlabeled pool, so Lightning's epochs are passes over it and
 its default bar restarts at every pass ("Epoch 0: 928", then "Epoch 1: 72" for 1,000 steps);
-`StepProgressBar` counts the run's optimizer steps against `max_steps` instead.
+`StepProgressBar` counts the run's optimizer steps against `max_steps` instead. Outside a
+terminal (a log file of nohup, SLURM or CI) a bar's carriage returns would make one line of
+every update: `StepProgressLog` writes a line every few percent or minutes instead
+(`progress(...)` picks the one for where the output goes).
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import time
 import warnings
 from typing import Any
 
 import lightning as L
-from lightning.pytorch.callbacks import TQDMProgressBar
+from lightning.pytorch.callbacks import ProgressBar, TQDMProgressBar
 
 from dfl_bench.schema import TEST_ACCURACY
 
@@ -48,6 +52,19 @@ def quiet_known_warnings() -> None:
         warnings.filterwarnings("ignore", message=message, category=category)
 
 
+def shown(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, str]:
+    """What progress shows beside the step: the last logged `loss/total` and the module's last
+    `schema.TEST_ACCURACY`, where there are such."""
+    out = {}
+    loss = trainer.callback_metrics.get("loss/total")
+    if loss is not None:
+        out["loss"] = f"{float(loss):.3f}"
+    accuracy = getattr(pl_module, TEST_ACCURACY, None)
+    if accuracy is not None:
+        out["test_acc"] = f"{accuracy:.1%}"
+    return out
+
+
 class StepProgressBar(TQDMProgressBar):
     """One bar for the whole run: step / `max_steps` with the last logged loss and test accuracy
     (resumed runs start at their checkpoint's step), not one bar per pass over the data."""
@@ -71,11 +88,49 @@ class StepProgressBar(TQDMProgressBar):
     def get_metrics(self, trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, Any]:
         """Lightning's bar metrics plus `loss/total` (as logged) and the module's last
         `schema.TEST_ACCURACY`, where there are such."""
-        shown = dict(super().get_metrics(trainer, pl_module))
-        loss = trainer.callback_metrics.get("loss/total")
-        if loss is not None:
-            shown["loss"] = f"{float(loss):.3f}"
-        accuracy = getattr(pl_module, TEST_ACCURACY, None)
-        if accuracy is not None:
-            shown["test_acc"] = f"{accuracy:.1%}"
-        return shown
+        return {**super().get_metrics(trainer, pl_module), **shown(trainer, pl_module)}
+
+
+class StepProgressLog(ProgressBar):
+    """Progress for a log file: one line at every `percent` of the run's steps, or after
+    `seconds` without one, and at its last step; each with the step, the rate and the time
+    left, the loss and test accuracy (`shown`)."""
+
+    def __init__(self, percent: float = 5.0, seconds: float = 300.0) -> None:
+        super().__init__()
+        self.percent, self.seconds, self._enabled = percent, seconds, True
+        self._start = self._last = (0, 0.0)  # (step, monotonic time)
+
+    def disable(self) -> None:
+        self._enabled = False
+
+    def enable(self) -> None:
+        self._enabled = True
+
+    def on_train_start(self, trainer: L.Trainer, *_: Any) -> None:
+        self._start = self._last = (trainer.global_step, time.monotonic())
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *_: Any) -> None:
+        step, total, now = trainer.global_step, trainer.max_steps, time.monotonic()
+        every = max(1, round(total * self.percent / 100))
+        due = step // every > self._last[0] // every or now - self._last[1] >= self.seconds
+        if not self._enabled or not (due or step == total):
+            return
+        self._last = (step, now)
+        rate = (step - self._start[0]) / max(now - self._start[1], 1e-9)
+        minutes = (total - step) / rate / 60 if rate > 0 else None
+        if minutes is None or step == total:
+            left = ""
+        else:
+            left = f", about {minutes:.0f} min left" if minutes >= 1 else ", under a minute left"
+        extra = "".join(f", {k} {v}" for k, v in shown(trainer, pl_module).items())
+        print(
+            f"[dfl_bench] step {step}/{total} ({step / total:.0%}), {rate:.1f} steps/s{left}"
+            f"{extra}",
+            flush=True,
+        )
+
+
+def progress() -> ProgressBar:
+    """The run's progress: a bar on a terminal, lines in a log file (StepProgressLog)."""
+    return StepProgressBar() if sys.stdout.isatty() else StepProgressLog()

@@ -25,6 +25,7 @@ from dfl_bench.checks import number as _number
 # A name that becomes a folder or file name (an experiment's records folder, a row's label): no
 # separator, no "." or "..", nothing that leaves the folder it is written in.
 PLAIN_NAME = re.compile(r"[A-Za-z0-9_=+,-][A-Za-z0-9_=+,.-]*")
+MAX_NAME = 100  # characters (a file name may have 255 bytes; a lock or a W&B run adds to it)
 
 
 def check_name(value: Any, name: str) -> None:
@@ -40,6 +41,10 @@ def check_name(value: Any, name: str) -> None:
         raise ValueError(
             f"{name}={value!r} must be a plain name (letters, digits and _=+,.-; no '/', no "
             "leading '.'): it names a folder inside records_dir"
+        )
+    if len(text) > MAX_NAME:
+        raise ValueError(
+            f"{name} is {len(text)} characters long; at most {MAX_NAME}: it names a folder"
         )
 
 

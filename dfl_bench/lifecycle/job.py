@@ -85,9 +85,10 @@ def job_paths(cfg: DictConfig, config: Mapping[str, Any]) -> tuple[Path, Path]:
     return path, Path(to_absolute_path(cfg.checkpoint_dir)) / experiment / digest
 
 
-def lock_path(ckpt_dir: Path) -> Path:
-    """The job's lock file, beside its checkpoint folder."""
-    return ckpt_dir.with_name(f"{ckpt_dir.name}.lock")
+def lock_paths(paths: tuple[Path, Path]) -> list[Path]:
+    """The job's lock files (`job_paths`): beside its record, then beside its checkpoint folder."""
+    record, ckpt_dir = paths
+    return [record.with_name(f".{record.stem}.lock"), ckpt_dir.with_name(f"{ckpt_dir.name}.lock")]
 
 
 def settled_record(job: Job) -> dict[str, Any] | None:
@@ -204,7 +205,8 @@ def fit_runs(
             ) from None
         loggers.summarize(run_loggers[r], record)
         out.append((record, path))
-    shutil.rmtree(ckpt_dir, ignore_errors=True)
+    for kept_aside in checkpoint.clean(ckpt_dir):
+        print(f"[dfl_bench] {kept_aside} (set aside at the start) is kept", file=sys.stderr)
     _close(run_loggers, [record.get("status") != "ok" for record, _ in out])
     for (record, path), kept in zip(out, keep, strict=True):
         if not kept:

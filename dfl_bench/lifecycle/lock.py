@@ -1,6 +1,8 @@
-"""One process per job: an exclusive lock on `<checkpoint_dir>/<experiment>/<hash>.lock`.
+"""One process per job: exclusive locks beside its record (`<records_dir>/<experiment>/
+.<hash>.lock`) and beside its checkpoint folder (`<checkpoint_dir>/<experiment>/<hash>.lock`).
 
-Two identical jobs at once would share one checkpoint folder; the second is refused instead,
+Two identical jobs at once would write one record or share one checkpoint folder (with other
+checkpoint folders, or other records folders); the second is refused instead,
 unless both are jobs of one sweep (two rows that resolve to one configuration, run by a parallel
 launcher): then it waits for its twin and skips the job it finished. The lock is an flock, so it
 dies with its process (no stale locks after a crash).
@@ -11,13 +13,14 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 
 class AlreadyRunning(RuntimeError):
-    """Another process holds this job's lock."""
+    """Another process holds this job's lock, or the lock cannot be written (a full disk, a
+    folder that cannot be written): the job does not start."""
 
 
 @contextmanager
@@ -25,25 +28,41 @@ def held(path: Path, holder: str, wait: bool = False) -> Iterator[None]:
     """Hold an exclusive flock on `path` for the block, writing `holder` into the file; raise
     BlockingIOError (its `holder`: what the file says) when another process holds it, or with
     `wait` wait for it to let go."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise AlreadyRunning(f"cannot write its lock {path} ({err.strerror or err})") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError as err:
             err.holder = os.read(fd, 200).decode(errors="replace").strip() or "?"
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, holder.encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, holder.encode(), 0)
+        except OSError as err:
+            raise AlreadyRunning(f"cannot write its lock {path} ({err.strerror or err})") from None
         yield
     finally:
         os.close(fd)
 
 
 @contextmanager
-def job_lock(path: Path, sweep: str | None = None) -> Iterator[None]:
-    """Hold the lock at `path` for the block, or raise AlreadyRunning naming its holder; a job of
-    `sweep` (a multirun's folder) whose twin of the same sweep holds it waits for the twin."""
+def job_lock(paths: Sequence[Path], sweep: str | None = None) -> Iterator[None]:
+    """Hold the locks at `paths` (in their order) for the block, or raise AlreadyRunning naming
+    a holder; a job of `sweep` (a multirun's folder) whose twin of the same sweep holds one
+    waits for the twin."""
+    with ExitStack() as held:
+        for path in paths:
+            held.enter_context(_one_lock(path, sweep))
+        yield
+
+
+@contextmanager
+def _one_lock(path: Path, sweep: str | None) -> Iterator[None]:
+    """Hold the lock at `path` (job_lock)."""
     mark = f" in sweep {sweep}" if sweep else None
     holder = f"{os.getpid()}{mark or ''}"
     try:

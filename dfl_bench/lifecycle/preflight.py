@@ -18,7 +18,10 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
 from omegaconf import OmegaConf
 
+from dfl_bench.lifecycle.guards import check_name
 from dfl_bench.paths import CONFIG_DIR
+
+NAMES = ("experiment_name", "row")  # values that name folders (guards.check_name)
 
 # Flags that print something instead of running a job: Hydra answers them itself.
 INFO_FLAGS = ("help", "hydra_help", "cfg", "info", "shell_completion", "resolve")
@@ -66,8 +69,16 @@ def defect(argv: Sequence[str]) -> str | None:
     try:
         parsed = OverridesParser.create().parse_overrides(list(args.overrides))
     except OverrideParseException as err:
-        return str(err).splitlines()[0]
+        return (
+            f"{str(err).splitlines()[0]}: an override that does not parse (quote a value with "
+            "characters other than letters, digits and _-+./: key='...')"
+        )
     for override in parsed:
+        if override.key_or_group in NAMES and not override.is_sweep_override():
+            try:  # it names the run's folders: Hydra makes them before a job starts
+                check_name(override.value(), override.key_or_group)
+            except ValueError as err:
+                return str(err)
         refused = untrusted_target(override)
         if refused is not None:
             return refused

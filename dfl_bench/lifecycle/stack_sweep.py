@@ -26,7 +26,7 @@ from hydra.utils import to_absolute_path
 
 from dfl_bench import tasks
 from dfl_bench.lifecycle import checkpoint, records, train
-from dfl_bench.lifecycle.job import Job, fit_runs, lock_path, settled_record
+from dfl_bench.lifecycle.job import Job, fit_runs, lock_paths, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 
 SHARED = ("optimizer", "profile", "model", "trainer", "threads")
@@ -88,7 +88,7 @@ def run_sweep(jobs: Sequence[Job], stack_size: int) -> None:
 def _lock_and_settle(job: Job, held: ExitStack) -> bool:
     """Lock the job (held until its group ends); True when it must train."""
     try:
-        held.enter_context(job_lock(lock_path(job.paths[1])))
+        held.enter_context(job_lock(lock_paths(job.paths)))
     except AlreadyRunning as err:
         job.error = f"[dfl_bench] {job.name}: {err}"
         return False

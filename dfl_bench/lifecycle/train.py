@@ -29,7 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench import tasks
 from dfl_bench.exits import EXIT_FAILED, EXIT_INVALID  # noqa: E402  (0: every job ok or skipped)
 from dfl_bench.lifecycle import guards, loggers, records
-from dfl_bench.lifecycle.job import Job, fit_runs, job_name, lock_path, settled_record
+from dfl_bench.lifecycle.job import Job, fit_runs, job_name, lock_paths, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.lifecycle.resolve import resolved_config
 from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
@@ -97,7 +97,7 @@ def run_prepared(
     output = OmegaConf.select(hydra_cfg, "runtime.output_dir", default=None)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN and output is not None
     sweep = str(Path(output).parent) if multirun else None
-    with job_lock(lock_path(ckpt_dir), sweep):
+    with job_lock(lock_paths(job.paths), sweep):
         settled = settled_record(job)
         if settled is not None:
             return settled

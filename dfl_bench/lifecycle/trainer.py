@@ -71,7 +71,7 @@ def build_trainer(cfg: DictConfig, hooks: list[L.Callback]) -> L.Trainer:
     assert isinstance(passed, dict)
     console.quiet_known_warnings()
     if cfg.progress_bar:
-        hooks = [*hooks, console.StepProgressBar()]
+        hooks = [*hooks, console.progress()]
     return L.Trainer(**passed, **trainer_settings(cfg), logger=False, callbacks=hooks)
 
 

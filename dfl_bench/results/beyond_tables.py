@@ -187,7 +187,7 @@ def published_markdown(table: Table) -> list[str]:
     published = table.paper.published
     systems = list(dict.fromkeys(p.system for p in published))
     settings = list(dict.fromkeys(p.setting for p in published))
-    header = ["task", "ours: highest row (n)", "ours (final)", *systems]
+    header = ["task", "ours: highest row (n)", "ours (final)", *map(md.text, systems)]
     body, cells_of = [], []  # cells_of: per published cell, (its row, its column, shown, test)
     for setting in settings:
         mine = _highest(table, setting)
@@ -206,7 +206,7 @@ def published_markdown(table: Table) -> list[str]:
         body[row][column] = (
             f"{shown}: ours {decided.text()} {decided.word}" if decided else shown + test
         )
-    sources = "; ".join(dict.fromkeys(f"{p.system}: {p.source}" for p in published))
+    sources = "; ".join(dict.fromkeys(md.text(f"{p.system}: {p.source}") for p in published))
     return [
         "Beside published systems (final test accuracy of the sum, %):",
         "",
@@ -239,10 +239,10 @@ def _published_test(published: Published, ours: Ours | None) -> tuple[str, Inter
     """A published number as shown and, with our seeds, ours minus it (else what to add to the
     shown number: why there is no comparison, or nothing)."""
     if published.accuracy is None:
-        return published.note, ""
+        return md.text(published.note), ""
     shown = f"{'≈' if published.note == 'about' else ''}{published.accuracy:g}"
     shown += f" ± {published.sd:g}" if published.sd is not None else ""
-    shown += f" ({published.note})" if published.note not in ("", "about") else ""
+    shown += f" ({md.text(published.note)})" if published.note not in ("", "about") else ""
     if ours is None or ours.n["accuracy"] < MIN_SEEDS:
         return shown, ""
     kept = kept_runs(ours.values["accuracy"], ours.collapsed.get("accuracy", ()))

@@ -43,9 +43,9 @@ BASE_COLUMNS = (
     "run",
     "config",
     "path",
-    "same_as",
-    "same_why",
-    "own_accuracy",
+    "twin",
+    "twin_why",
+    "twin_accuracy",
 )
 
 
@@ -85,44 +85,36 @@ def load_records(records_dir: str | Path) -> pd.DataFrame:
     frame = frame.reindex(columns=[*BASE_COLUMNS, *sorted(extra)])
     for column in (*METRICS, *TASK_FIELDS, "steps", "wall_time_s", "w_dfl", "lr"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce")
-    return one_number(frame)
+    return twins(frame)
 
 
-def one_number(frame: pd.DataFrame) -> pd.DataFrame:
-    """One configuration, one seed, one number: where a configuration and seed (at one profile)
-    has several ok records that trained (a GPU run of one seed is not deterministic), every one
-    of them takes the numbers of the one that finished first (a reused copy already has them);
-    column `same_as` names that record (relative to the records folder's parent) where a
-    record's own numbers were set aside (they differ), and `own_accuracy` keeps its own final
-    accuracy."""
-    frame = frame.assign(
-        same_as=None, same_why=None, own_accuracy=frame[METRICS[0]] if len(frame) else None
-    )
+def twins(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each record keeps its own numbers; where a configuration and seed (at one profile) has
+    several ok records that trained to different numbers (a GPU run of one seed is not
+    deterministic; a record from elsewhere may claim anything), each of them names another in
+    column `twin` (relative to the records folder), with that one's final accuracy
+    (`twin_accuracy`) and why they may differ (`twin_why`), and a RecordWarning names them: a
+    table counts its own experiment's record (`pooled`) and says so in its notes."""
+    frame = frame.assign(twin=None, twin_why=None, twin_accuracy=None)
     if frame.empty:
         return frame
-    ok = frame[(frame["status"] == "ok") & frame["seed"].notna()]
-    for _, group in ok.groupby(["configuration", "seed", "profile"]):
-        trained = group[group["reused_from"].isna()]
-        if len(trained) < 2:
-            continue
-        first = trained.sort_values(["finished", "path"]).iloc[0]
-        for index in group.index:
-            if index == first.name or pd.notna(frame.at[index, "reused_from"]):
-                continue
-            own = frame.loc[index, list(METRICS)].astype(float)
-            if own.equals(first[list(METRICS)].astype(float)):
-                continue  # trained twice alike (a CPU run is deterministic)
-            frame.loc[index, [*METRICS, *TASK_FIELDS]] = first[[*METRICS, *TASK_FIELDS]].values
-            frame.at[index, "same_as"] = f"{first['experiment']}/{first['run']}.json"
-            frame.at[index, "same_why"] = why_apart(first, frame.loc[index])
-            if not uses_gpu(first) and not uses_gpu(frame.loc[index]):
-                warnings.warn(
-                    f"{frame.at[index, 'path']} and {first['path']}: one configuration and seed "
-                    f"trained on the CPU to different numbers ({frame.at[index, 'same_why']}); "
-                    "counted once, with the numbers of the one that finished first",
-                    RecordWarning,
-                    stacklevel=2,
-                )
+    ok = frame[(frame["status"] == "ok") & frame["seed"].notna() & frame["reused_from"].isna()]
+    for _, trained in ok.groupby(["configuration", "seed", "profile"]):
+        numbers = trained[list(METRICS)].astype(float)
+        if len(trained) < 2 or (numbers.nunique(dropna=False) <= 1).all():
+            continue  # one run, or trained alike (a CPU run is deterministic)
+        for index, row in trained.iterrows():
+            other = trained.drop(index).sort_values("path").iloc[0]
+            frame.at[index, "twin"] = f"{other['experiment']}/{other['run']}.json"
+            frame.at[index, "twin_why"] = why_apart(other, row)
+            frame.at[index, "twin_accuracy"] = other[METRICS[0]]
+        warnings.warn(
+            f"{', '.join(sorted(trained['path']))}: one configuration and seed trained to "
+            f"different numbers ({frame.at[trained.index[0], 'twin_why']}); each table counts "
+            "its own experiment's record and names the other",
+            RecordWarning,
+            stacklevel=2,
+        )
     return frame
 
 
@@ -130,7 +122,8 @@ def pooled(frame: pd.DataFrame, configuration: str, profile: str, home: str) -> 
     """Every run of one configuration at `profile`, wherever it is shown (a table's own folder
     or another experiment's that trained the same configuration), one per seed: the record in
     `home`'s folder first, then an ok one, then the first finished; reused copies only where no
-    record trained that seed. One configuration shows one n and one value in every table."""
+    record trained that seed. A seed trained apart to other numbers counts in each table with
+    that table's own record (`twins` names the other)."""
     runs = frame[(frame["configuration"] == configuration) & (frame["profile"] == profile)]
     if runs.empty:
         return runs

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from omegaconf import OmegaConf
 
 from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, CU_ANT, CU_CONS, TEST_ACCURACY
 
@@ -287,6 +288,24 @@ def beyond_paper(path: Path) -> PaperTable:
     )
 
 
+def rows_task_settings(spec: dict[str, Any], task: str) -> list[dict[str, Any]]:
+    """The task settings each row of an experiment (`spec`, its yaml) trains: the task's yaml
+    values under the experiment's `task:`, resolved for each row (OmegaConf only: nothing is
+    composed or imported)."""
+    from dfl_bench import tasks
+
+    defaults = OmegaConf.load(tasks.TASK_DIR / f"{task}.yaml")
+    out = []
+    for row in spec.get("rows") or {None: None}:
+        node = OmegaConf.create(
+            {"rows": spec.get("rows") or {}, "row": row, "task": spec.get("task") or {}}
+        )
+        merged = OmegaConf.merge({"task": defaults}, node)
+        values = OmegaConf.to_container(merged.task, resolve=True)
+        out.append({k: v for k, v in values.items() if k not in ("_target_", "name")})
+    return out
+
+
 def published_of(spec: dict[str, Any], where: str) -> tuple[Published, ...]:
     """An experiment's `published:` list, each entry checked against its task's settings and
     no system named twice for one task setting."""
@@ -301,8 +320,15 @@ def published_of(spec: dict[str, Any], where: str) -> tuple[Published, ...]:
         tasks.DEFAULT,
     )
     out = [Published.parse(p, where, tasks.setting_types(name)) for p in entries]
+    trained = rows_task_settings(spec, name)
     seen: set[tuple] = set()
     for p in out:
+        if not any(all(row.get(k) == v for k, v in p.setting) for row in trained):
+            shown = sorted({tuple(sorted(row.items())) for row in trained})
+            raise ValueError(
+                f"{where}: {p.system} is published for task {dict(p.setting)}, which no row of "
+                f"this table trains (its rows: {[dict(s) for s in shown]})"
+            )
         if (p.system, p.setting) in seen:
             raise ValueError(
                 f"{where}: {p.system} is published twice for task {dict(p.setting)}: keep one"

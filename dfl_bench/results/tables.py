@@ -416,14 +416,14 @@ def provenance_notes(records: pd.DataFrame, overridden: tuple[str, ...] = ()) ->
                 notes[f"`{key}`: {source}" + (f" ({note})" if note else "")] = None
     for reused in records["reused_from"].dropna():
         notes[f"run reused from {reused} (identical configuration)"] = None
-    columns = ["seed", "same_as", "own_accuracy", COLUMN_FIELDS["accuracy"], "same_why"]
-    for seed, first, own, mine, why in records.loc[records["same_as"].notna(), columns].itertuples(
+    columns = ["seed", "twin", "twin_accuracy", COLUMN_FIELDS["accuracy"], "twin_why"]
+    for seed, twin, theirs, own, why in records.loc[records["twin"].notna(), columns].itertuples(
         index=False
     ):
         notes[
-            f"seed {int(seed)} trained twice: counted with the numbers of {first}, which "
-            f"finished first (final accuracy {100 * mine:.2f}; this record's own "
-            f"{100 * own:.2f}: {why})"
+            f"seed {int(seed)} trained twice: counted with this table's own record (final "
+            f"accuracy {100 * own:.2f}); {twin} holds another run of it ({100 * theirs:.2f}: "
+            f"{why})"
         ] = None
     none = records.loc[records[GRADIENT_REACHED] == 0, "seed"].dropna().astype(int)
     if len(none):

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from dfl_bench.checks import fraction, integer_in
+from dfl_bench.checks import fraction, integer_in, number
 from dfl_bench.tasks.optim import optimizer_kwargs
 
 TRAINING_STREAM = 1  # run_seed stream of the dropout masks and a task's own random draws
@@ -213,6 +213,7 @@ class Task:
     SETTINGS: ClassVar[Mapping[str, tuple[int, int]]] = {}  # `task.<key>`: an integer in a range
     CHOICES: ClassVar[Mapping[str, tuple[str, ...]]] = {}  # `task.<key>`: one of named values
     FRACTIONS: ClassVar[tuple[str, ...]] = ()  # `task.<key>`: a fraction in [0, 1)
+    NUMBERS: ClassVar[Mapping[str, tuple[float, float]]] = {}  # `task.<key>`: a number in a range
     MEASURES: ClassVar[tuple[tuple[str, str], ...]] = ()  # (label, record field): summary line
 
     @classmethod
@@ -221,7 +222,7 @@ class Task:
         return {
             **{key: int for key in cls.SETTINGS},
             **{key: str for key in cls.CHOICES},
-            **{key: float for key in cls.FRACTIONS},
+            **{key: float for key in (*cls.FRACTIONS, *cls.NUMBERS)},
         }
 
     def check(self, config: Mapping[str, Any]) -> None:
@@ -242,6 +243,10 @@ class Task:
                 raise ValueError(f"task.{key} must be one of {list(valid)}, got {task[key]!r}")
         for key in self.FRACTIONS:
             fraction(task.get(key, 0.0), f"task.{key}")
+        for key, (low, high) in self.NUMBERS.items():
+            number(task.get(key), f"task.{key}", low, open_low=False)
+            if task[key] > high:
+                raise ValueError(f"task.{key} must be at most {high:g}, got {task[key]!r}")
 
     def stack_key(self, config: Mapping[str, Any]) -> Any:
         """What its runs of one stack must share beyond the settings every stack shares (JSON)."""

@@ -28,10 +28,11 @@ from torch import Tensor
 from dfl_bench.operators import OperatorSet
 from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
 from dfl_bench.tasks.contract import Lockstep, Task, TaskRun
+from dfl_bench.tasks.mnist.augment import augmented, check_augment
 from dfl_bench.tasks.mnist.checks import check_data
 from dfl_bench.tasks.mnist.mnist_data import InMemoryData, Shuffled, normalize
 from dfl_bench.tasks.mnist.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
-from dfl_bench.tasks.mnist.model import MnistNet, dropout_masks
+from dfl_bench.tasks.mnist.nets import build_net
 from dfl_bench.tasks.optim import gradient_reached
 from dfl_bench.tasks.sum_formula import (  # noqa: F401  (the task's formula, read through here too)
     ENUMERATED,
@@ -208,12 +209,15 @@ class AdditionRun(TaskRun):
         seed: int = 0,
         valuation: str = "log",
         loss: str = "exact",
+        net: Mapping[str, Any] | None = None,
+        augment: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(seed, optimizer, log_every, eval_every, max_steps)
+        self.augment = dict(augment or {})
         check_digits(operators, digits)
         self.ops, self.digits, self.loss = operators, digits, loss
         self.log = in_log(operators, valuation)
-        self.net = MnistNet()
+        self.net = build_net(net)
         self.accuracy: float | None = None
         self.best_accuracy: float | None = None
         self.digit_accuracy: float | None = None
@@ -223,7 +227,8 @@ class AdditionRun(TaskRun):
         cross-entropy of the sum's digits instead (`digits_loss`)."""
         images, sums = batch["images"], batch["sums"]
         flat = images.flatten(0, 1)
-        logits, _ = self.net(flat, dropout_masks(len(flat), flat.device, self.generator()))
+        rng = self.generator()
+        logits, _ = self.net(augmented(flat, self.augment, rng), rng)
         log_probs = logits.log_softmax(-1).view(*images.shape[:2], 10)
         if self.loss == "digits":
             loss = digits_loss(log_probs, sums)
@@ -294,6 +299,7 @@ class MnistAddition(Task):
         """Its settings and the data it reads."""
         super().check(config)
         check_data(config["data"])
+        check_augment(config.get("augment") or {})
 
     def build(self, config: Mapping[str, Any], operators: OperatorSet) -> AdditionRun:
         """One run of the task from a resolved job config."""
@@ -308,6 +314,8 @@ class MnistAddition(Task):
             seed=config["seed"],
             valuation=config["task"].get("valuation", "log"),
             loss=config["task"].get("loss", "exact"),
+            net=config.get("net"),
+            augment=config.get("augment"),
         )
 
     def data(self, configs: Sequence[Mapping[str, Any]]) -> AdditionData:

@@ -12,6 +12,7 @@ from dfl_bench.checks import integer_in, number
 from dfl_bench.operators import OperatorSet
 from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS
 from dfl_bench.tasks.contract import Task
+from dfl_bench.tasks.mnist.augment import check_augment
 from dfl_bench.tasks.mnist.checks import check_data
 from dfl_bench.tasks.mnist.dfl_run import DFLRun
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
@@ -27,6 +28,7 @@ class MnistKB(Task):
         """The data, the DFL weight and the NTN heads' settings."""
         super().check(config)
         check_data(config["data"])
+        check_augment(config.get("augment") or {})
         number(config["kb"].get("w_dfl"), "kb.w_dfl", 0.0, open_low=False)
         integer_in(config["model"].get("ntn_k"), "model.ntn_k", 1)
         if not isinstance(config["model"].get("ntn_bias"), bool):
@@ -49,6 +51,8 @@ class MnistKB(Task):
             kb_options=kb,
             ntn_k=config["model"]["ntn_k"],
             ntn_bias=config["model"]["ntn_bias"],
+            net=config.get("net"),
+            augment=config.get("augment"),
             log_every=profile["log_every"],
             eval_every=profile["eval_every"],
             metrics_tail=profile["metrics_tail"],

@@ -7,10 +7,15 @@ and also runs each job's own checks (operator parameters, folders), listing ever
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.utils import JobReturn, JobStatus
+from omegaconf import OmegaConf
 
 
 class CheckedSweeper(BasicSweeper):
@@ -24,9 +29,50 @@ class CheckedSweeper(BasicSweeper):
         check_sweep(arguments, self.params, self.config.hydra.overrides.hydra)
         quiet_sacct()  # a SLURM launcher's sacct failures: one line, not four a poll
         try:
-            return super().sweep(arguments)
+            returns = self._launch_all(arguments)
         finally:
             self._print_table()
+        self._end(returns)
+        return returns
+
+    def _launch_all(self, arguments: list[str]) -> list[Sequence[JobReturn]]:
+        """Every batch of the sweep, whatever failed in an earlier one (BasicSweeper.sweep stops
+        at the first failed job's batch)."""
+        assert self.config is not None and self.hydra_context is not None
+        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
+        overrides = parser.parse_overrides([*self._parse_config(), *arguments])
+        self.overrides = self.split_arguments(overrides, self.max_batch_size)
+        sweep_dir = Path(self.config.hydra.sweep.dir)
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
+        returns, first = [], 0
+        while not self.is_done():
+            batch = self.get_job_batch()
+            returns.append(self.launcher.launch(batch, initial_job_idx=first))
+            first += len(batch)
+        return returns
+
+    @staticmethod
+    def _end(returns: Sequence[Sequence[JobReturn]]) -> None:
+        """A failed job (JobFailed: its record says why) is one line and the sweep exits 1 after
+        its table; any other error of a job is raised as Hydra would."""
+        from dfl_bench.exits import EXIT_FAILED
+        from dfl_bench.lifecycle.train import JobFailed
+
+        jobs = [r for batch in returns for r in batch]
+        failed = [r for r in jobs if r.status != JobStatus.COMPLETED]
+        for r in failed:
+            if not isinstance(r._return_value, JobFailed):
+                _ = r.return_value  # an unexpected error: Hydra's report, with its traceback
+        for r in failed:
+            print(r._return_value, file=sys.stderr)
+        if failed:
+            print(
+                f"[dfl_bench] {len(failed)} of {len(jobs)} jobs failed (each record says why); "
+                "rerunning the command retrains only those",
+                file=sys.stderr,
+            )
+            raise SystemExit(EXIT_FAILED)
 
     def _print_table(self) -> None:
         """The sweep's table from the records there are (dfl_bench.results.sweep_table): its rows

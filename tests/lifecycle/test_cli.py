@@ -133,6 +133,14 @@ def test_summary_is_printed(sweep):
     assert str(Path("records") / "cli_test") in first.stdout
 
 
+def test_a_failed_job_ends_the_sweep_in_one_line_not_a_traceback(sweep):
+    _, first, _, _ = sweep
+    assert "Traceback" not in first.stderr and "Error executing job" not in first.stderr
+    assert first.stderr.rstrip().endswith(
+        "1 of 3 jobs failed (each record says why); rerunning the command retrains only those"
+    )
+
+
 LIBRARY_NOISE = (
     "GPU available",
     "TPU available",
@@ -155,7 +163,9 @@ def test_a_run_shows_one_bar_over_its_steps_and_no_library_noise(tmp_path, logge
         tmp_path, "progress_bar=true", f"logger={logger}", "profile.max_steps=60", silent=False
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "Training: 100%" in run.stdout and "60/60" in run.stdout
+    # a pipe, not a terminal: a line every few percent, none with a carriage return
+    assert "[dfl_bench] step 60/60 (100%)" in run.stdout and "\r" not in run.stdout
+    assert run.stdout.count("[dfl_bench] step ") == 20  # every 5% of 60 steps
     assert "Epoch" not in run.stdout  # 60 steps are two passes over the smoke subset
     shown = run.stdout + run.stderr
     assert not any(re.search(pattern, shown) for pattern, _ in console.KNOWN_WARNINGS)

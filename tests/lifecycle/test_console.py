@@ -15,6 +15,7 @@ import torch.utils._pytree as pytree
 from jobs import composed
 from lightning.fabric.utilities.rank_zero import WarningCache
 from lightning.pytorch.trainer.connectors import data_connector
+from omegaconf import OmegaConf
 from torch.utils.data import DataLoader, TensorDataset
 
 from dfl_bench.lifecycle import console, trainer
@@ -76,7 +77,7 @@ def test_one_bar_counts_steps_across_passes(capsys):
 def test_build_trainer_adds_the_bar_only_when_asked(tmp_path):
     on, _ = composed(tmp_path, "progress_bar=true")
     off, _ = composed(tmp_path, "progress_bar=false")
-    assert isinstance(trainer.build_trainer(on, []).progress_bar_callback, console.StepProgressBar)
+    assert isinstance(trainer.build_trainer(on, []).progress_bar_callback, console.ProgressBar)
     assert trainer.build_trainer(off, []).progress_bar_callback is None
 
 
@@ -129,3 +130,26 @@ def test_the_summary_line_shows_the_measures_its_task_declares(tmp_path):
     addition = {"config": {"task": {"name": "mnist_addition"}}, "digit_accuracy": 0.99}
     text = summary_text(base | addition, tmp_path)
     assert "digit accuracy 99.0%" in text and "cons" not in text
+
+
+def test_in_a_log_file_progress_is_a_line_every_few_percent(capsys):
+    log = console.StepProgressLog(percent=25)
+    fit(20, log)
+    lines = capsys.readouterr().out.splitlines()
+    steps = [line.split()[2] for line in lines if line.startswith("[dfl_bench] step ")]
+    assert steps == ["5/20", "10/20", "15/20", "20/20"]
+    assert all("\r" not in line for line in lines) and "test_acc 50.0%" in lines[-1]
+
+
+def test_a_terminal_gets_the_bar_and_a_log_file_the_lines(monkeypatch):
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert isinstance(console.progress(), console.StepProgressBar)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False)
+    assert isinstance(console.progress(), console.StepProgressLog)
+
+
+def test_help_names_the_documentation_and_lists_the_groups(tmp_path):
+    _, hydra = composed(tmp_path)
+    assert hydra.help.app_name == "dfl_bench"
+    help_ = OmegaConf.to_container(hydra.help, resolve=False)
+    assert "docs/training.md" in help_["header"] and "$APP_CONFIG_GROUPS" in help_["template"]

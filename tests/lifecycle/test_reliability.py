@@ -495,9 +495,23 @@ def test_a_second_identical_job_is_refused_while_the_first_runs(tmp_path):
     config, _ = train.checked(cfg)
     digest = records.config_hash(config)
     lock = tmp_path / "checkpoints" / config["experiment_name"] / f"{digest}.lock"
-    with job_lock(lock), pytest.raises(AlreadyRunning, match=r"already running \(pid \d+"):
+    with job_lock([lock]), pytest.raises(AlreadyRunning, match=r"already running \(pid \d+"):
         train.run(cfg, hydra_cfg)
     assert train.run(cfg, hydra_cfg)["status"] == "ok"
+
+
+@pytest.mark.slow
+def test_a_second_identical_job_into_one_records_folder_is_refused_whatever_its_checkpoints(
+    tmp_path,
+):
+    cfg, hydra_cfg = composed(tmp_path)
+    config, _ = train.checked(cfg)
+    record = tmp_path / "records" / config["experiment_name"] / f"{records.config_hash(config)}"
+    other, other_hydra = composed(tmp_path, f"checkpoint_dir={tmp_path / 'elsewhere'}")
+    with job_lock([record.with_name(f".{record.name}.lock")]):
+        with pytest.raises(AlreadyRunning, match=r"already running \(pid \d+"):
+            train.run(other, other_hydra)
+    assert not record.with_suffix(".json").exists()
 
 
 def test_a_twin_job_of_one_sweep_waits_for_the_other_instead_of_failing(tmp_path, capsys):
@@ -508,7 +522,7 @@ def test_a_twin_job_of_one_sweep_waits_for_the_other_instead_of_failing(tmp_path
     holder = (
         "import sys, time; from pathlib import Path\n"
         "from dfl_bench.lifecycle.lock import job_lock\n"
-        "with job_lock(Path(sys.argv[1]), sys.argv[2]):\n"
+        "with job_lock([Path(sys.argv[1])], sys.argv[2]):\n"
         "    print('held', flush=True); time.sleep(1.5)\n"
     )
     proc = subprocess.Popen(
@@ -519,10 +533,10 @@ def test_a_twin_job_of_one_sweep_waits_for_the_other_instead_of_failing(tmp_path
         assert proc.stdout.readline().strip() == "held"
         for other in (None, "multirun/y"):  # a lone run, another sweep: refused at once
             with pytest.raises(AlreadyRunning, match="in sweep multirun/x holds"):
-                with job_lock(lock, other):
+                with job_lock([lock], other):
                     pass
         start = time.monotonic()
-        with job_lock(lock, "multirun/x"):  # its twin: waits until the first lets go
+        with job_lock([lock], "multirun/x"):  # its twin: waits until the first lets go
             assert time.monotonic() - start > 0.5
     finally:
         proc.wait(timeout=30)
@@ -588,6 +602,8 @@ def test_a_checkpoint_it_cannot_resume_is_kept_aside_and_the_job_starts_afresh(
     assert (record["status"], record["resumed"], record["steps"]) == ("ok", False, 4)
     err = capsys.readouterr().err
     assert f"checkpoint {last}: {why}" in err and f"kept as last.ckpt.{aside}" in err
+    assert sorted(p.name for p in last.parent.iterdir()) == [f"last.ckpt.{aside}"]  # as said
+    assert f"last.ckpt.{aside} (set aside at the start) is kept" in err
     assert not (last.parent / "ran").exists()  # a planted pickle ran nothing
     assert train.run(*composed(tmp_path))["status"] == "ok"  # a rerun: skipped, no crash
 
@@ -658,3 +674,15 @@ def test_an_override_of_a_rows_operator_is_one_message_that_does_not_send_you_in
         "another row, or run without +experiment and set tnorm yourself"
     )
     assert preflight.defect(["tnorm=yager", "tnorm.p=3"]) is None  # without the experiment: fine
+
+
+def test_a_lock_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
+    import errno
+
+    def full(*_):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pwrite", full)
+    with pytest.raises(AlreadyRunning, match=r"cannot write its lock .*No space left on device"):
+        with job_lock([tmp_path / "job.lock"]):
+            pass

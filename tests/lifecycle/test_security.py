@@ -215,3 +215,16 @@ def test_a_planted_mnist_pickle_is_never_loaded(tmp_path, monkeypatch):
     with pytest.raises(mnist_sources.MnistSourceError, match="is no part of MNIST's arrays"):
         mnist_sources.decode_hub_pickle(planted)  # even a matching digest loads arrays only
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("override", "said"),
+    [
+        ("experiment_name=" + "a" * 300, "experiment_name is 300 characters long; at most 100"),
+        ("experiment_name=café", "does not parse (quote a value"),
+        ("experiment_name='café'", "must be a plain name"),
+    ],
+)
+def test_a_name_hydra_would_fail_on_is_one_line_before_it_starts(override, said):
+    why = preflight.defect([override])
+    assert why is not None and said in why and "\n" not in why

@@ -54,3 +54,14 @@ def test_the_seed_plans_runner_trains_its_cells_at_the_papers_budget(tmp_path):
     n = PLAN["cells"]["best/sum9"]["seeds"]
     assert f"seed={','.join(map(str, [1, *range(3, n)]))}" in commands["best/sum9"]
     assert Path(headline_plan.FOLDER / "README.md").read_text().count("holds") >= 1
+
+
+@pytest.mark.parametrize("folder", ["missing", "empty"])
+def test_a_plan_from_no_records_is_one_line(tmp_path, capsys, folder):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit) as exit_:
+        headline_plan.main(["--records-dir", str(tmp_path / folder), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.splitlines()[-1].startswith("python -m campaign")
+    assert "is no folder" in err or "no sd to plan from" in err
+    assert not (tmp_path / "o").exists()

@@ -9,7 +9,11 @@ from dfl_bench.results.beyond_tables import _published_test
 from dfl_bench.results.paper import Published, published_of
 from dfl_bench.results.stats import Interval
 
-ADDITION = {"defaults": [{"override /task": "mnist_addition"}]}
+ADDITION = {  # an experiment of MNIST addition whose rows train 4 and 15 digits
+    "defaults": [{"override /task": "mnist_addition"}],
+    "task": {"digits": "${rows[${row}].digits}"},
+    "rows": {"n4": {"digits": 4}, "n15": {"digits": 15}},
+}
 GOOD = {"system": "S", "task": {"digits": 4}, "accuracy": 92.7, "source": "a paper"}
 
 
@@ -37,6 +41,8 @@ def entries(*published) -> dict:
         ({**GOOD, "system": None}, "needs a `system`"),
         ({k: v for k, v in GOOD.items() if k != "source"}, "needs a `source`"),
         ("DeepStochLog 92.7", "must be a mapping"),
+        ({**GOOD, "task": {"digits": -5}}, "for task {'digits': -5}, which no row of this table"),
+        ({**GOOD, "task": {"digits": 100}}, "which no row of this table trains"),
     ],
 )
 def test_a_published_entry_that_would_be_read_wrong_is_refused_naming_the_file(entry, message):
@@ -90,3 +96,11 @@ def test_a_sum_tasks_split_noise_and_digit_prediction_are_each_runs_averaged():
     split, predicted = _split_cells(own)
     assert split == "250: [43.6, 56.4]"
     assert predicted == "90.50"  # (0.81 + 1.00) / 2, where the mean squared would give 90.25
+
+
+def test_text_from_a_published_entry_is_shown_as_text():
+    entry = Published.parse(
+        {**GOOD, "accuracy": None, "note": "<img src=x onerror=alert(1)> | time-out"}, "x.yaml"
+    )
+    shown, _ = _published_test(entry, None)
+    assert "<img" not in shown and "&lt;img" in shown and "\\|" in shown

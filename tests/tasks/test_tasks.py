@@ -151,6 +151,7 @@ class ToyRun(TaskRun):
 class Toy(Task):
     NAME = "toy"
     IGNORES = ("kb", "model")
+    NUMBERS = {"lr": (0.0, 10.0)}
 
     def build(self, config, operators):
         return ToyRun(config)

@@ -39,13 +39,14 @@ from dfl_bench.logic.metrics import MAGNITUDES, ratios
 from dfl_bench.operators import OperatorSet
 from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, CU_ANT, CU_CONS, TEST_ACCURACY
 from dfl_bench.tasks.contract import TaskRun
+from dfl_bench.tasks.mnist.augment import augmented, is_on
 from dfl_bench.tasks.mnist.interpretation import (
     crisp_labels,
     interpretation,
     pair_truth,
     predicates,
 )
-from dfl_bench.tasks.mnist.model import DFLNet, dropout_masks
+from dfl_bench.tasks.mnist.model import DFLNet, MnistNet, dropout_masks
 from dfl_bench.tasks.mnist.stack_net import StackNet
 
 PAIR_BLOCK = 64
@@ -116,6 +117,8 @@ class DFLRun(TaskRun):
         metrics_tail: float = 0.1,
         max_steps: int | None = None,
         seed: int = 0,
+        net: Mapping[str, Any] | None = None,
+        augment: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(seed, optimizer, log_every, eval_every, max_steps)
         binary = predicates(kb)
@@ -134,7 +137,10 @@ class DFLRun(TaskRun):
                 else OperatorSet.from_config(operators)
             )
             self.kb = build_kb(kb, **dict(kb_options or {}))
-        self.net = DFLNet(self.predicates, ntn_k, ntn_bias)
+        self.net = DFLNet(self.predicates, ntn_k, ntn_bias, net)
+        self.augment = dict(augment or {})
+        # the grouped layout (a GPU stack's StackNet) is the paper network's, unaugmented
+        self.GROUPED = type(self.net.net) is MnistNet and not is_on(self.augment)
         self.metrics_tail = metrics_tail
         self._tail = torch.zeros(len(MAGNITUDES), dtype=torch.float64)
         self._tail_logs = 0
@@ -163,7 +169,7 @@ class DFLRun(TaskRun):
         (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
         x = torch.cat([x_l, x_u]) if self.kb is not None else x_l
         rng = self.generator()
-        logits, emb = self.net(x, dropout_masks(len(x), x.device, rng))
+        logits, emb = self.net(augmented(x, self.augment, rng), rng)
         n_l = len(x_l)
         pairs = self.net.pair_logits
         pl, pu = both_pair_logits(pairs, emb[:n_l], emb[n_l:], 0) if self.predicates else ({}, {})

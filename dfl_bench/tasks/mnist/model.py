@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from dfl_bench.tasks.mnist.nets import DigitNet, build_net
 
 EMBED_DIM = 50
 DROPOUT = 0.5  # both dropout layers (the paper's code: Dropout2d after conv2, dropout after FC-50)
@@ -51,13 +56,16 @@ class _TanhContract(torch.autograd.Function):
         return grad_z, grad_u
 
 
-class MnistNet(nn.Module):
-    """2 conv layers (10, 20 filters) with max pooling, FC 320 -> 50 -> 10 (Section 9.3).
+class MnistNet(DigitNet):
+    """2 conv layers (10, 20 filters) with max pooling, FC 320 -> 50 -> 10 (Section 9.3): the
+    `paper` network (conf/net/paper.yaml).
 
     `forward` returns the 10 class logits and the 50-d embedding (the FC-50 activation before
-    dropout), as in the paper's public code. In training mode dropout multiplies by `masks`
-    (`dropout_masks`; drawn from torch's global RNG when not given); in eval mode there is none.
+    dropout), as in the paper's public code. In training mode dropout multiplies by masks drawn
+    from `generator` (`dropout_masks`; torch's global RNG when None); in eval mode there is none.
     """
+
+    EMBEDDING = EMBED_DIM
 
     def __init__(self) -> None:
         super().__init__()
@@ -68,11 +76,15 @@ class MnistNet(nn.Module):
         self.to(memory_format=torch.channels_last)  # faster small convolutions on CPU
 
     def forward(
-        self, x: Tensor, masks: tuple[Tensor, Tensor] | None = None
+        self,
+        x: Tensor,
+        generator: torch.Generator | None = None,
+        masks: tuple[Tensor, Tensor] | None = None,
     ) -> tuple[Tensor, Tensor]:
-        """(n, 1, 28, 28) images -> (n, 10) logits, (n, 50) embeddings."""
+        """(n, 1, 28, 28) images -> (n, 10) logits, (n, 50) embeddings; in training mode with
+        the given dropout `masks` (a StackNet's, to compare), else masks drawn from `generator`."""
         if self.training and masks is None:
-            masks = dropout_masks(len(x), x.device)
+            masks = dropout_masks(len(x), x.device, generator)
         x = x.contiguous(memory_format=torch.channels_last)
         h = self.conv2(F.relu(F.max_pool2d(self.conv1(x), 2)))
         h = F.relu(F.max_pool2d(h * masks[0] if self.training else h, 2))
@@ -139,21 +151,33 @@ class MaterializedNTN(NTN):
 
 
 class DFLNet(nn.Module):
-    """The digit network plus one NTN head per binary predicate (e.g. `same`, `sum9`) with k
-    slices and, if `ntn_bias`, an output bias (`NTN`)."""
+    """The digit network (`net`, a conf/net spec; the paper's when None) plus one NTN head per
+    binary predicate (e.g. `same`, `sum9`) over its embedding, with k slices and, if
+    `ntn_bias`, an output bias (`NTN`)."""
 
     def __init__(
-        self, predicates: tuple[str, ...] = (), ntn_k: int = 50, ntn_bias: bool = False
+        self,
+        predicates: tuple[str, ...] = (),
+        ntn_k: int = 50,
+        ntn_bias: bool = False,
+        net: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
-        self.net = MnistNet()
-        self.heads = nn.ModuleDict({p: NTN(EMBED_DIM, ntn_k, ntn_bias) for p in predicates})
+        self.net = build_net(net)
+        width = self.net.EMBEDDING
+        if predicates and width is None:
+            raise ValueError(
+                f"net {type(self.net).__name__} returns no embedding, and the NTN heads of "
+                f"{list(predicates)} read one: choose a network with one (net=paper, lenet, "
+                "bn_wide) or a knowledge base without binary predicates (kb=ce_only)"
+            )
+        self.heads = nn.ModuleDict({p: NTN(width, ntn_k, ntn_bias) for p in predicates})
 
     def forward(
-        self, x: Tensor, masks: tuple[Tensor, Tensor] | None = None
-    ) -> tuple[Tensor, Tensor]:
-        """Images -> (class logits, embeddings); `masks`: MnistNet's dropout masks."""
-        return self.net(x, masks)
+        self, x: Tensor, generator: torch.Generator | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        """Images -> (class logits, embeddings); dropout drawn from `generator`."""
+        return self.net(x, generator)
 
     def pair_logits(self, embedding: Tensor) -> dict[str, Tensor]:
         """All-pairs logits (..., b, b) of each binary predicate head."""

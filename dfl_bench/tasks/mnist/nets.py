@@ -1,0 +1,136 @@
+"""Digit networks, the `net` config group: a network is one class (a `DigitNet`) and one yaml
+(conf/net/<name>.yaml, or a `net/` folder on Hydra's search path) whose `_target_` names the
+class and whose other keys are its constructor's arguments. Both MNIST tasks train the one their
+config names: `paper` (the DFL paper's, model.MnistNet: the default), `lenet` (the LeNet that
+DeepProbLog and the field's MNIST-addition systems train) and `bn_wide` (wider filters with
+batch norm and dropout).
+
+A network maps (n, 1, 28, 28) images to (n, 10) digit logits and an embedding of width
+`EMBEDDING` (None: it returns none), drawing any dropout from the run's `generator` (so a run's
+draws depend on nothing else the process runs). The paper's task reads the embedding with its
+NTN heads: a network without one is refused there before training.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+PAPER = {"_target_": "dfl_bench.tasks.mnist.model.MnistNet", "name": "paper"}  # conf/net/paper
+
+
+class DigitNet(nn.Module):
+    """The contract of a digit network (module doc): `forward(x, generator)` ->
+    (logits (n, 10), embedding (n, EMBEDDING) or None); dropout only in training mode."""
+
+    EMBEDDING: ClassVar[int | None] = None
+
+    def forward(  # type: ignore[override]
+        self, x: Tensor, generator: torch.Generator | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        raise NotImplementedError
+
+
+@cache
+def net_class(target: str) -> type[DigitNet]:
+    """The DigitNet class `target` (module.Class) names, else a ValueError naming the group."""
+    module, _, name = target.rpartition(".")
+    try:
+        found = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as err:
+        raise ValueError(
+            f"net._target_={target!r} does not import ({err}); the networks of conf/net: "
+            "paper, lenet, bn_wide"
+        ) from None
+    if not (isinstance(found, type) and issubclass(found, DigitNet)):
+        raise ValueError(
+            f"net._target_={target!r} is not a digit network (a dfl_bench.tasks.mnist.nets."
+            "DigitNet subclass)"
+        )
+    return found
+
+
+def build_net(spec: Mapping[str, Any] | None) -> DigitNet:
+    """The network a config's `net` names (`PAPER` when None), built with its arguments."""
+    spec = dict(spec or PAPER)
+    cls = net_class(str(spec.pop("_target_", PAPER["_target_"])))
+    spec.pop("name", None)
+    try:
+        return cls(**spec)
+    except TypeError as err:
+        raise ValueError(f"net {cls.__name__}: {err}") from None
+
+
+def dropout(x: Tensor, p: float, generator: torch.Generator | None, whole: bool = False) -> Tensor:
+    """Dropout with its mask drawn from `generator`, scaled by 1/(1-p); `whole` drops whole
+    feature maps of (n, c, h, w) (Dropout2d)."""
+    if p <= 0:
+        return x
+    shape = (*x.shape[:2], 1, 1) if whole else x.shape
+    keep = torch.empty(shape, device=x.device, dtype=x.dtype).bernoulli_(1 - p, generator=generator)
+    return x * keep.div_(1 - p)
+
+
+class LeNet(DigitNet):
+    """DeepProbLog's `MNIST_Net`, the field's network for MNIST addition: conv 1->6 5x5, max-pool
+    2, ReLU, conv 6->16 5x5, max-pool 2, ReLU, FC 256->120->ReLU->84->ReLU->10; no dropout, no
+    batch norm; 44,426 parameters. Its embedding is the 84 features before the last layer."""
+
+    EMBEDDING = 84
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.fc1 = nn.Linear(256, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x: Tensor, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+        """(n, 1, 28, 28) images -> (n, 10) logits, (n, 84) features."""
+        h = F.relu(F.max_pool2d(self.conv1(x), 2))
+        h = F.relu(F.max_pool2d(self.conv2(h), 2))
+        embedding = F.relu(self.fc2(F.relu(self.fc1(h.flatten(1)))))
+        return self.fc3(embedding), embedding
+
+
+class BnWide(DigitNet):
+    """A stronger small network: conv 1->`width` 5x5 and `width`->2`width` 5x5, each with batch
+    norm, ReLU and max-pool 2; whole-map dropout `p_conv`; FC 32`width`->`embedding` with batch
+    norm and ReLU (the embedding), dropout `p_fc`, ->10. At width 16 about 2.3x the paper
+    network's multiply-adds per image (make bench measures its step)."""
+
+    def __init__(
+        self, width: int = 16, embedding: int = 128, p_conv: float = 0.1, p_fc: float = 0.4
+    ) -> None:
+        super().__init__()
+        if width < 1 or embedding < 1 or not (0 <= p_conv < 1 and 0 <= p_fc < 1):
+            raise ValueError(
+                f"needs width, embedding >= 1 and dropouts in [0, 1), got {width}, {embedding}, "
+                f"{p_conv}, {p_fc}"
+            )
+        self.EMBEDDING = embedding
+        self.p_conv, self.p_fc = p_conv, p_fc
+        self.conv1 = nn.Conv2d(1, width, 5, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, 2 * width, 5, bias=False)
+        self.bn2 = nn.BatchNorm2d(2 * width)
+        self.fc1 = nn.Linear(32 * width, embedding, bias=False)
+        self.bn3 = nn.BatchNorm1d(embedding)
+        self.fc2 = nn.Linear(embedding, 10)
+
+    def forward(self, x: Tensor, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+        """(n, 1, 28, 28) images -> (n, 10) logits, (n, embedding) features."""
+        h = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        h = F.max_pool2d(F.relu(self.bn2(self.conv2(h))), 2)
+        if self.training:
+            h = dropout(h, self.p_conv, generator, whole=True)
+        embedding = F.relu(self.bn3(self.fc1(h.flatten(1))))
+        hidden = dropout(embedding, self.p_fc, generator) if self.training else embedding
+        return self.fc2(hidden), embedding

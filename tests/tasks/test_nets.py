@@ -1,0 +1,137 @@
+"""The digit network is a choice (conf/net/, tasks/mnist/nets.py): the field's LeNet exactly, a
+stronger one, a user's own as one class and one yaml; a network without the embedding the
+paper's task reads is refused before training; the paper's network keeps every record's hash;
+light augmentation is declared, drawn from the run's stream and hashed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+import warm_cli
+from hydra import compose, initialize_config_dir
+
+from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle.guards import check_config
+from dfl_bench.lifecycle.resolve import resolved_config
+from dfl_bench.operators import OperatorSet
+from dfl_bench.tasks import task_of
+from dfl_bench.tasks.mnist import augment, nets
+from dfl_bench.tasks.mnist.model import MnistNet
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def resolved(*overrides: str) -> dict:
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        return resolved_config(compose("config", overrides=list(overrides)))
+
+
+def test_lenet_is_deepproblogs_network_layer_for_layer():
+    net = nets.LeNet()
+    assert sum(p.numel() for p in net.parameters()) == 44_426
+    shapes = [tuple(p.shape) for p in net.parameters()]
+    assert shapes == [
+        (6, 1, 5, 5), (6,), (16, 6, 5, 5), (16,), (120, 256), (120,), (84, 120), (84,), (10, 84),
+        (10,),
+    ]  # fmt: skip
+    logits, embedding = net(torch.zeros(3, 1, 28, 28))
+    assert logits.shape == (3, 10) and embedding.shape == (3, nets.LeNet.EMBEDDING)
+    assert not any(isinstance(m, torch.nn.Dropout | torch.nn.BatchNorm2d) for m in net.modules())
+
+
+@pytest.mark.parametrize("name", ["paper", "lenet", "bn_wide"])
+def test_every_shipped_network_builds_from_its_yaml_and_draws_dropout_from_the_run(name):
+    config = resolved(f"net={name}")
+    net = nets.build_net(config["net"]).train()
+    x = torch.randn(8, 1, 28, 28)
+    first = net(x, torch.Generator().manual_seed(1))[0]
+    again = net(x, torch.Generator().manual_seed(1))[0]
+    assert torch.equal(first, again)  # the run's stream, nothing global
+    assert net.EMBEDDING is not None and net(x)[1].shape == (8, net.EMBEDDING)
+
+
+def test_the_papers_network_keeps_every_records_hash():
+    default = resolved()
+    assert default["net"] == {"_target_": "dfl_bench.tasks.mnist.model.MnistNet", "name": "paper"}
+    without = {k: v for k, v in default.items() if k not in ("net", "augment")}
+    assert records.config_hash(default) == records.config_hash(without)  # a record from before
+    assert records.config_hash(resolved("net=lenet")) != records.config_hash(default)
+    assert type(task_of(default).build(default, OperatorSet.from_config(default)).net.net) is (
+        MnistNet
+    )
+
+
+def test_a_network_without_an_embedding_is_refused_for_the_ntn_heads_before_training(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "plain_net.py").write_text(
+        "import torch\nfrom dfl_bench.tasks.mnist.nets import DigitNet\n\n"
+        "class Plain(DigitNet):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(784, 10)\n\n"
+        "    def forward(self, x, generator=None):\n        return self.fc(x.flatten(1)), None\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plain = "+net._target_=plain_net.Plain"
+    config = resolved("~net", plain, "+net.name=plain")
+    with pytest.raises(ValueError, match=r"net Plain returns no embedding, and the NTN heads"):
+        task_of(config).build(config, OperatorSet.from_config(config))
+    alone = resolved("~net", plain, "+net.name=plain", "kb=ce_only")
+    run = task_of(alone).build(alone, OperatorSet.from_config(alone))  # no heads: it trains
+    assert isinstance(run.net.net, nets.DigitNet)
+
+
+def test_a_target_that_is_no_network_is_one_line():
+    with pytest.raises(ValueError, match="is not a digit network"):
+        nets.build_net({"_target_": "torch.nn.Linear", "name": "x"})
+    with pytest.raises(ValueError, match="does not import"):
+        nets.build_net({"_target_": "no_such.Net", "name": "x"})
+
+
+def test_augmentation_is_off_by_default_draws_nothing_then_and_is_hashed():
+    generator = torch.Generator().manual_seed(0)
+    state = generator.get_state()
+    x = torch.randn(4, 1, 28, 28)
+    assert augment.augmented(x, {"degrees": 0.0, "shift": 0.0}, generator) is x
+    assert torch.equal(generator.get_state(), state)
+    moved = augment.augmented(x, {"degrees": 10.0, "shift": 2.0}, generator)
+    assert moved.shape == x.shape and not torch.equal(moved, x)
+    again = augment.augmented(x, {"degrees": 10.0, "shift": 2.0}, torch.Generator().manual_seed(0))
+    assert torch.equal(moved, again)
+    on = resolved("augment.degrees=10")
+    assert records.config_hash(on) != records.config_hash(resolved())
+    with pytest.raises(ValueError, match=r"augment.shift must be at most 6"):
+        check_config(resolved("augment.shift=9"))
+
+
+def test_a_shift_moves_an_image_by_whole_pixels():
+    x = torch.zeros(1, 1, 28, 28)
+    x[0, 0, 10, 10] = 1.0
+    generator = torch.Generator()
+    generator.manual_seed(0)
+    draws = torch.rand(1, 3, generator=torch.Generator().manual_seed(0)).mul(2).sub(1)
+    moved = augment.augmented(x, {"shift": 3.0}, generator)
+    dx, dy = (draws[0, 1:] * 3.0).tolist()
+    row, col = divmod(int(moved.flatten().argmax()), 28)
+    assert (abs(col - (10 - dx)) <= 1, abs(row - (10 - dy)) <= 1) == (True, True)
+
+
+@pytest.mark.slow
+def test_mnist_addition_at_15_digits_trains_with_the_lenet(tmp_path):
+    env = {**os.environ, "WANDB_MODE": "disabled"}
+    done = warm_cli.run(
+        [
+            "+experiment=mnist_addition", "task.digits=15", "net=lenet", "profile=smoke",
+            "logger=none", f"records_dir={tmp_path / 'r'}", f"checkpoint_dir={tmp_path / 'c'}",
+        ],
+        tmp_path,
+        env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    (record,) = [json.loads(p.read_text()) for p in (tmp_path / "r").rglob("*.json")]
+    assert record["status"] == "ok" and record["config"]["net"]["name"] == "lenet"
+    assert record["config"]["task"]["digits"] == 15
