@@ -5,7 +5,7 @@ PYTHON ?= $(abspath $(VENV))/bin/python
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-frontier addition-harvest
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-harvest
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -138,6 +138,26 @@ addition-frontier: ## train MNIST addition's frontier and operator study in the 
 			--records-dir "$(ADDITION_DIR)/records" --logger none --no-render' \
 		>> "$(ADDITION_DIR)/addition.log" 2>&1 < /dev/null &
 	@echo "running in the background: tail -f $(ADDITION_DIR)/addition.log; make addition-harvest"
+
+# The frontier's budget chosen again per network (conf/experiment/mnist_addition_budget_nets.yaml:
+# its rows and its declared rule), trained in the background as addition-frontier is: a frozen
+# copy of BUDGET_NETS_COMMIT, records under BUDGET_NETS_DIR, one job at a time, nice'd, resumable;
+# harvest: make addition-harvest ADDITION_DIR=$(BUDGET_NETS_DIR) ADDITION_COMMIT=$(BUDGET_NETS_COMMIT)
+BUDGET_NETS_COMMIT ?= HEAD
+BUDGET_NETS_DIR ?= $(HOME)/.cache/dfl_bench/addition_budget_nets
+addition-budget-nets: ## choose the frontier's budget per network on its validation split, in the background (nohup; resumes; log BUDGET_NETS_DIR/budget.log) from a frozen copy of BUDGET_NETS_COMMIT
+	@test -d "$(BUDGET_NETS_DIR)/checkout/dfl_bench" || { mkdir -p "$(BUDGET_NETS_DIR)/checkout" && \
+		git archive "$(BUDGET_NETS_COMMIT)" | tar -x -C "$(BUDGET_NETS_DIR)/checkout" && \
+		git rev-parse --verify "$(BUDGET_NETS_COMMIT)^{commit}" > "$(BUDGET_NETS_DIR)/commit"; }
+	@mkdir -p "$(BUDGET_NETS_DIR)/records"
+	@flock -n "$(BUDGET_NETS_DIR)/run.lock" true || { echo "it already runs from $(BUDGET_NETS_DIR) (see its budget.log)"; exit 3; }
+	cd "$(BUDGET_NETS_DIR)/checkout" && PYTHONPATH="$(BUDGET_NETS_DIR)/checkout" \
+		DFL_BENCH_GIT_COMMIT=$$(cat "$(BUDGET_NETS_DIR)/commit") \
+		nohup flock -n "$(BUDGET_NETS_DIR)/run.lock" nice -n 10 $(PYTHON) -m dfl_bench -m \
+		+experiment=mnist_addition_budget_nets records_dir="$(BUDGET_NETS_DIR)/records" \
+		logger=none progress_bar=false threads=1 \
+		>> "$(BUDGET_NETS_DIR)/budget.log" 2>&1 < /dev/null &
+	@echo "running in the background: tail -f $(BUDGET_NETS_DIR)/budget.log"
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \

@@ -16,6 +16,12 @@ from dfl_bench.kinds import KINDS
 TEST_ACCURACY, BEST_TEST_ACCURACY = "test_accuracy", "best_test_accuracy"
 CONS_RATIO, CU_CONS, CU_ANT = "cons_ratio", "cu_cons", "cu_ant"  # Section 9.1
 DIGIT_ACCURACY = "digit_accuracy"  # MNIST addition's per-image accuracy (tasks/mnist_addition.py)
+# A run that holds out a validation split (MNIST addition's task.validation): its accuracy there
+# (final, best) and the test accuracy at the evaluation with the best validation accuracy (the
+# checkpoint chosen on validation; nothing is chosen on the test set).
+VALIDATION_ACCURACY, BEST_VALIDATION_ACCURACY = "validation_accuracy", "best_validation_accuracy"
+TEST_AT_BEST_VALIDATION = "test_accuracy_at_best_validation"
+VALIDATION_FIELDS = (VALIDATION_ACCURACY, BEST_VALIDATION_ACCURACY, TEST_AT_BEST_VALIDATION)
 # Whether any nonzero gradient reached the network (a task without a supervised term can train
 # nothing: MNIST addition with a nilpotent t-norm; tasks/optim.gradient_reached).
 GRADIENT_REACHED = "gradient_reached"
@@ -30,9 +36,17 @@ METRIC_FIELDS = (
     "cons_magnitude",
     "ant_magnitude",
 )
-TASK_FIELDS = (DIGIT_ACCURACY, GRADIENT_REACHED)  # results a task other than the paper's records
+TASK_FIELDS = (DIGIT_ACCURACY, GRADIENT_REACHED, *VALIDATION_FIELDS)  # a task's own results
 # Results that are shares, in [0, 1] where defined (an accuracy, never a percent; a ratio).
-UNIT_FIELDS = (TEST_ACCURACY, BEST_TEST_ACCURACY, CONS_RATIO, CU_CONS, CU_ANT, DIGIT_ACCURACY)
+UNIT_FIELDS = (
+    TEST_ACCURACY,
+    BEST_TEST_ACCURACY,
+    CONS_RATIO,
+    CU_CONS,
+    CU_ANT,
+    DIGIT_ACCURACY,
+    *VALIDATION_FIELDS,
+)
 RECORD_FIELDS = (
     "status",
     "reason",
@@ -85,6 +99,7 @@ RUN_FIELDS = (
     "cu_ant_magnitude",
     "metrics_logs",
     "sum_accuracy",
+    "validation_digit_accuracy",
 )
 PER_HEAD = "pair_accuracy/"  # prefix of a per-head field
 

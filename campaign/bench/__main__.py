@@ -105,6 +105,9 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 args.floor_reps,
             )
         torch.set_num_threads(default_threads)
+    if "nets" in args.sections:
+        result["nets"] = sections.nets_section(data, args.repeats, args.warmup, device)
+        torch.set_num_threads(default_threads)
     if "iteration" in args.sections:
         result["iteration"] = sections.iteration_section(
             data, args.batch_size, args.threads, args.repeats, args.warmup, device

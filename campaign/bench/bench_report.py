@@ -63,6 +63,8 @@ def readme(result: dict[str, Any]) -> str:
     out += targets_markdown(result)
     if "floor" in result:
         out += _floor_md(result["floor"])
+    if "nets" in result:
+        out += _nets_md(result["nets"])
     if result.get("paper_run"):
         out += _paper_run_md(result["paper_run"])
     if "iteration" in result:
@@ -158,6 +160,30 @@ def _floor_md(section: dict[str, Any]) -> list[str]:
         "`same`/`sum9` above 1.5x.",
         "",
         *markdown.table(["kb", *names, "sum"], parts),
+    ]
+
+
+def _nets_md(section: dict[str, Any]) -> list[str]:
+    """Each digit network's training step against the paper network's."""
+    rows = [
+        [
+            f"`{r['net']}`",
+            f"{r['parameters']:,}",
+            f"{r['median_ms']:.2f}",
+            f"{r['iqr_ms']:.2f}",
+            f"{r['vs_paper']:.2f}x",
+        ]
+        for r in section["rows"]
+    ]
+    return [
+        "",
+        "## Digit networks",
+        "",
+        f"A training step (cross-entropy, backward, ADAM) of each network of `conf/net/` on "
+        f"{section['images']} images, {section['threads']} torch thread, timed round-robin in "
+        "one process; the ratio is to the paper network's median in the same run.",
+        "",
+        *markdown.table(["net", "parameters", "median ms", "IQR ms", "vs paper"], rows),
     ]
 
 

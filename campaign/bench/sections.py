@@ -3,6 +3,8 @@
 floor        CLI iterations (same, sum9, the w_dfl=0 baseline; 1 thread) against a bare PyTorch
              step of the CNN on the same 128 images and (same, sum9) of the CNN with its NTN
              heads, and where a step's time goes (its parts);
+nets         a training step of each digit network of conf/net/ on those 128 images, 1 thread,
+             as a ratio to the paper network's, timed round-robin in one process;
 iteration    DFL iteration on same/sum9 (non-logging and logging step) vs the materialized-pairs
              NTN and vs a supervised-only step, interleaved in one process, per thread count;
 stack_timing R runs as one stacked model (hydra/launcher=stack) vs R separate iterations, 1 thread
@@ -26,13 +28,15 @@ from typing import Any
 
 import lightning
 import torch
+from omegaconf import OmegaConf
 
 from campaign.bench import runs, steps
 from campaign.bench.timing import interleaved, load, loglog_slope, summary_ms
 from dfl_bench.lifecycle import records
-from dfl_bench.paths import REPO_DIR
+from dfl_bench.paths import CONFIG_DIR, REPO_DIR
+from dfl_bench.tasks.mnist.nets import build_net
 
-SECTIONS = ("floor", "iteration", "stack_timing", "scaling", "eval", "paper", "sweep")
+SECTIONS = ("floor", "nets", "iteration", "stack_timing", "scaling", "eval", "paper", "sweep")
 KBS = ("same", "sum9")
 FLOOR_KBS = (*KBS, "ce_pair")  # ce_pair: the paper's baseline, w_dfl = 0
 MATERIALIZED_EVERY = 5  # the materialized step is far slower: time it in every 5th round
@@ -130,6 +134,32 @@ def eval_section(data, repeats: int, threads: int, device: torch.device) -> dict
     module = steps.build_module("same", steps.NEVER, device)
     secs = interleaved({"eval": steps.evaluation(module, data)}, repeats, 1, device)["eval"]
     return {"test_images": len(data.test_y), "threads": threads, **summary_ms(secs)}
+
+
+def nets_section(data, repeats: int, warmup: int, device: torch.device) -> dict[str, Any]:
+    """1 thread: a plain training step (`steps.bare_cnn`) of every network of conf/net/,
+    interleaved, each as a ratio to the paper network's median."""
+    torch.set_num_threads(1)
+    batch = steps.draw_batches(data, 64, 1)[0]
+    specs = {
+        p.stem: OmegaConf.to_container(OmegaConf.load(p))
+        for p in sorted((Path(CONFIG_DIR) / "net").glob("*.yaml"))
+    }
+    built = {name: build_net(spec) for name, spec in specs.items()}
+    timed = interleaved(
+        {name: steps.bare_cnn(batch, net) for name, net in built.items()}, repeats, warmup, device
+    )
+    paper = summary_ms(timed["paper"])["median_ms"]
+    rows = [
+        {
+            "net": name,
+            "parameters": sum(p.numel() for p in built[name].parameters()),
+            **summary_ms(secs),
+            "vs_paper": summary_ms(secs)["median_ms"] / paper,
+        }
+        for name, secs in timed.items()
+    ]
+    return {"images": 128, "threads": 1, "rows": rows, "load_average_end": load()}
 
 
 def floor_section(

@@ -137,18 +137,20 @@ def evaluation(module: DFLRun, data: MnistDataModule) -> Callable[[], None]:
     return lambda: module.evaluate(batches)
 
 
-def bare_cnn(batch: Batch) -> Callable[[], None]:
-    """The floor: a plain PyTorch step of the paper's CNN (`MnistNet`, channels_last, dropout)
-    on the labeled + unlabeled images of `batch` (2 x 64 = 128), cross-entropy on all of them,
-    backward, torch.optim.Adam with its defaults (lr 1e-3): no NTN, no logic, no Lightning."""
+def bare_cnn(batch: Batch, net: torch.nn.Module | None = None) -> Callable[[], None]:
+    """The floor: a plain PyTorch step of a digit network (the paper's CNN, `MnistNet`,
+    channels_last, dropout, when None) on the labeled + unlabeled images of `batch` (2 x 64 =
+    128), cross-entropy on all of them, backward, torch.optim.Adam with its defaults (lr 1e-3):
+    no NTN, no logic, no Lightning; its dropout drawn from a generator of its own."""
     (x_l, y_l), (x_u, y_u) = batch["labeled"], batch["unlabeled"]
     x, y = torch.cat([x_l, x_u]), torch.cat([y_l, y_u])
-    net = MnistNet().to(x.device).train()
+    net = (net or MnistNet()).to(x.device).train()
     optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    generator = torch.Generator(x.device).manual_seed(0)
 
     def run() -> None:
         optimizer.zero_grad(set_to_none=True)
-        F.cross_entropy(net(x)[0], y).backward()
+        F.cross_entropy(net(x, generator)[0], y).backward()
         optimizer.step()
 
     return run

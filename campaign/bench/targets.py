@@ -13,6 +13,7 @@ PAPER_PROFILE = OmegaConf.load(Path(CONFIG_DIR) / "profile" / "paper.yaml").prof
 TARGETS = {
     "cli_vs_cnn": ("<=", 1.5),
     "cli_vs_network": ("<=", 1.5),  # the CLI iteration over the bare CNN + NTN heads step
+    "bn_wide_vs_paper": ("<=", 3.0),  # a training step of net=bn_wide over the paper network's
     "baseline_vs_cnn": ("<=", 1.15),
     "speedup_vs_materialized": (">=", 25.0),
     "metrics_overhead_logging_step": ("<=", 0.10),

@@ -40,7 +40,13 @@ from dfl_bench.exits import EXIT_INTERRUPTED, EXIT_TERMINATED  # noqa: E402
 from dfl_bench.lifecycle import checkpoint, loggers, records
 from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads, uses_cuda
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.schema import BEST_TEST_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
+from dfl_bench.schema import (
+    BEST_TEST_ACCURACY,
+    GRADIENT_REACHED,
+    TEST_ACCURACY,
+    TEST_AT_BEST_VALIDATION,
+    VALIDATION_ACCURACY,
+)
 from dfl_bench.tasks.contract import TaskRun
 from dfl_bench.training import RunsModule
 
@@ -300,12 +306,6 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def evaluated_on(config: Mapping[str, Any]) -> str:
-    """The split a run's accuracy is measured on: `validation` for a task that holds out a part
-    of its training data to evaluate on (`task.validation`), else `test`."""
-    return "validation" if (config.get("task") or {}).get("validation") else "test"
-
-
 def summary_text(record: Mapping[str, Any], path: Path) -> str:
     """The closing lines of a run: accuracy and the gradient ratios of Section 9.1, as percent."""
 
@@ -321,10 +321,14 @@ def summary_text(record: Mapping[str, Any], path: Path) -> str:
     measures = "  ".join(
         f"{label} {pct(key)}" for label, key in tasks.task_of(record["config"]).MEASURES
     )
+    if record.get(VALIDATION_ACCURACY) is not None:  # a held-out split beside the test one
+        measures += (
+            f"  validation accuracy {pct(VALIDATION_ACCURACY)} (test at its best "
+            f"{pct(TEST_AT_BEST_VALIDATION)})"
+        )
     lines = [
         f"[dfl_bench] {record['experiment']} [{record['name']}] {status}",
-        f"  {evaluated_on(record['config'])} accuracy {pct(TEST_ACCURACY)} "
-        f"(best {pct(BEST_TEST_ACCURACY)})  "
+        f"  test accuracy {pct(TEST_ACCURACY)} (best {pct(BEST_TEST_ACCURACY)})  "
         f"{measures}  steps {record['steps']}  wall {record['wall_time_s']:.0f}s",
         f"  record: {path}",
     ]

@@ -3,7 +3,8 @@
 written under its new name and the old file removed; a `reused_from` follows the record it
 names). A harvest migrates the records a frozen older checkout trained the same way.
 
-Each step is a pure function of a record's config that says what trained (STEPS, oldest first);
+Each step is a pure function of a record's config (CONFIG_STEPS) or of the record (RECORD_STEPS)
+that says what trained and what it measured, oldest first;
 a record already in today's form is left byte for byte. Nothing is read as code: a record is
 JSON, a path never leaves its folder.
 """
@@ -18,6 +19,13 @@ from typing import Any
 
 from dfl_bench.exits import EXIT_INVALID
 from dfl_bench.lifecycle import records
+from dfl_bench.schema import (
+    BEST_TEST_ACCURACY,
+    BEST_VALIDATION_ACCURACY,
+    DIGIT_ACCURACY,
+    TEST_ACCURACY,
+    VALIDATION_ACCURACY,
+)
 
 
 def budget_optimizer(config: dict[str, Any]) -> dict[str, Any]:
@@ -35,25 +43,47 @@ def budget_optimizer(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-STEPS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (budget_optimizer,)
+def validation_named(record: dict[str, Any]) -> dict[str, Any]:
+    """A run evaluated on a held-out validation split instead of the test split (before a run
+    evaluated both): its accuracies there named `validation_*`, its test accuracies None (it
+    measured none)."""
+    task = record["config"].get("task") or {}
+    if not task.get("validation") or VALIDATION_ACCURACY in record:
+        return record
+    return {
+        **record,
+        VALIDATION_ACCURACY: record.get(TEST_ACCURACY),
+        BEST_VALIDATION_ACCURACY: record.get(BEST_TEST_ACCURACY),
+        "validation_digit_accuracy": record.get(DIGIT_ACCURACY),
+        TEST_ACCURACY: None,
+        BEST_TEST_ACCURACY: None,
+        "sum_accuracy": None,
+        DIGIT_ACCURACY: None,
+    }
+
+
+CONFIG_STEPS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (budget_optimizer,)
+RECORD_STEPS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (validation_named,)
 
 
 def migrate_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """`config` (a record's, of any age) in today's form."""
     out = dict(config)
-    for step in STEPS:
+    for step in CONFIG_STEPS:
         out = step(out)
     return out
 
 
 def migrate_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """`record` with its config in today's form and its `config_hash` that config's."""
+    """`record` in today's form: its config (its `config_hash` that config's) and its fields."""
+    out = dict(record)
     config = migrate_config(record["config"])
-    if config == record["config"]:
-        return dict(record)
-    out = {**record, "config": config}
-    if "config_hash" in out:
-        out["config_hash"] = records.config_hash(config)
+    if config != record["config"]:
+        out["config"] = config
+        if "config_hash" in out:
+            out["config_hash"] = records.config_hash(config)
+    for step in RECORD_STEPS:
+        out = step(out)
     return out
 
 

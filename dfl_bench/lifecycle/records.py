@@ -31,6 +31,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     SUMMARY_FIELDS,
     TEST_ACCURACY,
     UNIT_FIELDS,
+    VALIDATION_ACCURACY,
 )
 
 
@@ -183,11 +184,13 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
         return f"status {record['status']!r} is not one of {list(STATUSES)}"
     if not isinstance(record["config"], dict):
         return "its config is not a mapping"
-    accuracy = record[TEST_ACCURACY]
-    if record["status"] == "ok" and not (
-        isinstance(accuracy, int | float) and math.isfinite(accuracy)
+    measured = [record.get(key) for key in (TEST_ACCURACY, VALIDATION_ACCURACY)]
+    if record["status"] == "ok" and not any(
+        isinstance(a, int | float) and not isinstance(a, bool) and math.isfinite(a)
+        for a in measured
     ):
-        return "status ok without a test accuracy"
+        return "status ok without a test (or validation) accuracy"
+    accuracy = record[TEST_ACCURACY]
     for key in UNIT_FIELDS:
         value = record.get(key)
         if isinstance(value, bool) or (value is not None and not isinstance(value, int | float)):
@@ -206,7 +209,7 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     ):
         return f"wall_time_s {wall!r} is not a time in seconds"
     best = record.get(BEST_TEST_ACCURACY)
-    if record["status"] == "ok" and best is not None and not best >= accuracy:
+    if record["status"] == "ok" and None not in (best, accuracy) and not best >= accuracy:
         return f"{BEST_TEST_ACCURACY} {best!r} lies below its final test accuracy {accuracy!r}"
     seed = record["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

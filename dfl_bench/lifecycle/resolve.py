@@ -13,7 +13,8 @@ from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.provenance import job_provenance
 from dfl_bench.schema import ADDED_KEYS
 
-UNRESOLVED = ("rows", "families", "published")  # a config's tables: not part of what a job is
+UNRESOLVED = ("rows", "families", "published", "rule")  # a config's tables and declared rule:
+# not part of what a job is
 DEFAULT = "default"  # the experiment of a run without +experiment: the paper's task
 
 

@@ -33,7 +33,12 @@ from dfl_bench.results.stats import (
     one_sample,
 )
 from dfl_bench.results.tables import Ours, Table
-from dfl_bench.schema import DIGIT_ACCURACY, TEST_ACCURACY
+from dfl_bench.schema import (
+    DIGIT_ACCURACY,
+    TEST_ACCURACY,
+    TEST_AT_BEST_VALIDATION,
+    VALIDATION_ACCURACY,
+)
 
 ANOTHER_TASK = "another task setting"  # e.g. two digits beside one: no comparison
 
@@ -92,6 +97,8 @@ def markdown(table: Table) -> str:
     ratios = [c for c in COLUMNS[1:] if any(o.n[c] for o in ours.values())]
     header = ["row", "n", HEADERS["accuracy"], *(["digit accuracy (final)"] if digits else [])]
     header += list(SPLIT_HEADERS) if digits else []
+    validated = VALIDATION_ACCURACY in records and records[VALIDATION_ACCURACY].notna().any()
+    header += list(VALIDATION_HEADERS) if validated else []
     header += [*(HEADERS[c] for c in ratios), "wall time (min)", f"accuracy - {paper.reference}"]
     notes, per_row = footnotes(table)
     compared = [
@@ -111,10 +118,10 @@ def markdown(table: Table) -> str:
         cells = [plain(row.label) + (" (other configuration)" if row.extra else "") + marks, n]
         cells.append(ours_value(mine, "accuracy"))
         cells += [spread(own["digit_accuracy"], 100, 2), *_split_cells(own)] if digits else []
+        cells += [spread(own[k], 100, 2) for k in VALIDATION_COLUMNS] if validated else []
         cells += [ours_value(mine, c) for c in ratios]
         body.append([*cells, spread(own["wall_time_s"], 1 / 60, 1), vs])
-    held_out = any((c.get("task") or {}).get("validation") for c in records["config"])
-    split = "the validation split (held-out training data)" if held_out else "the test set"
+    split = "the test set"
     out = [
         f"## {paper.experiment}, profile `{table.profile}`",
         "",
@@ -144,6 +151,15 @@ def markdown(table: Table) -> str:
             "averaged over the runs."
             if digits
             else ""
+        )
+        + (
+            f" `{VALIDATION_HEADERS[0]}`: the final sum accuracy on the training sums held out "
+            f"(task.validation); `{VALIDATION_HEADERS[1]}`: the test accuracy at each run's "
+            "evaluation of best validation accuracy (the checkpoint chosen on validation, never "
+            "on the test set). A run from before both were evaluated measured the validation "
+            "split only: its test accuracy is blank."
+            if validated
+            else ""
         ),
     ]
     if notes:
@@ -161,6 +177,10 @@ def markdown(table: Table) -> str:
 
 
 SPLIT_HEADERS = ("sums evaluated: the mean's 95% (binomial)", "digit accuracy^(2N)")
+# A run with a held-out validation split (task.validation): its final accuracy there, and the
+# test accuracy at its evaluation of best validation accuracy (the checkpoint chosen on it)
+VALIDATION_COLUMNS = (VALIDATION_ACCURACY, TEST_AT_BEST_VALIDATION)
+VALIDATION_HEADERS = ("validation (final)", "test at the best validation")
 
 
 def _split_cells(own: pd.DataFrame) -> list[str]:

@@ -11,7 +11,9 @@ losses: tasks/sum_formula.py.
 Test metrics: `sum_accuracy` (the field's number: the sum of the per-image argmax digits is the
 label), recorded as the run's test accuracy, and `digit_accuracy` over the test images.
 `task.validation: f` holds out the last fraction f of the training sums (by the pairing) and
-evaluates on them instead of the test split: the split a budget is chosen on, never the test set.
+evaluates on them beside the test split: the record's `validation_accuracy` (final and best) and
+`test_accuracy_at_best_validation`, the test accuracy at the evaluation whose validation
+accuracy was the best (the checkpoint chosen on validation); nothing is chosen on the test set.
 `task.loss: digits` replaces the loss by a cross-entropy on each of the N + 1 digits of the sum
 (its marginal over the carries; PLIA's and CTSketch's encoding), an ablation of the exact loss.
 """
@@ -26,7 +28,16 @@ import torch
 from torch import Tensor
 
 from dfl_bench.operators import OperatorSet
-from dfl_bench.schema import BEST_TEST_ACCURACY, DIGIT_ACCURACY, GRADIENT_REACHED, TEST_ACCURACY
+from dfl_bench.schema import (
+    BEST_TEST_ACCURACY,
+    BEST_VALIDATION_ACCURACY,
+    DIGIT_ACCURACY,
+    GRADIENT_REACHED,
+    TEST_ACCURACY,
+    TEST_AT_BEST_VALIDATION,
+    VALIDATION_ACCURACY,
+    VALIDATION_FIELDS,
+)
 from dfl_bench.tasks.contract import Lockstep, Task, TaskRun
 from dfl_bench.tasks.mnist.augment import augmented, check_augment
 from dfl_bench.tasks.mnist.checks import check_data
@@ -69,20 +80,22 @@ def paired(n: int, digits: int, seed: int) -> np.ndarray:
     return order[: n // size * size].reshape(-1, size)
 
 
-def evaluated_sums(config: Mapping[str, Any]) -> int:
-    """How many sums a run of this resolved config is evaluated on: the test split's, or the
-    held-out training sums under `task.validation`.
+def evaluated_sums(config: Mapping[str, Any], split: str = "test") -> int:
+    """How many sums a run of this resolved config is evaluated on: the test split's, or
+    (`split="validation"`) the held-out training sums under `task.validation`.
 
     >>> evaluated_sums({"task": {"digits": 100}, "data": {}})
     50
-    >>> evaluated_sums({"task": {"digits": 15, "validation": 0.1}, "data": {}})
+    >>> evaluated_sums({"task": {"digits": 15, "validation": 0.1}, "data": {}}, "validation")
     200
     """
     task, data = config["task"], config.get("data") or {}
     size = 2 * task["digits"]
     fraction = task.get("validation", 0.0)
-    if not fraction:
+    if split == "test":
         return (data.get("subset_test") or N_TEST) // size
+    if not fraction:
+        return 0
     sums = (data.get("subset_train") or N_TRAIN) // size
     return len(held_out(np.zeros((sums, 0)), fraction)[1])
 
@@ -160,18 +173,13 @@ class AdditionData(InMemoryData):
         n_train, n_test = self.subset_train or N_TRAIN, self.subset_test or N_TEST
         train = paired(n_train, self.digits, self.pairing_seed)
         self.train_x = normalize(a.train_x[:n_train])
+        test = paired(n_test, self.digits, self.pairing_seed + 1)
+        self.splits = {"test": (normalize(a.test_x[:n_test]), a.test_y, test)}
         if self.validation:  # the last sums of the pairing are held out and evaluated on
-            train, test = held_out(train, self.validation)
-            test_x, test_y = self.train_x, a.train_y
-        else:
-            test = paired(n_test, self.digits, self.pairing_seed + 1)
-            test_x, test_y = normalize(a.test_x[:n_test]), a.test_y
+            train, held = held_out(train, self.validation)
+            self.splits["validation"] = (self.train_x, a.train_y, held)
         self.train_groups = torch.from_numpy(train)
         self.train_sums = group_labels(a.train_y, train, self.digits)
-        self.test_x = test_x
-        self.test_groups = torch.from_numpy(test)
-        self.test_digits = torch.from_numpy(test_y[test].astype(np.int64))
-        self.test_sums = group_labels(test_y, test, self.digits)
 
     def train_dataloader(self) -> Lockstep:
         """Each run's SumStream (its seed's order), stacked: images (R, B, 2N, 1, 28, 28)."""
@@ -179,18 +187,23 @@ class AdditionData(InMemoryData):
         x, groups, sums = (t.to(device) for t in (self.train_x, self.train_groups, self.train_sums))
         return Lockstep(SumStream(x, groups, sums, self.batch_size, s) for s in self.seeds)
 
-    def test_batches(self, device: torch.device | str = "cpu") -> list[tuple[Tensor, ...]]:
-        """(images (B, 2N, 1, 28, 28), digits (B, 2N), sums' digits (B, N + 1)) in batches of
+    def test_batches(
+        self, device: torch.device | str = "cpu"
+    ) -> dict[str, list[tuple[Tensor, ...]]]:
+        """Each split evaluated on (`test`, and `validation` under task.validation): batches of
+        (images (B, 2N, 1, 28, 28), digits (B, 2N), sums' digits (B, N + 1)) of
         eval_batch_size images."""
         per = max(1, self.eval_batch_size // (2 * self.digits))
-        x = self.test_x.to(device)
-        parts = zip(
-            self.test_groups.split(per),
-            self.test_digits.split(per),
-            self.test_sums.split(per),
-            strict=True,
-        )
-        return [(x[g.to(device)], d.to(device), s.to(device)) for g, d, s in parts]
+        out = {}
+        for split, (images, labels, groups) in self.splits.items():
+            x = images.to(device)
+            digits = torch.from_numpy(labels[groups].astype(np.int64))
+            sums = group_labels(labels, groups, self.digits)
+            parts = zip(
+                torch.from_numpy(groups).split(per), digits.split(per), sums.split(per), strict=True
+            )
+            out[split] = [(x[g.to(device)], d.to(device), s.to(device)) for g, d, s in parts]
+        return out
 
 
 class AdditionRun(TaskRun):
@@ -221,6 +234,7 @@ class AdditionRun(TaskRun):
         self.accuracy: float | None = None
         self.best_accuracy: float | None = None
         self.digit_accuracy: float | None = None
+        self.validation: dict[str, float | None] = dict.fromkeys(VALIDATION_FIELDS)
 
     def step_loss(self, batch: Mapping[str, Tensor], logging: bool) -> tuple[Tensor, Tensor, None]:
         """-forall of the batch's sum valuations (its one term); under `task.loss: digits` the
@@ -237,8 +251,8 @@ class AdditionRun(TaskRun):
         return loss, loss.view(1), None
 
     @torch.inference_mode()
-    def evaluate(self, batches: list[tuple[Tensor, ...]]) -> dict[str, float]:
-        """Sum accuracy (argmax digits, added) and digit accuracy, in eval mode."""
+    def accuracies(self, batches: list[tuple[Tensor, ...]]) -> tuple[float, float]:
+        """(sum accuracy (argmax digits, added), digit accuracy) on `batches`, in eval mode."""
         was_training = self.training
         self.eval()
         right_sums = right_digits = n_sums = n_digits = 0
@@ -251,10 +265,21 @@ class AdditionRun(TaskRun):
             right_sums += int((added == sums).all(-1).sum())
             n_digits, n_sums = n_digits + digits.numel(), n_sums + len(sums)
         self.train(was_training)
-        self.accuracy = right_sums / max(n_sums, 1)
-        self.digit_accuracy = right_digits / max(n_digits, 1)
+        return right_sums / max(n_sums, 1), right_digits / max(n_digits, 1)
+
+    def evaluate(self, batches: Mapping[str, list[tuple[Tensor, ...]]]) -> dict[str, float]:
+        """The test split's sum and digit accuracy; with a validation split (`AdditionData`),
+        its sum accuracy too, and the test accuracy kept at the best validation accuracy."""
+        self.accuracy, self.digit_accuracy = self.accuracies(batches["test"])
         self.best_accuracy = max(self.best_accuracy or 0.0, self.accuracy)
-        return {"sum_accuracy": self.accuracy, DIGIT_ACCURACY: self.digit_accuracy}
+        out = {"sum_accuracy": self.accuracy, DIGIT_ACCURACY: self.digit_accuracy}
+        if "validation" in batches:
+            held, _ = self.accuracies(batches["validation"])
+            v = self.validation
+            if v[BEST_VALIDATION_ACCURACY] is None or held > v[BEST_VALIDATION_ACCURACY]:
+                v[BEST_VALIDATION_ACCURACY], v[TEST_AT_BEST_VALIDATION] = held, self.accuracy
+            v[VALIDATION_ACCURACY] = out[VALIDATION_ACCURACY] = held
+        return out
 
     def summary(self, optimizer: torch.optim.Optimizer | None = None) -> dict[str, Any]:
         """The record's results: TEST_ACCURACY is the sum accuracy (the field's number), and
@@ -269,6 +294,7 @@ class AdditionRun(TaskRun):
                 None if optimizer is None else gradient_reached(optimizer, self.parameters())
             ),
             "evaluated_step": self.evaluated_step,
+            **{k: v for k, v in self.validation.items() if v is not None},
         }
 
     def state(self) -> dict[str, Any]:
@@ -277,12 +303,14 @@ class AdditionRun(TaskRun):
             TEST_ACCURACY: self.accuracy,
             BEST_TEST_ACCURACY: self.best_accuracy,
             DIGIT_ACCURACY: self.digit_accuracy,
+            "validation": dict(self.validation),
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         super().load_state(state)
         self.accuracy, self.best_accuracy = state[TEST_ACCURACY], state[BEST_TEST_ACCURACY]
         self.digit_accuracy = state[DIGIT_ACCURACY]
+        self.validation = {**dict.fromkeys(VALIDATION_FIELDS), **state.get("validation", {})}
 
 
 class MnistAddition(Task):

@@ -77,6 +77,7 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
         "--out",
         str(tmp_path),
         "--sections",
+        "nets",
         "iteration",
         "stack_timing",
         "scaling",
@@ -99,7 +100,10 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
     ]
     main(argv)
     result = json.loads((tmp_path / "bench.json").read_text())
-    assert {"machine", "iteration", "stack_timing", "scaling", "eval"} <= set(result)
+    assert {"machine", "nets", "iteration", "stack_timing", "scaling", "eval"} <= set(result)
+    nets = {r["net"]: r for r in result["nets"]["rows"]}
+    assert set(nets) == {"paper", "lenet", "bn_wide"} and nets["paper"]["vs_paper"] == 1.0
+    assert nets["lenet"]["parameters"] == 44_426
     assert [r["runs"] for r in result["stack_timing"]["rows"]] == [2]
     assert {"cpu", "cores", "torch", "command", "load_average_start"} <= set(result["machine"])
     variants = {(r["kb"], r["variant"]) for r in result["iteration"]["rows"]}
@@ -116,7 +120,8 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
     readme = (tmp_path / "README.md").read_text()
     assert "speedup vs materialized" in readme and "| CPU |" in readme
     assert "## Targets" in readme and "metrics on a logging step, same, 1 thread(s)" in readme
-    assert "## Many runs per process" in readme
+    assert "## Many runs per process" in readme and "## Digit networks" in readme
+    assert "a training step of net=bn_wide / the paper network's" in readme
     assert (tmp_path / "scaling.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -71,3 +71,19 @@ def test_a_folder_is_migrated_under_new_names_and_a_copy_follows_its_source(tmp_
 def test_a_missing_folder_is_an_error(tmp_path, capsys):
     assert migrate.main([str(tmp_path / "typo")]) == 2
     assert "is no folder" in capsys.readouterr().err
+
+
+def test_a_run_evaluated_on_its_validation_split_alone_names_that_accuracy_validation():
+    committed = REPO_DIR / "results" / "records" / "mnist_addition_budget"
+    before = json.loads(next(committed.glob("*.json")).read_text())
+    old = {  # as it was written: the held-out split's accuracies under the test's names
+        **{k: v for k, v in before.items() if not k.startswith(("validation", "best_validation"))},
+        "test_accuracy": before["validation_accuracy"],
+        "best_test_accuracy": before["best_validation_accuracy"],
+        "digit_accuracy": before["validation_digit_accuracy"],
+    }
+    new = migrate.migrate_record(old)
+    assert new["validation_accuracy"] == old["test_accuracy"] and new["test_accuracy"] is None
+    assert new["best_validation_accuracy"] == old["best_test_accuracy"]
+    assert new == before and records.invalid(new) is None
+    assert migrate.migrate_record(new) == new

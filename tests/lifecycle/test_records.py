@@ -251,7 +251,9 @@ def test_only_a_whole_valid_record_is_done_and_nothing_else_is_overwritten_silen
 def test_an_ok_record_without_a_test_accuracy_or_of_another_hash_is_not_done(tmp_path):
     path = records.record_path(tmp_path, "exp", "0123456789abcdef")
     records.write_record(path, {**full_record(), "test_accuracy": None})
-    assert not records.is_done(path) and "status ok without a test accuracy" in records.defect(path)
+    assert not records.is_done(
+        path
+    ) and "status ok without a test (or validation) accuracy" in records.defect(path)
     records.write_record(path, {**full_record(), "config_hash": "fedcba9876543210"})
     assert not records.is_done(path) and "config hash fedcba9876543210" in records.defect(path)
 

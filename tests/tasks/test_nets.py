@@ -135,3 +135,18 @@ def test_mnist_addition_at_15_digits_trains_with_the_lenet(tmp_path):
     (record,) = [json.loads(p.read_text()) for p in (tmp_path / "r").rglob("*.json")]
     assert record["status"] == "ok" and record["config"]["net"]["name"] == "lenet"
     assert record["config"]["task"]["digits"] == 15
+
+
+def test_the_budget_search_trains_each_network_as_its_yaml_gives_it():
+    from omegaconf import OmegaConf
+
+    spec = OmegaConf.to_container(
+        OmegaConf.load(REPO / "conf" / "experiment" / "mnist_addition_budget_nets.yaml")
+    )
+    for row, entry in spec["rows"].items():
+        shipped = OmegaConf.to_container(
+            OmegaConf.load(REPO / "conf" / "net" / f"{row.split('_e')[0]}.yaml")
+        )
+        assert entry["net"] == shipped, row
+    assert spec["rule"]["metric"] == "validation_accuracy" and spec["rule"]["seeds"] >= 3
+    assert "rule" not in resolved("+experiment=mnist_addition_budget_nets")  # never hashed

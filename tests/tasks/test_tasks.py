@@ -428,3 +428,39 @@ def test_a_tasks_yaml_holds_every_setting_its_class_declares_with_its_type(name)
     them: the two agree."""
     declared = tasks.task_class(tasks.target_of({"task": {"name": name}})).setting_types()
     assert tasks.setting_types(name) == declared
+
+
+def test_the_checkpoint_chosen_on_validation_keeps_the_test_accuracy_of_that_evaluation(
+    monkeypatch,
+):
+    """Three evaluations (validation, test): the best validation accuracy first comes at the
+    second, so its test accuracy is kept; the final and the best test accuracy are the test's
+    own; nothing is chosen on the test set."""
+    run = addition.AdditionRun(ops({"name": "product"}, {"name": "bounded_sum"}))
+    seen = iter([(0.60, 0.9), (0.50, 0.8), (0.65, 0.9), (0.70, 0.9), (0.90, 0.9), (0.70, 0.9)])
+    monkeypatch.setattr(run, "accuracies", lambda batches: next(seen))
+    for _ in range(3):
+        out = run.evaluate({"test": [], "validation": []})
+    summary = run.summary()
+    assert (summary["test_accuracy"], summary["best_test_accuracy"]) == (0.90, 0.90)
+    assert summary["validation_accuracy"] == out["validation_accuracy"] == 0.70
+    assert summary["best_validation_accuracy"] == 0.70
+    assert summary["test_accuracy_at_best_validation"] == 0.65  # the second evaluation's
+    alone = addition.AdditionRun(ops({"name": "product"}, {"name": "bounded_sum"}))
+    monkeypatch.setattr(alone, "accuracies", lambda batches: (0.5, 0.9))
+    alone.evaluate({"test": []})
+    assert "validation_accuracy" not in alone.summary()  # no split held out: no such field
+
+
+def test_a_held_out_split_is_evaluated_beside_the_test_split():
+    data = addition.AdditionData(
+        digits=1, validation=0.1, subset_train=400, subset_test=100, eval_batch_size=40
+    )
+    data.setup()
+    batches = data.test_batches()
+    assert sorted(batches) == ["test", "validation"]
+    assert sum(len(s) for _, _, s in batches["test"]) == 50  # 100 test images, 2 a sum
+    assert sum(len(s) for _, _, s in batches["validation"]) == 20  # 10% of the 200 sums
+    assert len(data.train_groups) == 180
+    held = {tuple(g) for g in data.splits["validation"][2].tolist()}
+    assert not held & {tuple(g) for g in data.train_groups.tolist()}  # never trained on

@@ -124,9 +124,11 @@ class BnWide(DigitNet):
         self.fc1 = nn.Linear(32 * width, embedding, bias=False)
         self.bn3 = nn.BatchNorm1d(embedding)
         self.fc2 = nn.Linear(embedding, 10)
+        self.to(memory_format=torch.channels_last)  # faster small convolutions on the CPU
 
     def forward(self, x: Tensor, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
         """(n, 1, 28, 28) images -> (n, 10) logits, (n, embedding) features."""
+        x = x.contiguous(memory_format=torch.channels_last)
         h = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
         h = F.max_pool2d(F.relu(self.bn2(self.conv2(h))), 2)
         if self.training:
