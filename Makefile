@@ -154,7 +154,7 @@ addition-budget-nets: ## choose the frontier's budget per network on its validat
 	cd "$(BUDGET_NETS_DIR)/checkout" && PYTHONPATH="$(BUDGET_NETS_DIR)/checkout" \
 		DFL_BENCH_GIT_COMMIT=$$(cat "$(BUDGET_NETS_DIR)/commit") \
 		nohup flock -n "$(BUDGET_NETS_DIR)/run.lock" nice -n 10 $(PYTHON) -m dfl_bench -m \
-		+experiment=mnist_addition_budget_nets records_dir="$(BUDGET_NETS_DIR)/records" \
+		+experiment=mnist_addition_budget_nets seed=0,1,2 records_dir="$(BUDGET_NETS_DIR)/records" \
 		logger=none progress_bar=false threads=1 \
 		>> "$(BUDGET_NETS_DIR)/budget.log" 2>&1 < /dev/null &
 	@echo "running in the background: tail -f $(BUDGET_NETS_DIR)/budget.log"

@@ -47,3 +47,11 @@ print("trained", record["cons_ratio"] is not None)
     done = warm_cli.run([], tmp_path, env, module="guide_driver")  # `python -m guide_driver`
     assert done.returncode == 0, done.stderr[-3000:]
     assert "trained True" in done.stdout
+
+
+def test_the_docs_read_no_inconclusive_difference_as_no_effect_and_no_best_as_the_number():
+    """An interval holding 0 is inconclusive, not 'within noise'; the best of the evaluations
+    (selected on the test set) is no number a verdict compares (the rules in force)."""
+    text = " ".join((REPO / "docs" / "fidelity.md").read_text().split())
+    assert "(Welch), within noise" not in text
+    assert "the best is the number that compares with the paper's cells" not in text

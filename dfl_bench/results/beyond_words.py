@@ -33,6 +33,8 @@ def accuracy_text(ours: Ours | None) -> str:
     """`94.58 ± 0.47 (n=5)`, or `missing`."""
     if ours is None or not ours.n_ok:
         return "missing"
+    if ours.number("accuracy") is None:  # runs that measured a validation split only
+        return "no test accuracy"
     std = ours.std["accuracy"]
     return (
         f"{ours.number('accuracy'):.2f}"

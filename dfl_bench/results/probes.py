@@ -50,3 +50,19 @@ def verdict(repo: Path, configuration: str | None, commits: Sequence[str]) -> bo
                 return False
             found = alike if found is None else found
     return found
+
+
+def deciding_files(repo: Path, configuration: str | None, commits: Sequence[str]) -> list[str]:
+    """The committed probe files (relative to `repo`) that probed every one of `commits` for
+    `configuration` and found them alike."""
+    out = []
+    for path in sorted(repo.glob(PROBE_FILES)):
+        try:
+            cells = json.loads(path.read_text()).get("cells", {})
+        except (OSError, ValueError):
+            continue
+        entries = cells.get(configuration or "", {}).get("commits", {})
+        if commits and all(c in entries for c in commits):
+            if same({c: entries[c] for c in commits}) is True:
+                out.append(path.relative_to(repo).as_posix())
+    return out

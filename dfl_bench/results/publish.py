@@ -293,8 +293,8 @@ SPREAD_METRICS = {  # record field -> its label: the two accuracies, then the co
 
 def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
     """Mean ± sample std over seeds of the seed-spread runs (the baseline and the default
-    configuration; one line per configuration), so a table's difference can be told from seed
-    noise."""
+    configuration; one line per configuration, every run of it pooled from any folder, a seed
+    once, as every table counts it), so a table's difference can be told from seed noise."""
     if frame.empty:
         return []
     runs = frame[
@@ -306,9 +306,11 @@ def seed_spread(frame: pd.DataFrame, profile: str) -> list[str]:
     per_row = runs.groupby(["experiment", "row"], dropna=False)["configuration"]
     per_row = per_row.transform("nunique")
     keys = ["experiment", "row", "configuration"]
-    for (experiment, row, digest), group in runs.groupby(keys, dropna=False):
+    for (experiment, row, digest), own in runs.groupby(keys, dropna=False):
+        group = pooled(frame, digest, profile, experiment)
+        group = group[group["status"] == "ok"] if not group.empty else own
         name = f"{experiment}" + ("" if pd.isna(row) else f" / {row}")
-        name += f" (config {digest})" if per_row[group.index[0]] > 1 else ""
+        name += f" (config {digest})" if per_row[own.index[0]] > 1 else ""
         cells = [name, str(len(group))]
         cells.append(", ".join(str(int(s)) for s in sorted(group.seed.dropna())))
         for column in SPREAD_METRICS:

@@ -13,7 +13,7 @@ from dfl_bench.results.agreement import WITHIN
 from dfl_bench.results.baseline_rows import against_baseline
 from dfl_bench.results.beyond_words import accuracy_text, beyond
 from dfl_bench.results.cells import PAPER_PROFILE
-from dfl_bench.results.claims import MARGINS, SECTIONS, VERDICTS
+from dfl_bench.results.claims import MARGINS, SECTIONS, VERDICTS, contradictions
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, row_configuration
 from dfl_bench.schema import ADDED_KEYS
@@ -42,7 +42,12 @@ def rules() -> list[str]:
         '"similar", "around" hold only when equivalence is shown and fail on a difference '
         'beyond the margin; "X is best" holds only when X is above every other row, fails when '
         "a row is above X, else is inconclusive (with the tie set and the bootstrap probability "
-        "that X is the top row). *Multiplicity*: Holm within each claim over its comparisons, "
+        'that X is the top row); "only X" (X alone has a property) holds only when X is '
+        "shown to have it and every other row is shown not to (below, or equivalent within the "
+        "margin), fails when another row is shown to have it, and a row left undecided makes it "
+        "inconclusive; no two holding verdicts may read one comparison differently (the "
+        "block below says so per profile). *Multiplicity*: Holm within each claim over its "
+        "comparisons, "
         f"then Benjamini-Hochberg across claims (FDR {stats.FDR:.0%}) on the p of the tests "
         "that decide each claim (0 for a verdict that rests on a fact); an interval printed in "
         "a claim that Holm undoes says `(not after Holm)`; every list or block beyond the claims "
@@ -260,6 +265,11 @@ def summary(results: Sequence[Rendered]) -> str:
             f"cells with {stats.MIN_SEEDS}+ seeds: {seeded(r)}; claims on ours: "
             f"{_claim_counts(r)}.",
             "",
+        ]
+        clashes = contradictions({item.name: ours for item, _, ours in r.verdicts})
+        lines += [
+            "- holding verdicts that read one comparison differently: "
+            + ("; ".join(clashes) if clashes else "none")
         ]
         if r.profile == PAPER_PROFILE:
             lines += [f"- run by run: {budget_runs.runs_in_words(r)}"]

@@ -857,3 +857,24 @@ def test_a_rendering_of_one_profile_leaves_what_sums_every_profile(tmp_path, cap
     assert [path.read_text() for path in shared] == before
     assert "left as they are by a rendering of ['long']" in capsys.readouterr().out
     assert "## tnorms, profile `quick`" in (out / "tables" / "tnorms.md").read_text()  # kept
+
+
+def test_the_seed_spread_pools_every_folder_like_the_tables(tmp_path):
+    """The default configuration's seeds trained under another table's folder count in its
+    seed-spread line, as they count in every table that shows it."""
+    from dfl_bench.lifecycle import records
+    from dfl_bench.results import publish
+
+    away = write(tmp_path, "aggregation", "", row="forall_log_product", seed=1, accuracy=0.94)
+    record = json.loads(away.read_text())
+    config = {**record["config"], "experiment_name": "default", "seed": 0}
+    digest = records.config_hash(config)
+    records.write_record(
+        tmp_path / "default" / f"{digest}.json",
+        {**record, "config": config, "seed": 0, "experiment": "default", "config_hash": digest}
+        | {"test_accuracy": 0.96, "best_test_accuracy": 0.96},
+    )
+    frame = load_records(tmp_path)
+    assert len(set(frame["configuration"])) == 1  # one configuration, two folders
+    (line,) = [row for row in publish.seed_spread(frame, "quick") if row.startswith("| default")]
+    assert "| 2 | 0, 1 | 95.00 ± 1.41 |" in line  # the default folder alone: n = 1

@@ -271,10 +271,13 @@ def test_new_claims_on_the_papers_numbers(tmp_path):
     assert "dfl_improves_on_baseline" in holds
     # held before Benjamini-Hochberg across the paper's claims only while a claim's p was the
     # largest of every decided test it read; on the tests that decide them they hold after it
-    for name in ("only_symmetric_product_reichenbach", "aggregators_most_important"):
-        verdict = verdicts[name]
-        assert verdict.status == "holds" and verdict.q < stats.FDR
-        assert "before Benjamini-Hochberg" not in verdict.detail
+    verdict = verdicts["aggregators_most_important"]
+    assert verdict.status == "holds" and verdict.q < stats.FDR
+    assert "before Benjamini-Hochberg" not in verdict.detail
+    # "only T_P + I_RC": single runs cannot show the other 18 symmetric rows not above the
+    # baseline (below, or equivalent within +-0.5 after Holm): not shown is no evidence
+    only = verdicts["only_symmetric_product_reichenbach"]
+    assert only.status == "inconclusive" and "undecided (neither shown to nor" in only.detail
     # single runs with the paper's seed std 0.204 cannot show equivalence within +-0.5 unless
     # the two printed numbers nearly agree: "similar" is inconclusive on its own numbers
     assert verdicts["yager20_s_similar_to_r"].status == "inconclusive"
@@ -304,14 +307,23 @@ def test_a_correlation_needs_its_permutation_p_value_not_only_its_sign(tmp_path)
     assert cons.status == "holds" and "rho(cons, cu_cons) = -0.59 (p = 0.000)" in cons.detail
 
 
-def test_a_well_performing_symmetric_row_other_than_product_fails_the_only_claim():
-    values = {claims.BASE: 95.0, ("same_symmetric", "product_S"): 97.0}
+def test_only_product_reichenbach_needs_every_other_symmetric_row_shown_not_above():
+    """Ours, 6 seeds a cell: with every other symmetric row shown equivalent to the baseline the
+    claim holds; one row left undecided (a wide spread) makes it inconclusive, not holding;
+    another row shown above makes it fail."""
+    tight = [95.0, 95.02, 94.98, 95.01, 94.99, 95.0]
+    values = {claims.BASE: tight, ("same_symmetric", "product_S"): [x + 2 for x in tight]}
     for experiment, rows in claims.SYMMETRIC.items():
         for row in rows:
-            values.setdefault((experiment, row), 95.0)
-    assert check("only_symmetric_product_reichenbach", view(values)).status == "holds"
-    values[("sum9_symmetric", "yager_p20")] = 97.0
-    verdict = check("only_symmetric_product_reichenbach", view(values))
+            values.setdefault((experiment, row), list(tight))
+    assert check("only_symmetric_product_reichenbach", view(values, None)).status == "holds"
+    wide = dict(values)
+    wide[("sum9_symmetric", "yager_p20")] = [93.0, 97.5, 94.0, 96.5, 95.5, 94.5]
+    verdict = check("only_symmetric_product_reichenbach", view(wide, None))
+    assert verdict.status == "inconclusive" and "undecided (neither" in verdict.detail
+    assert "sum9_symmetric/yager_p20" in verdict.detail.split("undecided")[1]
+    values[("sum9_symmetric", "yager_p20")] = [x + 2 for x in tight]
+    verdict = check("only_symmetric_product_reichenbach", view(values, None))
     assert verdict.status == "fails" and "sum9_symmetric/yager_p20 +2.00 [" in verdict.detail
 
 
@@ -736,3 +748,35 @@ def test_one_configuration_shows_one_n_and_one_value_in_every_table(tmp_path):
     assert s9.n["accuracy"] == half.n["accuracy"] == 5
     assert s9.mean["accuracy"] == half.mean["accuracy"] == pytest.approx(96.0)
     assert sorted(s9.seed_ids["accuracy"]) == [0, 1, 2, 3, 4]
+
+
+ABOVE = stats.welch([97.0, 97.1, 96.9, 97.05], [95.0, 95.1, 94.9, 95.05], margin=0.5)
+SAME = stats.welch([95.0, 95.01, 94.99, 95.0], [95.0, 95.02, 94.98, 95.01], margin=0.5)
+OPEN = stats.welch([96.0, 94.0, 95.5, 94.5], [95.0, 95.2, 94.8, 95.1], margin=0.5)
+
+
+def test_only_x_needs_every_other_row_shown_not_to_have_the_property():
+    """'Only x is above': holds with every other row shown below or equivalent; one row left
+    undecided turns it inconclusive (absence of evidence is not evidence); another row shown
+    above makes it fail, as does x shown equivalent."""
+    from dfl_bench.results.claims.checks import only
+
+    assert (ABOVE.outcome, SAME.equivalent, OPEN.outcome, OPEN.equivalent) == (1, True, 0, False)
+    assert only({"x": ABOVE, "y": SAME}, ["x"])[0] is True
+    verdict, detail = only({"x": ABOVE, "y": SAME, "z": OPEN}, ["x"])
+    assert verdict is None and "undecided (neither shown to nor shown not to): z" in detail
+    assert only({"x": ABOVE, "y": ABOVE}, ["x"])[0] is False
+    assert only({"x": SAME, "y": SAME}, ["x"])[0] is False
+
+
+def test_two_holding_verdicts_that_read_one_comparison_differently_are_found():
+    a, b, base = ("t", "a"), ("t", "b"), ("baseline", "ce_pair")
+    one = framework.Verdict("holds", "", comparisons=((("interval", a, base, "accuracy"), ABOVE),))
+    other = framework.Verdict("holds", "", comparisons=((("interval", base, a, "accuracy"), SAME),))
+    apart = framework.Verdict("holds", "", comparisons=((("interval", b, base, "accuracy"), SAME),))
+    undecided = framework.Verdict("inconclusive", "", comparisons=other.comparisons)
+    found = framework.contradictions({"one": one, "other": other, "apart": apart})
+    assert found == [
+        "`one` reads baseline/ce_pair - t/a (accuracy) as below, `other` as equivalent"
+    ]
+    assert framework.contradictions({"one": one, "other": undecided, "apart": apart}) == []

@@ -22,16 +22,35 @@ def frame() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["experiment", "row", "seed", "config"])
 
 
-def test_each_variation_leaves_out_what_it_names_and_nothing_else():
+def test_each_variation_moves_one_choice_and_leaves_out_only_what_it_names():
     runs = frame()
-    by_label = {label: (points, keep) for label, points, keep in sensitivity.variations()}
-    assert [p for p, _ in by_label.values()] == [4.0, 6.0, 7.5, COLLAPSE_POINTS, COLLAPSE_POINTS]
-    points, keep = by_label["without `best/sum9` seed 4"]
-    kept = keep(runs)
+    by_label = {v.label: v for v in sensitivity.variations()}
+    assert [v.points for v in by_label.values()] == [4.0, 6.0, 7.5, *[COLLAPSE_POINTS] * 5]
+    assert [v.margin for v in by_label.values()] == [0.5] * 5 + [0.25, 1.0, 0.5]
+    assert [v.correction for v in by_label.values()][-2:] == ["Benjamini-Hochberg", "Holm"]
+    kept = by_label["without `best/sum9` seed 4"].keep(runs)
     assert len(kept) == 4 and not ((kept["row"] == "sum9") & (kept["seed"] == 4)).any()
-    gone = by_label["without the GPU-trained runs"][1](runs)
+    gone = by_label["without the GPU-trained runs"].keep(runs)
     assert list(gone["seed"]) == [4, 5, 4, 1]  # a config without an accelerator: the CPU
-    assert len(by_label["collapse line 6 points under the baseline"][1](runs)) == len(runs)
+    for label in (
+        "collapse line 6 points under the baseline",
+        "Holm across claims instead of Benjamini-Hochberg",
+        "accuracy equivalence margin ±1 points",
+    ):
+        assert len(by_label[label].keep(runs)) == len(runs)
+
+
+def test_holm_across_claims_is_stricter_than_benjamini_hochberg():
+    from dfl_bench.results.claims import across_claims
+
+    decided = [Verdict("holds", "", p=0.02), Verdict("holds", "", p=0.03)]
+    assert [v.status for v in across_claims(decided)] == ["holds", "holds"]  # q 0.03, 0.03
+    holm = across_claims(decided, "Holm")  # 0.04, 0.04
+    assert [v.status for v in holm] == ["holds", "holds"]
+    three = [*decided, Verdict("holds", "", p=0.04)]
+    assert [v.status for v in across_claims(three)] == ["holds"] * 3  # BH: 0.04 each
+    assert [v.status for v in across_claims(three, "Holm")] == ["inconclusive"] * 3  # 0.06 ...
+    assert "before Holm across claims" in across_claims(three, "Holm")[0].detail
 
 
 def test_the_verdicts_that_move_are_named_with_their_new_status():

@@ -20,6 +20,7 @@ from dfl_bench.results.claims.framework import (
     View,
     across_claims,
     claim,
+    contradictions,
     evaluate,
     views,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "View",
     "across_claims",
     "claim",
+    "contradictions",
     "evaluate",
     "views",
 ]

@@ -6,13 +6,14 @@ from dfl_bench.results import stats
 from dfl_bench.results.agreement import spearman
 from dfl_bench.results.claims.checks import (
     above_baseline,
+    all_above,
     all_hold,
     as_claimed,
     claimed_order,
     claimed_sign,
     enough_wins,
-    exactly_above,
     is_best,
+    only,
     ratio_difference_text,
     tally,
 )
@@ -68,7 +69,7 @@ def _beat_symmetric(v: View) -> tuple[bool | None, str]:
 def _glky(v: View) -> tuple[bool | None, str]:
     rows = [f"{t}_{a}" for t in TNORMS_RMSE[:2] + TNORMS_RMSE[3:5] for a in ("log_product", "rmse")]
     above, within, detail = above_baseline(v, "symmetric_aggregators", rows)
-    return exactly_above(above, within, rows), detail
+    return all_above(above, within, rows), detail
 
 
 @claim(
@@ -128,20 +129,17 @@ def _luk_log(v: View) -> tuple[bool | None, str]:
     "than the log-product aggregator.",
 )
 def _luk_only(v: View) -> tuple[bool | None, str]:
-    higher, within = [], []
-    for tnorm in TNORMS_RMSE:
-        cells = (
+    intervals = {
+        tnorm: v.interval(
             ("symmetric_aggregators", f"{tnorm}_rmse"),
-            (
-                "symmetric_aggregators",
-                f"{tnorm}_log_product",
-            ),
+            ("symmetric_aggregators", f"{tnorm}_log_product"),
+            CU_CONS,
         )
-        outcome = v.interval(*cells, CU_CONS).outcome
-        (higher if outcome > 0 else within if outcome == 0 else []).append(tnorm)
-    return exactly_above(higher, within, ["lukasiewicz"]), (
-        f"cu_cons higher with RMSE beyond the noise: {higher}; within it: {within}"
-    )
+        for tnorm in TNORMS_RMSE
+    }
+    higher = [t for t, i in intervals.items() if i.outcome > 0]
+    holds, undecided = only(intervals, ["lukasiewicz"])
+    return holds, f"cu_cons higher with RMSE beyond the noise: {higher}; {undecided}"
 
 
 @claim(

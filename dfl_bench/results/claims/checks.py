@@ -128,6 +128,20 @@ def above_baseline(
     )
 
 
+def only_above_baseline(
+    v: View, experiment: str, rows: Iterable[str], want: Iterable[str]
+) -> tuple[bool | None, str]:
+    """'Of `rows`, only `want` are above the baseline' by the rule of `only`, and the detail."""
+    intervals = {row: v.interval((experiment, row), BASE) for row in rows}
+    holds, undecided = only(intervals, want)
+    above = [row for row, i in intervals.items() if i.outcome > 0]
+    parts = ", ".join(f"{row} {i.brief()}" for row, i in intervals.items())
+    return holds, (
+        f"above: {above}; {undecided}; baseline {printed(v.baseline())}; minus the baseline: "
+        f"{parts}"
+    )
+
+
 def all_below_baseline(v: View, experiment: str, rows: list[str]) -> tuple[bool | None, str]:
     """Every row below the baseline beyond the noise (True), any above it (False), else None."""
     above, within, detail = above_baseline(v, experiment, rows)
@@ -160,9 +174,47 @@ def all_hold(verdicts: Iterable[bool | None]) -> bool | None:
     return False if False in verdicts else None if None in verdicts else True
 
 
-def exactly_above(above: Iterable, within: Iterable, want: Iterable) -> bool | None:
-    """Whether the rows above the baseline are exactly `want`: None when the difference is rows
-    within the noise."""
+def only(intervals: Mapping, want: Iterable, one_option: bool = False) -> tuple[bool | None, str]:
+    """'Only `want` have the property' (each interval: a row minus its reference; the property:
+    above it beyond the noise): holds when every wanted row is shown to have it and every other
+    row is shown not to (below, or equivalent within the margin by TOST); fails when another
+    row is shown to have it or a wanted row is shown not to; else inconclusive: a row left
+    undecided is no evidence either way. `one_option`: the wanted rows are one option's cells
+    (e.g. in two knowledge bases): it has the property when any of them is shown to, and is
+    shown not to when all of them are.
+
+    >>> a = stats.welch([2.0, 2.1, 1.9], [0.0, 0.1, -0.1])
+    >>> none = stats.welch([0.3, -0.3], [0.0, 0.1])
+    >>> only({"x": a, "y": a}, ["x"])[0], only({"x": a, "y": none}, ["x"])[0]
+    (False, None)
+    """
+    want = set(want)
+    has = {k for k, i in intervals.items() if i.outcome > 0}
+    hasnt = {k for k, i in intervals.items() if i.outcome < 0 or (i.outcome == 0 and i.equivalent)}
+    undecided = [k for k in intervals if k not in has and k not in hasnt]
+    others = [k for k in undecided if k not in want]
+    if one_option:
+        shown, refuted = bool(want & has), want <= hasnt
+    else:
+        shown, refuted = want <= has, bool(want & hasnt)
+    if has - want or refuted:
+        verdict: bool | None = False
+    elif shown and not others:
+        verdict = True
+    else:
+        verdict = None
+    return verdict, f"undecided (neither shown to nor shown not to): {_names(undecided) or 'none'}"
+
+
+def _names(keys: Iterable) -> str:
+    """Row keys (a row, or an (experiment, row) cell) as `a, b/c`."""
+    return ", ".join(k if isinstance(k, str) else "/".join(map(str, k)) for k in keys)
+
+
+def all_above(above: Iterable, within: Iterable, want: Iterable) -> bool | None:
+    """Whether every row of `want` is above the baseline (`above` and `within` found over those
+    rows): None while some stay within the noise, False when one is below or another row is
+    above. A claim that *only* some rows are above is decided by `only`."""
     above, within, want = set(above), set(within), set(want)
     if above == want:
         return True

@@ -6,6 +6,7 @@ from dfl_bench.results.claims.checks import (
     as_claimed,
     cell_values,
     difference_text,
+    only,
     printed,
 )
 from dfl_bench.results.claims.framework import (
@@ -33,18 +34,16 @@ T_P_I_RC = {("same_symmetric", "product_S"), ("sum9_symmetric", "product")}
     "implication [the only symmetric rows above the baseline beyond the noise are T_P + I_RC].",
 )
 def _only_tp_irc(v: View) -> tuple[bool | None, str]:
-    well, within, parts = [], [], []
-    for experiment, rows in SYMMETRIC.items():
-        for row in rows:
-            interval = v.interval((experiment, row), BASE)
-            if interval.outcome > 0:
-                well.append((experiment, row))
-                parts.append(f"{experiment}/{row} {interval.brief()}")
-            elif interval.outcome == 0:
-                within.append((experiment, row))
-    others = set(well) - T_P_I_RC
-    holds = False if others else True if well else None
-    return holds, f"above the baseline beyond the noise: {', '.join(parts) or 'none'}"
+    intervals = {
+        (experiment, row): v.interval((experiment, row), BASE)
+        for experiment, rows in SYMMETRIC.items()
+        for row in rows
+    }
+    parts = [f"{e}/{r} {i.brief()}" for (e, r), i in intervals.items() if i.outcome > 0]
+    holds, undecided = only(intervals, T_P_I_RC, one_option=True)
+    return holds, (
+        f"above the baseline beyond the noise: {', '.join(parts) or 'none'}; {undecided}"
+    )
 
 
 INDIVIDUAL = {  # Section 10.2's factors: the table and its rows that vary one operator

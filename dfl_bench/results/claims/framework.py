@@ -17,6 +17,7 @@ Benjamini-Hochberg across claims (`across_claims`) on the p of the tests that de
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -109,6 +110,7 @@ class View:
     family: Family | None = None  # the comparisons of the claim being evaluated
     seed_ids: Mapping[Key, tuple[int, ...]] = field(default_factory=dict)  # ours: `samples`'
     paired: bool = False  # two cells compared over their common seeds (a secondary view)
+    margins: Mapping[str, float] = field(default_factory=lambda: dict(MARGINS))  # TOST's
 
     def get(self, experiment: str, row: str, column: str = "accuracy") -> float:
         """A number, or NotMeasurable naming the cell (on ours also a cell of too few seeds)."""
@@ -170,7 +172,7 @@ class View:
 
     def interval(self, a: Cell, b: Cell, column: str = "accuracy") -> stats.Interval:
         """The difference a - b and its 95% interval, by the view's noise (module doc)."""
-        margin = MARGINS[column]
+        margin = self.margins[column]
         if self.noise is None:
             raw = self._seeds_interval(a, b, column)
         else:
@@ -196,8 +198,8 @@ class View:
             if len(common) >= stats.MIN_SEEDS:
                 pa, pb = [xa[i] for i, _ in common], [xb[j] for _, j in common]
                 digits = 2 if column == "accuracy" else 3
-                return stats.paired(pa, pb, MARGINS[column], digits)
-        return stats.compare_runs(xa, ca, xb, cb, MARGINS[column])
+                return stats.paired(pa, pb, self.margins[column], digits)
+        return stats.compare_runs(xa, ca, xb, cb, self.margins[column])
 
     def _common_seeds(self, a: Cell, b: Cell, column: str) -> list[tuple[int, int]]:
         """The positions in a's and b's samples of the seeds both cells ran."""
@@ -212,7 +214,7 @@ class View:
         the cell's own seeds (Student's t; its collapsed runs left out), on the paper's numbers
         by its seed std (accuracy) or their printed precision (ratios); the column's margin
         unless the claim's stated size gives its own (`margin`)."""
-        margin = MARGINS[column] if margin is None else margin
+        margin = self.margins[column] if margin is None else margin
         if self.noise is None:
             kept = stats.kept_runs(self.seeds(cell, column), self.collapses(cell, column))
             if len(kept) < 2:
@@ -232,7 +234,7 @@ class View:
 
     def against(self, sample: Sample, b: Cell) -> stats.Interval:
         """A sample of runs (the default configuration) minus cell b, by the view's noise."""
-        margin = MARGINS["accuracy"]
+        margin = self.margins["accuracy"]
         if self.noise is None:
             if len(sample.values) < stats.MIN_SEEDS:
                 raise NotMeasurable(
@@ -367,14 +369,20 @@ def decisive_level(item: Claim, view: View, family: Family, holds: bool) -> floa
     return max(family.decided, default=0.0)
 
 
-def across_claims(verdicts: Sequence[Verdict]) -> list[Verdict]:
+ACROSS = {"Benjamini-Hochberg": stats.benjamini_hochberg, "Holm": stats.holm}
+
+
+def across_claims(
+    verdicts: Sequence[Verdict], correction: str = "Benjamini-Hochberg"
+) -> list[Verdict]:
     """Benjamini-Hochberg across the measurable claims (FDR stats.FDR; an inconclusive claim
     counts with p = 1): a decided claim whose adjusted p-value (q) is not below the rate becomes
-    inconclusive, saying so."""
+    inconclusive, saying so. `correction="Holm"`: the family-wise rule instead (the
+    sensitivity table's variation; nothing is decided by it)."""
     tested = [i for i, v in enumerate(verdicts) if v.status != VERDICTS[-1]]
     ps = [verdicts[i].p if verdicts[i].p is not None else 1.0 for i in tested]
     out = list(verdicts)
-    for i, q in zip(tested, stats.benjamini_hochberg(ps), strict=True):
+    for i, q in zip(tested, ACROSS[correction](ps), strict=True):
         v = verdicts[i]
         if v.status == INCONCLUSIVE or q < stats.FDR:
             out[i] = replace(v, q=q)
@@ -383,9 +391,36 @@ def across_claims(verdicts: Sequence[Verdict]) -> list[Verdict]:
                 v,
                 status=INCONCLUSIVE,
                 q=q,
-                detail=f"{v.detail} [{v.status} before Benjamini-Hochberg across claims: "
-                f"q = {q:.3f}]",
+                detail=f"{v.detail} [{v.status} before {correction} across claims: q = {q:.3f}]",
             )
+    return out
+
+
+FLIPPED = {"above": "below", "below": "above", "equivalent": "equivalent"}
+
+
+def contradictions(verdicts: Mapping[str, Verdict]) -> list[str]:
+    """Pairs of holding claims (by name) that read one comparison (two cells and a column, in
+    either order) decided differently (above / below / equivalent, each after its claim's own
+    Holm): one line each; none on a consistent set of verdicts."""
+    reads: dict[tuple, dict[str, str]] = {}
+    for name, verdict in verdicts.items():
+        if verdict.status != "holds":
+            continue
+        for key, interval in verdict.comparisons:
+            word = interval.word
+            if key[0] != "interval" or word not in FLIPPED:
+                continue
+            _, a, b, column = key
+            if (b, a) < (a, b):
+                a, b, word = b, a, FLIPPED[word]
+            reads.setdefault((a, b, column), {})[name] = word
+    out = []
+    for (a, b, column), words in reads.items():
+        for (first, one), (second, other) in itertools.combinations(words.items(), 2):
+            if one != other:
+                cells = f"{'/'.join(a)} - {'/'.join(b)} ({column})"
+                out.append(f"`{first}` reads {cells} as {one}, `{second}` as {other}")
     return out
 
 

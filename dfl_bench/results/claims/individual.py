@@ -8,6 +8,7 @@ import math
 from dfl_bench.results.claims.checks import (
     above_baseline,
     against_rows,
+    all_above,
     all_below_baseline,
     all_hold,
     as_claimed,
@@ -17,7 +18,6 @@ from dfl_bench.results.claims.checks import (
     correlation,
     difference_text,
     enough_wins,
-    exactly_above,
     is_best,
     printed,
     values_text,
@@ -64,7 +64,7 @@ def _log_product(v: View) -> tuple[bool | None, str]:
 def _other_gme(v: View) -> tuple[bool | None, str]:
     rows = ["forall_gme_p1_5", "forall_gme_p20"]
     above, within, detail = above_baseline(v, "aggregation", rows)
-    return exactly_above(above, within, rows), f"above: {above}; {detail}"
+    return all_above(above, within, rows), f"above: {above}; {detail}"
 
 
 @claim(
@@ -127,7 +127,7 @@ def _yager_exists(v: View) -> tuple[bool | None, str]:
     if not rows:
         raise NotMeasurable("aggregation has no exists_yager rows")
     above, within, detail = above_baseline(v, "aggregation", rows)
-    return exactly_above(above, within, rows), detail
+    return all_above(above, within, rows), detail
 
 
 @claim(
@@ -147,7 +147,7 @@ def _max_exists(v: View) -> tuple[bool | None, str]:
         for r in rows
         if v.interval(("aggregation", g), ("aggregation", r)).outcome < 0
     ]
-    holds = False if beaten else exactly_above(above, within, rows)
+    holds = False if beaten else all_above(above, within, rows)
     return holds, f"{detail}; a generalized mean below them beyond the noise: {beaten or 'none'}"
 
 
@@ -219,7 +219,7 @@ def _around_97(v: View) -> tuple[bool | None, str]:
 def _kd_yr(v: View) -> tuple[bool | None, str]:
     rows = ["kleene_dienes", "yager_r_p1_5", "yager_r_p2", "yager_r_p20"]
     above, within, detail = above_baseline(v, "implications", rows)
-    return exactly_above(above, within, rows), detail
+    return all_above(above, within, rows), detail
 
 
 @claim(

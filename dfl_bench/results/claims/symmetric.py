@@ -5,15 +5,14 @@ from __future__ import annotations
 from dfl_bench.results import stats
 from dfl_bench.results.agreement import spearman
 from dfl_bench.results.claims.checks import (
-    above_baseline,
     all_hold,
     as_claimed,
     cell_values,
     claimed_order,
     difference_text,
     enough_wins,
-    exactly_above,
     is_best,
+    only_above_baseline,
     printed,
     ratio_difference_text,
     tally,
@@ -59,8 +58,7 @@ def _s_beat_r_same(v: View) -> tuple[bool | None, str]:
     "T_Y, p=20.",
 )
 def _r_only_yager20(v: View) -> tuple[bool | None, str]:
-    above, within, detail = above_baseline(v, "same_symmetric", SYM_R)
-    return exactly_above(above, within, ["yager_p20_R"]), f"above: {above}; {detail}"
+    return only_above_baseline(v, "same_symmetric", SYM_R, ["yager_p20_R"])
 
 
 @claim(
@@ -210,8 +208,8 @@ def _nilpotent(v: View) -> tuple[bool | None, str]:
     "t-norm and the Yager t-norm with p=20.",
 )
 def _sum9_above(v: View) -> tuple[bool | None, str]:
-    above, within, detail = above_baseline(v, "sum9_symmetric", v.rows("sum9_symmetric"))
-    return exactly_above(above, within, ["product", "yager_p20"]), f"above: {above}; {detail}"
+    rows = v.rows("sum9_symmetric")
+    return only_above_baseline(v, "sum9_symmetric", rows, ["product", "yager_p20"])
 
 
 @claim(
