@@ -137,12 +137,20 @@ def test_mnist_addition_at_15_digits_trains_with_the_lenet(tmp_path):
     assert record["config"]["task"]["digits"] == 15
 
 
-def test_the_budget_search_trains_each_network_as_its_yaml_gives_it():
+@pytest.mark.parametrize(
+    "experiment", ["mnist_addition_budget_nets", "mnist_addition_frontier_nets"]
+)
+def test_the_network_experiments_train_each_network_as_its_yaml_gives_it(experiment):
     from omegaconf import OmegaConf
 
     spec = OmegaConf.to_container(
-        OmegaConf.load(REPO / "conf" / "experiment" / "mnist_addition_budget_nets.yaml")
+        OmegaConf.load(REPO / "conf" / "experiment" / f"{experiment}.yaml")
     )
+    if experiment == "mnist_addition_frontier_nets":
+        for row, entry in spec["rows"].items():
+            shipped = OmegaConf.load(REPO / "conf" / "net" / f"{entry['net']['name']}.yaml")
+            assert entry["net"] == OmegaConf.to_container(shipped), row
+        return
     for row, entry in spec["rows"].items():
         shipped = OmegaConf.to_container(
             OmegaConf.load(REPO / "conf" / "net" / f"{row.split('_e')[0]}.yaml")
