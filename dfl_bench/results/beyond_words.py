@@ -81,12 +81,18 @@ def untrained_runs(table: Table, key: str) -> int:
     return int(((own["status"] == "ok") & (own[GRADIENT_REACHED] == 0)).sum())
 
 
-def longest(results: Sequence[Rendered], name: str) -> Rendered:
-    """The rendering at the longest profile that has records of table `name` (else the
-    longest)."""
+def with_its_records(results: Sequence[Rendered], name: str) -> Rendered:
+    """The rendering of table `name` at the profile its records have: the most rows with
+    stats.MIN_SEEDS+ seeds, then the most records, then the longest profile."""
     order = ["smoke", "quick", "long", "paper"]
-    present = [r for r in results if not r.tables[name].records.empty] or list(results)
-    return max(present, key=lambda r: order.index(r.profile) if r.profile in order else -1)
+
+    def rank(r: Rendered) -> tuple[int, int, int]:
+        table = r.tables[name]
+        seeded = sum(o.n["accuracy"] >= stats.MIN_SEEDS for o in table.ours().values())
+        length = order.index(r.profile) if r.profile in order else -1
+        return seeded, len(table.records), length
+
+    return max(results, key=rank)
 
 
 def beyond_markers(name: str) -> tuple[str, str]:
@@ -99,7 +105,7 @@ def beyond_block(name: str, results: Sequence[Rendered]) -> str:
     records: every row against each of its reference rows and against the supervised baseline
     (Welch's 95% interval over both cells' own seeds, collapse-aware), then its collapsed runs."""
 
-    r = longest(results, name)
+    r = with_its_records(results, name)
     table = r.tables[name]
     ours = table.ours()
     keys = table.paper.keys()
@@ -173,7 +179,7 @@ def table_block(name: str, results: Sequence[Rendered]) -> str:
     """A table beyond the paper as the write-up shows it: its rows at the longest profile
     with records of it (the Markdown table of its table file, without the notes' marks)."""
 
-    r = longest(results, name)
+    r = with_its_records(results, name)
     text = beyond_tables.markdown(r.tables[name])
     tables = [  # each Markdown table of the file, with the line that introduces it
         [lead, *(re.sub(r" \[\d+\]", "", line) for line in rows.splitlines())]

@@ -193,7 +193,9 @@ def write(
                 kept[name] = f"{tables_dir / name}.md ({'; '.join(lost)})"
     for name in (n for n in names if n not in kept):
         md, tex = [], []
-        for r in results:
+        # the profiles with records of this table (the first alone when it has none yet)
+        shown = [r for r in results if not r.tables[name].records.empty] or results[:1]
+        for r in shown:
             table = r.tables[name]
             mine = [v for v in r.verdicts if v[0].experiment == name]
             md.append(

@@ -338,6 +338,8 @@ def test_verdicts_show_long_beside_quick_once_its_records_land(tmp_path):
     assert main(["--records", str(records), "--out", str(out)]) == 0
     text = (out / "tables" / "verdicts.md").read_text()
     assert "|  | quick | long |" in text
+    table = (out / "tables" / "tnorms.md").read_text()  # only the profiles it has records at
+    assert "profile `quick`" in table and "profile `long`" not in table
     assert "| records (ok) | 1 (1) | no records yet |" in text
     assert (
         "| above the baseline beyond the noise | the baseline has 2 seed(s) | no records yet |"

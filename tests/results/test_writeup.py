@@ -205,3 +205,12 @@ def test_the_front_pages_paper_budget_times_are_the_records():
     for kb, minutes in runs.groupby("kb")["wall_time_s"]:
         low, high, n = round(minutes.min() / 60), round(minutes.max() / 60), len(minutes)
         assert f"{low}–{high} min for `{kb}` ({n}" in text, kb
+
+
+def test_a_table_beyond_the_paper_is_worded_at_the_profile_its_records_have():
+    """operator_families has one run at `paper` and 3 seeds a row at `long`: its block speaks
+    of `long` (it once spoke of `paper`: 0 of 12 rows)."""
+    text = README.read_text()
+    begin, end = beyond_words.beyond_markers("operator_families")
+    block = text[text.index(begin) : text.index(end)]
+    assert "Profile `long`:" in block and "Profile `paper`" not in block
