@@ -36,7 +36,7 @@ from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import TEST_ACCURACY
-from dfl_bench.tasks.contract import TaskRun
+from dfl_bench.tasks.contract import TaskRun, check_data_module
 
 
 class JobFailed(RuntimeError):
@@ -116,7 +116,10 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, A
     effective_flags(config, cfg, list(overrides))
     loggers.check(config["logger"])
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
-    return config, build_module(config, operators)
+    module = build_module(config, operators)
+    task = tasks.task_of(config)
+    check_data_module(task.data([config]), task.NAME)  # built, not loaded: nothing is read yet
+    return config, module
 
 
 def build_module(config: Mapping[str, Any], operators: OperatorSet) -> TaskRun:

@@ -20,6 +20,7 @@ resumable state, a grouped layout for a GPU) is its TaskRun's.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -31,6 +32,21 @@ from dfl_bench.checks import fraction, integer_in, number
 from dfl_bench.tasks.optim import optimizer_kwargs
 
 TRAINING_STREAM = 1  # run_seed stream of the dropout masks and a task's own random draws
+# What the lifecycle reads of a task's data module (module doc); a module without one is refused
+# before training, not after it (`check_data_module`).
+DATA_ATTRIBUTES = ("train_dataloader", "test_batches", "checksum", "arrays")
+
+
+def check_data_module(data: Any, task: str) -> None:
+    """A ValueError naming the DATA_ATTRIBUTES `data` does not declare (read without calling
+    anything: a property is not evaluated)."""
+    absent = object()
+    missing = [a for a in DATA_ATTRIBUTES if inspect.getattr_static(data, a, absent) is absent]
+    if missing:
+        raise ValueError(
+            f"task {task!r}: its data module {type(data).__name__} lacks {missing}; a task's "
+            f"data(configs) gives {list(DATA_ATTRIBUTES)} (docs/tasks.md)"
+        )
 
 
 def run_seed(seed: int, stream: int) -> int:

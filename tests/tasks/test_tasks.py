@@ -464,3 +464,29 @@ def test_a_held_out_split_is_evaluated_beside_the_test_split():
     assert len(data.train_groups) == 180
     held = {tuple(g) for g in data.splits["validation"][2].tolist()}
     assert not held & {tuple(g) for g in data.train_groups.tolist()}  # never trained on
+
+
+def test_a_task_whose_data_lacks_what_the_lifecycle_reads_is_refused_before_training(
+    tmp_path, monkeypatch
+):
+    import lightning as L
+
+    from dfl_bench.tasks.contract import check_data_module
+    from dfl_bench.tasks.mnist_kb import MnistKB
+
+    class Partial(L.LightningDataModule):
+        def train_dataloader(self):
+            return []
+
+        def test_batches(self, device):
+            return []
+
+    with pytest.raises(ValueError, match=r"lacks \['checksum', 'arrays'\]"):
+        check_data_module(Partial(), "toy")
+    for task in ("mnist_kb", "mnist_addition"):  # the shipped tasks declare all four
+        train.checked(composed(tmp_path, f"task={task}")[0])
+    monkeypatch.setattr(MnistKB, "data", lambda self, configs: Partial())
+    cfg, _ = composed(tmp_path)
+    with pytest.raises(ValueError, match=r"task 'mnist_kb': its data module Partial lacks"):
+        train.checked(cfg)
+    assert not (tmp_path / "records").exists() or not any((tmp_path / "records").rglob("*.json"))
