@@ -201,26 +201,32 @@ def _split_cells(own: pd.DataFrame) -> list[str]:
 
 
 def published_markdown(table: Table) -> list[str]:
-    """Our highest row per task setting beside other systems' published numbers: each number
-    against our seeds (Student's 95% interval of our mean minus it; its own noise not counted),
-    decided after Benjamini-Hochberg over the block's comparisons."""
+    """The rows the experiment declares beside the published numbers (`headline: true`), per
+    task setting, beside other systems' numbers: each against our seeds (Student's 95% interval
+    of our mean minus it; its own noise not counted), decided after Benjamini-Hochberg over the
+    block's comparisons; a cell whose network is not the system's says so."""
     published = table.paper.published
     systems = list(dict.fromkeys(p.system for p in published))
     settings = list(dict.fromkeys(p.setting for p in published))
-    header = ["task", "ours: highest row (n)", "ours (final)", *map(md.text, systems)]
+    header = ["task", "ours: declared row, network (n)", "ours (final)"]
+    header += [md.text(f"{s} ({_net_of(published, s)})") for s in systems]
     body, cells_of = [], []  # cells_of: per published cell, (its row, its column, shown, test)
     for setting in settings:
-        mine = _highest(table, setting)
-        key, ours = mine if mine else ("-", None)
-        cells = [", ".join(f"{k}={v}" for k, v in setting) or "-"]
-        cells += [f"{plain(key)} ({ours.n['accuracy']})" if ours else MISSING]
-        cells += [ours_value(ours, "accuracy") if ours else MISSING]
-        for system in systems:
-            theirs = [p for p in published if (p.system, p.setting) == (system, setting)]
-            cells.append("-")
-            if theirs:
-                cells_of.append((len(body), len(cells) - 1, *_published_test(theirs[0], ours)))
-        body.append(cells)
+        for key, net in _declared(table, setting):
+            ours = table.ours().get(key)
+            ours = ours if ours is not None and ours.n_ok else None
+            cells = [", ".join(f"{k}={v}" for k, v in setting) or "-"]
+            cells += [f"{plain(key)}, {net} ({ours.n['accuracy'] if ours else 0})"]
+            cells += [ours_value(ours, "accuracy") if ours else MISSING]
+            for system in systems:
+                theirs = [p for p in published if (p.system, p.setting) == (system, setting)]
+                cells.append("-")
+                if theirs:
+                    shown, test = _published_test(theirs[0], ours)
+                    if theirs[0].net and theirs[0].net != net:
+                        shown += " (another network)"
+                    cells_of.append((len(body), len(cells) - 1, shown, test))
+            body.append(cells)
     tests = adjust_block([test if isinstance(test, Interval) else None for *_, test in cells_of])
     for (row, column, shown, test), decided in zip(cells_of, tests, strict=True):
         body[row][column] = (
@@ -232,27 +238,32 @@ def published_markdown(table: Table) -> list[str]:
         "",
         *md.table(header, body),
         "",
-        f"Ours: the row of that task setting with the highest mean final accuracy (a row, not a "
-        f"verdict that it beats the others). Each published number: ours minus it, Student's 95% "
-        f"interval over our seeds (the number's own noise not counted; collapsed runs left "
-        f"out), above / below / equivalent (TOST within ±{MARGINS['accuracy']:g}) / "
-        f"inconclusive, decided after {BH} over the block's {len(cells_of)} numbers. "
-        f"Sources: {sources}.",
+        "Ours: the rows this experiment declares beside the published numbers before its runs "
+        "(`headline: true` in its yaml), never the row with the highest test accuracy; each "
+        "with its digit network. A system's column names the network its code trains (ours of "
+        "the same layers; 'not read' where we did not read its code): a row on that network is "
+        "the like-for-like comparison, a cell on another network says so. Each published "
+        "number: ours minus it, Student's 95% interval over our seeds (the number's own noise "
+        f"not counted; collapsed runs left out), above / below / equivalent (TOST within "
+        f"±{MARGINS['accuracy']:g}) / inconclusive, decided after {BH} over the block's "
+        f"{len(cells_of)} numbers. Sources: {sources}.",
     ]
 
 
-def _highest(table: Table, setting: tuple[tuple[str, object], ...]) -> tuple[str, Ours] | None:
-    """The row of the experiment (its declared rows only) with records whose task holds
-    `setting`, with the highest mean final accuracy."""
-    candidates = []
-    declared = set(table.paper.keys())  # the experiment's own rows, not another configuration
-    for key, ours in table.ours().items():
-        if key not in declared:
-            continue
-        task = table.task(key)
-        if ours.n_ok and isinstance(task, dict) and all(task.get(k) == v for k, v in setting):
-            candidates.append((ours.mean["accuracy"], key, ours))
-    return max(candidates, key=lambda c: c[0])[1:] if candidates else None
+def _net_of(published: Sequence[Published], system: str) -> str:
+    """The digit network `system`'s entries name (one), or 'not read'."""
+    nets = {p.net for p in published if p.system == system and p.net}
+    return ", ".join(sorted(nets)) or "not read"
+
+
+def _declared(table: Table, setting: tuple[tuple[str, object], ...]) -> list[tuple[str, str]]:
+    """The declared rows (`headline: true`) whose task (in the experiment's yaml) holds
+    `setting`, each with its network."""
+    return [
+        (key, net)
+        for key, net, task in table.paper.headlines
+        if all(dict(task).get(k) == v for k, v in setting)
+    ]
 
 
 def _published_test(published: Published, ours: Ours | None) -> tuple[str, Interval | str]:

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
+from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, CU_ANT, CU_CONS, TEST_ACCURACY
 
 DATA_FILE = Path(__file__).with_name("paper_numbers.yaml")
@@ -69,14 +70,16 @@ class Published:
     source: str
     note: str = ""
     sd: float | None = None  # the sd over its own seeds, where it gives one
+    net: str = ""  # its digit network: our `net` option of the same layers (e.g. lenet), or ""
 
     @classmethod
     def parse(cls, spec: Any, where: str, settings: dict[str, type] | None = None) -> Published:
         """One `published:` entry, checked (ValueError naming the file and the entry): a system,
         a source, the task setting it holds for (`task:`, a mapping of the task's settings, of
         `settings` name -> type where given), an accuracy in percent (a share in (0, 1] is
-        refused: it reads as a fraction) with an optional sd, or else a note (e.g. time-out)."""
-        known = {"system", "task", "accuracy", "sd", "source", "note"}
+        refused: it reads as a fraction) with an optional sd, or else a note (e.g. time-out), and
+        the digit network it trains where its code was read (`net:`, our option of its layers)."""
+        known = {"system", "task", "accuracy", "sd", "source", "note", "net"}
         if not isinstance(spec, dict):
             raise ValueError(f"{where}: a published entry must be a mapping of {sorted(known)}: "
                              f"{spec!r}")  # fmt: skip
@@ -85,6 +88,8 @@ class Published:
         for key in ("system", "source"):
             if not isinstance(spec.get(key), str) or not spec[key].strip():
                 raise ValueError(f"{where}: a published entry needs a `{key}` (text): {spec}")
+        if "net" in spec and (not isinstance(spec["net"], str) or not spec["net"].strip()):
+            raise ValueError(f"{where}: a published entry's `net` names a network (text): {spec}")
         task = spec.get("task")
         if not isinstance(task, dict) or not task:
             raise ValueError(
@@ -122,6 +127,7 @@ class Published:
             source=str(spec["source"]),
             note=str(spec.get("note", "")),
             sd=None if sd is None else float(sd),
+            net=str(spec.get("net", "")),
         )
 
 
@@ -147,6 +153,9 @@ class PaperTable:
     reference: str | None = None  # the row the others are compared with (beyond the paper)
     references: tuple[str, ...] = ()  # the rows the write-up compares every row with (beyond)
     published: tuple[Published, ...] = ()  # other systems' numbers beside it (beyond)
+    # The rows declared beside the published numbers (`headline: true`): row, its network and
+    # its task setting (sorted items).
+    headlines: tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...] = ()
 
     def cells(self) -> list[PaperCell]:
         """Every cell that names a config row, left to right, top to bottom."""
@@ -285,6 +294,7 @@ def beyond_paper(path: Path) -> PaperTable:
         reference=rows[0][0],
         references=flagged or (rows[0][0],),
         published=published_of(spec, path.name),
+        headlines=headlines_of(spec),
     )
 
 
@@ -306,19 +316,57 @@ def rows_task_settings(spec: dict[str, Any], task: str) -> list[dict[str, Any]]:
     return out
 
 
+def rows_nets(spec: dict[str, Any]) -> dict[str, str]:
+    """The digit network (`net` option's name) each row of an experiment trains: the
+    experiment's `net:` resolved for the row, else conf/config.yaml's default (OmegaConf only)."""
+    default = next(
+        str(d["net"])
+        for d in OmegaConf.load(Path(CONFIG_DIR) / "config.yaml").defaults
+        if isinstance(d, DictConfig) and "net" in d
+    )
+    out = {}
+    for row in spec.get("rows") or {}:
+        node = OmegaConf.create({"rows": spec["rows"], "row": row, "net": spec.get("net") or {}})
+        net = OmegaConf.to_container(node, resolve=True)["net"]
+        out[row] = str(net.get("name", default)) if isinstance(net, dict) else default
+    return out
+
+
+def headlines_of(spec: dict[str, Any]) -> tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...]:
+    """The rows an experiment declares beside the published numbers (`headline: true` in its
+    `rows` entry), each with its digit network and task setting."""
+    if not spec.get("published"):
+        return ()
+    nets, rows = rows_nets(spec), spec.get("rows") or {}
+    settings = rows_task_settings(spec, _task_name(spec))
+    return tuple(
+        (row, nets[row], tuple(sorted(setting.items())))
+        for (row, entry), setting in zip(rows.items(), settings, strict=True)
+        if entry.get("headline") is True
+    )
+
+
+def _task_name(spec: dict[str, Any]) -> str:
+    """The task an experiment overrides (`override /task` in its defaults), else the default."""
+    from dfl_bench import tasks
+
+    return next(
+        (str(d["override /task"]) for d in spec.get("defaults") or []
+         if isinstance(d, dict) and "override /task" in d),
+        tasks.DEFAULT,
+    )  # fmt: skip
+
+
 def published_of(spec: dict[str, Any], where: str) -> tuple[Published, ...]:
-    """An experiment's `published:` list, each entry checked against its task's settings and
-    no system named twice for one task setting."""
+    """An experiment's `published:` list, each entry checked against its task's settings, no
+    system named twice for one task setting, and each setting held by a row declared beside it
+    (`headline: true`): ours is never the row a test set picked."""
     from dfl_bench import tasks
 
     entries = spec.get("published") or []
     if not isinstance(entries, list):
         raise ValueError(f"{where}: `published:` must be a list of entries, got {entries!r}")
-    task = spec.get("defaults") or []
-    name = next(
-        (str(d["override /task"]) for d in task if isinstance(d, dict) and "override /task" in d),
-        tasks.DEFAULT,
-    )
+    name = _task_name(spec)
     out = [Published.parse(p, where, tasks.setting_types(name)) for p in entries]
     trained = rows_task_settings(spec, name)
     seen: set[tuple] = set()
@@ -334,6 +382,15 @@ def published_of(spec: dict[str, Any], where: str) -> tuple[Published, ...]:
                 f"{where}: {p.system} is published twice for task {dict(p.setting)}: keep one"
             )
         seen.add((p.system, p.setting))
+    declared = [s for row, s in zip(spec.get("rows") or {}, trained, strict=True)
+                if spec["rows"][row].get("headline") is True]  # fmt: skip
+    for p in out:
+        if not any(all(row.get(k) == v for k, v in p.setting) for row in declared):
+            raise ValueError(
+                f"{where}: no row declared beside {p.system}'s task {dict(p.setting)}: give the "
+                f"row of that setting you compare `headline: true` in `rows:` (declared before "
+                f"the runs, never the row with the highest test accuracy)"
+            )
     return tuple(out)
 
 

@@ -12,7 +12,7 @@ from dfl_bench.results.stats import Interval
 ADDITION = {  # an experiment of MNIST addition whose rows train 4 and 15 digits
     "defaults": [{"override /task": "mnist_addition"}],
     "task": {"digits": "${rows[${row}].digits}"},
-    "rows": {"n4": {"digits": 4}, "n15": {"digits": 15}},
+    "rows": {"n4": {"digits": 4, "headline": True}, "n15": {"digits": 15, "headline": True}},
 }
 GOOD = {"system": "S", "task": {"digits": 4}, "accuracy": 92.7, "source": "a paper"}
 
@@ -50,6 +50,14 @@ def test_a_published_entry_that_would_be_read_wrong_is_refused_naming_the_file(e
         published_of(entries(entry), "x.yaml")
 
 
+def test_a_published_setting_without_a_declared_row_is_refused():
+    spec = {**entries(GOOD), "rows": {"n4": {"digits": 4}, "n15": {"digits": 15, "headline": True}}}
+    with pytest.raises(ValueError, match=r"x\.yaml: no row declared beside S's task"):
+        published_of(spec, "x.yaml")
+    with pytest.raises(ValueError, match="`net` names a network"):
+        published_of(entries({**GOOD, "net": ""}), "x.yaml")
+
+
 def test_one_system_twice_for_one_task_is_refused():
     with pytest.raises(ValueError, match="S is published twice for task {'digits': 4}"):
         published_of(entries(GOOD, {**GOOD, "accuracy": 93.0}), "x.yaml")
@@ -76,10 +84,29 @@ def test_ours_beside_published_numbers_is_a_declared_row_never_a_hand_made_confi
               accuracy=0.90 + seed / 100)  # fmt: skip
         write(tmp_path, "mnist_addition_digits", "b", row="product_sum_n4", seed=seed,
               accuracy=0.99, extra_config={"data": {"batch_size": 64}})  # fmt: skip
+        write(tmp_path, "mnist_addition_digits", "c", row="product_max_n4", seed=seed,
+              accuracy=0.95)  # a higher row, not declared: never the one shown  # fmt: skip
     table = build_table(PAPER.tables["mnist_addition_digits"], load_records(tmp_path),
                         "quick", REPO)  # fmt: skip
-    (digits4,) = [line for line in published_markdown(table) if line.startswith("| digits=4 |")]
-    assert "| product_sum_n4 (3) | 91.00 ± 1.00" in digits4
+    block = published_markdown(table)
+    (digits4,) = [line for line in block if line.startswith("| digits=4 |")]
+    assert "| product_sum_n4, paper (3) | 91.00 ± 1.00" in digits4
+    assert "DeepStochLog (lenet)" in block[2] and "92.7 (another network)" in digits4
+    (digits15,) = [line for line in block if line.startswith("| digits=15 |")]
+    assert "| product_sum_n15, paper (0) | missing" in digits15
+
+
+def test_a_lenet_row_is_like_for_like_and_another_network_is_labelled():
+    import yaml
+
+    from dfl_bench.results.paper import CONFIG_DIR, headlines_of
+
+    path = f"{CONFIG_DIR}/experiment/mnist_addition_frontier_nets.yaml"
+    heads = {row: net for row, net, _ in headlines_of(yaml.safe_load(open(path).read()))}
+    assert heads == {
+        **{f"bn_wide_n{n}": "bn_wide" for n in (4, 15, 100)},
+        **{f"lenet_n{n}": "lenet" for n in (4, 15, 100)},
+    }
 
 
 def test_a_sum_tasks_split_noise_and_digit_prediction_are_each_runs_averaged():
