@@ -160,12 +160,14 @@ addition-budget-nets: ## choose the frontier's budget per network on its validat
 	@echo "running in the background: tail -f $(BUDGET_NETS_DIR)/budget.log"
 
 # The frontier's final runs with each network on its chosen budget (conf/experiment/
-# mnist_addition_frontier_nets.yaml), in the background from a frozen copy, two jobs at a time:
+# mnist_addition_frontier_nets.yaml) and the networks' supervised ceilings (digit_ceiling_nets),
+# stage by stage (scripts/addition_frontier_nets.sh), in the background from a frozen copy, two
+# jobs at a time:
 # harvest: make addition-harvest ADDITION_DIR=$(NETS_DIR) ADDITION_COMMIT=$$(cat $(NETS_DIR)/commit)
 NETS_COMMIT ?= HEAD
 NETS_DIR ?= $(HOME)/.cache/dfl_bench/addition_frontier_nets
 NETS_JOBS ?= 2
-addition-frontier-nets: ## train MNIST addition's frontier with lenet and bn_wide in the background (nohup; resumes; log NETS_DIR/nets.log) from a frozen copy of NETS_COMMIT
+addition-frontier-nets: ## train MNIST addition's frontier with lenet and bn_wide and their supervised ceilings in the background (nohup; resumes; log NETS_DIR/nets.log) from a frozen copy of NETS_COMMIT
 	@test -d "$(NETS_DIR)/checkout/dfl_bench" || { mkdir -p "$(NETS_DIR)/checkout" && \
 		git archive "$(NETS_COMMIT)" | tar -x -C "$(NETS_DIR)/checkout" && \
 		git rev-parse --verify "$(NETS_COMMIT)^{commit}" > "$(NETS_DIR)/commit"; }
@@ -173,11 +175,8 @@ addition-frontier-nets: ## train MNIST addition's frontier with lenet and bn_wid
 	@flock -n "$(NETS_DIR)/run.lock" true || { echo "it already runs from $(NETS_DIR) (see its nets.log)"; exit 3; }
 	cd "$(NETS_DIR)/checkout" && PYTHONPATH="$(NETS_DIR)/checkout" \
 		DFL_BENCH_GIT_COMMIT=$$(cat "$(NETS_DIR)/commit") \
-		nohup flock -n "$(NETS_DIR)/run.lock" nice -n 10 $(PYTHON) -m dfl_bench -m \
-		+experiment=mnist_addition_frontier_nets seed=0,1,2,3,4 records_dir="$(NETS_DIR)/records" \
-		logger=none progress_bar=false threads=1 hydra/launcher=parallel \
-		hydra.launcher.n_jobs=$(NETS_JOBS) \
-		>> "$(NETS_DIR)/nets.log" 2>&1 < /dev/null &
+		nohup flock -n "$(NETS_DIR)/run.lock" nice -n 10 bash scripts/addition_frontier_nets.sh \
+		$(PYTHON) "$(NETS_DIR)/records" $(NETS_JOBS) >> "$(NETS_DIR)/nets.log" 2>&1 < /dev/null &
 	@echo "running in the background: tail -f $(NETS_DIR)/nets.log"
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render

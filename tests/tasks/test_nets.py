@@ -138,7 +138,8 @@ def test_mnist_addition_at_15_digits_trains_with_the_lenet(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "experiment", ["mnist_addition_budget_nets", "mnist_addition_frontier_nets"]
+    "experiment",
+    ["mnist_addition_budget_nets", "mnist_addition_frontier_nets", "digit_ceiling_nets"],
 )
 def test_the_network_experiments_train_each_network_as_its_yaml_gives_it(experiment):
     from omegaconf import OmegaConf
@@ -146,10 +147,16 @@ def test_the_network_experiments_train_each_network_as_its_yaml_gives_it(experim
     spec = OmegaConf.to_container(
         OmegaConf.load(REPO / "conf" / "experiment" / f"{experiment}.yaml")
     )
-    if experiment == "mnist_addition_frontier_nets":
+    if experiment != "mnist_addition_budget_nets":
         for row, entry in spec["rows"].items():
             shipped = OmegaConf.load(REPO / "conf" / "net" / f"{entry['net']['name']}.yaml")
             assert entry["net"] == OmegaConf.to_container(shipped), row
+        frontier = OmegaConf.to_container(
+            OmegaConf.load(REPO / "conf" / "experiment" / "mnist_addition_frontier_nets.yaml")
+        )
+        budget = {e["net"]["name"]: e["steps"] for e in frontier["rows"].values()}
+        for row, entry in spec["rows"].items():  # each network on the frontier's budget for it
+            assert entry["steps"] == budget[entry["net"]["name"]], row
         return
     for row, entry in spec["rows"].items():
         shipped = OmegaConf.to_container(
