@@ -18,7 +18,7 @@ from dfl_bench.results.beyond_tables import versus
 from dfl_bench.results.beyond_words import accuracy_text
 from dfl_bench.results.cells import PAPER_PROFILE, budget
 from dfl_bench.results.claims import MARGINS
-from dfl_bench.results.writeup import DECIDED_AT, patch
+from dfl_bench.results.verdict_report import DECIDED_AT, patch
 
 if TYPE_CHECKING:
     from dfl_bench.results.rendered import Rendered

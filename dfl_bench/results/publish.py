@@ -22,7 +22,7 @@ from dfl_bench.results import (
     render,
     sensitivity,
     stats,
-    writeup,
+    verdict_report,
 )
 from dfl_bench.results.agreement import WITHIN, Agreement, agreement
 from dfl_bench.results.cells import DEFAULT, PAPER_PROFILE, SPREAD, cell_config
@@ -101,7 +101,7 @@ def build(
         before_fdr,
         on_paired,
         sensitivity.table(paper, frame, profile, repo, default_run)
-        if profile == writeup.DECIDED_AT
+        if profile == verdict_report.DECIDED_AT
         else (),
     )
 
@@ -214,19 +214,23 @@ def write(
         written += figures.all_figures(selected, frame, r.profile, figures_dir, r.noise.sigma)
     if not kept and shared:
         written.append(_write(tables_dir / "README.md", index(results, command, frame)))
-        written.append(_write(tables_dir / "verdicts.md", writeup.markdown_text(results, command)))
-        if writeup.patch(out / "README.md", writeup.summary(results)):
+        written.append(
+            _write(tables_dir / "verdicts.md", verdict_report.markdown_text(results, command))
+        )
+        if verdict_report.patch(out / "README.md", verdict_report.summary(results)):
             written.append(out / "README.md")
         glance = out / "README.md"  # the write-up's glance, its tables beyond the paper
-        if writeup.patch(glance, writeup.front_verdicts(results), *writeup.FRONT_MARKERS):
+        if verdict_report.patch(
+            glance, verdict_report.front_verdicts(results), *verdict_report.FRONT_MARKERS
+        ):
             written.append(glance)
         for name in (n for n, t in results[0].tables.items() if t.paper.beyond):
-            if writeup.patch(
+            if verdict_report.patch(
                 glance, beyond_words.table_block(name, results), *beyond_words.table_markers(name)
             ):
                 written.append(glance)
             block = beyond_words.beyond_block(name, results)
-            if writeup.patch(out / "README.md", block, *beyond_words.beyond_markers(name)):
+            if verdict_report.patch(out / "README.md", block, *beyond_words.beyond_markers(name)):
                 written.append(out / "README.md")
         for extension in extensions:
             written += extension(results, out)
@@ -246,7 +250,7 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
         "numbers and on ours; `not measurable` means a needed cell is missing, failed, "
         "undefined or not printed.",
         "",
-        *writeup.rules(),
+        *verdict_report.rules(),
     ]
     for r in results:
         lines += [
@@ -254,7 +258,7 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
             f"## Profile `{r.profile}`",
             "",
             f"Evaluations: {_cadence(frame, r.profile)}. Distinct cells (each configuration "
-            f"once) with {stats.MIN_SEEDS} or more ok seeds: {writeup.seeded(r)}.",
+            f"once) with {stats.MIN_SEEDS} or more ok seeds: {verdict_report.seeded(r)}.",
             "",
             *markdown.table(INDEX_HEADER, (_index_row(n, t, r) for n, t in r.tables.items())),
         ]

@@ -40,7 +40,7 @@ from dfl_bench.schema import (
 )
 from dfl_bench.tasks.contract import Lockstep, Task, TaskRun
 from dfl_bench.tasks.mnist.augment import augmented, check_augment
-from dfl_bench.tasks.mnist.checks import check_data
+from dfl_bench.tasks.mnist.data_checks import check_data
 from dfl_bench.tasks.mnist.mnist_data import InMemoryData, Shuffled, normalize
 from dfl_bench.tasks.mnist.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
 from dfl_bench.tasks.mnist.nets import build_net

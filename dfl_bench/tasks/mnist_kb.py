@@ -13,7 +13,7 @@ from dfl_bench.operators import OperatorSet
 from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS
 from dfl_bench.tasks.contract import Task
 from dfl_bench.tasks.mnist.augment import check_augment
-from dfl_bench.tasks.mnist.checks import check_data
+from dfl_bench.tasks.mnist.data_checks import check_data
 from dfl_bench.tasks.mnist.dfl_run import DFLRun
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
 

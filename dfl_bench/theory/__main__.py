@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 from dfl_bench.theory import surfaces, theory_plots
-from dfl_bench.theory.fractions import default_cases, fraction_table
 from dfl_bench.theory.gradient_ascent import (
     MAIN_PROTOCOL,
     QUICK_PROTOCOL,
     VARIANT_PROTOCOLS,
     ascent_table,
 )
+from dfl_bench.theory.nonvanishing import default_cases, fraction_table
 from dfl_bench.theory.theory_report import write_readme
 
 AGGREGATOR_PS = (1.5, 2.0, 3.0, 5.0, 10.0)

@@ -2,7 +2,7 @@
 dfl_bench/operators/families.py, over each family's parameter p:
 
 * the fraction of inputs with a nonvanishing derivative (Section 5's definition, as
-  fractions.py measures it) of the t-norm (n = 2), of its S- and R-implication, and of its
+  nonvanishing.py measures it) of the t-norm (n = 2), of its S- and R-implication, and of its
   universal aggregator A_T at n = 10 (Section 6: where A_T vanishes, no formula of a batch
   learns);
 * the consequent share of the implication's derivative, cons = E|dI/dc| / (E|dI/dc| +
@@ -37,7 +37,7 @@ import torch  # noqa: E402
 from dfl_bench import markdown  # noqa: E402
 from dfl_bench.operators import build  # noqa: E402
 from dfl_bench.operators.families import FAMILIES  # noqa: E402
-from dfl_bench.theory.fractions import count_nonvanishing  # noqa: E402
+from dfl_bench.theory.nonvanishing import count_nonvanishing  # noqa: E402
 
 PARAMETERS = {  # each family's p grid: both sides of its named members and limits
     "hamacher": (0.0, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0),

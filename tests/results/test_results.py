@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dfl_bench.lifecycle.records import config_hash
-from dfl_bench.results import beyond_tables, beyond_words, claims, publish, render, writeup
+from dfl_bench.results import beyond_tables, beyond_words, claims, publish, render, verdict_report
 from dfl_bench.results.__main__ import main
 from dfl_bench.results.agreement import agreement, spearman
 from dfl_bench.results.cells import cell_config
@@ -848,7 +848,7 @@ def test_a_rendering_of_one_profile_leaves_what_sums_every_profile(tmp_path, cap
         write(records, "tnorms", "g", row="godel", profile=profile, accuracy=0.5)
         write(records, "baseline", "b", row="ce_pair", profile=profile, accuracy=0.95)
     (out / "tables").mkdir(parents=True)
-    (out / "README.md").write_text(f"intro\n{writeup.BEGIN}\nold\n{writeup.END}\n")
+    (out / "README.md").write_text(f"intro\n{verdict_report.BEGIN}\nold\n{verdict_report.END}\n")
     assert main([f"--records={records}", f"--out={out}"]) == 0
     shared = [out / "tables" / "README.md", out / "tables" / "verdicts.md", out / "README.md"]
     before = [path.read_text() for path in shared]

@@ -761,7 +761,7 @@ def test_only_x_needs_every_other_row_shown_not_to_have_the_property():
     """'Only x is above': holds with every other row shown below or equivalent; one row left
     undecided turns it inconclusive (absence of evidence is not evidence); another row shown
     above makes it fail, as does x shown equivalent."""
-    from dfl_bench.results.claims.checks import only
+    from dfl_bench.results.claims.deciding import only
 
     assert (ABOVE.outcome, SAME.equivalent, OPEN.outcome, OPEN.equivalent) == (1, True, 0, False)
     assert only({"x": ABOVE, "y": SAME}, ["x"])[0] is True

@@ -12,7 +12,7 @@ import pytest
 
 from campaign import plan_report
 from campaign import writeup as campaign_writeup
-from dfl_bench.results import beyond_words, publish, writeup
+from dfl_bench.results import beyond_words, publish, verdict_report
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import Table
@@ -27,7 +27,7 @@ RULES = {"0", "1", "90", "95", "0.05", "2,500", "1,000", "2", "3"}  # 2, 3: JOBS
 
 
 def committed_block(
-    begin: str = writeup.BEGIN, end: str = writeup.END, text: str | None = None
+    begin: str = verdict_report.BEGIN, end: str = verdict_report.END, text: str | None = None
 ) -> str:
     text = README.read_text() if text is None else text
     return text[text.index(begin) : text.index(end) + len(end)]
@@ -44,10 +44,12 @@ def test_the_write_up_states_no_result_outside_its_generated_blocks():
 
 def test_patching_replaces_only_the_block(tmp_path):
     readme = tmp_path / "README.md"
-    readme.write_text(f"before\n{writeup.BEGIN}\nold\n{writeup.END}\nafter\n")
-    assert writeup.patch(readme, f"{writeup.BEGIN}\nnew\n{writeup.END}")
-    assert readme.read_text() == f"before\n{writeup.BEGIN}\nnew\n{writeup.END}\nafter\n"
-    assert not writeup.patch(tmp_path / "none.md", "x")
+    readme.write_text(f"before\n{verdict_report.BEGIN}\nold\n{verdict_report.END}\nafter\n")
+    assert verdict_report.patch(readme, f"{verdict_report.BEGIN}\nnew\n{verdict_report.END}")
+    assert (
+        readme.read_text() == f"before\n{verdict_report.BEGIN}\nnew\n{verdict_report.END}\nafter\n"
+    )
+    assert not verdict_report.patch(tmp_path / "none.md", "x")
 
 
 @pytest.mark.slow
@@ -59,11 +61,11 @@ def test_the_committed_block_is_what_the_committed_records_give():
     paper = load_paper()
     profiles = sorted(frame["profile"].dropna().unique())
     results = [publish.build(paper, frame, p, list(paper.tables), REPO) for p in profiles]
-    assert writeup.summary(results) == committed_block()
+    assert verdict_report.summary(results) == committed_block()
     front = README.read_text()  # its glance: the verdicts and the tables beyond the paper
-    begin, end = writeup.FRONT_MARKERS
+    begin, end = verdict_report.FRONT_MARKERS
     shown = front[front.index(begin) : front.index(end) + len(end)]
-    assert shown == writeup.front_verdicts(results)
+    assert shown == verdict_report.front_verdicts(results)
     for block, (begin, end) in (  # the campaign's blocks (python -m campaign)
         (campaign_writeup.paper_budget(results), campaign_writeup.PAPER_BUDGET_MARKERS),
         (campaign_writeup.campaign(results), campaign_writeup.CAMPAIGN_MARKERS),
@@ -94,7 +96,7 @@ def test_the_decided_claims_list_each_verdict_of_ours_with_its_numbers_holds_fir
         (item("b"), Verdict("fails", "p"), Verdict("not measurable", "too few")),
         (item("c"), Verdict("holds", "p"), Verdict("holds", "+1.0 [+0.5, +1.5]")),
     ]
-    lines = writeup.decided(SimpleNamespace(profile="long", verdicts=verdicts))
+    lines = verdict_report.decided(SimpleNamespace(profile="long", verdicts=verdicts))
     assert lines[0] == "Decided at `long` (2 of 3 claims):"
     rows = [line for line in lines if line.startswith("| `")]
     assert rows == [
@@ -103,7 +105,7 @@ def test_the_decided_claims_list_each_verdict_of_ours_with_its_numbers_holds_fir
     ]
     # the undecided claim is named with its own reason, not a blanket one
     assert lines[-4:] == ["Not measurable at `long` (1):", "", "- `b` (10.2, tnorms): too few", ""]
-    assert writeup.decided(SimpleNamespace(profile="long", verdicts=verdicts[1:2])) == []
+    assert verdict_report.decided(SimpleNamespace(profile="long", verdicts=verdicts[1:2])) == []
 
 
 def test_a_row_decided_by_its_collapses_says_so_beside_the_baseline():

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from dfl_bench.operators import build
 from dfl_bench.theory import closed_forms, surfaces
 from dfl_bench.theory.__main__ import main
-from dfl_bench.theory.fractions import FractionCase, count_nonvanishing, estimate
 from dfl_bench.theory.gradient_ascent import (
     Protocol,
     ascend,
@@ -21,6 +20,7 @@ from dfl_bench.theory.gradient_ascent import (
     parameters,
     success_fraction,
 )
+from dfl_bench.theory.nonvanishing import FractionCase, count_nonvanishing, estimate
 
 SAMPLES = 40_000
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dfl_bench.results import stats
 from dfl_bench.results.agreement import spearman
-from dfl_bench.results.claims.checks import (
+from dfl_bench.results.claims.deciding import (
     above_baseline,
     all_above,
     all_hold,
@@ -27,8 +27,6 @@ from dfl_bench.results.claims.framework import (
 )
 from dfl_bench.schema import CU_ANT, CU_CONS
 
-PRODUCT_RMSE = ("symmetric_aggregators", "product_rmse")
-PRODUCT_LOG = ("symmetric_aggregators", "product_log_product")
 TNORMS_RMSE = ["godel", "lukasiewicz", "product", "yager_p2", "yager_p20", "nilpotent"]
 LOG_PRODUCT = [f"{tnorm}_log_product" for tnorm in TNORMS_RMSE]
 SYMMETRIC_S = {"godel": "godel_S", "lukasiewicz": "lukasiewicz", "product": "product_S"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dfl_bench.results.claims.checks import (
+from dfl_bench.results.claims.deciding import (
     as_claimed,
     cell_values,
     difference_text,

@@ -5,7 +5,7 @@ Each claim is written once: a name, the table it belongs to, the paper's sentenc
 of a `View` (the paper's numbers or ours) that returns whether it holds (None: inconclusive) and
 the numbers behind it. A claim whose cells are missing or undefined is "not measurable".
 
-The rules are stated once, in words, by `writeup.rules()` (results/README.md and the tables'
+The rules are stated once, in words, by `verdict_report.rules()` (results/README.md and the tables'
 index open with them) from the numbers declared in `stats` (levels, margins, seeds, FDR) and
 here (the claim-specific margins below); this module applies them: every comparison of two cells
 (or of a cell and a number the paper states) is above, below, equivalent (TOST within its

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from dfl_bench.results.claims.checks import (
+from dfl_bench.results.claims.deciding import (
     above_baseline,
     against_rows,
     all_above,

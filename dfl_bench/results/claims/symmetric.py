@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dfl_bench.results import stats
 from dfl_bench.results.agreement import spearman
-from dfl_bench.results.claims.checks import (
+from dfl_bench.results.claims.deciding import (
     all_hold,
     as_claimed,
     cell_values,
