@@ -33,3 +33,13 @@ def fraction(value: Any, name: str) -> None:
     """`value` is a number in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
         raise ValueError(f"{name} must be a fraction in [0, 1), got {value!r}")
+
+
+def tail_steps(metrics_tail: float, max_steps: int) -> int:
+    """The steps of the final window a run's summary ratios are read over (Section 9.1:
+    `profile.metrics_tail`): a fraction of max_steps if < 1 (at least one step), else steps."""
+    if metrics_tail <= 0:
+        raise ValueError(f"metrics_tail must be > 0 (a fraction < 1 or steps), got {metrics_tail}")
+    if metrics_tail < 1:
+        return max(1, math.ceil(metrics_tail * max_steps))
+    return int(metrics_tail)

@@ -141,6 +141,7 @@ CODE_KEYS: tuple[tuple[str, str], ...] = (("task", "_target_"), ("net", "_target
 # computed: at that value a key is left out of the hash, so adding it moved no record's hash.
 ADDED_KEYS: dict[tuple[str, ...], Any] = {
     ("model", "ntn_bias"): False,
+    ("optimizer", "fused"): True,  # ADAM's fused kernel, once torch's default in code
     ("task",): {"name": "mnist_kb"},  # the task group (dfl_bench/tasks/), the paper's task
     ("net",): {"name": "paper"},  # the digit network group (conf/net/), the paper's network
     ("augment",): {"degrees": 0.0, "shift": 0.0},  # the training images as they are

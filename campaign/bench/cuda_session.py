@@ -61,7 +61,7 @@ ORDER = (
     "default,baseline,aggregation,implications,tnorms,same_symmetric,sum9_symmetric,"
     "symmetric_aggregators,sigmoidal_s,sigmoidal_b0,sgd_implications,formulas,best,"
     "operator_families,mnist_addition,mnist_addition_digits,mnist_addition_frontier,"
-    "mnist_addition_frontier_nets"
+    "mnist_addition_frontier_nets,digit_ceiling_nets"
 )
 GRAPH_TOLERANCE = 0.01  # test accuracy, graph against eager after the check's steps
 

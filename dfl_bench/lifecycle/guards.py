@@ -8,7 +8,6 @@ job writes to, so a records folder that cannot be written fails now, not after t
 from __future__ import annotations
 
 import inspect
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -18,7 +17,7 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench.checks import MAX_SEED
+from dfl_bench.checks import MAX_SEED, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
 
@@ -80,7 +79,7 @@ def check_profile(profile: Mapping[str, Any]) -> None:
             f"profile.metrics_tail must be a fraction in (0, 1) or a whole number of steps "
             f"<= profile.max_steps={steps}, got {tail}"
         )
-    window = max(1, math.ceil(tail * steps)) if tail < 1 else int(tail)
+    window = tail_steps(tail, steps)
     log_every = profile["log_every"]
     if steps // log_every == (steps - window) // log_every:
         raise ValueError(

@@ -1,7 +1,8 @@
 """Optimizers: ADAM lr 0.001 (Section 9.3), SGD lr 0.01 momentum 0.5 (appendix experiments).
 
-ADAM runs torch's fused implementation (one kernel over all parameters; the same update, about
-2.5x faster than the per-parameter loop on the CPU); `optimizer.fused=false` turns it off.
+Their settings live once, in conf/optimizer/<name>.yaml (ADAM's `fused: true`: torch's fused
+implementation, one kernel over all parameters, the same update about 2.5x faster than the
+per-parameter loop on the CPU; `optimizer.fused=false` turns it off).
 A budget may bring its own settings (conf/profile/<name>.yaml's `optimizer:`, composed over
 the optimizer group's; a command-line `optimizer.<key>` wins over both), among them
 `cosine_to`: the learning rate falls along a half cosine from lr to cosine_to * lr at the
@@ -13,18 +14,27 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import torch
+import yaml
+
+from dfl_bench.paths import CONFIG_DIR
 
 OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
     "adam": torch.optim.Adam,
     "sgd": torch.optim.SGD,
 }
-DEFAULTS: dict[str, dict[str, float]] = {
-    "adam": {"lr": 1e-3, "fused": True},
-    "sgd": {"lr": 0.01, "momentum": 0.5},
-}
+
+
+@cache
+def group_defaults(name: str) -> dict[str, Any]:
+    """An optimizer's settings as its yaml gives them (conf/optimizer/<name>.yaml, their one
+    home), under what a config sets: a Python caller gets what the command line gets."""
+    spec = yaml.safe_load((Path(CONFIG_DIR) / "optimizer" / f"{name}.yaml").read_text())
+    return {k: v for k, v in spec.items() if k != "name"}
 
 
 SCHEDULE = "cosine_to"  # the last step's learning rate as a fraction of lr (a half cosine)
@@ -44,7 +54,7 @@ def optimizer_kwargs(cfg: Mapping[str, Any]) -> tuple[type[torch.optim.Optimizer
     unknown = sorted(set(params) - set(valid))
     if unknown:
         raise ValueError(f"optimizer {name!r} has no parameters {unknown}; valid choices: {valid}")
-    return cls, {**DEFAULTS[name], **params}
+    return cls, {**group_defaults(name), **params}
 
 
 def build_optimizer(

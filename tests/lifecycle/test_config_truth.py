@@ -30,16 +30,16 @@ def trained_with(config: dict) -> dict:
 
 def test_a_command_line_rate_wins_over_the_budgets_and_is_what_the_run_trains_with():
     budget = resolved("+experiment=mnist_addition")  # profile minute: 0.002 along a cosine
-    assert budget["optimizer"] == {"name": "adam", "lr": 0.002, "cosine_to": 0.1}
+    assert budget["optimizer"] == {"name": "adam", "lr": 0.002, "fused": True, "cosine_to": 0.1}
     asked = resolved("+experiment=mnist_addition", "optimizer.lr=0.5")
-    assert asked["optimizer"] == {"name": "adam", "lr": 0.5, "cosine_to": 0.1}
+    assert asked["optimizer"] == {"name": "adam", "lr": 0.5, "fused": True, "cosine_to": 0.1}
     assert trained_with(asked)["lr"] == 0.5
     assert "optimizer" not in asked["profile"]
 
 
 def test_a_budget_without_optimizer_settings_keeps_the_groups():
     config = resolved("+experiment=mnist_addition", "profile=long")
-    assert config["optimizer"] == {"name": "adam", "lr": 0.001}
+    assert config["optimizer"] == {"name": "adam", "lr": 0.001, "fused": True}
     assert trained_with(config)["lr"] == 0.001
 
 

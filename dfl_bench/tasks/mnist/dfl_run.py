@@ -25,7 +25,6 @@ images.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -33,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from dfl_bench.checks import tail_steps
 from dfl_bench.logic import build_kb
 from dfl_bench.logic.kb import KBResult, KnowledgeBase
 from dfl_bench.logic.metrics import MAGNITUDES, ratios
@@ -73,15 +73,6 @@ def dfl_term(
     """L_DFL (Eq. "lossrl") of the unlabeled batch from the network's outputs, without metrics:
     the part of a step that `DFLRun.compile_dfl` compiles."""
     return kb(interpretation(digit_logits, pair_logits), ops).loss
-
-
-def _tail_steps(metrics_tail: float, max_steps: int) -> int:
-    """Steps in the metrics window: a fraction of max_steps if < 1, else a number of steps."""
-    if metrics_tail <= 0:
-        raise ValueError(f"metrics_tail must be > 0 (a fraction < 1 or steps), got {metrics_tail}")
-    if metrics_tail < 1:
-        return max(1, math.ceil(metrics_tail * max_steps))
-    return int(metrics_tail)
 
 
 def both_pair_logits(
@@ -264,7 +255,7 @@ class DFLRun(TaskRun):
 
     def accumulate(self, step: int, metrics: Mapping[str, float]) -> None:
         """Add a logging step's magnitudes to the final `metrics_tail` window (Section 9.1)."""
-        if step > self.max_steps - _tail_steps(self.metrics_tail, self.max_steps):
+        if step > self.max_steps - tail_steps(self.metrics_tail, self.max_steps):
             self._tail += torch.tensor([metrics[k] for k in MAGNITUDES], dtype=torch.float64)
             self._tail_logs += 1
 

@@ -251,7 +251,9 @@ def test_optimizers_and_validation():
     params = [torch.nn.Parameter(torch.zeros(2))]
     sgd = build_optimizer(params, {"name": "sgd"})
     assert sgd.defaults["lr"] == 0.01 and sgd.defaults["momentum"] == 0.5
-    assert build_optimizer(params, {"name": "adam"}).defaults["lr"] == 1e-3
+    adam = build_optimizer(params, {"name": "adam"}).defaults
+    assert adam["lr"] == 1e-3 and adam["fused"] is True  # conf/optimizer/adam.yaml, their home
+    assert build_optimizer(params, {"name": "adam", "fused": False}).defaults["fused"] is False
     with pytest.raises(ValueError, match=r"valid choices: \['adam', 'sgd'\]"):
         build_optimizer(params, {"name": "rmsprop"})
     with pytest.raises(ValueError, match="has no parameters"):
