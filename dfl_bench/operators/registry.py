@@ -22,9 +22,12 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dfl_bench.kinds import KINDS
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,7 @@ class OperatorSpec:
     s_of: str | None = None
     r_of: str | None = None
     folds: str | None = None
+    derived: bool = False  # made from a t-norm by `register(..., duals=True)`, not written
 
 
 _REGISTRY: dict[str, dict[str, OperatorSpec]] = {kind: {} for kind in KINDS}
@@ -130,22 +134,60 @@ def register(
     s_of: str | None = None,
     r_of: str | None = None,
     folds: str | None = None,
+    duals: bool = False,
     **params: Param,
 ) -> Callable:
     """Decorator: register `fn` as operator `name` of `kind` with the given parameters and what
-    it is defined from (OperatorSpec)."""
+    it is defined from (OperatorSpec). A t-norm with `duals=True` also registers what the math
+    defines from it alone (`register_duals`): its t-conorm `name` and S-implication `name_s`."""
     _check_kind(kind)
+    if duals and kind != "tnorm":
+        raise ValueError(f"duals=True derives a t-norm's t-conorm and S-implication, not {kind}'s")
 
     def decorate(fn: Callable) -> Callable:
-        if name in _REGISTRY[kind] or name in _ALIASES[kind]:
-            raise ValueError(f"{kind} '{name}' is registered twice")
-        _REGISTRY[kind][name] = OperatorSpec(
-            kind, name, fn, dict(params), factory, dual, s_of, r_of, folds
-        )
-        _ORDER[kind].append(name)
+        _add(OperatorSpec(kind, name, fn, dict(params), factory, dual, s_of, r_of, folds))
+        if duals:
+            register_duals(name)
         return fn
 
     return decorate
+
+
+def _add(new: OperatorSpec) -> None:
+    if new.name in _REGISTRY[new.kind] or new.name in _ALIASES[new.kind]:
+        raise ValueError(f"{new.kind} '{new.name}' is registered twice")
+    _REGISTRY[new.kind][new.name] = new
+    _ORDER[new.kind].append(new.name)
+
+
+def register_duals(tnorm: str) -> None:
+    """Register t-norm `tnorm`'s N-dual t-conorm S(a, b) = 1 - T(1 - a, 1 - b) (Eq. "tconorm")
+    under its name and its S-implication I(a, c) = S(1 - a, c) = 1 - T(a, 1 - c) (Eq. "s-impl")
+    as `<tnorm>_s`, with its parameters: the operators the math defines from T alone. Its
+    R-implication (the residuum sup{b : T(a, b) <= c}, Eq. "r-implication") has no closed form
+    in general: write it by hand (`register("implication", ..., r_of=tnorm)`)."""
+    t = spec("tnorm", tnorm)
+
+    def conorm(*call: Any, **kw: Any) -> Callable | Tensor:
+        if t.factory:
+            T = t.fn(**kw)
+            return lambda a, b: 1.0 - T(1.0 - a, 1.0 - b)
+        a, b = call
+        return 1.0 - t.fn(1.0 - a, 1.0 - b, **kw)
+
+    def s_implication(*call: Any, **kw: Any) -> Callable | Tensor:
+        if t.factory:
+            T = t.fn(**kw)
+            return lambda a, c: 1.0 - T(a, 1.0 - c)
+        a, c = call
+        return 1.0 - t.fn(a, 1.0 - c, **kw)
+
+    for fn, what in ((conorm, "t-conorm"), (s_implication, "S-implication")):
+        fn.__module__, fn.__doc__ = t.fn.__module__, f"The {what} of t-norm {tnorm} (derived)."
+    params = dict(t.params)
+    _add(OperatorSpec("tconorm", tnorm, conorm, params, t.factory, dual=tnorm, derived=True))
+    _add(OperatorSpec("implication", f"{tnorm}_s", s_implication, dict(params), t.factory,
+                      s_of=tnorm, derived=True))  # fmt: skip
 
 
 def alias(kind: str, name: str, target: str, **fixed: Any) -> None:

@@ -310,9 +310,46 @@ def test_every_registered_operator_is_checked_by_the_laws() -> None:
         "rmse",
         "generalized_mean",
     }
-    # every t-norm has its dual t-conorm and its residuum, every t-conorm its S-implication
+    # every t-norm has its dual t-conorm, every t-conorm its S-implication, and every t-norm its
+    # residuum but one whose duals were derived (`duals=True`: the residuum is by hand)
     tnorms = {n for n, _ in TNORMS}
-    assert {t for _, t, _ in TCONORMS} == {t for _, t, _ in R_IMPLICATIONS} == tnorms
+    assert {t for _, t, _ in TCONORMS} == tnorms
     assert {s for _, s, _ in S_IMPLICATIONS} == {n for n, _, _ in TCONORMS}
+    derived = {t for n, t, _ in TCONORMS if spec("tconorm", n).derived}
+    assert {t for _, t, _ in R_IMPLICATIONS} | derived == tnorms
     for family in FAMILIES:  # checked on each side of its named limits, not at one p
         assert len(examples("tnorm", family)) >= 2, family
+
+
+TOY = """
+import torch
+from dfl_bench.operators import Param, register
+
+
+@register("tnorm", "toy_hamacher", duals=True, p=Param(2.0, low=0.0, examples=(0.5, 2.0, 8.0)))
+def toy_hamacher(a, b, p=2.0):
+    \"\"\"The Hamacher t-norm ab / (p + (1 - p)(a + b - ab)), p > 0 (p = 2: Einstein).\"\"\"
+    return a * b / (p + (1 - p) * (a + b - a * b))
+"""
+
+
+@pytest.mark.slow
+def test_a_tnorm_in_a_module_of_its_own_is_checked_by_every_law(tmp_path):
+    """docs/operators.md's extension path: a t-norm registered with its duals derived in a
+    user's module (loaded before collection) is checked by this file's laws without an edit."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "toy_tnorm.py").write_text(TOY)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "toy_tnorm", "-p", "no:cacheprovider",
+         "-k", "toy_hamacher or every_registered", __file__],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:]
+    passed = int(run.stdout.strip().splitlines()[-1].split(" passed")[0].split()[-1])
+    # the t-norm's laws, its dual's, its S-implication's (each at 3 parameters) and the
+    # registry's completeness check
+    assert passed == 3 + 3 + 3 + 3 + 1, run.stdout[-3000:]
