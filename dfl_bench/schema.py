@@ -132,10 +132,15 @@ NOT_HASHED = (
     "row_provenance",
 )
 
-# Keys that name code, not configuration: where the task's and the network's classes live
-# (their yamls' `_target_`; `task.name`, `net.name` say which). Never hashed, never compared: a
-# record made before tasks were classes has none and counts for its cell as it did.
-CODE_KEYS: tuple[tuple[str, str], ...] = (("task", "_target_"), ("net", "_target_"))
+# Keys that name code, not configuration: where the task's and the network's classes and a user's
+# knowledge base live (their yamls' `_target_`; `task.name`, `net.name`, `kb.name` say which).
+# Never hashed, never compared: a record made before tasks were classes has none and counts for
+# its cell as it did.
+CODE_KEYS: tuple[tuple[str, str], ...] = (
+    ("task", "_target_"),
+    ("net", "_target_"),
+    ("kb", "_target_"),
+)
 
 # Keys added after records were made, each with the value that computes what those records
 # computed: at that value a key is left out of the hash, so adding it moved no record's hash.

@@ -25,7 +25,7 @@ from dfl_bench.logic.formulas import (
     Var,
 )
 from dfl_bench.logic.kb import SCALES, KBResult, KnowledgeBase, build_kb, dfl_loss
-from dfl_bench.logic.kb_registry import KBS, KBSpec, knowledge_base, union
+from dfl_bench.logic.kb_registry import KBS, KBSpec, from_target, knowledge_base, union
 from dfl_bench.logic.same_kb import same_kb
 from dfl_bench.logic.sum9_kb import sum9_kb
 
@@ -51,6 +51,7 @@ __all__ = [
     "Var",
     "build_kb",
     "dfl_loss",
+    "from_target",
     "both_kb",
     "knowledge_base",
     "same_kb",

@@ -13,11 +13,14 @@ predicates and how their crisp truth follows from the digit labels of two images
 >>> del KBS["ranking"]  # this example's KB leaves the table again
 
 so adding a knowledge base takes one decorated function and one `conf/kb` file
-(DEVELOPERS.md); `union` registers knowledge bases together (`both`).
+(DEVELOPERS.md); `union` registers knowledge bases together (`both`). A knowledge base in a
+user's own folder is named by its file's `_target_` (module.function, `from_target`), like a
+task: importing it registers it, no package edit.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -93,6 +96,27 @@ def union(name: str, specs: Iterable[KBSpec]) -> KBSpec:
             {k: v for s in specs for k, v in s.divisors.items()},
         )
     )
+
+
+def from_target(target: str, name: str) -> KBSpec:
+    """The knowledge base a `kb._target_` names (module.function, decorated with
+    `knowledge_base`: importing its module registers it), checked to be knowledge base `name`;
+    else a ValueError naming what is wrong."""
+    module, _, attribute = target.rpartition(".")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError, ValueError) as err:
+        raise ValueError(
+            f"kb._target_={target!r} does not import ({err}); registered: {sorted(KBS)}"
+        ) from None
+    if not isinstance(found, KBSpec):
+        raise ValueError(
+            f"kb._target_={target!r} is not a knowledge base (a function decorated with "
+            f"dfl_bench.logic.knowledge_base)"
+        )
+    if found.name != name:
+        raise ValueError(f"kb.name={name!r}, but its _target_ is knowledge base {found.name!r}")
+    return found
 
 
 def pair_truths() -> dict[str, PairTruth]:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dfl_bench.checks import integer_in, number
+from dfl_bench.logic import from_target
 from dfl_bench.operators import OperatorSet
 from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS
 from dfl_bench.tasks.contract import Task
@@ -18,6 +19,12 @@ from dfl_bench.tasks.mnist.dfl_run import DFLRun
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
 
 
+def registered(kb: Mapping[str, Any]) -> None:
+    """Register the knowledge base `kb._target_` names, where it names one (idempotent)."""
+    if kb.get("_target_"):
+        from_target(str(kb["_target_"]), str(kb.get("name")))
+
+
 class MnistKB(Task):
     """Section 9.3's model and loss for one knowledge base, operators, optimizer and budget."""
 
@@ -25,7 +32,9 @@ class MnistKB(Task):
     MEASURES = (("cons", CONS_RATIO), (CU_CONS, CU_CONS), (CU_ANT, CU_ANT))
 
     def check(self, config: Mapping[str, Any]) -> None:
-        """The data, the DFL weight and the NTN heads' settings."""
+        """The knowledge base (one of a user's own folder imported by its `_target_`), the data,
+        the DFL weight and the NTN heads' settings."""
+        registered(config["kb"])
         super().check(config)
         check_data(config["data"])
         check_augment(config.get("augment") or {})
@@ -42,7 +51,9 @@ class MnistKB(Task):
 
     def build(self, config: Mapping[str, Any], operators: OperatorSet) -> DFLRun:
         kb, profile = dict(config["kb"]), config["profile"]
+        registered(kb)
         name, w_dfl = kb.pop("name"), kb.pop("w_dfl")
+        kb.pop("_target_", None)
         return DFLRun(
             kb=name,
             operators=operators,

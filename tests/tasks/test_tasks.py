@@ -490,3 +490,46 @@ def test_a_task_whose_data_lacks_what_the_lifecycle_reads_is_refused_before_trai
     with pytest.raises(ValueError, match=r"task 'mnist_kb': its data module Partial lacks"):
         train.checked(cfg)
     assert not (tmp_path / "records").exists() or not any((tmp_path / "records").rglob("*.json"))
+
+
+RANKING_KB = """
+from dfl_bench.logic import Family, Forall, Predicate, Var, knowledge_base
+
+x, y, before = Var("x"), Var("y"), Predicate("before", 2)
+
+
+@knowledge_base("ranking", truths={before: lambda y_i, y_j: y_i < y_j})
+def ranking_kb():
+    return (Family("ranking/1", Forall((x, y), before(x, y) >> ~before(y, x))),)
+"""
+
+
+def test_a_knowledge_base_in_a_folder_of_its_own_is_named_by_its_target(tmp_path, monkeypatch):
+    """A KB like a task: `my_kbs.py` and `conf/kb/ranking.yaml` (`_target_`) in a folder of the
+    user's, no package edit; it trains with its own NTN head, and a wrong target is one line."""
+    import sys
+
+    from dfl_bench.logic import KBS
+
+    (tmp_path / "conf" / "kb").mkdir(parents=True)
+    (tmp_path / "my_kbs.py").write_text(RANKING_KB)
+    (tmp_path / "conf" / "kb" / "ranking.yaml").write_text(
+        "_target_: my_kbs.ranking_kb\nname: ranking\nformulas: null\nweights: null\n"
+        "scale: mean\nscope: family\nw_dfl: 1.0\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    searchpath = f"hydra.searchpath=[file://{tmp_path / 'conf'}]"
+    try:
+        record = train.run(*composed(tmp_path, "kb=ranking", searchpath))
+        assert record["status"] == "ok" and record["config"]["kb"]["name"] == "ranking"
+        assert KBS["ranking"].predicates == ("before",)
+        for target, message in [
+            ("my_kbs.nothing", "does not import"),
+            ("my_kbs.Var", "is not a knowledge base"),
+        ]:
+            cfg, _ = composed(tmp_path, "kb=ranking", searchpath, f"kb._target_={target}")
+            with pytest.raises(ValueError, match=rf"kb._target_='{target}' {message}"):
+                train.checked(cfg)
+    finally:
+        KBS.pop("ranking", None)
+        sys.modules.pop("my_kbs", None)
