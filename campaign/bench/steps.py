@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from hydra import compose, initialize_config_dir
 from torch import Tensor
 
+from dfl_bench import tasks
 from dfl_bench.lifecycle import train
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
@@ -66,7 +67,7 @@ def build_module(
     config = compose_config([f"kb={kb}", *overrides])
     config["profile"]["log_every"] = log_every
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
-    return train.build_module(config, operators).to(device).train()
+    return tasks.task_of(config).build(config, operators).to(device).train()
 
 
 def load_data(

@@ -93,10 +93,10 @@ def check_seed(seed: Any) -> None:
     _integer(seed, "seed", 0, MAX_SEED)
 
 
-def check_config(config: Mapping[str, Any], optimizer: bool = True) -> None:
+def check_config(config: Mapping[str, Any], optimizer: bool = True, task: Any = None) -> None:
     """Every value a job relies on, before any data is loaded (see the module doc); the
     optimizer's numbers always, the optimizer itself built only with `optimizer` (it needs
-    torch: the planner leaves it to each job's own check)."""
+    torch: the planner leaves it to each job's own check); `task`: the job's, where looked up."""
     check_name(config.get("experiment_name"), "experiment_name")
     if config.get("row") is not None:
         check_name(config["row"], "row")
@@ -106,15 +106,15 @@ def check_config(config: Mapping[str, Any], optimizer: bool = True) -> None:
         _integer(config["threads"], "threads", 1)
     if optimizer:
         check_optimizer(config["optimizer"])
-    check_task(config)
+    check_task(config, task)
 
 
-def check_task(config: Mapping[str, Any]) -> None:
-    """The task the config names (its yaml's `_target_`) and everything it reads of the config,
-    by the task's own check (dfl_bench/tasks/)."""
+def check_task(config: Mapping[str, Any], task: Any = None) -> None:
+    """The task the config names (its yaml's `_target_`; `task` where already looked up) and
+    everything it reads of the config, by the task's own check (dfl_bench/tasks/)."""
     from dfl_bench import tasks
 
-    tasks.task_of(config).check(config)
+    (task or tasks.task_of(config)).check(config)
 
 
 def check_optimizer(optimizer: Mapping[str, Any]) -> None:
@@ -155,13 +155,13 @@ def _typed(value: Any, name: str, default: Any) -> None:
         raise ValueError(f"{name} must be a number, got {value!r}")
 
 
-def check_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:
+def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None) -> None:
     """Refuse an override that an experiment's row replaces (it would be recorded, not run) or
     that sets a config group the job's task does not read (the same numbers, another hash)."""
     from dfl_bench import tasks
 
     raw = OmegaConf.to_container(cfg, resolve=False)
-    task = tasks.task_of(cfg)
+    task = task or tasks.task_of(cfg)
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         key = override.key_or_group
         if key.lstrip("+~").split(".")[0] in task.IGNORES:

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -47,7 +48,7 @@ from dfl_bench.schema import (
     TEST_AT_BEST_VALIDATION,
     VALIDATION_ACCURACY,
 )
-from dfl_bench.tasks.contract import TaskRun
+from dfl_bench.tasks.contract import Task, TaskRun
 from dfl_bench.training import RunsModule
 
 
@@ -71,6 +72,11 @@ class Job:
     def paths(self) -> tuple[Path, Path]:
         """Its record path and checkpoint folder."""
         return job_paths(self.cfg, self.config)
+
+    @cached_property
+    def task(self) -> Task:
+        """The task its config names (dfl_bench/tasks/), looked up once."""
+        return tasks.task_of(self.config)
 
     @property
     def key(self) -> str:
@@ -121,16 +127,65 @@ def settled_record(job: Job) -> dict[str, Any] | None:
     return None
 
 
+@dataclass(frozen=True)
+class Fitted:
+    """What one fit of a job's runs gave beside the module: when and how long it trained
+    (segments: each resumed stretch), whether it resumed, why it could not go on (its
+    checkpoint could not be written), the stack it trained in and the machine."""
+
+    started: str
+    segments: list[float]
+    resumed: bool
+    broken: str | None
+    stack: list[str] | None
+    machine: dict[str, Any]
+
+
 def fit_runs(
     jobs: Sequence[Job], ckpt_dir: Path, keep: Sequence[bool] | None = None
 ) -> list[dict[str, Any]]:
     """Train the jobs together (R >= 1 runs of one RunsModule), resuming from `ckpt_dir/last.ckpt`;
     then write each job's record (except where `keep` says its ok record stands), close its
     logger and print its summary. A job's record is what its separate run writes."""
-    cfg, hydra_cfg = jobs[0].cfg, jobs[0].hydra_cfg
+    cfg = jobs[0].cfg
     keep = list(keep or [False] * len(jobs))
-    torch.set_num_threads(torch_threads(cfg.threads, hydra_cfg))
-    run_loggers = [
+    torch.set_num_threads(torch_threads(cfg.threads, jobs[0].hydra_cfg))
+    run_loggers = _loggers(jobs)
+    data, module = _built(jobs, run_loggers)
+    hooks = callbacks(cfg, ckpt_dir)
+    trainer = build_trainer(cfg, hooks)
+    last = checkpoint.resumable(ckpt_dir, [j.key for j in jobs])
+    checkpoint.write_members(ckpt_dir, [j.key for j in jobs])
+    started, tic = now(), time.perf_counter()
+    broken, interrupted = _fit(trainer, module, data, last, run_loggers, jobs, ckpt_dir)
+    fitted = Fitted(
+        started=started,
+        segments=[*_last_checkpoint(hooks).earlier_s, round(time.perf_counter() - tic, 3)],
+        resumed=last is not None,
+        broken=broken,
+        stack=[j.key for j in jobs] if module.grouped else None,
+        machine=records.machine(cuda=uses_cuda(cfg)),
+    )
+    out = [
+        (records.read_record(job.paths[0]) or {}, job.paths[0])
+        if keep[r]
+        else _write_record(job, r, module, data, fitted, run_loggers[r], ckpt_dir)
+        for r, job in enumerate(jobs)
+    ]
+    for kept_aside in checkpoint.clean(ckpt_dir):
+        print(f"[dfl_bench] {kept_aside} (set aside at the start) is kept", file=sys.stderr)
+    _close(run_loggers, [record.get("status") != "ok" for record, _ in out])
+    for (record, path), kept in zip(out, keep, strict=True):
+        if not kept:
+            print(summary_text(record, path))
+    if trainer.received_sigterm:
+        terminated(", ".join(j.name for j in jobs), trainer.global_step, None, interrupted)
+    return [record for record, _ in out]
+
+
+def _loggers(jobs: Sequence[Job]) -> list[Any]:
+    """Each job's logger (conf/logger), named and grouped by its job and experiment."""
+    return [
         loggers.build_logger(
             j.config["logger"],
             name=j.name,
@@ -141,16 +196,20 @@ def fit_runs(
         )
         for j in jobs
     ]
-    data, module = _built(jobs, run_loggers)
-    hooks = callbacks(cfg, ckpt_dir)
-    trainer = build_trainer(cfg, hooks)
-    keys = [j.key for j in jobs]
-    last = checkpoint.resumable(ckpt_dir, keys)
-    checkpoint.write_members(ckpt_dir, keys)
-    names = ", ".join(j.name for j in jobs)
-    started = now()
-    tic = time.perf_counter()
-    broken = None  # why the job could not go on (its checkpoint could not be written)
+
+
+def _fit(
+    trainer: L.Trainer,
+    module: RunsModule,
+    data: Any,
+    last: Path | None,
+    run_loggers: list[Any],
+    jobs: Sequence[Job],
+    ckpt_dir: Path,
+) -> tuple[str | None, list[int]]:
+    """trainer.fit from `last` (if any): why the job could not go on (its checkpoint could not
+    be written) or None, and the Ctrl-C signals it received; SIGTERM ends the process (143)."""
+    broken, interrupted = None, []
     try:
         with stop_on_ctrl_c(trainer) as interrupted:
             trainer.fit(
@@ -158,68 +217,66 @@ def fit_runs(
             )
     except SIGTERMException:
         _close(run_loggers, [True] * len(jobs))
+        names = ", ".join(j.name for j in jobs)
         terminated(names, trainer.global_step, ckpt_dir / checkpoint.NAME, interrupted)
     except checkpoint.CheckpointNotWritten as err:
         broken = f"{err} at step {trainer.global_step}"
     except BaseException:
         _close(run_loggers, [True] * len(jobs))
         raise
-    segments = [*_last_checkpoint(hooks).earlier_s, round(time.perf_counter() - tic, 3)]
-    stack = [j.key for j in jobs] if module.grouped else None
-    where = records.machine(cuda=uses_cuda(cfg))
-    out = []
-    for r, job in enumerate(jobs):
-        path = job.paths[0]
-        if keep[r]:
-            out.append((records.read_record(path) or {}, path))
-            continue
-        summary, evaluated = module.summary(r), module.members[r].evaluated_step
-        status, reason = final_status(
-            module.failure(r), module.global_step, evaluated, cfg.profile.max_steps
-        )
-        if broken is not None:
-            status, reason = "failed", broken
-        record = records.make_record(
-            status=status,
-            reason=reason,
-            config=job.config,
-            summary=summary,
-            experiment=job.config["experiment_name"],
-            name=job.name,
-            row=job.config.get("row"),
-            config_hash=path.stem,
-            overrides=list(job.hydra_cfg.overrides.task),
-            data_checksum=data.checksum if data.arrays is not None else None,
-            git_commit=records.git_commit(REPO_DIR),
-            wall_time_s=round(sum(segments), 3),
-            wall_segments_s=segments,
-            resumed=last is not None,
-            started=started,
-            finished=now(),
-            log_dir=loggers.log_dir(run_loggers[r]),
-            torch_threads=torch.get_num_threads(),
-            machine=where,
-            **({"stack": stack} if stack else {}),
-        )
-        try:
-            records.write_record(path, records.portable(record, (Path.cwd(), REPO_DIR)))
-        except OSError as err:
-            raise records.RecordNotWritten(
-                f"cannot write its record {path} ({err.strerror or err}); the run trained to its "
-                f"end and its checkpoint is kept in {ckpt_dir}: make {path.parent} writable and "
-                "rerun the same command, which resumes there and writes the record"
-            ) from None
-        loggers.summarize(run_loggers[r], record)
-        out.append((record, path))
-    for kept_aside in checkpoint.clean(ckpt_dir):
-        print(f"[dfl_bench] {kept_aside} (set aside at the start) is kept", file=sys.stderr)
-    _close(run_loggers, [record.get("status") != "ok" for record, _ in out])
-    for (record, path), kept in zip(out, keep, strict=True):
-        if not kept:
-            print(summary_text(record, path))
-    if trainer.received_sigterm:
-        terminated(names, trainer.global_step, None, interrupted)
-    return [record for record, _ in out]
+    return broken, interrupted
+
+
+def _write_record(
+    job: Job,
+    r: int,
+    module: RunsModule,
+    data: Any,
+    fitted: Fitted,
+    run_logger: Any,
+    ckpt_dir: Path,
+) -> tuple[dict[str, Any], Path]:
+    """Run r's record (its status, summary and provenance), written beside its config hash
+    and summarized to its logger."""
+    path = job.paths[0]
+    status, reason = final_status(
+        module.failure(r), module.global_step, module.members[r].evaluated_step,
+        job.cfg.profile.max_steps,
+    )  # fmt: skip
+    if fitted.broken is not None:
+        status, reason = "failed", fitted.broken
+    record = records.make_record(
+        status=status,
+        reason=reason,
+        config=job.config,
+        summary=module.summary(r),
+        experiment=job.config["experiment_name"],
+        name=job.name,
+        row=job.config.get("row"),
+        config_hash=path.stem,
+        overrides=list(job.hydra_cfg.overrides.task),
+        data_checksum=data.checksum if data.arrays is not None else None,
+        git_commit=records.git_commit(REPO_DIR),
+        wall_time_s=round(sum(fitted.segments), 3),
+        wall_segments_s=fitted.segments,
+        resumed=fitted.resumed,
+        started=fitted.started,
+        finished=now(),
+        log_dir=loggers.log_dir(run_logger),
+        torch_threads=torch.get_num_threads(),
+        machine=fitted.machine,
+        **({"stack": fitted.stack} if fitted.stack else {}),
+    )
+    try:
+        records.write_record(path, records.portable(record, (Path.cwd(), REPO_DIR)))
+    except OSError as err:
+        raise records.RecordNotWritten(
+            f"cannot write its record {path} ({err.strerror or err}); the run trained to its "
+            f"end and its checkpoint is kept in {ckpt_dir}: make {path.parent} writable and "
+            "rerun the same command, which resumes there and writes the record"
+        ) from None
+    loggers.summarize(run_logger, record)
+    return record, path
 
 
 def _last_checkpoint(hooks: Sequence[L.Callback]) -> checkpoint.LastCheckpoint:
@@ -231,7 +288,7 @@ def _built(jobs: Sequence[Job], run_loggers: Sequence[Any]) -> tuple[Any, RunsMo
     """The task's data for the jobs' runs and the RunsModule that trains them (the grouped layout
     on CUDA where the task's runs have one)."""
     cfg = jobs[0].cfg
-    task = tasks.task_of(jobs[0].config)
+    task = jobs[0].task
     cuda = uses_cuda(cfg)
     grouped = cuda and jobs[0].module.GROUPED
     module = RunsModule(

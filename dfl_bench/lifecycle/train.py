@@ -15,7 +15,7 @@ Each job (Hydra task function `main`):
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -107,21 +107,16 @@ def run_prepared(
 def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, Any], TaskRun]:
     """The resolved config and its module: a bad configuration raises ValueError here, before
     any data is loaded (values, ignored overrides, folders, operators, rows, optimizer)."""
-    guards.check_overrides(cfg, overrides)
+    task = tasks.task_of(cfg)  # the job's task, looked up once
+    guards.check_overrides(cfg, overrides, task)
     config = resolved_config(cfg)
-    guards.check_config(config)
+    guards.check_config(config, task=task)
     guards.check_writable(to_absolute_path(cfg.records_dir), "records_dir")
     guards.check_writable(to_absolute_path(cfg.checkpoint_dir), "checkpoint_dir")
     check_trainer(cfg)
     effective_flags(config, cfg, list(overrides))
     loggers.check(config["logger"])
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
-    module = build_module(config, operators)
-    task = tasks.task_of(config)
+    module = task.build(config, operators)  # the task's run for this config
     check_data_module(task.data([config]), task.NAME)  # built, not loaded: nothing is read yet
     return config, module
-
-
-def build_module(config: Mapping[str, Any], operators: OperatorSet) -> TaskRun:
-    """The task's run for this config (dfl_bench/tasks/)."""
-    return tasks.task_of(config).build(config, operators)
