@@ -5,6 +5,7 @@ split noise and what its digits predict, and other systems' published numbers be
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -86,25 +87,74 @@ def spread(values: pd.Series, scale: float, digits: int) -> str:
     return mean_std(float(values.mean()), None if std is None else float(std), digits)
 
 
+@dataclass(frozen=True)
+class Shown:
+    """The optional columns a table beyond the paper shows: a task's digit accuracy (and the
+    split's noise), a held-out split's accuracies, the gradient ratios any run defines."""
+
+    digits: bool
+    validated: bool
+    ratios: list[str]
+
+    @classmethod
+    def of(cls, table: Table, records: pd.DataFrame) -> Shown:
+        ours = table.ours()
+        return cls(
+            digits="digit_accuracy" in records and records["digit_accuracy"].notna().any(),
+            validated=VALIDATION_ACCURACY in records and records[VALIDATION_ACCURACY].notna().any(),
+            ratios=[c for c in COLUMNS[1:] if any(o.n[c] for o in ours.values())],
+        )
+
+
 def markdown(table: Table) -> str:
     """A table beyond the paper: ours per row (mean ± std, n; the task's digit accuracy where it
     records one; the gradient ratios where any run defines them; wall time) and each row's
     accuracy minus the reference row's, Welch's 95% interval over both rows' seeds."""
-    paper, ours = table.paper, table.ours()
-    reference = ours.get(paper.reference or "")
+    paper = table.paper
     records = table.records[table.records["status"] == "ok"]
-    digits = "digit_accuracy" in records and records["digit_accuracy"].notna().any()
-    ratios = [c for c in COLUMNS[1:] if any(o.n[c] for o in ours.values())]
-    header = ["row", "n", HEADERS["accuracy"], *(["digit accuracy (final)"] if digits else [])]
-    header += list(SPLIT_HEADERS) if digits else []
-    validated = VALIDATION_ACCURACY in records and records[VALIDATION_ACCURACY].notna().any()
-    header += list(VALIDATION_HEADERS) if validated else []
-    header += [*(HEADERS[c] for c in ratios), "wall time (min)", f"accuracy - {paper.reference}"]
+    shown = Shown.of(table, records)
     notes, per_row = footnotes(table)
+    out = [
+        f"## {paper.experiment}, profile `{table.profile}`",
+        "",
+        f"Beyond the paper. {paper.caption}",
+        "",
+        *md.table(_header(paper.reference, shown), _body(table, records, shown, per_row)),
+        "",
+        _legend(paper.reference, shown),
+    ]
+    if notes:
+        out += ["", "Notes:", ""] + [f"{n}. {text}" for text, n in notes.items()]
+    if paper.published:
+        out += ["", *published_markdown(table)]
+    commits = ", ".join(f"`{c[:12]}`" for c in table.commits()) or "-"
+    out += [
+        "",
+        f"Records: {len(table.records)} ({len(records)} ok); commits: {commits}; devices: "
+        f"{device_counts(table)}",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _header(reference: str | None, shown: Shown) -> list[str]:
+    header = ["row", "n", HEADERS["accuracy"]]
+    header += ["digit accuracy (final)", *SPLIT_HEADERS] if shown.digits else []
+    header += list(VALIDATION_HEADERS) if shown.validated else []
+    header += [HEADERS[c] for c in shown.ratios]
+    return [*header, "wall time (min)", f"accuracy - {reference}"]
+
+
+def _body(
+    table: Table, records: pd.DataFrame, shown: Shown, per_row: dict[int, list[int]]
+) -> list[list[str]]:
+    """One line per row: ours, the optional columns, wall time and the row minus the reference
+    (decided after Benjamini-Hochberg over the column)."""
+    reference_key = table.paper.reference or ""
+    reference = table.ours().get(reference_key)
     compared = [
         index
         for index, row in enumerate(table.rows)
-        if row.label != paper.reference and table.comparable(row.label, paper.reference or "")
+        if row.label != reference_key and table.comparable(row.label, reference_key)
     ]
     words = versus_block([(table.rows[i].cells[0][1], reference) for i in compared])
     against = {index: text for index, (_, text) in zip(compared, words, strict=True)}
@@ -114,33 +164,32 @@ def markdown(table: Table) -> str:
         own = records[records["configuration"] == (mine.configuration if mine else None)]
         marks = "".join(f" [{m}]" for m in per_row.get(index, []))
         n = "-" if mine is None else f"{mine.n_ok}" + (f" {FEW}" if mine.n_ok < MIN_SEEDS else "")
-        vs = "" if row.label == paper.reference else against.get(index, ANOTHER_TASK)
+        vs = "" if row.label == reference_key else against.get(index, ANOTHER_TASK)
         cells = [plain(row.label) + (" (other configuration)" if row.extra else "") + marks, n]
         cells.append(ours_value(mine, "accuracy"))
-        cells += [spread(own["digit_accuracy"], 100, 2), *_split_cells(own)] if digits else []
-        cells += [spread(own[k], 100, 2) for k in VALIDATION_COLUMNS] if validated else []
-        cells += [ours_value(mine, c) for c in ratios]
+        cells += [spread(own["digit_accuracy"], 100, 2), *_split_cells(own)] if shown.digits else []
+        cells += [spread(own[k], 100, 2) for k in VALIDATION_COLUMNS] if shown.validated else []
+        cells += [ours_value(mine, c) for c in shown.ratios]
         body.append([*cells, spread(own["wall_time_s"], 1 / 60, 1), vs])
+    return body
+
+
+def _legend(reference: str | None, shown: Shown) -> str:
+    """What the columns say, each optional column's words only where it is shown."""
     split = "the test set"
-    out = [
-        f"## {paper.experiment}, profile `{table.profile}`",
-        "",
-        f"Beyond the paper. {paper.caption}",
-        "",
-        *md.table(header, body),
-        "",
+    return (
         f"Mean ± sample std over the seeds (n ok runs); accuracy is the final one, at the end "
         f"of the budget, on {split}; `best` in parentheses is the best of each run's "
         f"evaluations, selected on {split} (optimistic, never a verdict); wall time is a run's "
         f"training time on the "
         f"machine that ran it. The last column: each row's final accuracy minus "
-        f"`{paper.reference}`'s, the 95% interval over both rows' seeds (Welch's; collapsed runs "
+        f"`{reference}`'s, the 95% interval over both rows' seeds (Welch's; collapsed runs "
         f"compared on their rate), above / below / equivalent (TOST within "
         f"±{MARGINS['accuracy']:g} points) / inconclusive, decided after {BH} over the "
         f"column's comparisons; `{FEW}`: fewer than {MIN_SEEDS} seeds, no comparison."
         + (
             f" `{UNDEFINED}`: no derivative of the ratio's kind in the run's last steps."
-            if ratios
+            if shown.ratios
             else ""
         )
         + (
@@ -149,7 +198,7 @@ def markdown(table: Table) -> str:
             f"(the split's own noise, beside the seeds'); `{SPLIT_HEADERS[1]}`: each run's digit "
             "accuracy to the power of the sum's 2N digits (a sum is right when all are), "
             "averaged over the runs."
-            if digits
+            if shown.digits
             else ""
         )
         + (
@@ -158,22 +207,10 @@ def markdown(table: Table) -> str:
             "evaluation of best validation accuracy (the checkpoint chosen on validation, never "
             "on the test set). A run from before both were evaluated measured the validation "
             "split only: its test accuracy is blank."
-            if validated
+            if shown.validated
             else ""
-        ),
-    ]
-    if notes:
-        out += ["", "Notes:", ""] + [f"{n}. {text}" for text, n in notes.items()]
-    if paper.published:
-        out += ["", *published_markdown(table)]
-    ok = len(records)
-    commits = ", ".join(f"`{c[:12]}`" for c in table.commits()) or "-"
-    out += [
-        "",
-        f"Records: {len(table.records)} ({ok} ok); commits: {commits}; devices: "
-        f"{device_counts(table)}",
-    ]
-    return "\n".join(out) + "\n"
+        )
+    )
 
 
 SPLIT_HEADERS = ("sums evaluated: the mean's 95% (binomial)", "digit accuracy^(2N)")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dfl_bench import markdown as md
 from dfl_bench.results.agreement import WITHIN, Agreement
 from dfl_bench.results.claims import Claim, Verdict
-from dfl_bench.results.paper import COLUMNS, DASH, PaperCell
+from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, PaperTable
 from dfl_bench.results.probes import PROBE_FILES, PROBE_STEPS
 from dfl_bench.results.stats import (
     MIN_SEEDS,
@@ -157,16 +157,49 @@ def markdown(
     paper = table.paper
     if paper.beyond:
         raise ValueError(f"{paper.experiment} is a table beyond the paper: beyond_tables.markdown")
-    labels = paper.group_labels
+    notes, per_row = footnotes(table)
+    out = [
+        f"## {paper.experiment}, profile `{table.profile}`",
+        "",
+        f"Paper: {paper.label or 'text'} ({paper.where}). {paper.caption}",
+        "",
+        *md.table(_paper_header(paper), _paper_body(table, per_row)),
+        "",
+        LEGEND,
+        *_paper_notes(paper, notes),
+    ]
+    commits = table.commits()
+    out += [
+        "",
+        f"Records: {len(table.records)} ({int((table.records['status'] == 'ok').sum())} ok); "
+        f"commits: {', '.join(f'`{c[:12]}`' for c in commits) or '-'}; devices: "
+        f"{device_counts(table)}",
+    ]
+    if table.mixed_commits:
+        out.append(f"WARNING: {len(table.mixed_commits)} cell(s) mix commits (see the notes).")
+    out += ["", agreement_markdown(agreement)]
+    if orders:
+        out += ["", *orders_markdown(table, orders)]
+    if verdicts:
+        out += ["", claims_markdown(verdicts, paired)]
+    return "\n".join(out) + "\n"
+
+
+def _paper_header(paper: PaperTable) -> list[str]:
+    """Per column group, its columns (and its row label where the groups print their own)."""
     header = [""]
     for number, group in enumerate(paper.groups):
-        header += ([f"{group}: row"] if labels and number else []) + [
+        header += ([f"{group}: row"] if paper.group_labels and number else []) + [
             f"{group}: {HEADERS[c]}" for c in COLUMNS
         ]
+    return header
+
+
+def _paper_body(table: Table, per_row: Mapping[int, list[int]]) -> list[list[str]]:
+    """Per printed row, three lines: the paper's numbers, ours and the difference."""
+    labels = table.paper.group_labels
     body = []
-    notes, per_row = footnotes(table)
     for index, row in enumerate(table.rows):
-        marks = per_row.get(index, [])
         label = plain(row.label) + (" (not in the paper)" if row.extra else "")
         for kind in ("paper", "ours", "diff"):
             cells = [f"**{label}** paper" if kind == "paper" else ""]
@@ -184,21 +217,16 @@ def markdown(
                         cells.append(difference(paper_cell, ours, column))
             if kind == "ours":
                 present = [o for _, o in row.cells if o is not None]
-                cells[0] = ours_label(present[0] if present else None, marks)
+                cells[0] = ours_label(present[0] if present else None, per_row.get(index, []))
             elif kind == "diff":
                 cells[0] = "Δ"
             body.append(cells)
-    out = [
-        f"## {paper.experiment}, profile `{table.profile}`",
-        "",
-        f"Paper: {paper.label or 'text'} ({paper.where}). {paper.caption}",
-        "",
-        *md.table(header, body),
-        "",
-        LEGEND,
-    ]
-    if paper.not_printed:
-        out += ["", f"Not printed: {paper.not_printed}"]
+    return body
+
+
+def _paper_notes(paper: PaperTable, notes: Mapping[str, int]) -> list[str]:
+    """What is not printed, the numbered notes, the shared rows and the paper's own notes."""
+    out = ["", f"Not printed: {paper.not_printed}"] if paper.not_printed else []
     if notes:
         out += ["", "Notes:", ""] + [f"{n}. {text}" for text, n in notes.items()]
     for key, reason in paper.shared.items():
@@ -208,21 +236,39 @@ def markdown(
         values = note.get("values")
         both = f" Values: {', '.join(f'{k} {v}' for k, v in values.items())}." if values else ""
         out += ["", f"Paper note: {' '.join(note['text'].split())}{both}{shows}"]
-    commits = table.commits()
-    out += [
-        "",
-        f"Records: {len(table.records)} ({int((table.records['status'] == 'ok').sum())} ok); "
-        f"commits: {', '.join(f'`{c[:12]}`' for c in commits) or '-'}; devices: "
-        f"{device_counts(table)}",
-    ]
-    if table.mixed_commits:
-        out.append(f"WARNING: {len(table.mixed_commits)} cell(s) mix commits (see the notes).")
-    out += ["", agreement_markdown(agreement)]
-    if orders:
-        out += ["", *orders_markdown(table, orders)]
-    if verdicts:
-        out += ["", claims_markdown(verdicts, paired)]
-    return "\n".join(out) + "\n"
+    return out
+
+
+def _tex_body(table: Table, per_row: Mapping[int, list[int]]) -> list[str]:
+    """Per printed row, three LaTeX lines (the paper's numbers, ours, the difference), a rule."""
+    labels = table.paper.group_labels
+    body = []
+    for index, row in enumerate(table.rows):
+        label = (
+            row.label if row.label.startswith("$") or "\\&" in row.label else tex_escape(row.label)
+        )
+        marks = "".join(f"$^{{{m}}}$" for m in per_row.get(index, []))
+        for kind in ("paper", "ours", r"$\Delta$"):
+            cells = [label if kind == "paper" else "", kind + (marks if kind == "ours" else "")]
+            for number, (paper_cell, ours) in enumerate(row.cells):
+                if labels and number:
+                    cells.append(
+                        paper_cell.label if paper_cell is not None and kind == "paper" else ""
+                    )
+                for column in COLUMNS:
+                    if kind == "paper":
+                        cells.append(tex_value(paper_value(paper_cell, column)))
+                    elif kind == "ours":
+                        cells.append(
+                            tex_value(ours_value(ours, column))
+                            if paper_cell is None or paper_cell.key
+                            else ""
+                        )
+                    else:
+                        cells.append(tex_escape(difference(paper_cell, ours, column)))
+            body.append(" & ".join(cells) + r" \\")
+        body.append(r"\hline")
+    return body
 
 
 def device_counts(table: Table) -> str:
@@ -332,32 +378,7 @@ def latex(table: Table) -> str:
         " & ".join(([""] if e else []) + [TEX_HEADERS[c] for c in COLUMNS]) for e in extra
     )
     notes, per_row = footnotes(table)
-    body = []
-    for index, row in enumerate(table.rows):
-        label = (
-            row.label if row.label.startswith("$") or "\\&" in row.label else tex_escape(row.label)
-        )
-        marks = "".join(f"$^{{{m}}}$" for m in per_row.get(index, []))
-        for kind in ("paper", "ours", r"$\Delta$"):
-            cells = [label if kind == "paper" else "", kind + (marks if kind == "ours" else "")]
-            for number, (paper_cell, ours) in enumerate(row.cells):
-                if labels and number:
-                    cells.append(
-                        paper_cell.label if paper_cell is not None and kind == "paper" else ""
-                    )
-                for column in COLUMNS:
-                    if kind == "paper":
-                        cells.append(tex_value(paper_value(paper_cell, column)))
-                    elif kind == "ours":
-                        cells.append(
-                            tex_value(ours_value(ours, column))
-                            if paper_cell is None or paper_cell.key
-                            else ""
-                        )
-                    else:
-                        cells.append(tex_escape(difference(paper_cell, ours, column)))
-            body.append(" & ".join(cells) + r" \\")
-        body.append(r"\hline")
+    body = _tex_body(table, per_row)
     caption = tex_escape(
         f"{paper.experiment} (profile {table.profile}): the paper's {paper.label or 'text'} "
         f"({paper.where}) beside this reproduction. {paper.caption}"
