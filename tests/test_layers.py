@@ -91,3 +91,25 @@ def test_no_module_is_over_500_lines():
         if (n := len(path.read_text().splitlines())) > 500
     ]
     assert long == []
+
+
+def test_no_function_of_the_framework_is_over_60_lines():
+    """Each function on one screen: a longer one is split into named steps."""
+    long = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1})"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - node.lineno + 1 > 60
+    ]
+    assert long == []
+
+
+def test_no_two_modules_share_a_file_name():
+    """A module's name says what it holds, once: dfl_bench/ and campaign/ have no two alike."""
+    names = [
+        path.name
+        for path in [*PACKAGE.rglob("*.py"), *(ROOT / "campaign").rglob("*.py")]
+        if path.name not in ("__init__.py", "__main__.py")
+    ]
+    assert sorted({n for n in names if names.count(n) > 1}) == []

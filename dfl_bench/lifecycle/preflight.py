@@ -15,6 +15,7 @@ from hydra import compose, initialize_config_dir
 from hydra._internal.utils import get_args_parser
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
 from omegaconf import OmegaConf
 
@@ -57,6 +58,31 @@ def renamed(line: str, config_dir: str = CONFIG_DIR) -> str:
     return f"{prefix}{today}"
 
 
+def override_defect(override: Override, config_dir: str) -> str | None:
+    """Why one parsed override cannot start a job (one line), or None: a run folder's name
+    that is not one, an untrusted `_target_`, the old `problem` group, a swept experiment."""
+    if override.key_or_group in NAMES and not override.is_sweep_override():
+        try:  # it names the run's folders: Hydra makes them before a job starts
+            check_name(override.value(), override.key_or_group)
+        except ValueError as err:
+            return str(err)
+    refused = untrusted_target(override)
+    if refused is not None:
+        return refused
+    if override.key_or_group.lstrip("+~").split(".")[0] == "problem":
+        today = renamed(override.input_line, config_dir)
+        return (
+            f"{override.input_line}: the `problem` group is now `kb` (the knowledge base "
+            f"and its DFL weight): {today}"
+        )
+    if override.key_or_group == "experiment" and override.is_sweep_override():
+        return (
+            f"{override.input_line}: one experiment per command (each has its own sweep of "
+            "rows); run them one after the other, or `make reproduce-tables TABLES=a,b`"
+        )
+    return None
+
+
 def defect(argv: Sequence[str]) -> str | None:
     """Why `python -m dfl_bench ARGV` cannot start (one line), or None."""
     try:
@@ -74,25 +100,9 @@ def defect(argv: Sequence[str]) -> str | None:
             "characters other than letters, digits and _-+./: key='...')"
         )
     for override in parsed:
-        if override.key_or_group in NAMES and not override.is_sweep_override():
-            try:  # it names the run's folders: Hydra makes them before a job starts
-                check_name(override.value(), override.key_or_group)
-            except ValueError as err:
-                return str(err)
-        refused = untrusted_target(override)
-        if refused is not None:
-            return refused
-        if override.key_or_group.lstrip("+~").split(".")[0] == "problem":
-            today = renamed(override.input_line, args.config_dir or CONFIG_DIR)
-            return (
-                f"{override.input_line}: the `problem` group is now `kb` (the knowledge base "
-                f"and its DFL weight): {today}"
-            )
-        if override.key_or_group == "experiment" and override.is_sweep_override():
-            return (
-                f"{override.input_line}: one experiment per command (each has its own sweep of "
-                "rows); run them one after the other, or `make reproduce-tables TABLES=a,b`"
-            )
+        wrong = override_defect(override, args.config_dir or CONFIG_DIR)
+        if wrong is not None:
+            return wrong
     first = [o.input_line for o in parsed if not o.is_sweep_override()]
     sweeps = [o for o in parsed if o.is_sweep_override()]
     config_dir = args.config_dir or CONFIG_DIR

@@ -101,6 +101,25 @@ def power(log10: float) -> str:
     )
 
 
+def row(name: str, tnorm: str, exists: str, digits: int, sums: int, seeds: int) -> list[str]:
+    """One pair at N digits: per valuation, the median valuation (and in log space the images
+    reached) and the median gradient norm over the seeds' initializations."""
+    cells = [name, str(digits)]
+    for valuation in VALUATIONS:
+        runs = [measure(tnorm, exists, digits, sums, s, valuation) for s in range(seeds)]
+        value = statistics.median(run.log10 for run in runs)
+        grad = statistics.median(run.norm for run in runs)
+        if valuation == "log":
+            reached = statistics.median(run.reached for run in runs)
+            cells += [power(value), f"{reached:.1%}"]
+        elif exact(tnorm, exists):
+            cells.append("log either way")  # the probability's own log, no floor
+        else:
+            cells.append("below" if value < math.log10(EPS) else "-")
+        cells.append(f"{grad:.1e}")
+    return cells
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.theory.carry_gradients")
     parser.add_argument(
@@ -110,26 +129,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--digits", default=",".join(map(str, DIGITS)))
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    table = []
-    for name, (tnorm, exists) in pairs().items():
-        for digits in map(int, args.digits.split(",")):
-            sums = max(1, args.images // (2 * digits))
-            cells = [name, str(digits)]
-            for valuation in VALUATIONS:
-                runs = [
-                    measure(tnorm, exists, digits, sums, s, valuation) for s in range(args.seeds)
-                ]
-                value = statistics.median(run.log10 for run in runs)
-                grad = statistics.median(run.norm for run in runs)
-                if valuation == "log":
-                    reached = statistics.median(run.reached for run in runs)
-                    cells += [power(value), f"{reached:.1%}"]
-                elif exact(tnorm, exists):
-                    cells.append("log either way")  # the probability's own log, no floor
-                else:
-                    cells.append("below" if value < math.log10(EPS) else "-")
-                cells.append(f"{grad:.1e}")
-            table.append(cells)
+    table = [
+        row(name, tnorm, exists, digits, max(1, args.images // (2 * digits)), args.seeds)
+        for name, (tnorm, exists) in pairs().items()
+        for digits in map(int, args.digits.split(","))
+    ]
     command = "python -m dfl_bench.theory.carry_gradients " + " ".join(argv or [])
     markdown.report(
         args.out,
