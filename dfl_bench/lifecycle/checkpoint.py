@@ -21,6 +21,7 @@ from pathlib import Path
 import lightning as L
 import torch
 
+from dfl_bench.lifecycle.private_api import set_received_sigterm
 from dfl_bench.training import RunsModule
 
 NAME = "last.ckpt"
@@ -183,4 +184,4 @@ class LastCheckpoint(L.Callback):
         save(trainer, self.path)
         if terminating and requeued_by_submitit():
             # submitit bypasses SIGTERM and requeues on its own signal: keep training until then
-            trainer._signal_connector.received_sigterm = False
+            set_received_sigterm(trainer, False)

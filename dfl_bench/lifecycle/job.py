@@ -39,6 +39,7 @@ from omegaconf import DictConfig
 from dfl_bench import tasks
 from dfl_bench.exits import EXIT_INTERRUPTED, EXIT_TERMINATED  # noqa: E402
 from dfl_bench.lifecycle import checkpoint, loggers, records
+from dfl_bench.lifecycle.private_api import set_received_sigterm
 from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads, uses_cuda
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import (
@@ -336,7 +337,7 @@ def stop_on_ctrl_c(trainer: L.Trainer) -> Iterator[list[int]]:
 
     def stop(signum: int, frame: object) -> None:
         got.append(signum)
-        trainer._signal_connector.received_sigterm = True
+        set_received_sigterm(trainer, True)
         signal.signal(signal.SIGINT, previous)
 
     previous = signal.signal(signal.SIGINT, stop)

@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 
 from hydra.utils import get_object
 
+from dfl_bench.lifecycle.private_api import wandb_init_arguments
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import (
     BEST_TEST_ACCURACY,
@@ -212,7 +213,7 @@ def wandb_logger(
     )
     # Lightning passes wandb.init an `anonymous` setting even when unset, which wandb has
     # deprecated (one warning per run): a run never sets it, so it is not passed at all.
-    logger._wandb_init.pop("anonymous", None)
+    wandb_init_arguments(logger).pop("anonymous", None)
     return logger
 
 

@@ -12,7 +12,6 @@ import io
 from collections.abc import Sequence
 
 from hydra import compose, initialize_config_dir
-from hydra._internal.utils import get_args_parser
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
@@ -20,6 +19,7 @@ from hydra.errors import ConfigCompositionException, MissingConfigException, Ove
 from omegaconf import OmegaConf
 
 from dfl_bench.lifecycle.guards import check_name
+from dfl_bench.lifecycle.private_api import hydra_args_parser
 from dfl_bench.paths import CONFIG_DIR
 
 NAMES = ("experiment_name", "row")  # values that name folders (guards.check_name)
@@ -87,7 +87,7 @@ def defect(argv: Sequence[str]) -> str | None:
     """Why `python -m dfl_bench ARGV` cannot start (one line), or None."""
     try:
         with contextlib.redirect_stderr(io.StringIO()):
-            args = get_args_parser().parse_args(list(argv))
+            args = hydra_args_parser().parse_args(list(argv))
     except SystemExit:
         return None  # a usage error of Hydra's own flags: Hydra prints it
     if any(getattr(args, flag, None) for flag in INFO_FLAGS):

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+from dfl_bench.lifecycle.private_api import watcher_delay
+
 
 def quiet_sacct() -> bool:
     """Let SLURM jobs ask sacct through `QuietSacct` (once per process); False without submitit."""
@@ -18,7 +20,7 @@ def quiet_sacct() -> bool:
     except ImportError:
         return False
     if not isinstance(slurm.SlurmJob.watcher, _quiet_class()):
-        slurm.SlurmJob.watcher = _quiet_class()(delay_s=slurm.SlurmJob.watcher._delay_s)
+        slurm.SlurmJob.watcher = _quiet_class()(delay_s=watcher_delay(slurm.SlurmJob.watcher))
     return True
 
 

@@ -19,13 +19,13 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from hydra import compose, initialize_config_dir
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from dfl_bench.lifecycle.private_api import basic_sweeper
 from dfl_bench.paths import CONFIG_DIR
 
 
@@ -35,7 +35,7 @@ def expand(overrides: Sequence[str], params: Mapping[str, Any] | None = None) ->
     hydra = GlobalHydra.instance()
     loader = hydra.config_loader() if hydra.is_initialized() else None
     parsed = OverridesParser.create(config_loader=loader).parse_overrides(lines)
-    return [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
+    return [job for batch in basic_sweeper().split_arguments(parsed, None) for job in batch]
 
 
 def _search_path() -> AbstractContextManager:

@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.utils import JobReturn, JobStatus
 from omegaconf import OmegaConf
 
+from dfl_bench.lifecycle.private_api import basic_sweeper
 
-class CheckedSweeper(BasicSweeper):
+
+class CheckedSweeper(basic_sweeper()):  # type: ignore[misc]
     """BasicSweeper whose jobs are all checked in `sweep`, before any batch is launched."""
 
     def sweep(self, arguments: list[str]) -> Any:
