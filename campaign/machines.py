@@ -28,7 +28,7 @@ from dfl_bench.results.paper import COLUMN_FIELDS
 from dfl_bench.results.tables import collapse_threshold
 
 if TYPE_CHECKING:
-    from dfl_bench.results.rendered import Rendered
+    from dfl_bench.results.profile_results import Rendered
 
 SWEEPS = 200  # alternating-means passes of the cell + seed fit (it converges in a few dozen)
 

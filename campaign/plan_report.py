@@ -13,7 +13,7 @@ from dfl_bench.paths import REPO_DIR
 from dfl_bench.results.claims import VERDICTS
 
 if TYPE_CHECKING:
-    from dfl_bench.results.rendered import Rendered
+    from dfl_bench.results.profile_results import Rendered
 
 PLAN = REPO_DIR / "results" / "seed_plan" / "plan.json"  # the committed seed plan
 

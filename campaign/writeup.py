@@ -21,7 +21,7 @@ from dfl_bench.results.claims import MARGINS
 from dfl_bench.results.verdict_report import DECIDED_AT, patch
 
 if TYPE_CHECKING:
-    from dfl_bench.results.rendered import Rendered
+    from dfl_bench.results.profile_results import Rendered
     from dfl_bench.results.tables import Table
 
 CAMPAIGN_MARKERS = (

@@ -16,7 +16,7 @@ from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table
 from dfl_bench.schema import ADDED_KEYS, GRADIENT_REACHED
 
 if TYPE_CHECKING:
-    from dfl_bench.results.rendered import Rendered
+    from dfl_bench.results.profile_results import Rendered
 
 # A row against another in the write-up's words on a table beyond the paper, in this order.
 WORDS = (

@@ -15,7 +15,7 @@ from dfl_bench import markdown
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
 
 if TYPE_CHECKING:
-    from dfl_bench.results.rendered import Rendered
+    from dfl_bench.results.profile_results import Rendered
 
 # The paper's wall times for its budget (Section 10): the baseline, and a run with the DFL loss.
 PAPER_MINUTES = {"baseline": 35, "DFL": 112}

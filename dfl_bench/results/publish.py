@@ -29,7 +29,7 @@ from dfl_bench.results.cells import DEFAULT, PAPER_PROFILE, SPREAD, cell_config
 from dfl_bench.results.load import pooled
 from dfl_bench.results.noise import paper_noise
 from dfl_bench.results.paper import COLUMN_FIELDS, ORDERS, SELECTED_ACCURACY, Paper
-from dfl_bench.results.rendered import Rendered
+from dfl_bench.results.profile_results import Rendered
 from dfl_bench.results.tables import Table, build_table, collapse_threshold
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
 

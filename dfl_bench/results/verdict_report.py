@@ -19,7 +19,7 @@ from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, row_configura
 from dfl_bench.schema import ADDED_KEYS
 
 if TYPE_CHECKING:
-    from dfl_bench.results.rendered import Rendered
+    from dfl_bench.results.profile_results import Rendered
 
 PROFILES = ("quick", "long")  # always shown, so `long` fills in once its records land
 NO_RECORDS = "no records yet"

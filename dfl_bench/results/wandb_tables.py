@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from dfl_bench.lifecycle.loggers import wandb_mode
 from dfl_bench.results.paper import COLUMNS
-from dfl_bench.results.rendered import Rendered
+from dfl_bench.results.profile_results import Rendered
 
 PROJECT = "dfl_bench"
 

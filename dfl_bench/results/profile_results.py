@@ -1,6 +1,6 @@
 """What rendering one profile gives (`publish.build`): its tables, agreements and verdicts, the
-one value the write-up (`writeup`), the budget runs (`budget_runs`), the W&B tables and the files
-(`publish`) read."""
+one value the write-up (`verdict_report`), the budget runs (`budget_runs`), the W&B tables and
+the files (`publish`) read."""
 
 from __future__ import annotations
 
