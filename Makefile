@@ -162,7 +162,8 @@ addition-budget-nets: ## choose the frontier's budget per network on its validat
 # The frontier's final runs with each network on its chosen budget (conf/experiment/
 # mnist_addition_frontier_nets.yaml) and the networks' supervised ceilings (digit_ceiling_nets),
 # stage by stage (scripts/addition_frontier_nets.sh), in the background from a frozen copy, two
-# jobs at a time:
+# jobs at a time; the committed records of both are copied in first, so a new machine skips what
+# is done:
 # harvest: make addition-harvest ADDITION_DIR=$(NETS_DIR) ADDITION_COMMIT=$$(cat $(NETS_DIR)/commit)
 NETS_COMMIT ?= HEAD
 NETS_DIR ?= $(HOME)/.cache/dfl_bench/addition_frontier_nets
@@ -172,6 +173,8 @@ addition-frontier-nets: ## train MNIST addition's frontier with lenet and bn_wid
 		git archive "$(NETS_COMMIT)" | tar -x -C "$(NETS_DIR)/checkout" && \
 		git rev-parse --verify "$(NETS_COMMIT)^{commit}" > "$(NETS_DIR)/commit"; }
 	@mkdir -p "$(NETS_DIR)/records"
+	@for e in mnist_addition_frontier_nets digit_ceiling_nets; do \
+		if test -d "results/records/$$e"; then cp -rn "results/records/$$e" "$(NETS_DIR)/records/"; fi; done
 	@flock -n "$(NETS_DIR)/run.lock" true || { echo "it already runs from $(NETS_DIR) (see its nets.log)"; exit 3; }
 	cd "$(NETS_DIR)/checkout" && PYTHONPATH="$(NETS_DIR)/checkout" \
 		DFL_BENCH_GIT_COMMIT=$$(cat "$(NETS_DIR)/commit") \
