@@ -8,6 +8,7 @@ ValueError: task.digits must be an integer in [1, 100], got 0
 
 from __future__ import annotations
 
+import importlib
 import math
 from typing import Any
 
@@ -33,6 +34,16 @@ def fraction(value: Any, name: str) -> None:
     """`value` is a number in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
         raise ValueError(f"{name} must be a fraction in [0, 1), got {value!r}")
+
+
+def imported(target: str, key: str, choices: str) -> Any:
+    """What a config's `_target_` (module.attribute) names, imported; else one ValueError line,
+    `<key>=<target> does not import (why); <choices>`. The caller checks what it is."""
+    module, _, attribute = target.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError, ValueError) as err:
+        raise ValueError(f"{key}={target!r} does not import ({err}); {choices}") from None
 
 
 def tail_steps(metrics_tail: float, max_steps: int) -> int:

@@ -20,12 +20,12 @@ task: importing it registers it, no package edit.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from torch import Tensor
 
+from dfl_bench.checks import imported
 from dfl_bench.logic.formulas import Family, Predicate, reads
 
 PairTruth = Callable[[Tensor, Tensor], Tensor]
@@ -102,13 +102,7 @@ def from_target(target: str, name: str) -> KBSpec:
     """The knowledge base a `kb._target_` names (module.function, decorated with
     `knowledge_base`: importing its module registers it), checked to be knowledge base `name`;
     else a ValueError naming what is wrong."""
-    module, _, attribute = target.rpartition(".")
-    try:
-        found = getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError, ValueError) as err:
-        raise ValueError(
-            f"kb._target_={target!r} does not import ({err}); registered: {sorted(KBS)}"
-        ) from None
+    found = imported(target, "kb._target_", f"registered: {sorted(KBS)}")
     if not isinstance(found, KBSpec):
         raise ValueError(
             f"kb._target_={target!r} is not a knowledge base (a function decorated with "

@@ -13,7 +13,6 @@ one `training.RunsModule` (R = 1 for a single run); tasks/contract.py states the
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from omegaconf import OmegaConf
 
+from dfl_bench.checks import imported
 from dfl_bench.paths import CONFIG_DIR
 
 if TYPE_CHECKING:  # the contract imports torch: a task's class only where one is looked up
@@ -52,13 +52,7 @@ def task_class(target: str) -> type[Task]:
     """The Task class `target` names (module.Class), else a ValueError naming the valid ones."""
     from dfl_bench.tasks.contract import Task
 
-    module, _, name = target.rpartition(".")
-    try:
-        found = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError, ValueError) as err:
-        raise ValueError(
-            f"task._target_={target!r} does not import ({err}); tasks of conf/task: {names()}"
-        ) from None
+    found = imported(target, "task._target_", f"tasks of conf/task: {names()}")
     if not (isinstance(found, type) and issubclass(found, Task)):
         raise ValueError(
             f"task._target_={target!r} is not a task (a dfl_bench.tasks.contract.Task subclass)"

@@ -13,7 +13,6 @@ NTN heads: a network without one is refused there before training.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from functools import cache
 from typing import Any, ClassVar
@@ -21,6 +20,8 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from dfl_bench.checks import imported
 
 PAPER = {"_target_": "dfl_bench.tasks.mnist.model.MnistNet", "name": "paper"}  # conf/net/paper
 
@@ -40,14 +41,7 @@ class DigitNet(nn.Module):
 @cache
 def net_class(target: str) -> type[DigitNet]:
     """The DigitNet class `target` (module.Class) names, else a ValueError naming the group."""
-    module, _, name = target.rpartition(".")
-    try:
-        found = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError, ValueError) as err:
-        raise ValueError(
-            f"net._target_={target!r} does not import ({err}); the networks of conf/net: "
-            "paper, lenet, bn_wide"
-        ) from None
+    found = imported(target, "net._target_", "the networks of conf/net: paper, lenet, bn_wide")
     if not (isinstance(found, type) and issubclass(found, DigitNet)):
         raise ValueError(
             f"net._target_={target!r} is not a digit network (a dfl_bench.tasks.mnist.nets."
