@@ -22,12 +22,9 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dfl_bench.kinds import KINDS
-
-if TYPE_CHECKING:
-    from torch import Tensor
 
 
 @dataclass(frozen=True)
@@ -167,27 +164,22 @@ def register_duals(tnorm: str) -> None:
     R-implication (the residuum sup{b : T(a, b) <= c}, Eq. "r-implication") has no closed form
     in general: write it by hand (`register("implication", ..., r_of=tnorm)`)."""
     t = spec("tnorm", tnorm)
-
-    def conorm(*call: Any, **kw: Any) -> Callable | Tensor:
-        if t.factory:
-            T = t.fn(**kw)
-            return lambda a, b: 1.0 - T(1.0 - a, 1.0 - b)
-        a, b = call
-        return 1.0 - t.fn(1.0 - a, 1.0 - b, **kw)
-
-    def s_implication(*call: Any, **kw: Any) -> Callable | Tensor:
-        if t.factory:
-            T = t.fn(**kw)
-            return lambda a, c: 1.0 - T(a, 1.0 - c)
-        a, c = call
-        return 1.0 - t.fn(a, 1.0 - c, **kw)
-
+    conorm = _from_tnorm(t, lambda T, a, b: 1.0 - T(1.0 - a, 1.0 - b))
+    s_implication = _from_tnorm(t, lambda T, a, c: 1.0 - T(a, 1.0 - c))
     for fn, what in ((conorm, "t-conorm"), (s_implication, "S-implication")):
         fn.__module__, fn.__doc__ = t.fn.__module__, f"The {what} of t-norm {tnorm} (derived)."
     params = dict(t.params)
     _add(OperatorSpec("tconorm", tnorm, conorm, params, t.factory, dual=tnorm, derived=True))
     _add(OperatorSpec("implication", f"{tnorm}_s", s_implication, dict(params), t.factory,
                       s_of=tnorm, derived=True))  # fmt: skip
+
+
+def _from_tnorm(t: OperatorSpec, combine: Callable[..., Any]) -> Callable[..., Any]:
+    """An operator `combine(T, x, y)` of t-norm `t`, registered as `t` is: a factory of the
+    t-norm's parameters where `t` is one, else a function of (x, y, **parameters)."""
+    if t.factory:
+        return lambda **kw: functools.partial(combine, t.fn(**kw))
+    return lambda x, y, **kw: combine(functools.partial(t.fn, **kw), x, y)
 
 
 def alias(kind: str, name: str, target: str, **fixed: Any) -> None:
