@@ -382,8 +382,7 @@ def published_of(spec: dict[str, Any], where: str) -> tuple[Published, ...]:
                 f"{where}: {p.system} is published twice for task {dict(p.setting)}: keep one"
             )
         seen.add((p.system, p.setting))
-    declared = [s for row, s in zip(spec.get("rows") or {}, trained, strict=True)
-                if spec["rows"][row].get("headline") is True]  # fmt: skip
+    declared = [dict(task) for _, _, task in headlines_of(spec)]
     for p in out:
         if not any(all(row.get(k) == v for k, v in p.setting) for row in declared):
             raise ValueError(
