@@ -1,16 +1,13 @@
 """The run record, every field named once: what a record holds (RECORD_FIELDS, the contract
 with the results module), a run's results (METRIC_FIELDS; a task's own in TASK_FIELDS), what a
 run's summary gives the record (SUMMARY_FIELDS), and which config keys a record's hash leaves
-out (NOT_HASHED), holds at one value (HASHED_AS), at their old value (ADDED_KEYS) or at their
-old place (MOVED_KEYS). Pure data:
-every layer reads it (the trainer writes these fields, the results module reads them).
+out (NOT_HASHED, CODE_KEYS) or holds at one value (HASHED_AS). Pure data: every layer reads it
+(the trainer writes these fields, the results module reads them).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from dfl_bench.kinds import KINDS
 
 # A run's headline number and its best over the evaluations (the paper reports the best).
 TEST_ACCURACY, BEST_TEST_ACCURACY = "test_accuracy", "best_test_accuracy"
@@ -141,34 +138,6 @@ CODE_KEYS: tuple[tuple[str, str], ...] = (
     ("net", "_target_"),
     ("kb", "_target_"),
 )
-
-# Keys added after records were made, each with the value that computes what those records
-# computed: at that value a key is left out of the hash, so adding it moved no record's hash.
-ADDED_KEYS: dict[tuple[str, ...], Any] = {
-    ("model", "ntn_bias"): False,
-    ("optimizer", "fused"): True,  # ADAM's fused kernel, once torch's default in code
-    ("task",): {"name": "mnist_kb"},  # the task group (dfl_bench/tasks/), the paper's task
-    ("net",): {"name": "paper"},  # the digit network group (conf/net/), the paper's network
-    ("augment",): {"degrees": 0.0, "shift": 0.0},  # the training images as they are
-    # MNIST addition's log-space valuations, held-out split and loss (tasks/mnist_addition.py);
-    # the records of pairs whose valuation was a floored value say `valuation: probability`
-    ("task", "valuation"): "log",
-    ("task", "validation"): 0.0,
-    ("task", "loss"): "exact",
-    # the Yager operators' `eps` (operators/numerics.root_eps): 0 is the paper's operator
-    **{(kind, "eps"): 0.0 for kind in KINDS},
-}
-
-
-# Keys moved after records were made, as (today's place, the old place). A config is hashed with
-# each at its old place, so the move changed no record's hash; a record is read with each at
-# today's place (lifecycle/records.current_form). The `problem` group became `kb`, one flat node.
-MOVED_KEYS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
-    (("kb", "name"), ("problem", "name")),
-    (("kb", "w_dfl"), ("problem", "w_dfl")),
-    *((("kb", key), ("problem", "kb", key)) for key in ("formulas", "weights", "scale", "scope")),
-)
-
 
 # Hashed at one value whatever they hold: where a run trains and where its data comes from. A
 # configuration has one record whatever the device (a GPU run's record names the stack it trained

@@ -1,7 +1,9 @@
 """Records of an older form brought to today's, once: `python -m dfl_bench.lifecycle.migrate DIR
-[DIR ...]` rewrites every record under each folder in place (a record whose config hash moves is
-written under its new name and the old file removed; a `reused_from` follows the record it
-names). A harvest migrates the records a frozen older checkout trained the same way.
+[DIR ...]` rewrites every record under each folder in place (a record whose config hashes to
+another name is written under it and the old file removed; a `reused_from` follows the record
+it names). A harvest migrates the records a frozen older checkout trained the same way. The
+hash is over every setting a config spells (lifecycle/records.hashed_config), so an older form
+is brought here, never hashed as if it were today's.
 
 Each step is a pure function of a record's config (CONFIG_STEPS) or of the record (RECORD_STEPS)
 that says what trained and what it measured, oldest first;
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dfl_bench.exits import EXIT_INVALID
+from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle import records
 from dfl_bench.schema import (
     BEST_TEST_ACCURACY,
@@ -26,6 +29,72 @@ from dfl_bench.schema import (
     TEST_ACCURACY,
     VALIDATION_ACCURACY,
 )
+
+# The `problem` group became `kb`, one flat node: (the old place, today's place) of each key.
+PROBLEM_TO_KB: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("problem", "name"), ("kb", "name")),
+    (("problem", "w_dfl"), ("kb", "w_dfl")),
+    *((("problem", "kb", key), ("kb", key)) for key in ("formulas", "weights", "scale", "scope")),
+)
+YAGER = ("yager", "yager_r", "yager_s")  # the operators with an `eps` (operators/numerics)
+
+
+def _dicts(value: Any) -> Any:
+    """`value` with every mapping in it copied as a dict (the rest shared)."""
+    if isinstance(value, Mapping):
+        return {k: _dicts(v) for k, v in value.items()}
+    return value
+
+
+def _dotted(key: str) -> str:
+    """A dotted config key (a provenance entry's, `problem.w_dfl`) in the `kb` group's names."""
+    parts = tuple(key.split("."))
+    for old, new in PROBLEM_TO_KB:
+        if parts[: len(old)] == old:
+            return ".".join((*new, *parts[len(old) :]))
+    return key
+
+
+def kb_not_problem(config: dict[str, Any]) -> dict[str, Any]:
+    """The old `problem` group's keys at their place in `kb` (and so named in the provenance)."""
+    out = _dicts(config)
+    for old, new in PROBLEM_TO_KB:
+        *parents, key = old
+        nodes = [out]
+        for name in parents:
+            nodes.append(nodes[-1].get(name) if isinstance(nodes[-1], dict) else None)
+        if not isinstance(nodes[-1], dict) or key not in nodes[-1]:
+            continue
+        out.setdefault(new[0], {})[new[1]] = nodes[-1].pop(key)
+        for parent, name in zip(reversed(nodes[:-1]), reversed(parents), strict=True):
+            if parent[name] == {}:  # a mapping left empty goes
+                del parent[name]
+    if isinstance(out.get("provenance"), dict):
+        out["provenance"] = {_dotted(k): v for k, v in out["provenance"].items()}
+    return out
+
+
+def added_keys(config: dict[str, Any]) -> dict[str, Any]:
+    """Each key added to the configuration after records were made, where today's
+    configuration has it, at the value that computes what those records computed: the paper's
+    task and network, no augmentation, no NTN output bias, ADAM's fused kernel (once torch's
+    default), MNIST addition in log space on the test split with the exact loss, the Yager
+    operators' eps 0 (the paper's operator)."""
+    out = _dicts(config)
+    out.setdefault("task", {"name": "mnist_kb"})
+    out.setdefault("net", {"name": "paper"})
+    out.setdefault("augment", {"degrees": 0.0, "shift": 0.0})
+    if isinstance(out.get("model"), dict):
+        out["model"].setdefault("ntn_bias", False)
+    if isinstance(out.get("optimizer"), dict) and out["optimizer"].get("name") == "adam":
+        out["optimizer"].setdefault("fused", True)
+    if out["task"].get("name") == "mnist_addition":
+        for key, value in (("valuation", "log"), ("validation", 0.0), ("loss", "exact")):
+            out["task"].setdefault(key, value)
+    for kind in KINDS:
+        if isinstance(out.get(kind), dict) and out[kind].get("name") in YAGER:
+            out[kind].setdefault("eps", 0.0)
+    return out
 
 
 def budget_optimizer(config: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +131,11 @@ def validation_named(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-CONFIG_STEPS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (budget_optimizer,)
+CONFIG_STEPS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (
+    kb_not_problem,
+    added_keys,
+    budget_optimizer,
+)
 RECORD_STEPS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (validation_named,)
 
 
@@ -77,11 +150,9 @@ def migrate_config(config: Mapping[str, Any]) -> dict[str, Any]:
 def migrate_record(record: Mapping[str, Any]) -> dict[str, Any]:
     """`record` in today's form: its config (its `config_hash` that config's) and its fields."""
     out = dict(record)
-    config = migrate_config(record["config"])
-    if config != record["config"]:
-        out["config"] = config
-        if "config_hash" in out:
-            out["config_hash"] = records.config_hash(config)
+    out["config"] = migrate_config(record["config"])
+    if "config_hash" in out:  # a form's hash is over all of it
+        out["config_hash"] = records.config_hash(out["config"])
     for step in RECORD_STEPS:
         out = step(out)
     return out
@@ -97,9 +168,9 @@ def migrate_folder(root: Path) -> list[tuple[Path, Path]]:
         if record is None:
             continue
         new = migrate_record(record)
-        if new == record:
-            continue
         target = path.with_name(f"{records.config_hash(new['config'])}.json")
+        if new == record and target == path:
+            continue
         if target != path and target.exists():
             raise ValueError(f"{path} would become {target}, which holds another record")
         todo.append((path, target, new))

@@ -46,21 +46,9 @@ def untrusted_target(override) -> str | None:
     )
 
 
-def renamed(line: str, config_dir: str = CONFIG_DIR) -> str:
-    """An override of the old `problem` group in today's names (`problem.kb.scope=formula` is
-    `kb.scope=formula`, `problem=sum9` is `kb=sum9`), without an adding `+` where today's
-    config has the key (`+problem.w_dfl=2` is `kb.w_dfl=2`, as `+kb.w_dfl=2` fails)."""
-    prefix = line[: len(line) - len(line.lstrip("+~"))]
-    rest = line[len(prefix) :].removeprefix("problem")
-    today = f"kb{rest.removeprefix('.kb')}"
-    if prefix == "+" and _exists(config_dir, today.split("=")[0]):
-        prefix = ""
-    return f"{prefix}{today}"
-
-
-def override_defect(override: Override, config_dir: str) -> str | None:
+def override_defect(override: Override) -> str | None:
     """Why one parsed override cannot start a job (one line), or None: a run folder's name
-    that is not one, an untrusted `_target_`, the old `problem` group, a swept experiment."""
+    that is not one, an untrusted `_target_`, a swept experiment."""
     if override.key_or_group in NAMES and not override.is_sweep_override():
         try:  # it names the run's folders: Hydra makes them before a job starts
             check_name(override.value(), override.key_or_group)
@@ -69,12 +57,6 @@ def override_defect(override: Override, config_dir: str) -> str | None:
     refused = untrusted_target(override)
     if refused is not None:
         return refused
-    if override.key_or_group.lstrip("+~").split(".")[0] == "problem":
-        today = renamed(override.input_line, config_dir)
-        return (
-            f"{override.input_line}: the `problem` group is now `kb` (the knowledge base "
-            f"and its DFL weight): {today}"
-        )
     if override.key_or_group == "experiment" and override.is_sweep_override():
         return (
             f"{override.input_line}: one experiment per command (each has its own sweep of "
@@ -100,7 +82,7 @@ def defect(argv: Sequence[str]) -> str | None:
             "characters other than letters, digits and _-+./: key='...')"
         )
     for override in parsed:
-        wrong = override_defect(override, args.config_dir or CONFIG_DIR)
+        wrong = override_defect(override)
         if wrong is not None:
             return wrong
     first = [o.input_line for o in parsed if not o.is_sweep_override()]
@@ -129,21 +111,6 @@ def defect(argv: Sequence[str]) -> str | None:
     finally:
         GlobalHydra.instance().clear()
     return None
-
-
-def _exists(config_dir: str, key: str) -> bool:
-    """Whether the default config has `key` (a group or a dotted key): then `+key=` fails."""
-    GlobalHydra.instance().clear()
-    try:
-        with initialize_config_dir(str(config_dir), version_base="1.3"):
-            node = OmegaConf.to_container(compose("config"), resolve=False)
-    finally:
-        GlobalHydra.instance().clear()
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
 
 
 def row_owned(config_name: str, parsed: Sequence) -> str | None:

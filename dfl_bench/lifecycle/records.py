@@ -18,13 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through here too)
-    ADDED_KEYS,
     BEST_TEST_ACCURACY,
     CELL_ASIDE,
     CODE_KEYS,
     HASHED_AS,
     METRIC_FIELDS,
-    MOVED_KEYS,
     NOT_HASHED,
     RECORD_FIELDS,
     STATUSES,
@@ -33,66 +31,6 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     UNIT_FIELDS,
     VALIDATION_ACCURACY,
 )
-
-
-def _without_added_defaults(config: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
-    """`config` (the mapping at `path`) without the ADDED_KEYS that hold their old value."""
-    out = {}
-    for key, value in config.items():
-        here = (*path, key)
-        number = _numbers_as_floats(value)  # eps=0 is eps=0.0; ntn_bias=0 is not false
-        if (
-            here in ADDED_KEYS
-            and type(number) is type(ADDED_KEYS[here])
-            and number == ADDED_KEYS[here]
-        ):
-            continue
-        out[key] = _without_added_defaults(value, here) if isinstance(value, Mapping) else value
-    return out
-
-
-def _dicts(value: Any) -> Any:
-    """`value` with every mapping in it copied as a dict (the rest shared)."""
-    if isinstance(value, Mapping):
-        return {k: _dicts(v) for k, v in value.items()}
-    return value
-
-
-def _moved(
-    config: Mapping[str, Any], moves: Sequence[tuple[tuple[str, ...], tuple[str, ...]]]
-) -> dict[str, Any]:
-    """A copy of `config` with the value at each move's first path put at its second (a mapping
-    left empty is dropped); a path that is absent moves nothing."""
-    out = _dicts(config)
-    for source, target in moves:
-        nodes = [out]
-        for key in source[:-1]:
-            nodes.append(nodes[-1].get(key) if isinstance(nodes[-1], dict) else None)
-        if not isinstance(nodes[-1], dict) or source[-1] not in nodes[-1]:
-            continue
-        value = nodes[-1].pop(source[-1])
-        for parent, key in zip(reversed(nodes[:-1]), reversed(source[:-1]), strict=True):
-            if parent[key] == {}:
-                del parent[key]
-        node = out
-        for key in target[:-1]:
-            node = node.setdefault(key, {})
-        node[target[-1]] = value
-    return out
-
-
-def current_form(config: Mapping[str, Any]) -> dict[str, Any]:
-    """`config` (a record's, of any age) with every MOVED_KEYS key at today's place."""
-    return _moved(config, [(old, new) for new, old in reversed(MOVED_KEYS)])
-
-
-def current_key(dotted: str) -> str:
-    """A dotted config key (a provenance entry's, e.g. "problem.w_dfl") in today's names."""
-    parts = tuple(dotted.split("."))
-    for new, old in MOVED_KEYS:
-        if parts[: len(old)] == old:
-            return ".".join((*new, *parts[len(old) :]))
-    return dotted
 
 
 def without_code(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -106,10 +44,8 @@ def without_code(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a resolved config that changes a result: all but logging, paths and flags,
-    the ADDED_KEYS at their old value, the MOVED_KEYS at their old place and the HASHED_AS
-    settings at their one value, the CODE_KEYS left out."""
-    config = without_code(_moved(config, MOVED_KEYS))
-    out = _without_added_defaults({k: v for k, v in config.items() if k not in NOT_HASHED}, ())
+    the HASHED_AS settings at their one value, the CODE_KEYS left out."""
+    out = {k: v for k, v in without_code(config).items() if k not in NOT_HASHED}
     for (group, key), value in HASHED_AS.items():
         if isinstance(out.get(group), Mapping) and key in out[group]:
             out[group] = {**out[group], key: value}

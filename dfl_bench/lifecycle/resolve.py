@@ -5,16 +5,20 @@ module resolve configs without the trainer)."""
 from __future__ import annotations
 
 import math
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.provenance import job_provenance
-from dfl_bench.schema import ADDED_KEYS
+from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.tasks import PAPER_TASK
 
 UNRESOLVED = ("rows", "families", "published", "rule")  # a config's tables and declared rule:
 # not part of what a job is
+OPTIONS = Path(CONFIG_DIR)  # conf/<kind>/<name>.yaml: each operator option
 DEFAULT = "default"  # the experiment of a run without +experiment: the paper's task
 
 
@@ -37,17 +41,28 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
                 if container
                 else value
             )
-    task = (config.get("task") or ADDED_KEYS[("task",)])["name"]
-    if config.get("experiment_name") == DEFAULT and task != ADDED_KEYS[("task",)]["name"]:
+    task = (config.get("task") or PAPER_TASK)["name"]
+    if config.get("experiment_name") == DEFAULT and task != PAPER_TASK["name"]:
         config["experiment_name"] = task  # `default` is the paper task's: file under the task
-    for kind in KINDS:  # `tnorm.p='2'` is `tnorm.p=2`: one configuration, one hash
-        if isinstance(config.get(kind), dict):
-            config[kind] = {k: _number(v) for k, v in config[kind].items()}
+    for kind in KINDS:  # `tnorm.p='2'` is `tnorm.p=2`, a row's `{name: yager, p: 2}` is
+        if isinstance(config.get(kind), dict):  # `tnorm=yager`: one configuration, one hash
+            spelled = {**option_defaults(kind, config[kind].get("name")), **config[kind]}
+            config[kind] = {k: _number(v) for k, v in spelled.items()}
     row_provenance = config.pop("row_provenance", None)
     config["provenance"] = job_provenance(
         config.get("provenance"), row_provenance, config.get("row"), config
     )
     return config
+
+
+@cache
+def option_defaults(kind: str, name: Any) -> dict[str, Any]:
+    """The settings of option `conf/<kind>/<name>.yaml` (a row that names the operator and not
+    each of its settings has the others at the option's); {} where no such option exists."""
+    path = OPTIONS / kind / f"{name}.yaml"
+    if not (isinstance(name, str) and name.isidentifier() and path.is_file()):
+        return {}
+    return dict(OmegaConf.to_container(OmegaConf.load(path)))  # type: ignore[arg-type]
 
 
 def _number(value: Any) -> Any:

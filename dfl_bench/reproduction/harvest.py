@@ -92,9 +92,7 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
             continue
         today = migrate.migrate_record(record)  # an older checkout's record in today's form
         out = moved(today, named)
-        target = dest / path.relative_to(source)
-        if today != record:  # at its new config hash
-            target = target.with_name(f"{today['config_hash']}.json")
+        target = dest / path.parent.name / f"{records.config_hash(today['config'])}.json"
         if target.exists():
             if records.read_record(target) != out:
                 kept.append(target)

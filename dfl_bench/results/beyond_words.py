@@ -13,7 +13,8 @@ from dfl_bench.results.beyond_tables import ANOTHER_TASK, versus_block
 from dfl_bench.results.paper import COLUMN_FIELDS
 from dfl_bench.results.render import MISSING
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table
-from dfl_bench.schema import ADDED_KEYS, GRADIENT_REACHED
+from dfl_bench.schema import GRADIENT_REACHED
+from dfl_bench.tasks import PAPER_TASK
 
 if TYPE_CHECKING:
     from dfl_bench.results.profile_results import Rendered
@@ -151,7 +152,7 @@ def beyond_block(name: str, results: Sequence[Rendered]) -> str:
 def papers_task(table: Table, key: str) -> bool:
     """Whether row `key` trains the paper's task (or has no records), so the paper's supervised
     baseline measures it."""
-    return table.task(key) in (None, ADDED_KEYS[("task",)])
+    return table.task(key) in (None, PAPER_TASK)
 
 
 def collapsed_runs(table: Table, rows: Sequence[str], floor: float) -> list[str]:

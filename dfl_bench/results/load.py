@@ -11,12 +11,11 @@ from typing import Any
 import pandas as pd
 
 from dfl_bench.kinds import KINDS
+from dfl_bench.lifecycle.migrate import migrate_config
 from dfl_bench.lifecycle.records import (
     METRIC_FIELDS,
     cell_hash,
     config_hash,
-    current_form,
-    current_key,
     invalid,
 )
 from dfl_bench.schema import IDENTITY_FIELDS, TASK_FIELDS
@@ -85,7 +84,19 @@ def load_records(records_dir: str | Path) -> pd.DataFrame:
     frame = frame.reindex(columns=[*BASE_COLUMNS, *sorted(extra)])
     for column in (*METRICS, *TASK_FIELDS, "steps", "wall_time_s", "w_dfl", "lr"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce")
-    return twins(frame)
+    return twins(in_seed_order(frame))
+
+
+def in_seed_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """The records by experiment, profile, row and seed (then file), not by file name: a cell's
+    runs read in seed order whatever their files are called (a hash)."""
+    named = ("experiment", "profile", "row")
+    return frame.sort_values(
+        ["experiment", "profile", "row", "seed", "path"],
+        key=lambda column: column.astype(str) if column.name in named else column,
+        na_position="last",
+        kind="stable",
+    ).reset_index(drop=True)
 
 
 def twins(frame: pd.DataFrame) -> pd.DataFrame:
@@ -172,19 +183,22 @@ def counted_once(rows: list[dict[str, Any]], root: Path) -> tuple[list[dict[str,
         path, place = Path(row["path"]), own(row)
         if path == place:
             continue
-        where = place.relative_to(root).as_posix()
-        aside.append(
-            f"{path.relative_to(root).as_posix()} is a copy of {where}"
-            if place in counted
-            else f"{path.relative_to(root).as_posix()} holds the run of {where}, not at its place"
-        )
+        where, name = place.relative_to(root).as_posix(), path.relative_to(root).as_posix()
+        if migrate_config(row["config"]) != row["config"]:
+            aside.append(
+                f"{name} is in an older form (bring the folder to today's once: "
+                f"python -m dfl_bench.lifecycle.migrate {root})"
+            )
+        elif place in counted:
+            aside.append(f"{name} is a copy of {where}")
+        else:
+            aside.append(f"{name} holds the run of {where}, not at its place")
     return [row for row in rows if Path(row["path"]) == own(row)], aside
 
 
 def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
-    """One record as flat columns: operator names and `<kind>.<param>`, knowledge base, metrics
-    (its config read in today's names: records.current_form)."""
-    config = current_form(record["config"])
+    """One record as flat columns: operator names and `<kind>.<param>`, knowledge base, metrics."""
+    config = record["config"]
     kb = config.get("kb") or {}
     optimizer = config.get("optimizer") or {}
     row: dict[str, Any] = {
@@ -205,7 +219,7 @@ def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "machine": machine_name(record),
         "finished": record.get("finished"),
         "reused_from": _text(record.get("reused_from")),
-        "provenance": _current_keys(config.get("provenance") or record.get("provenance")),
+        "provenance": config.get("provenance"),
         "configuration": cell_hash(config),
         "run": config_hash(config),
         "config": config,
@@ -229,13 +243,6 @@ def machine_name(record: Mapping[str, Any]) -> str | None:
     if machine.get("cpu"):
         return f"{machine['cpu']} ({machine.get('cpu_capability')})"
     return None
-
-
-def _current_keys(provenance: Any) -> Any:
-    """A record's provenance with each dotted key in today's names (records.current_key)."""
-    if not isinstance(provenance, Mapping):
-        return provenance
-    return {current_key(k): v for k, v in provenance.items()}
 
 
 def _text(value: Any) -> str | None:

@@ -276,12 +276,13 @@ def top_probability(
 ) -> float:
     """The bootstrap probability that `row` has the top mean (bottom: `lowest`): each cell's
     seeds resampled with replacement; single values (the paper's) drawn from N(value, sigma).
-    A fixed generator, so a rendering is reproducible."""
+    A fixed generator over each cell's values in sorted order, so a rendering is reproducible
+    whatever order the records were read in."""
     rng = np.random.default_rng(seed)
     names = list(samples)
     means = []
     for name in names:
-        values = np.asarray(samples[name], dtype=float)
+        values = np.sort(np.asarray(samples[name], dtype=float))
         if len(values) == 1 and sigma is not None:
             means.append(values[0] + sigma * rng.standard_normal(BOOTSTRAP))
         else:

@@ -17,7 +17,6 @@ import pandas as pd
 from dfl_bench.lifecycle.records import (
     CELL_ASIDE,
     cell_hash,
-    current_key,
     hashed_config,
     without_code,
 )
@@ -32,7 +31,8 @@ from dfl_bench.results.paper import (
     PaperTable,
     cell_key,
 )
-from dfl_bench.schema import ADDED_KEYS, GRADIENT_REACHED
+from dfl_bench.schema import GRADIENT_REACHED
+from dfl_bench.tasks import PAPER_TASK
 
 KEY_COLUMNS = {"kb.name": "kb"}
 SEEDS = CELL_ASIDE  # a cell's runs differ in these only
@@ -241,13 +241,13 @@ def task_of(records: pd.DataFrame) -> Any:
     """The task setting (config `task`) of a cell's records; None without records."""
     if records.empty:
         return None
-    return without_code(records["config"].iloc[0]).get("task", ADDED_KEYS[("task",)])
+    return without_code(records["config"].iloc[0])["task"]
 
 
 def _task_text(records: pd.DataFrame) -> str | None:
     """The task setting of a cell's records as text; None for the paper's task (or none)."""
     task = task_of(records)
-    return None if task in (None, ADDED_KEYS[("task",)]) else json.dumps(task, sort_keys=True)
+    return None if task in (None, PAPER_TASK) else json.dumps(task, sort_keys=True)
 
 
 def trained_rows(
@@ -304,11 +304,11 @@ def configurations(
 
 
 def differences(expected: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    """Each hashed setting (dotted key in today's names, seeds aside) where `config` differs
+    """Each hashed setting (dotted key, seeds aside) where `config` differs
     from `expected`, with its value in `config`."""
     want, have = _flat(hashed_config(expected)), _flat(hashed_config(config))
     keys = [k for k in sorted(want.keys() | have.keys()) if k not in SEEDS]
-    return dict(sorted((current_key(k), have.get(k)) for k in keys if want.get(k) != have.get(k)))
+    return {k: have.get(k) for k in keys if want.get(k) != have.get(k)}
 
 
 def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -16,7 +16,7 @@ from dfl_bench.results.cells import PAPER_PROFILE
 from dfl_bench.results.claims import MARGINS, SECTIONS, VERDICTS, contradictions
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, row_configuration
-from dfl_bench.schema import ADDED_KEYS
+from dfl_bench.tasks import PAPER_TASK
 
 if TYPE_CHECKING:
     from dfl_bench.results.profile_results import Rendered
@@ -159,7 +159,7 @@ def _table_facts(table: Table, r: Rendered) -> list[str]:
     if accuracy:
         low, high = min(accuracy, key=accuracy.get), max(accuracy, key=accuracy.get)
         span = f"{accuracy[low]:.2f} ({low}) .. {accuracy[high]:.2f} ({high})"
-    same_task = {k: o for k, o in ours.items() if table.task(k) == ADDED_KEYS[("task",)]}
+    same_task = {k: o for k, o in ours.items() if table.task(k) == PAPER_TASK}
     above, below = _against_baseline(same_task, r)
     if ours and not same_task:
         above = below = "another task than the baseline's: not compared"

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the contract imports torch: a task's class only where one i
 
 TASK_DIR = Path(CONFIG_DIR) / "task"  # the package's own tasks, one yaml each
 DEFAULT = "mnist_kb"  # the task of a config that names none (the paper's)
+PAPER_TASK = {"name": DEFAULT}  # its setting in a record's config (no code keys)
 
 
 def names() -> list[str]:

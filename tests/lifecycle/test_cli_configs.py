@@ -122,7 +122,7 @@ def test_symmetric_rows_take_the_t_norm_family():
     assert config["tnorm"] == {"name": "product"} and config["implication"] == {"name": "goguen"}
     assert config["kb"]["w_dfl"] == 10.0
     config = resolved(compose_job(["+experiment=same_symmetric", "row=yager_p20_S"]))
-    assert config["forall"] == {"name": "yager", "p": 20.0}
+    assert config["forall"] == {"name": "yager", "p": 20.0, "eps": 0.0}  # the option's eps
     assert config["kb"]["w_dfl"] == 1.0
 
 

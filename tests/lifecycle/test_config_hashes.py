@@ -53,3 +53,24 @@ def test_a_parameter_given_as_text_is_the_number_and_hashes_alike(tmp_path):
     number, text = digest("tnorm=yager", "tnorm.p=2"), digest("tnorm=yager", "tnorm.p='2'")
     assert number == text and text[1] == 2
     assert digest("tnorm=yager", "tnorm.p=2.5")[0] != number[0]
+
+
+def test_an_operator_a_row_names_inline_is_its_option_with_the_rows_settings(tmp_path):
+    """A row's `{name: yager, p: 1.5}` has the option file's other settings (its `eps`), so it
+    is the configuration `tnorm=yager tnorm.p=1.5` composes, with one hash."""
+    from jobs import composed
+    from omegaconf import OmegaConf
+
+    from dfl_bench.lifecycle import records, resolve
+
+    cfg, _ = composed(tmp_path, "tnorm=yager", "tnorm.p=1.5")
+    grouped = resolve.resolved_config(cfg)
+    inline = OmegaConf.merge(cfg, {"tnorm": None})
+    inline.tnorm = {"name": "yager", "p": 1.5}
+    rowed = resolve.resolved_config(inline)
+    assert rowed["tnorm"] == grouped["tnorm"] == {"name": "yager", "p": 1.5, "eps": 0.0}
+    assert records.config_hash(rowed) == records.config_hash(grouped)
+    inline.tnorm = {"name": "yager", "p": 1.5, "eps": 1e-6}  # a row's own setting stays
+    assert resolve.resolved_config(inline)["tnorm"]["eps"] == 1e-6
+    inline.tnorm = {"name": "no_such", "p": 1.5}  # no option file: as the row says
+    assert resolve.resolved_config(inline)["tnorm"] == {"name": "no_such", "p": 1.5}

@@ -26,7 +26,9 @@ def test_a_budgets_optimizer_moves_into_the_optimizer_that_trained():
     record = old_record()
     assert record["config"]["optimizer"]["lr"] == 0.001  # what it said
     new = migrate.migrate_record(record)
-    assert new["config"]["optimizer"] == {"name": "adam", "lr": 0.002, "cosine_to": 0.1}
+    assert new["config"]["optimizer"] == {
+        "name": "adam", "lr": 0.002, "cosine_to": 0.1, "fused": True,
+    }  # fmt: skip
     assert "optimizer" not in new["config"]["profile"]
     assert new["config_hash"] == records.config_hash(new["config"]) != record["config_hash"]
     assert migrate.migrate_record(new) == new  # once
@@ -87,3 +89,93 @@ def test_a_run_evaluated_on_its_validation_split_alone_names_that_accuracy_valid
     assert new["best_validation_accuracy"] == old["best_test_accuracy"]
     assert new == before and records.invalid(new) is None
     assert migrate.migrate_record(new) == new
+
+
+def old_form(config: dict) -> dict:
+    """`config` as a record made before the `kb` group and the added keys wrote it: the
+    knowledge base under `problem` (its formulas under `problem.kb`), each added key at the
+    value it was added with left out, the provenance in the old names."""
+    out = json.loads(json.dumps(config))
+    kb = out.pop("kb")
+    out["problem"] = {
+        "name": kb.pop("name"),
+        "w_dfl": kb.pop("w_dfl"),
+        **({"kb": kb} if kb else {}),
+    }
+    for group, value in (("task", {"name": "mnist_kb"}), ("net", {"name": "paper"})):
+        if {k: v for k, v in out[group].items() if k != "_target_"} == value:
+            del out[group]
+    if out.get("augment") == {"degrees": 0.0, "shift": 0.0}:
+        del out["augment"]
+    for group, key, value in [
+        ("model", "ntn_bias", False),
+        ("optimizer", "fused", True),
+        *((kind, "eps", 0.0) for kind in ("tnorm", "tconorm", "implication", "forall", "exists")),
+    ]:
+        node = out.get(group)
+        if (
+            isinstance(node, dict)
+            and node.get(key) is value
+            or (isinstance(node, dict) and key == "eps" and node.get(key) == value)
+        ):
+            del node[key]
+    if isinstance(out.get("provenance"), dict):
+        out["provenance"] = {
+            k.replace("kb.w_dfl", "problem.w_dfl").replace("kb.name", "problem.name"): v
+            for k, v in out["provenance"].items()
+        }
+    return out
+
+
+def test_a_paper_task_record_in_its_oldest_form_migrates_to_its_committed_config_and_place():
+    """Every committed record of the paper's task, written back in the form of the oldest
+    records (`problem`, no added keys), migrates to the config it holds and so to its place."""
+    checked = 0
+    for path in sorted((REPO_DIR / "results" / "records").glob("*/*.json")):
+        record = json.loads(path.read_text())
+        config = record["config"]
+        if config["task"]["name"] != "mnist_kb" or "_target_" in config["task"]:
+            continue  # a record with code keys was written after the added keys
+        old = old_form(config)
+        assert "kb" not in old and "fused" not in (old["optimizer"]), path
+        new = migrate.migrate_config(old)
+        assert records.config_hash(new) == path.stem, path
+        checked += 1
+    assert checked >= 300
+
+
+def test_each_added_key_is_written_only_where_todays_configuration_has_it():
+    old = {
+        "seed": 0,
+        "problem": {"name": "same", "w_dfl": 10.0},
+        "model": {"ntn_k": 10},
+        "optimizer": {"name": "sgd", "lr": 0.1},
+        "tnorm": {"name": "yager", "p": 1.5},
+        "tconorm": {"name": "product"},
+        "implication": {"name": "yager_s", "p": 1.5, "eps": 1e-6},
+    }
+    new = migrate.migrate_config(old)
+    assert new["kb"] == {"name": "same", "w_dfl": 10.0} and "problem" not in new
+    assert new["task"] == {"name": "mnist_kb"} and new["net"] == {"name": "paper"}
+    assert new["augment"] == {"degrees": 0.0, "shift": 0.0}
+    assert new["model"] == {"ntn_k": 10, "ntn_bias": False}
+    assert new["optimizer"] == old["optimizer"]  # SGD has no fused kernel option
+    assert new["tnorm"]["eps"] == 0.0 and "eps" not in new["tconorm"]
+    assert new["implication"]["eps"] == 1e-6  # a value it trained with stays
+    assert migrate.migrate_config(new) == new
+    addition = migrate.migrate_config({**old, "task": {"name": "mnist_addition", "digits": 2}})
+    assert addition["task"] == {
+        "name": "mnist_addition", "digits": 2, "valuation": "log", "validation": 0.0,
+        "loss": "exact",
+    }  # fmt: skip
+
+
+def test_a_frozen_checkouts_record_whose_config_is_today_is_renamed_to_todays_hash(tmp_path):
+    """A record made before the hash covered the added keys (its config spells them) keeps its
+    config and moves to the name that config hashes to today."""
+    committed = next((REPO_DIR / "results" / "records" / "mnist_addition_frontier_nets").glob("*"))
+    record = json.loads(committed.read_text())
+    old = tmp_path / "mnist_addition_frontier_nets" / "0123456789abcdef.json"
+    records.write_record(old, {**record, "config_hash": old.stem})
+    assert migrate.migrate_folder(tmp_path) == [(old, old.with_name(committed.name))]
+    assert records.read_record(old.with_name(committed.name)) == record

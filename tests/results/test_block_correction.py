@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dfl_bench.results.beyond_tables import versus, versus_block
-from dfl_bench.results.stats import BH, adjust_block, compare_runs
+from dfl_bench.results.stats import BH, adjust_block, compare_runs, top_probability
 from dfl_bench.results.tables import Ours
 
 REFERENCE = (96.6, 96.8, 97.0)
@@ -77,3 +77,13 @@ def test_rows_against_the_baseline_are_decided_within_their_table():
     assert [row.split()[0] for row in found.beyond(1)] == ["up"] and found.beyond(-1) == []
     assert against_baseline(rows, None).missing == "no baseline"
     assert against_baseline(rows, cell(95.0, 95.1)).missing == "the baseline has 2 seed(s)"
+
+
+def test_the_bootstrap_top_probability_reads_a_cells_seeds_in_any_order():
+    """A cell's seeds come in the order their records were read (file names are hashes): the
+    probability that a row is the top one depends on their values, not on that order."""
+    samples = {"a": [95.1, 95.6, 94.8, 95.3], "b": [95.0, 95.4, 95.2], "c": [94.7, 95.9, 95.0]}
+    shuffled = {name: list(reversed(values)) for name, values in samples.items()}
+    chance = top_probability(samples, "a")
+    assert top_probability(shuffled, "a") == chance
+    assert 0.0 < chance < 1.0

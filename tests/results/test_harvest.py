@@ -15,34 +15,36 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def written(folder: Path, name: str, **fields) -> Path:
-    """A committed formulas record as a run writing into `folder` would have written it."""
+    """A committed formulas record as a run writing into `folder` would have written it, its
+    seed set by `name` (one letter), at its config's hash."""
     committed = next((REPO / "results" / "records" / "formulas").glob("*.json"))
     record = json.loads(committed.read_text())
     record["config"]["records_dir"] = str(folder)
+    record["config"]["seed"] = record["seed"] = 100 + ord(name) - ord("a")
     record["overrides"] = ["row=f1", f"records_dir={folder}", "logger=none"]
-    record["config_hash"] = name  # a valid record at its file name
+    record["config_hash"] = records.config_hash(record["config"])  # a valid record at its name
     for key, value in fields.items():
         record[key] = value
-    return records.write_record(folder / "formulas" / f"{name}.json", record)
+    return records.write_record(folder / "formulas" / f"{record['config_hash']}.json", record)
 
 
 def test_a_harvest_copies_new_ok_records_renamed_and_keeps_what_is_there(tmp_path):
     source, dest = tmp_path / "background", tmp_path / "committed"
     new = written(source, "a")
-    written(source, "b", status="failed", reason="NaN loss")
+    failed = written(source, "b", status="failed", reason="NaN loss")
     same = written(source, "c")
     other = written(source, "d")
     (dest / "formulas").mkdir(parents=True)
     records.write_record(
-        dest / "formulas" / "c.json",
+        dest / "formulas" / same.name,
         harvest.moved(json.loads(same.read_text()), "results/records"),
     )
     there = records.write_record(
-        dest / "formulas" / "d.json", {**json.loads(other.read_text()), "seed": 99}
+        dest / "formulas" / other.name, {**json.loads(other.read_text()), "seed": 99}
     )
     before = there.read_text()
     done = harvest.harvest(source, dest, "results/records")
-    assert done.new == [dest / "formulas" / "a.json"]
+    assert done.new == [dest / "formulas" / new.name]
     assert done.kept == [there] and there.read_text() == before  # never replaced
     got, want = json.loads(done.new[0].read_text()), json.loads(new.read_text())
     assert got["config"]["records_dir"] == "results/records"
@@ -52,7 +54,7 @@ def test_a_harvest_copies_new_ok_records_renamed_and_keeps_what_is_there(tmp_pat
         want["overrides"],
     )
     assert got == want  # nothing else moved
-    assert not (dest / "formulas" / "b.json").exists()  # a failed run trains again
+    assert not (dest / "formulas" / failed.name).exists()  # a failed run trains again
 
 
 def test_a_record_with_another_machine_path_stops_the_harvest_before_it_writes(tmp_path):
@@ -67,11 +69,11 @@ def test_a_record_with_another_machine_path_stops_the_harvest_before_it_writes(t
 
 def test_the_command_names_what_it_harvested(tmp_path, capsys):
     source, dest = tmp_path / "background", tmp_path / "committed"
-    written(source, "a")
+    name = written(source, "a").name
     assert harvest.main(["--from", str(source), "--records-dir", str(dest)]) == 0
     out = capsys.readouterr().out
-    assert "formulas/a.json" in out and "1 new record(s)" in out
-    got = json.loads((dest / "formulas" / "a.json").read_text())
+    assert f"formulas/{name}" in out and "1 new record(s)" in out
+    got = json.loads((dest / "formulas" / name).read_text())
     assert got["config"]["records_dir"] == str(dest)  # outside the repository: its own path
     with pytest.raises(SystemExit) as stop:
         harvest.main(["--from", str(tmp_path / "none"), "--records-dir", str(dest)])
@@ -107,8 +109,9 @@ def test_an_absolute_checkpoint_folder_is_named_as_the_default_one():
 def test_a_truncated_record_stops_the_harvest_naming_it(tmp_path, spoil, why):
     source, dest = tmp_path / "background", tmp_path / "committed"
     written(source, "a")
-    spoil(written(source, "b"))
-    with pytest.raises(ValueError, match=rf"b\.json: {why}"):
+    spoiled = written(source, "b")
+    spoil(spoiled)
+    with pytest.raises(ValueError, match=rf"{spoiled.name}: {why}"):
         harvest.harvest(source, dest, "results/records")
     assert not dest.exists()
 
@@ -116,17 +119,17 @@ def test_a_truncated_record_stops_the_harvest_naming_it(tmp_path, spoil, why):
 def test_records_of_another_commit_or_a_dirty_tree_are_not_harvested(tmp_path):
     source, dest = tmp_path / "background", tmp_path / "committed"
     commit = "a" * 40
-    written(source, "a", git_commit=commit)
-    written(source, "b", git_commit=f"{commit}-dirty")
-    with pytest.raises(ValueError, match=r"b\.json: trained on a dirty tree"):
+    good = written(source, "a", git_commit=commit)
+    dirty = written(source, "b", git_commit=f"{commit}-dirty")
+    with pytest.raises(ValueError, match=rf"{dirty.name}: trained on a dirty tree"):
         harvest.harvest(source, dest, "results/records")
-    (source / "formulas" / "b.json").unlink()
-    written(source, "c", git_commit="b" * 40)
-    with pytest.raises(ValueError, match=rf"c\.json: trained at {'b' * 40}, not {commit}"):
+    dirty.unlink()
+    other = written(source, "c", git_commit="b" * 40)
+    with pytest.raises(ValueError, match=rf"{other.name}: trained at {'b' * 40}, not {commit}"):
         harvest.harvest(source, dest, "results/records", commit)
-    (source / "formulas" / "c.json").unlink()
+    other.unlink()
     assert harvest.harvest(source, dest, "results/records", commit).new == [
-        dest / "formulas" / "a.json"
+        dest / "formulas" / good.name
     ]
 
 

@@ -3,7 +3,8 @@ four runs of 100 iterations (the default `same` configuration, Goedel on `sum9`,
 `sum9`, `kb=both`) against the records the pre-module code (tests/data/
 paper_task_numbers.json, its `made_by`) wrote, to the digit. Bit-exactness holds for one kernel
 path: on another torch build, CPU capability or CPU model the test says so and skips. The
-fixture's config hashes predate the `problem` group's move to `kb`: the runs keep them."""
+fixture's config hashes are those of the configs in today's form (records migrated once,
+lifecycle/migrate.py): a run's hash is its identity."""
 
 from __future__ import annotations
 
