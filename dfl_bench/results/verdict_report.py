@@ -276,7 +276,8 @@ def summary(results: Sequence[Rendered]) -> str:
         for name in [*r.tables, *SECTIONS]:
             table = r.tables.get(name)
             if table is not None and table.paper.beyond:
-                lines.append(f"- {name} (beyond the paper): {beyond(table)}")
+                if table.ours():  # a table without records at this profile says nothing here
+                    lines.append(f"- {name} (beyond the paper): {beyond(table)}")
                 continue
             mine = [
                 (item.name, ours.status) for item, _, ours in r.verdicts if item.experiment == name

@@ -216,3 +216,19 @@ def test_a_table_beyond_the_paper_is_worded_at_the_profile_its_records_have():
     begin, end = beyond_words.beyond_markers("operator_families")
     block = text[text.index(begin) : text.index(end)]
     assert "Profile `long`:" in block and "Profile `paper`" not in block
+
+
+def test_the_block_names_a_table_beyond_the_paper_only_at_a_profile_where_it_has_records():
+    """At profile `paper` most tables beyond the paper have no run (their own or one of the same
+    configuration): the block's section of that profile does not name them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecordWarning)
+        frame = load_records(REPO / "results" / "records")
+    paper = load_paper()
+    (rendered,) = [publish.build(paper, frame, "paper", list(paper.tables), REPO)]
+    section = verdict_report.summary([rendered])
+    beyond = [name for name, table in rendered.tables.items() if table.paper.beyond]
+    empty = [name for name in beyond if not rendered.tables[name].ours()]
+    assert len(empty) >= 5
+    for name in beyond:
+        assert (f"- {name} (beyond the paper)" in section) is (name not in empty), name
