@@ -59,12 +59,20 @@ def choose(rows: Sequence[Mapping[str, Any]], seeds: int, within: float) -> str 
     """
     if any(len(r["values"]) < seeds for r in rows):
         return None
+    top, near = best_and_near(rows, within)
+    return min(near, key=lambda r: r["steps"])["row"] if near else top["row"]
+
+
+def best_and_near(
+    rows: Sequence[Mapping[str, Any]], within: float
+) -> tuple[Mapping[str, Any], list[Mapping[str, Any]]]:
+    """The row of the highest mean and the rows of fewer steps within `within` points of it."""
     mean = {r["row"]: statistics.fmean(r["values"]) for r in rows}
     top = max(rows, key=lambda r: mean[r["row"]])
     near = [
         r for r in rows if r["steps"] < top["steps"] and mean[top["row"]] - mean[r["row"]] <= within
     ]
-    return min(near, key=lambda r: r["steps"])["row"] if near else top["row"]
+    return top, near
 
 
 def validation_values(records_dir: Path) -> dict[str, list[float]]:
@@ -110,6 +118,21 @@ def report(records_dir: Path) -> str:
     lines += markdown.table(
         ["net", "candidate", "steps (400 a pass)", "n", "validation accuracy (%)", ""], rows
     )
+    counts = []
+    for net, options in by_net.items():
+        if all(r["values"] for r in options):
+            _, near = best_and_near(options, rule["prefer_fewer_within"])
+            names = ", ".join(f"`{r['row']}`" for r in near) or "none"
+            counts.append(f"`{net}` {len(near)} ({names})")
+    if counts:
+        lines += [
+            "",
+            "Candidates with fewer steps within "
+            f"{rule['prefer_fewer_within']:g} points of their network's best: "
+            + ", ".join(counts)
+            + ". The declaration does not say which of several is taken; `the fewest such` is "
+            "this report's reading, and it decides a choice only where a network has two or more.",
+        ]
     return "\n".join(lines) + "\n"
 
 

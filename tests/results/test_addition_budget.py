@@ -24,3 +24,16 @@ def test_the_committed_choice_is_what_the_committed_records_give():
     committed = (REPO / "results" / "addition_budget" / "README.md").read_text()
     assert committed == addition_budget.report(REPO / "results" / "records")
     assert committed.count("**chosen**") == 2  # one budget per network
+
+
+def test_the_report_counts_the_candidates_the_fewest_steps_reading_chooses_among():
+    rows = [
+        {"row": "a", "steps": 1, "values": [71.5] * 3},
+        {"row": "b", "steps": 2, "values": [71.8] * 3},
+        {"row": "c", "steps": 4, "values": [72.0] * 3},
+    ]
+    top, near = addition_budget.best_and_near(rows, 1.0)
+    assert top["row"] == "c" and [r["row"] for r in near] == ["a", "b"]  # two: the reading
+    assert addition_budget.choose(rows, 3, 1.0) == "a"  # decides between them
+    committed = (REPO / "results" / "addition_budget" / "README.md").read_text()
+    assert "`lenet` 1 (`lenet_e50`), `bn_wide` 1 (`bn_wide_e25`)" in committed
