@@ -5,7 +5,7 @@ PYTHON ?= $(abspath $(VENV))/bin/python
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-harvest
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -181,6 +181,29 @@ addition-frontier-nets: ## train MNIST addition's frontier with lenet and bn_wid
 		nohup flock -n "$(NETS_DIR)/run.lock" nice -n 10 bash scripts/addition_frontier_nets.sh \
 		$(PYTHON) "$(NETS_DIR)/records" $(NETS_JOBS) >> "$(NETS_DIR)/nets.log" 2>&1 < /dev/null &
 	@echo "running in the background: tail -f $(NETS_DIR)/nets.log"
+
+# bn_wide with a learning-rate warmup against the shift collapse (conf/experiment/
+# mnist_addition_warmup_nets.yaml): its validation row, the declared rule, then (only if it
+# adopts the warmup) the final rows (scripts/addition_warmup_nets.sh), in the background from a
+# frozen copy of WARM_COMMIT, two jobs at a time; the committed records the rule reads (the
+# budget search's) and the experiment's own are copied in first:
+# harvest: make addition-harvest ADDITION_DIR=$(WARM_DIR) ADDITION_COMMIT=$$(cat $(WARM_DIR)/commit)
+WARM_COMMIT ?= HEAD
+WARM_DIR ?= $(HOME)/.cache/dfl_bench/addition_warmup_nets
+WARM_JOBS ?= 2
+addition-warmup-nets: ## train bn_wide with a warmup against the collapse: validation row, declared rule, final rows, in the background (nohup; resumes; log WARM_DIR/warm.log) from a frozen copy of WARM_COMMIT
+	@test -d "$(WARM_DIR)/checkout/dfl_bench" || { mkdir -p "$(WARM_DIR)/checkout" && \
+		git archive "$(WARM_COMMIT)" | tar -x -C "$(WARM_DIR)/checkout" && \
+		git rev-parse --verify "$(WARM_COMMIT)^{commit}" > "$(WARM_DIR)/commit"; }
+	@mkdir -p "$(WARM_DIR)/records"
+	@for e in mnist_addition_budget_nets mnist_addition_warmup_nets; do \
+		if test -d "results/records/$$e"; then cp -rn "results/records/$$e" "$(WARM_DIR)/records/"; fi; done
+	@flock -n "$(WARM_DIR)/run.lock" true || { echo "it already runs from $(WARM_DIR) (see its warm.log)"; exit 3; }
+	cd "$(WARM_DIR)/checkout" && PYTHONPATH="$(WARM_DIR)/checkout" \
+		DFL_BENCH_GIT_COMMIT=$$(cat "$(WARM_DIR)/commit") \
+		nohup flock -n "$(WARM_DIR)/run.lock" nice -n 10 bash scripts/addition_warmup_nets.sh \
+		$(PYTHON) "$(WARM_DIR)/records" $(WARM_JOBS) >> "$(WARM_DIR)/warm.log" 2>&1 < /dev/null &
+	@echo "running in the background: tail -f $(WARM_DIR)/warm.log"
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \

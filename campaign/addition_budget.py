@@ -4,7 +4,12 @@ with the highest mean final validation accuracy over its seeds; a candidate with
 whose mean lies within `prefer_fewer_within` points of it is taken instead (the fewest such).
 The test split decides nothing here.
 
-`python -m campaign.addition_budget` writes results/addition_budget/README.md from the records.
+The same report applies conf/experiment/mnist_addition_warmup_nets.yaml's rule: its
+validation row with the warmup against the budget search's row without it; the warmup is
+adopted unless its mean lies more than `within` points below.
+
+`python -m campaign.addition_budget` writes results/addition_budget/README.md from the records;
+`--warmup-adopted` only answers the warmup rule (exit 0 adopted, 1 not, 3 seeds missing).
 """
 
 from __future__ import annotations
@@ -24,12 +29,14 @@ from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results import cells
 
 EXPERIMENT = "mnist_addition_budget_nets"
+WARMUP = "mnist_addition_warmup_nets"
 OUT = REPO_DIR / "results" / "addition_budget"
+ADOPTED, NOT_ADOPTED, PENDING = 0, 1, 3  # --warmup-adopted's exit status
 
 
-def declared() -> dict[str, Any]:
-    """The experiment's yaml: its rows and its rule."""
-    path = Path(CONFIG_DIR) / "experiment" / f"{EXPERIMENT}.yaml"
+def declared(experiment: str = EXPERIMENT) -> dict[str, Any]:
+    """An experiment's yaml: its rows and its rule."""
+    path = Path(CONFIG_DIR) / "experiment" / f"{experiment}.yaml"
     return OmegaConf.to_container(OmegaConf.load(path), resolve=False)  # type: ignore[return-value]
 
 
@@ -75,19 +82,60 @@ def best_and_near(
     return top, near
 
 
-def validation_values(records_dir: Path) -> dict[str, list[float]]:
+def validation_values(records_dir: Path, experiment: str = EXPERIMENT) -> dict[str, list[float]]:
     """Each row's final validation accuracies (%) of the experiment's ok runs."""
     from dfl_bench.results.load import load_records
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame = load_records(records_dir)
-    rule = declared()["rule"]
-    ok = frame[(frame["experiment"] == EXPERIMENT) & (frame["status"] == "ok")]
+    rule = declared(experiment)["rule"]
+    ok = frame[(frame["experiment"] == experiment) & (frame["status"] == "ok")]
     return {
         str(row): [100 * float(x) for x in group[rule["metric"]].dropna()]
         for row, group in ok.groupby("row")
     }
+
+
+def warmup_adopted(
+    with_it: Sequence[float], without: Sequence[float], seeds: int, within: float
+) -> bool | None:
+    """The warmup rule: adopted unless its mean lies more than `within` points below the mean
+    without it; None while either side has fewer than `seeds` values.
+
+    >>> without = [80.5] * 3
+    >>> warmup_adopted([79.5] * 3, without, 3, 1.0), warmup_adopted([79.0] * 3, without, 3, 1.0)
+    (True, False)
+    """
+    if len(with_it) < seeds or len(without) < seeds:
+        return None
+    return statistics.fmean(with_it) >= statistics.fmean(without) - within
+
+
+def warmup_lines(records_dir: Path) -> tuple[list[str], bool | None]:
+    """The warmup rule's section of the report, and its answer."""
+    rule = declared(WARMUP)["rule"]
+    against = rule["against"]
+    with_it = validation_values(records_dir, WARMUP).get(rule["candidate"], [])
+    without = validation_values(records_dir, against["experiment"]).get(against["row"], [])
+    answer = warmup_adopted(with_it, without, rule["seeds"], rule["within"])
+
+    def shown(values: Sequence[float]) -> str:
+        if len(values) < 2:
+            return f"{len(values)} seed(s)"
+        return f"{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f} (n={len(values)})"
+
+    verdict = {None: "not decided yet (seeds missing)", True: "adopted", False: "not adopted"}
+    return [
+        "## A warmup against the collapse",
+        "",
+        f"The rule of `conf/experiment/{WARMUP}.yaml`, declared before its runs: `"
+        f"{rule['candidate']}` (with a {declared(WARMUP)['optimizer']['warmup']}-step warmup) "
+        f"against `{against['experiment']}/{against['row']}` (without), mean final "
+        f"`{rule['metric']}` over {rule['seeds']} seeds; the warmup is adopted unless it lies "
+        f"more than {rule['within']:g} points below. With it: {shown(with_it)}; without: "
+        f"{shown(without)}: **{verdict[answer]}**.",
+    ], answer
 
 
 def report(records_dir: Path) -> str:
@@ -118,6 +166,7 @@ def report(records_dir: Path) -> str:
     lines += markdown.table(
         ["net", "candidate", "steps (400 a pass)", "n", "validation accuracy (%)", ""], rows
     )
+    warmup, _ = warmup_lines(records_dir)
     counts = []
     for net, options in by_net.items():
         if all(r["values"] for r in options):
@@ -133,16 +182,21 @@ def report(records_dir: Path) -> str:
             + ". The declaration does not say which of several is taken; `the fewest such` is "
             "this report's reading, and it decides a choice only where a network has two or more.",
         ]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *warmup]) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m campaign.addition_budget")
     parser.add_argument("--records-dir", type=Path, default=Path(cells.RECORDS))
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--warmup-adopted", action="store_true", help="answer the warmup rule")
     args = parser.parse_args(argv)
     if not args.records_dir.is_dir():
         parser.error(f"--records-dir {args.records_dir} is no folder")
+    if args.warmup_adopted:
+        lines, answer = warmup_lines(args.records_dir)
+        print(lines[-1])
+        return {True: ADOPTED, False: NOT_ADOPTED, None: PENDING}[answer]
     args.out.mkdir(parents=True, exist_ok=True)
     text = report(args.records_dir)
     (args.out / "README.md").write_text(text)

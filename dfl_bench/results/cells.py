@@ -29,11 +29,13 @@ PAPER_PROFILE = "paper"  # the paper's budget: "at most 70.000 iterations" (Sect
 
 
 # Experiments that choose a setting rather than fill a table to reproduce: each row its own
-# budget, evaluated on a validation split (their records render beside the tables; `make
-# reproduce-tables` and the GPU session leave them out; each has its own make target).
+# budget, evaluated on a validation split, or a setting a declared rule adopts before its final
+# rows train (their records render beside the tables; `make reproduce-tables` and the GPU
+# session leave them out; each has its own make target).
 SEARCHES = {
     "mnist_addition_budget": "make addition-budget",
     "mnist_addition_budget_nets": "make addition-budget-nets",
+    "mnist_addition_warmup_nets": "make addition-warmup-nets",
 }
 
 

@@ -6,7 +6,9 @@ per-parameter loop on the CPU; `optimizer.fused=false` turns it off).
 A budget may bring its own settings (conf/profile/<name>.yaml's `optimizer:`, composed over
 the optimizer group's; a command-line `optimizer.<key>` wins over both), among them
 `cosine_to`: the learning rate falls along a half cosine from lr to cosine_to * lr at the
-budget's last step (stepped every step; resumes with the checkpoint).
+budget's last step, and `warmup`: over its first `warmup` steps it rises linearly to that
+(k/warmup of it at step k), both stepped every step and resumed with the checkpoint. Neither is
+set unless a config sets it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def group_defaults(name: str) -> dict[str, Any]:
 
 
 SCHEDULE = "cosine_to"  # the last step's learning rate as a fraction of lr (a half cosine)
+WARMUP = "warmup"  # steps over which the learning rate rises linearly to the schedule's
 
 
 def optimizer_kwargs(cfg: Mapping[str, Any]) -> tuple[type[torch.optim.Optimizer], dict]:
@@ -48,8 +51,12 @@ def optimizer_kwargs(cfg: Mapping[str, Any]) -> tuple[type[torch.optim.Optimizer
     final = cfg.get(SCHEDULE)
     if final is not None and not (isinstance(final, int | float) and 0.0 < final <= 1.0):
         raise ValueError(f"optimizer.{SCHEDULE} must be a fraction in (0, 1], got {final!r}")
+    warmup = cfg.get(WARMUP)
+    if warmup is not None and not (isinstance(warmup, int) and not isinstance(warmup, bool)
+                                   and warmup >= 0):  # fmt: skip
+        raise ValueError(f"optimizer.{WARMUP} must be a whole number of steps >= 0, got {warmup!r}")
     cls = OPTIMIZERS[name]
-    params = {k: v for k, v in cfg.items() if k not in ("name", SCHEDULE)}
+    params = {k: v for k, v in cfg.items() if k not in ("name", SCHEDULE, WARMUP)}
     valid = [p for p in inspect.signature(cls).parameters if p != "params"]
     unknown = sorted(set(params) - set(valid))
     if unknown:
@@ -69,15 +76,19 @@ def configure(
     parameters: Iterable[torch.nn.Parameter], cfg: Mapping[str, Any], max_steps: int
 ) -> torch.optim.Optimizer | dict[str, Any]:
     """What a LightningModule's `configure_optimizers` returns: the optimizer, with its
-    per-step cosine schedule when `cfg` has `cosine_to`."""
+    per-step schedule when `cfg` has `cosine_to` or `warmup` (the factor of step k, from 0)."""
     optimizer = build_optimizer(parameters, cfg)
-    final = cfg.get(SCHEDULE)
-    if final is None:
+    final, warmup = cfg.get(SCHEDULE), cfg.get(WARMUP) or 0
+    if final is None and not warmup:
         return optimizer
 
     def factor(step: int) -> float:
-        return final + (1.0 - final) * 0.5 * (
-            1.0 + math.cos(math.pi * min(step, max_steps) / max_steps)
+        rise = min(1.0, (step + 1) / warmup) if warmup else 1.0
+        if final is None:
+            return rise
+        return rise * (
+            final
+            + (1.0 - final) * 0.5 * (1.0 + math.cos(math.pi * min(step, max_steps) / max_steps))
         )
 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)

@@ -284,6 +284,29 @@ def test_the_cosine_schedule():
         configure(params, {"name": "adam", "cosine_to": 0.0}, 10)
 
 
+def test_the_warmup_rises_linearly_to_the_schedule_then_follows_it():
+    from dfl_bench.tasks.optim import configure
+
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    configured = configure(params, {"name": "adam", "lr": 2e-3, "warmup": 4}, 10)
+    optimizer, schedule = configured["optimizer"], configured["lr_scheduler"]["scheduler"]
+    lrs = []
+    for _ in range(6):
+        lrs.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        schedule.step()
+    assert lrs == pytest.approx([5e-4, 1e-3, 1.5e-3, 2e-3, 2e-3, 2e-3])
+    both = configure(params, {"name": "adam", "lr": 2e-3, "cosine_to": 0.1, "warmup": 2}, 10)
+    factor = both["lr_scheduler"]["scheduler"].lr_lambdas[0]
+    cosine = configure(params, {"name": "adam", "lr": 2e-3, "cosine_to": 0.1}, 10)
+    plain = cosine["lr_scheduler"]["scheduler"].lr_lambdas[0]
+    assert factor(0) == pytest.approx(plain(0) / 2) and factor(5) == pytest.approx(plain(5))
+    assert isinstance(configure(params, {"name": "adam", "warmup": 0}, 10), torch.optim.Adam)
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="warmup must be a whole number of steps"):
+            configure(params, {"name": "adam", "warmup": bad}, 10)
+
+
 @pytest.mark.parametrize(("kb", "w_dfl", "images"), [("same", 1.0, 64), ("same", 0.0, 32)])
 def test_the_cnn_sees_the_unlabeled_batch_only_when_a_dfl_term_reads_it(kb, w_dfl, images):
     seen: list[int] = []
