@@ -6,6 +6,9 @@ random spreads its errors over the nine shifts; a run that fell into a shift the
 puts them on one or two.
 
     python -m campaign.addition_collapse --row bn_wide_n15 --seeds 0 1
+    python -m campaign.addition_collapse --experiment mnist_addition_warmup_nets \
+        --row bn_wide_warm_n15 --seeds 1 --steps 600 2500 5000 12500 \
+        --out results/addition_collapse/warmup
 """
 
 from __future__ import annotations
@@ -57,9 +60,11 @@ def reading(run: Any, batches: Sequence[tuple[torch.Tensor, ...]], digits: int) 
     }
 
 
-def trace(row: str, seed: int, steps: Sequence[int]) -> dict[str, Any]:
+def trace(
+    row: str, seed: int, steps: Sequence[int], experiment: str = EXPERIMENT
+) -> dict[str, Any]:
     """Row `row`'s run of seed `seed` trained to max(steps), read at each of `steps`."""
-    config = compose_config([f"+experiment={EXPERIMENT}", f"row={row}", f"seed={seed}"])
+    config = compose_config([f"+experiment={experiment}", f"row={row}", f"seed={seed}"])
     L.seed_everything(seed, workers=True, verbose=False)  # as train.prepared, before the weights
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
     run = tasks.task_of(config).build(config, operators)
@@ -127,6 +132,7 @@ def markdown_text(traces: Sequence[dict[str, Any]], command: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m campaign.addition_collapse")
+    parser.add_argument("--experiment", default=EXPERIMENT)
     parser.add_argument("--row", default="bn_wide_n15")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--steps", type=int, nargs="+", default=list(STEPS))
@@ -135,11 +141,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if any(s < 0 for s in args.steps):
         parser.error(f"--steps must be >= 0, got {args.steps}")
     torch.set_num_threads(1)
-    traces = [trace(args.row, seed, sorted(set(args.steps))) for seed in args.seeds]
+    steps = sorted(set(args.steps))
+    traces = [trace(args.row, seed, steps, args.experiment) for seed in args.seeds]
     args.out.mkdir(parents=True, exist_ok=True)
+    named = [] if args.experiment == EXPERIMENT else [f"--experiment {args.experiment}"]
     command = "python -m campaign.addition_collapse " + " ".join(
-        [f"--row {args.row}", "--seeds", *map(str, args.seeds), "--steps", *map(str, args.steps)]
-    )
+        [*named, f"--row {args.row}", "--seeds", *map(str, args.seeds), "--steps",
+         *map(str, args.steps)]
+    )  # fmt: skip
+    if args.out != OUT:
+        command += f" --out {args.out.as_posix()}"
     (args.out / "traces.json").write_text(json.dumps(traces, indent=1) + "\n")
     (args.out / "README.md").write_text(markdown_text(traces, command) + "\n")
     print(f"[addition_collapse] wrote {args.out / 'README.md'}", file=sys.stderr)

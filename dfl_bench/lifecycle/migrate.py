@@ -131,10 +131,21 @@ def validation_named(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def unstepped_schedule(config: dict[str, Any]) -> dict[str, Any]:
+    """An optimizer's `cosine_to` (before 2026-12-06) out: the module owns its update, so
+    Lightning stepped no schedule and nothing else did; those runs trained at the constant rate
+    lr (the cosine's factor at step 0), which the config then says."""
+    optimizer = config.get("optimizer")
+    if not isinstance(optimizer, Mapping) or "cosine_to" not in optimizer:
+        return config
+    return {**config, "optimizer": {k: v for k, v in optimizer.items() if k != "cosine_to"}}
+
+
 CONFIG_STEPS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (
     kb_not_problem,
     added_keys,
     budget_optimizer,
+    unstepped_schedule,
 )
 RECORD_STEPS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (validation_named,)
 

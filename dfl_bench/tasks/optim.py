@@ -4,11 +4,13 @@ Their settings live once, in conf/optimizer/<name>.yaml (ADAM's `fused: true`: t
 implementation, one kernel over all parameters, the same update about 2.5x faster than the
 per-parameter loop on the CPU; `optimizer.fused=false` turns it off).
 A budget may bring its own settings (conf/profile/<name>.yaml's `optimizer:`, composed over
-the optimizer group's; a command-line `optimizer.<key>` wins over both), among them
-`cosine_to`: the learning rate falls along a half cosine from lr to cosine_to * lr at the
-budget's last step, and `warmup`: over its first `warmup` steps it rises linearly to that
-(k/warmup of it at step k), both stepped every step and resumed with the checkpoint. Neither is
-set unless a config sets it.
+the optimizer group's; a command-line `optimizer.<key>` wins over both). Two schedules, neither
+set unless a config sets it: `cosine_final`, the learning rate falls along a half cosine from lr
+to cosine_final * lr at the budget's last step; `warmup`, over its first `warmup` steps it rises
+linearly to that (k/warmup of it at step k). The module steps them after every update and they
+resume with the checkpoint. (Records made before 2026-12-06 that say `cosine_to` trained at a
+constant rate: Lightning steps no schedule of a module that owns its update, and none stepped
+it; lifecycle/migrate.py says so in them.)
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def group_defaults(name: str) -> dict[str, Any]:
     return {k: v for k, v in spec.items() if k != "name"}
 
 
-SCHEDULE = "cosine_to"  # the last step's learning rate as a fraction of lr (a half cosine)
+SCHEDULE = "cosine_final"  # the last step's learning rate as a fraction of lr (a half cosine)
 WARMUP = "warmup"  # steps over which the learning rate rises linearly to the schedule's
 
 
@@ -76,7 +78,7 @@ def configure(
     parameters: Iterable[torch.nn.Parameter], cfg: Mapping[str, Any], max_steps: int
 ) -> torch.optim.Optimizer | dict[str, Any]:
     """What a LightningModule's `configure_optimizers` returns: the optimizer, with its
-    per-step schedule when `cfg` has `cosine_to` or `warmup` (the factor of step k, from 0)."""
+    per-step schedule when `cfg` has `cosine_final` or `warmup` (the factor of step k, from 0)."""
     optimizer = build_optimizer(parameters, cfg)
     final, warmup = cfg.get(SCHEDULE), cfg.get(WARMUP) or 0
     if final is None and not warmup:

@@ -170,8 +170,12 @@ class RunsModule(L.LightningModule):
                     self.members[r].poison()
 
     def training_step(self, batch: Batch, idx: int) -> None:
-        """One iteration of every live run (`iterate`) with Lightning's optimizer."""
+        """One iteration of every live run (`iterate`) with Lightning's optimizer, then its
+        schedule's step (the step owns its update, so Lightning steps no schedule itself)."""
         self.iterate(self.optimizers(), batch, self.global_step + 1)
+        schedule = self.lr_schedulers()
+        if schedule is not None:
+            schedule.step()
 
     def iterate(self, optimizer: Any, batch: Batch, step: int) -> None:
         """Iteration `step` of every live run: the losses summed, backward, the optimizer's

@@ -29,10 +29,10 @@ def trained_with(config: dict) -> dict:
 
 
 def test_a_command_line_rate_wins_over_the_budgets_and_is_what_the_run_trains_with():
-    budget = resolved("+experiment=mnist_addition")  # profile minute: 0.002 along a cosine
-    assert budget["optimizer"] == {"name": "adam", "lr": 0.002, "fused": True, "cosine_to": 0.1}
-    asked = resolved("+experiment=mnist_addition", "optimizer.lr=0.5")
-    assert asked["optimizer"] == {"name": "adam", "lr": 0.5, "fused": True, "cosine_to": 0.1}
+    budget = resolved("+experiment=mnist_addition")  # profile minute: 0.002
+    assert budget["optimizer"] == {"name": "adam", "lr": 0.002, "fused": True}
+    asked = resolved("+experiment=mnist_addition", "optimizer.lr=0.5", "+optimizer.warmup=10")
+    assert asked["optimizer"] == {"name": "adam", "lr": 0.5, "fused": True, "warmup": 10}
     assert trained_with(asked)["lr"] == 0.5
     assert "optimizer" not in asked["profile"]
 

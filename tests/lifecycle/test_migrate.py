@@ -26,9 +26,8 @@ def test_a_budgets_optimizer_moves_into_the_optimizer_that_trained():
     record = old_record()
     assert record["config"]["optimizer"]["lr"] == 0.001  # what it said
     new = migrate.migrate_record(record)
-    assert new["config"]["optimizer"] == {
-        "name": "adam", "lr": 0.002, "cosine_to": 0.1, "fused": True,
-    }  # fmt: skip
+    assert new["config"]["optimizer"] == {"name": "adam", "lr": 0.002, "fused": True}  # its
+    # cosine_to (0.1) was never stepped: it trained at the constant 0.002 (unstepped_schedule)
     assert "optimizer" not in new["config"]["profile"]
     assert new["config_hash"] == records.config_hash(new["config"]) != record["config_hash"]
     assert migrate.migrate_record(new) == new  # once
@@ -179,3 +178,15 @@ def test_a_frozen_checkouts_record_whose_config_is_today_is_renamed_to_todays_ha
     records.write_record(old, {**record, "config_hash": old.stem})
     assert migrate.migrate_folder(tmp_path) == [(old, old.with_name(committed.name))]
     assert records.read_record(old.with_name(committed.name)) == record
+
+
+def test_a_schedule_no_step_followed_leaves_the_config_at_the_rate_that_trained():
+    old = {"seed": 0, "optimizer": {"name": "adam", "lr": 0.001, "fused": True, "cosine_to": 0.01}}
+    new = migrate.unstepped_schedule(old)
+    assert new["optimizer"] == {"name": "adam", "lr": 0.001, "fused": True}
+    today = {"seed": 0, "optimizer": {"name": "adam", "lr": 0.001, "cosine_final": 0.01}}
+    assert migrate.unstepped_schedule(today) == today  # the schedule a run now follows stays
+    assert not any(
+        "cosine_to" in (json.loads(p.read_text())["config"].get("optimizer") or {})
+        for p in (REPO_DIR / "results" / "records").glob("*/*.json")
+    )

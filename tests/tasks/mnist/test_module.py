@@ -270,7 +270,7 @@ def test_the_cosine_schedule():
 
     params = [torch.nn.Parameter(torch.zeros(2))]
     assert isinstance(configure(params, {"name": "sgd"}, 10), torch.optim.SGD)
-    configured = configure(params, {"name": "adam", "lr": 2e-3, "cosine_to": 0.1}, 10)
+    configured = configure(params, {"name": "adam", "lr": 2e-3, "cosine_final": 0.1}, 10)
     optimizer, schedule = configured["optimizer"], configured["lr_scheduler"]["scheduler"]
     lrs = []
     for _ in range(12):  # past the budget it stays at the last step's rate
@@ -280,8 +280,8 @@ def test_the_cosine_schedule():
     assert lrs[0] == pytest.approx(2e-3) and lrs[5] == pytest.approx(1.1e-3)
     assert lrs[10] == lrs[11] == pytest.approx(2e-4)
     assert all(a >= b for a, b in zip(lrs, lrs[1:], strict=False))
-    with pytest.raises(ValueError, match=r"cosine_to must be a fraction in \(0, 1\]"):
-        configure(params, {"name": "adam", "cosine_to": 0.0}, 10)
+    with pytest.raises(ValueError, match=r"cosine_final must be a fraction in \(0, 1\]"):
+        configure(params, {"name": "adam", "cosine_final": 0.0}, 10)
 
 
 def test_the_warmup_rises_linearly_to_the_schedule_then_follows_it():
@@ -296,9 +296,9 @@ def test_the_warmup_rises_linearly_to_the_schedule_then_follows_it():
         optimizer.step()
         schedule.step()
     assert lrs == pytest.approx([5e-4, 1e-3, 1.5e-3, 2e-3, 2e-3, 2e-3])
-    both = configure(params, {"name": "adam", "lr": 2e-3, "cosine_to": 0.1, "warmup": 2}, 10)
+    both = configure(params, {"name": "adam", "lr": 2e-3, "cosine_final": 0.1, "warmup": 2}, 10)
     factor = both["lr_scheduler"]["scheduler"].lr_lambdas[0]
-    cosine = configure(params, {"name": "adam", "lr": 2e-3, "cosine_to": 0.1}, 10)
+    cosine = configure(params, {"name": "adam", "lr": 2e-3, "cosine_final": 0.1}, 10)
     plain = cosine["lr_scheduler"]["scheduler"].lr_lambdas[0]
     assert factor(0) == pytest.approx(plain(0) / 2) and factor(5) == pytest.approx(plain(5))
     assert isinstance(configure(params, {"name": "adam", "warmup": 0}, 10), torch.optim.Adam)
@@ -382,3 +382,23 @@ def test_gradient_reached_says_whether_adam_ever_saw_a_nonzero_gradient():
     adam.step()
     assert gradient_reached(adam) is True
     assert gradient_reached(build_optimizer([w], {"name": "sgd"})) is None
+
+
+def test_a_fit_follows_its_schedule_step_by_step():
+    """The step owns its update (manual optimization), so Lightning steps no schedule: the
+    module steps it after each update. A warmup over 4 steps ends at the full rate; a cosine to
+    a tenth over 6 ends at a tenth."""
+    rates = {}
+    for name, cfg in {
+        "warmup": {"name": "adam", "lr": 1e-3, "warmup": 4},
+        "cosine": {"name": "adam", "lr": 1e-3, "cosine_final": 0.1},
+    }.items():
+        L.seed_everything(0, verbose=False)
+        module = DFLRun(
+            "same", OPS, w_dfl=1.0, log_every=2, eval_every=3, metrics_tail=0.5, max_steps=6,
+            optimizer=cfg,
+        )  # fmt: skip
+        runs, _ = train(steps=6, module=module)
+        rates[name] = runs.trainer.optimizers[0].param_groups[0]["lr"]
+    assert rates["warmup"] == pytest.approx(1e-3)
+    assert rates["cosine"] == pytest.approx(1e-4)
