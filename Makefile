@@ -159,6 +159,26 @@ addition-budget-nets: ## choose the frontier's budget per network on its validat
 		>> "$(BUDGET_NETS_DIR)/budget.log" 2>&1 < /dev/null &
 	@echo "running in the background: tail -f $(BUDGET_NETS_DIR)/budget.log"
 
+# A staged script run in the background from a frozen copy of a commit: the commit's files in
+# DIR/checkout (its id in DIR/commit, which the records name), the committed records of the
+# experiments named copied into DIR/records first so a new machine skips what is done, one run
+# at a time per folder (flock), nice'd, resuming where it stopped, its log DIR/LOG:
+#   $(call frozen_stages,DIR,COMMIT,EXPERIMENTS,SCRIPT,JOBS,LOG)  (SCRIPT PYTHON RECORDS JOBS)
+define frozen_stages
+@test -d "$(1)/checkout/dfl_bench" || { mkdir -p "$(1)/checkout" && \
+	git archive "$(2)" | tar -x -C "$(1)/checkout" && \
+	git rev-parse --verify "$(2)^{commit}" > "$(1)/commit"; }
+@mkdir -p "$(1)/records"
+@for e in $(3); do \
+	if test -d "results/records/$$e"; then cp -rn "results/records/$$e" "$(1)/records/"; fi; done
+@flock -n "$(1)/run.lock" true || { echo "it already runs from $(1) (see its $(6))"; exit 3; }
+cd "$(1)/checkout" && PYTHONPATH="$(1)/checkout" \
+	DFL_BENCH_GIT_COMMIT=$$(cat "$(1)/commit") \
+	nohup flock -n "$(1)/run.lock" nice -n 10 bash $(4) \
+	$(PYTHON) "$(1)/records" $(5) >> "$(1)/$(6)" 2>&1 < /dev/null &
+@echo "running in the background: tail -f $(1)/$(6)"
+endef
+
 # The frontier's final runs with each network on its chosen budget (conf/experiment/
 # mnist_addition_frontier_nets.yaml) and the networks' supervised ceilings (digit_ceiling_nets),
 # stage by stage (scripts/addition_frontier_nets.sh), in the background from a frozen copy, two
@@ -169,18 +189,7 @@ NETS_COMMIT ?= HEAD
 NETS_DIR ?= $(HOME)/.cache/dfl_bench/addition_frontier_nets
 NETS_JOBS ?= 2
 addition-frontier-nets: ## train MNIST addition's frontier with lenet and bn_wide and their supervised ceilings in the background (nohup; resumes; log NETS_DIR/nets.log) from a frozen copy of NETS_COMMIT
-	@test -d "$(NETS_DIR)/checkout/dfl_bench" || { mkdir -p "$(NETS_DIR)/checkout" && \
-		git archive "$(NETS_COMMIT)" | tar -x -C "$(NETS_DIR)/checkout" && \
-		git rev-parse --verify "$(NETS_COMMIT)^{commit}" > "$(NETS_DIR)/commit"; }
-	@mkdir -p "$(NETS_DIR)/records"
-	@for e in mnist_addition_frontier_nets digit_ceiling_nets; do \
-		if test -d "results/records/$$e"; then cp -rn "results/records/$$e" "$(NETS_DIR)/records/"; fi; done
-	@flock -n "$(NETS_DIR)/run.lock" true || { echo "it already runs from $(NETS_DIR) (see its nets.log)"; exit 3; }
-	cd "$(NETS_DIR)/checkout" && PYTHONPATH="$(NETS_DIR)/checkout" \
-		DFL_BENCH_GIT_COMMIT=$$(cat "$(NETS_DIR)/commit") \
-		nohup flock -n "$(NETS_DIR)/run.lock" nice -n 10 bash scripts/addition_frontier_nets.sh \
-		$(PYTHON) "$(NETS_DIR)/records" $(NETS_JOBS) >> "$(NETS_DIR)/nets.log" 2>&1 < /dev/null &
-	@echo "running in the background: tail -f $(NETS_DIR)/nets.log"
+	$(call frozen_stages,$(NETS_DIR),$(NETS_COMMIT),mnist_addition_frontier_nets digit_ceiling_nets,scripts/addition_frontier_nets.sh,$(NETS_JOBS),nets.log)
 
 # bn_wide with a learning-rate warmup against the shift collapse (conf/experiment/
 # mnist_addition_warmup_nets.yaml): its validation row, the declared rule, then (only if it
@@ -192,18 +201,7 @@ WARM_COMMIT ?= HEAD
 WARM_DIR ?= $(HOME)/.cache/dfl_bench/addition_warmup_nets
 WARM_JOBS ?= 2
 addition-warmup-nets: ## train bn_wide with a warmup against the collapse: validation row, declared rule, final rows, in the background (nohup; resumes; log WARM_DIR/warm.log) from a frozen copy of WARM_COMMIT
-	@test -d "$(WARM_DIR)/checkout/dfl_bench" || { mkdir -p "$(WARM_DIR)/checkout" && \
-		git archive "$(WARM_COMMIT)" | tar -x -C "$(WARM_DIR)/checkout" && \
-		git rev-parse --verify "$(WARM_COMMIT)^{commit}" > "$(WARM_DIR)/commit"; }
-	@mkdir -p "$(WARM_DIR)/records"
-	@for e in mnist_addition_budget_nets mnist_addition_warmup_nets; do \
-		if test -d "results/records/$$e"; then cp -rn "results/records/$$e" "$(WARM_DIR)/records/"; fi; done
-	@flock -n "$(WARM_DIR)/run.lock" true || { echo "it already runs from $(WARM_DIR) (see its warm.log)"; exit 3; }
-	cd "$(WARM_DIR)/checkout" && PYTHONPATH="$(WARM_DIR)/checkout" \
-		DFL_BENCH_GIT_COMMIT=$$(cat "$(WARM_DIR)/commit") \
-		nohup flock -n "$(WARM_DIR)/run.lock" nice -n 10 bash scripts/addition_warmup_nets.sh \
-		$(PYTHON) "$(WARM_DIR)/records" $(WARM_JOBS) >> "$(WARM_DIR)/warm.log" 2>&1 < /dev/null &
-	@echo "running in the background: tail -f $(WARM_DIR)/warm.log"
+	$(call frozen_stages,$(WARM_DIR),$(WARM_COMMIT),mnist_addition_budget_nets mnist_addition_warmup_nets,scripts/addition_warmup_nets.sh,$(WARM_JOBS),warm.log)
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \
