@@ -82,13 +82,17 @@ def best_and_near(
     return top, near
 
 
-def validation_values(records_dir: Path, experiment: str = EXPERIMENT) -> dict[str, list[float]]:
-    """Each row's final validation accuracies (%) of the experiment's ok runs."""
+def records_frame(records_dir: Path) -> Any:
+    """The records under `records_dir`, read once (a pandas frame, results.load)."""
     from dfl_bench.results.load import load_records
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        frame = load_records(records_dir)
+        return load_records(records_dir)
+
+
+def validation_values(frame: Any, experiment: str = EXPERIMENT) -> dict[str, list[float]]:
+    """Each row's final validation accuracies (%) of the experiment's ok runs in `frame`."""
     rule = declared(experiment)["rule"]
     ok = frame[(frame["experiment"] == experiment) & (frame["status"] == "ok")]
     return {
@@ -112,12 +116,12 @@ def warmup_adopted(
     return statistics.fmean(with_it) >= statistics.fmean(without) - within
 
 
-def warmup_lines(records_dir: Path) -> tuple[list[str], bool | None]:
+def warmup_lines(frame: Any) -> tuple[list[str], bool | None]:
     """The warmup rule's section of the report, and its answer."""
     rule = declared(WARMUP)["rule"]
     against = rule["against"]
-    with_it = validation_values(records_dir, WARMUP).get(rule["candidate"], [])
-    without = validation_values(records_dir, against["experiment"]).get(against["row"], [])
+    with_it = validation_values(frame, WARMUP).get(rule["candidate"], [])
+    without = validation_values(frame, against["experiment"]).get(against["row"], [])
     answer = warmup_adopted(with_it, without, rule["seeds"], rule["within"])
 
     def shown(values: Sequence[float]) -> str:
@@ -142,7 +146,8 @@ def report(records_dir: Path) -> str:
     """The README: the declared rule, each candidate's validation accuracy, each choice."""
     spec = declared()
     rule = spec["rule"]
-    by_net = candidates(spec, validation_values(records_dir))
+    frame = records_frame(records_dir)
+    by_net = candidates(spec, validation_values(frame))
     lines = [
         "# The frontier's budget per network, chosen on a validation split",
         "",
@@ -166,7 +171,7 @@ def report(records_dir: Path) -> str:
     lines += markdown.table(
         ["net", "candidate", "steps (400 a pass)", "n", "validation accuracy (%)", ""], rows
     )
-    warmup, _ = warmup_lines(records_dir)
+    warmup, _ = warmup_lines(frame)
     counts = []
     for net, options in by_net.items():
         if all(r["values"] for r in options):
@@ -194,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.records_dir.is_dir():
         parser.error(f"--records-dir {args.records_dir} is no folder")
     if args.warmup_adopted:
-        lines, answer = warmup_lines(args.records_dir)
+        lines, answer = warmup_lines(records_frame(args.records_dir))
         print(lines[-1])
         return {True: ADOPTED, False: NOT_ADOPTED, None: PENDING}[answer]
     args.out.mkdir(parents=True, exist_ok=True)
