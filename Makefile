@@ -5,7 +5,7 @@ PYTHON ?= $(abspath $(VENV))/bin/python
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest ceiling-search
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -202,6 +202,17 @@ WARM_DIR ?= $(HOME)/.cache/dfl_bench/addition_warmup_nets
 WARM_JOBS ?= 2
 addition-warmup-nets: ## train bn_wide with a warmup against the collapse: validation row, declared rule, final rows, in the background (nohup; resumes; log WARM_DIR/warm.log) from a frozen copy of WARM_COMMIT
 	$(call frozen_stages,$(WARM_DIR),$(WARM_COMMIT),mnist_addition_budget_nets mnist_addition_warmup_nets,scripts/addition_warmup_nets.sh,$(WARM_JOBS),warm.log)
+
+# Each digit network's supervised ceiling on a recipe searched for it (conf/experiment/
+# digit_ceiling_search.yaml: five candidates per network on a validation split, the declared rule,
+# the chosen one on the test set; scripts/ceiling_search.sh), in the background from a frozen
+# copy of CEILING_COMMIT, two jobs at a time; its committed records are copied in first:
+# harvest: make addition-harvest ADDITION_DIR=$(CEILING_DIR) ADDITION_COMMIT=$$(cat $(CEILING_DIR)/commit)
+CEILING_COMMIT ?= HEAD
+CEILING_DIR ?= $(HOME)/.cache/dfl_bench/ceiling_search
+CEILING_JOBS ?= 2
+ceiling-search: ## each digit network's ceiling on a recipe chosen on a validation split, in the background (nohup; resumes; log CEILING_DIR/ceiling.log) from a frozen copy of CEILING_COMMIT
+	$(call frozen_stages,$(CEILING_DIR),$(CEILING_COMMIT),digit_ceiling_search,scripts/ceiling_search.sh,$(CEILING_JOBS),ceiling.log)
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \

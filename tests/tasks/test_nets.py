@@ -44,7 +44,7 @@ def test_lenet_is_deepproblogs_network_layer_for_layer():
     assert not any(isinstance(m, torch.nn.Dropout | torch.nn.BatchNorm2d) for m in net.modules())
 
 
-@pytest.mark.parametrize("name", ["paper", "lenet", "bn_wide"])
+@pytest.mark.parametrize("name", ["paper", "lenet", "bn_wide", "bn_deep"])
 def test_every_shipped_network_builds_from_its_yaml_and_draws_dropout_from_the_run(name):
     config = resolved(f"net={name}")
     net = nets.build_net(config["net"]).train()
@@ -166,3 +166,21 @@ def test_the_network_experiments_train_each_network_as_its_yaml_gives_it(experim
         assert entry["net"] == shipped, row
     assert spec["rule"]["metric"] == "validation_accuracy" and spec["rule"]["seeds"] >= 3
     assert "rule" not in resolved("+experiment=mnist_addition_budget_nets")  # never hashed
+
+
+def test_bn_deep_replaces_bn_wides_second_convolution_by_two_3x3_ones():
+    net = nets.BnDeep()
+    convs = [m.weight.shape for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert convs == [(16, 1, 5, 5), (40, 16, 3, 3), (40, 40, 3, 3)]
+    assert (
+        sum(isinstance(m, torch.nn.BatchNorm2d | torch.nn.BatchNorm1d) for m in net.modules()) == 4
+    )
+    assert net.eval()(torch.zeros(2, 1, 28, 28))[1].shape == (2, 128)
+    with pytest.raises(ValueError, match="width2"):
+        nets.BnDeep(width2=0)
+
+
+def test_an_unknown_network_names_every_shipped_choice():
+    with pytest.raises(ValueError, match="paper") as err:
+        nets.net_class("no_such_module.Net")
+    assert all(name in str(err.value) for name in ("lenet", "bn_wide", "bn_deep"))

@@ -533,3 +533,19 @@ def test_a_knowledge_base_in_a_folder_of_its_own_is_named_by_its_target(tmp_path
     finally:
         KBS.pop("ranking", None)
         sys.modules.pop("my_kbs", None)
+
+
+def test_the_paper_task_reports_the_held_out_images_accuracy_and_the_test_at_its_best():
+    from dfl_bench.tasks.mnist.dfl_run import DFLRun
+
+    run = DFLRun(kb="ce_only", max_steps=10)
+    x = torch.randn(6, 1, 28, 28)
+    y = run.eval()(x).argmax(-1)
+    right, wrong = [(x, y)], [(x, (y + 1) % 10)]
+    out = run.evaluate({"test": right, "validation": wrong})
+    assert out["accuracy"] == 1.0 and out["validation_accuracy"] == 0.0
+    run.evaluate({"test": wrong, "validation": right})
+    summary = run.summary()
+    assert summary["validation_accuracy"] == summary["best_validation_accuracy"] == 1.0
+    assert summary["test_accuracy_at_best_validation"] == 0.0  # the test at the held-out best
+    assert "validation_accuracy" not in DFLRun(kb="ce_only", max_steps=10).summary()

@@ -1,5 +1,6 @@
 """What both MNIST tasks check of the config they read: the `data` group (source, folders and
-$DFL_BENCH_CACHE, labeled fraction, batch sizes, subsets)."""
+$DFL_BENCH_CACHE, labeled fraction, batch sizes, subsets, the held-out
+share `validation`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dfl_bench.checks import MAX_SEED
+from dfl_bench.checks import fraction as _fraction
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
 from dfl_bench.tasks.mnist.mnist_sources import (
@@ -48,5 +50,7 @@ def check_data(data: Mapping[str, Any]) -> None:
     for key, full in (("subset_train", N_TRAIN), ("subset_test", N_TEST)):
         if data.get(key) is not None:
             _integer(data[key], f"data.{key}", 2 if key == "subset_train" else 1, full)
+    if data.get("validation") is not None:
+        _fraction(data["validation"], "data.validation")
     if data.get("split_seed") is not None:
         _integer(data["split_seed"], "data.split_seed", 0, MAX_SEED)

@@ -37,7 +37,17 @@ from dfl_bench.logic import build_kb
 from dfl_bench.logic.kb import KBResult, KnowledgeBase
 from dfl_bench.logic.metrics import MAGNITUDES, ratios
 from dfl_bench.operators import OperatorSet
-from dfl_bench.schema import BEST_TEST_ACCURACY, CONS_RATIO, CU_ANT, CU_CONS, TEST_ACCURACY
+from dfl_bench.schema import (
+    BEST_TEST_ACCURACY,
+    BEST_VALIDATION_ACCURACY,
+    CONS_RATIO,
+    CU_ANT,
+    CU_CONS,
+    TEST_ACCURACY,
+    TEST_AT_BEST_VALIDATION,
+    VALIDATION_ACCURACY,
+    VALIDATION_FIELDS,
+)
 from dfl_bench.tasks.contract import TaskRun
 from dfl_bench.tasks.mnist.augment import augmented, is_on
 from dfl_bench.tasks.mnist.interpretation import (
@@ -138,6 +148,7 @@ class DFLRun(TaskRun):
         self.accuracy: float | None = None
         self.best_accuracy: float | None = None
         self.pair_accuracy: dict[str, float] = {}
+        self.validation: dict[str, float | None] = dict.fromkeys(VALIDATION_FIELDS)
         self._dfl_term = dfl_term  # compiled by `compile_dfl`
 
     def compile_dfl(self, runs: int = 1) -> None:
@@ -259,8 +270,34 @@ class DFLRun(TaskRun):
             self._tail += torch.tensor([metrics[k] for k in MAGNITUDES], dtype=torch.float64)
             self._tail_logs += 1
 
+    def evaluate(
+        self, batches: list[tuple[Tensor, Tensor]] | Mapping[str, list[tuple[Tensor, Tensor]]]
+    ) -> dict[str, float]:
+        """Test digit accuracy and balanced pair accuracy per head, in eval mode (Section 10);
+        given the splits of `data.validation` (a mapping), also the held-out images' digit
+        accuracy, and the test accuracy kept at the best of it."""
+        if not isinstance(batches, Mapping):
+            return self.evaluate_test(batches)
+        results = self.evaluate_test(batches["test"])
+        if "validation" in batches:
+            held = self.digit_accuracy(batches["validation"])
+            v = self.validation
+            if v[BEST_VALIDATION_ACCURACY] is None or held > v[BEST_VALIDATION_ACCURACY]:
+                v[BEST_VALIDATION_ACCURACY], v[TEST_AT_BEST_VALIDATION] = held, self.accuracy
+            v[VALIDATION_ACCURACY] = results[VALIDATION_ACCURACY] = held
+        return results
+
     @torch.inference_mode()
-    def evaluate(self, batches: list[tuple[Tensor, Tensor]]) -> dict[str, float]:
+    def digit_accuracy(self, batches: list[tuple[Tensor, Tensor]]) -> float:
+        """The digit accuracy on `batches`, in eval mode."""
+        was_training = self.training
+        self.eval()
+        correct = sum(int((self.net(x)[0].argmax(-1) == y).sum()) for x, y in batches)
+        self.train(was_training)
+        return correct / max(sum(len(y) for _, y in batches), 1)
+
+    @torch.inference_mode()
+    def evaluate_test(self, batches: list[tuple[Tensor, Tensor]]) -> dict[str, float]:
         """Test digit accuracy and balanced pair accuracy per head, in eval mode (Section 10)."""
         was_training = self.training
         self.eval()
@@ -309,6 +346,7 @@ class DFLRun(TaskRun):
             **{k: (tail[k] if self._tail_logs else None) for k in MAGNITUDES},
             "metrics_logs": self._tail_logs,
             "evaluated_step": self.evaluated_step,
+            **{k: v for k, v in self.validation.items() if v is not None},
         }
 
     def state(self) -> dict[str, Any]:
@@ -320,6 +358,7 @@ class DFLRun(TaskRun):
             TEST_ACCURACY: self.accuracy,
             BEST_TEST_ACCURACY: self.best_accuracy,
             "pair_accuracy": dict(self.pair_accuracy),
+            "validation": dict(self.validation),
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
@@ -330,3 +369,4 @@ class DFLRun(TaskRun):
         self.accuracy = state[TEST_ACCURACY]
         self.best_accuracy = state[BEST_TEST_ACCURACY]
         self.pair_accuracy = dict(state["pair_accuracy"])
+        self.validation = {**dict.fromkeys(VALIDATION_FIELDS), **state.get("validation", {})}

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from dfl_bench.checks import fraction as check_fraction
 from dfl_bench.tasks.mnist.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
 
 MEAN, STD = 0.1307, 0.3081
@@ -140,6 +141,9 @@ class MnistDataModule(InMemoryData):
     """The semi-supervised MNIST split of Section 9.3 as in-memory tensors on the training device.
 
     `seed` orders the batches; `split_seed` (default: `seed`) picks the labeled images.
+    `validation: f` holds out the last fraction f of the training images (after `subset_train`;
+    at f = 1/6 MNIST's own 50k/10k split) from both pools and evaluates on them beside the test
+    set: `test_batches` then gives {"test": ..., "validation": ...}.
     """
 
     def __init__(
@@ -154,10 +158,13 @@ class MnistDataModule(InMemoryData):
         subset_train: int | None = None,
         subset_test: int | None = None,
         eval_batch_size: int = 2000,
+        validation: float = 0.0,
     ) -> None:
         super().__init__()
         if batch_size < 1 or eval_batch_size < 1:
             raise ValueError("batch_size and eval_batch_size must be positive")
+        check_fraction(validation, "data.validation")
+        self.validation = validation
         self.source, self.root, self.cache_dir = source, root, cache_dir
         self.labeled_fraction, self.batch_size = labeled_fraction, batch_size
         self.seed = seed
@@ -173,12 +180,17 @@ class MnistDataModule(InMemoryData):
         self.arrays = load_mnist(self.source, self.root, self.cache_dir)
         n_train = _subset_size(self.subset_train, N_TRAIN, "subset_train")
         n_test = _subset_size(self.subset_test, N_TEST, "subset_test")
-        self.train_x = normalize(self.arrays.train_x[:n_train])
-        self.train_y = torch.from_numpy(self.arrays.train_y[:n_train].astype(np.int64))
+        n_held = held_out(n_train, self.validation)
+        self.train_x = normalize(self.arrays.train_x[: n_train - n_held])
+        self.train_y = torch.from_numpy(self.arrays.train_y[: n_train - n_held].astype(np.int64))
+        self.held_x = normalize(self.arrays.train_x[n_train - n_held : n_train])
+        self.held_y = torch.from_numpy(
+            self.arrays.train_y[n_train - n_held : n_train].astype(np.int64)
+        )
         self.test_x = normalize(self.arrays.test_x[:n_test])
         self.test_y = torch.from_numpy(self.arrays.test_y[:n_test].astype(np.int64))
         self.labeled_idx, self.unlabeled_idx = split_labeled(
-            n_train, self.labeled_fraction, self.split_seed
+            n_train - n_held, self.labeled_fraction, self.split_seed
         )
 
     def train_dataloader(self) -> TrainStream:
@@ -193,17 +205,44 @@ class MnistDataModule(InMemoryData):
             self.seed,
         )
 
-    def test_batches(self, device: torch.device | str = "cpu") -> list[tuple[Tensor, Tensor]]:
-        """The test set in a few big batches on `device` (moved once, then cached)."""
+    def test_batches(
+        self, device: torch.device | str = "cpu"
+    ) -> list[tuple[Tensor, Tensor]] | dict[str, list[tuple[Tensor, Tensor]]]:
+        """The test set in a few big batches on `device` (moved once, then cached); under
+        `validation` a dict of the test and the held-out training images' batches."""
         device = torch.device(device)
         cached = getattr(self, "_test_cache", None)
         if cached is None or cached[0] != device:
-            x, y = self.test_x.to(device), self.test_y.to(device)
-            batches = list(
-                zip(x.split(self.eval_batch_size), y.split(self.eval_batch_size), strict=True)
-            )
-            self._test_cache = (device, batches)
+            splits = {"test": (self.test_x, self.test_y)}
+            if len(self.held_y):
+                splits["validation"] = (self.held_x, self.held_y)
+            batches = {
+                name: list(
+                    zip(
+                        x.to(device).split(self.eval_batch_size),
+                        y.to(device).split(self.eval_batch_size),
+                        strict=True,
+                    )
+                )
+                for name, (x, y) in splits.items()
+            }
+            self._test_cache = (device, batches if len(batches) > 1 else batches["test"])
         return self._test_cache[1]
+
+
+def held_out(n: int, fraction: float) -> int:
+    """How many of `n` training images `data.validation: fraction` holds out (>= 1 when it is
+    set), leaving at least two to train on.
+
+    >>> held_out(60000, 0.1), held_out(60000, 0.0)
+    (6000, 0)
+    """
+    if not fraction:
+        return 0
+    held = max(1, round(fraction * n))
+    if n - held < 2:
+        raise ValueError(f"data.validation={fraction} leaves {n - held} of {n} images to train on")
+    return held
 
 
 def _subset_size(subset: int | None, full: int, name: str) -> int:

@@ -71,6 +71,9 @@ class StackDataModule(L.LightningDataModule):
             ]
         )
 
-    def test_batches(self, device: torch.device | str = "cpu") -> list[tuple[Tensor, Tensor]]:
-        """The test set (the same for every run), as MnistDataModule.test_batches."""
+    def test_batches(
+        self, device: torch.device | str = "cpu"
+    ) -> list[tuple[Tensor, Tensor]] | dict[str, list[tuple[Tensor, Tensor]]]:
+        """The test set (and the held-out images under `validation`; the same for every run), as
+        MnistDataModule.test_batches."""
         return self.shared.test_batches(device)

@@ -265,3 +265,19 @@ def test_datamodule_subsets_and_test_batches():
     assert dm.checksum == load_mnist().checksum
     with pytest.raises(ValueError, match="subset_train"):
         MnistDataModule(subset_train=0).setup()
+
+
+def test_a_validation_share_holds_out_the_last_training_images_from_both_pools():
+    dm = MnistDataModule(subset_train=2000, subset_test=500, eval_batch_size=300, validation=0.1)
+    dm.setup()
+    assert len(dm.train_x) == 1800 and len(dm.held_y) == 200
+    assert torch.equal(dm.held_y, torch.from_numpy(dm.arrays.train_y[1800:2000].astype(np.int64)))
+    assert max(dm.labeled_idx.max(), dm.unlabeled_idx.max()) < 1800  # neither pool sees them
+    batches = dm.test_batches()
+    assert sorted(batches) == ["test", "validation"]
+    assert [len(y) for _, y in batches["validation"]] == [200]
+    plain = MnistDataModule(subset_train=2000, subset_test=500)
+    plain.setup()
+    assert isinstance(plain.test_batches(), list) and len(plain.train_x) == 2000
+    with pytest.raises(ValueError, match="data.validation"):
+        MnistDataModule(validation=1.0)
