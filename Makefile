@@ -5,7 +5,7 @@ PYTHON ?= $(abspath $(VENV))/bin/python
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest ceiling-search
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest ceiling-search recipe-search
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -163,7 +163,8 @@ addition-budget-nets: ## choose the frontier's budget per network on its validat
 # DIR/checkout (its id in DIR/commit, which the records name), the committed records of the
 # experiments named copied into DIR/records first so a new machine skips what is done, one run
 # at a time per folder (flock), nice'd, resuming where it stopped, its log DIR/LOG:
-#   $(call frozen_stages,DIR,COMMIT,EXPERIMENTS,SCRIPT,JOBS,LOG)  (SCRIPT PYTHON RECORDS JOBS)
+#   $(call frozen_stages,DIR,COMMIT,EXPERIMENTS,SCRIPT,JOBS,LOG[,NICE])  (SCRIPT PYTHON RECORDS JOBS;
+#   NICE: its niceness, 10 unless given: a higher one yields the cores to a search already running)
 define frozen_stages
 @test -d "$(1)/checkout/dfl_bench" || { mkdir -p "$(1)/checkout" && \
 	git archive "$(2)" | tar -x -C "$(1)/checkout" && \
@@ -174,7 +175,7 @@ define frozen_stages
 @flock -n "$(1)/run.lock" true || { echo "it already runs from $(1) (see its $(6))"; exit 3; }
 cd "$(1)/checkout" && PYTHONPATH="$(1)/checkout" \
 	DFL_BENCH_GIT_COMMIT=$$(cat "$(1)/commit") \
-	nohup flock -n "$(1)/run.lock" nice -n 10 bash $(4) \
+	nohup flock -n "$(1)/run.lock" nice -n $(or $(7),10) bash $(4) \
 	$(PYTHON) "$(1)/records" $(5) >> "$(1)/$(6)" 2>&1 < /dev/null &
 @echo "running in the background: tail -f $(1)/$(6)"
 endef
@@ -213,6 +214,18 @@ CEILING_DIR ?= $(HOME)/.cache/dfl_bench/ceiling_search
 CEILING_JOBS ?= 2
 ceiling-search: ## each digit network's ceiling on a recipe chosen on a validation split, in the background (nohup; resumes; log CEILING_DIR/ceiling.log) from a frozen copy of CEILING_COMMIT
 	$(call frozen_stages,$(CEILING_DIR),$(CEILING_COMMIT),digit_ceiling_search,scripts/ceiling_search.sh,$(CEILING_JOBS),ceiling.log)
+
+# The sum-trained recipe at 15 digits chosen again per network (conf/experiment/
+# mnist_addition_recipe_nets.yaml: its candidates on the held-out training sums, its declared
+# rule; scripts/recipe_search.sh), in the background from a frozen copy of RECIPE_COMMIT, at
+# niceness RECIPE_NICE (19: the cores go to the ceiling search first while both run):
+# harvest: make addition-harvest ADDITION_DIR=$(RECIPE_DIR) ADDITION_COMMIT=$$(cat $(RECIPE_DIR)/commit)
+RECIPE_COMMIT ?= HEAD
+RECIPE_DIR ?= $(HOME)/.cache/dfl_bench/recipe_search
+RECIPE_JOBS ?= 2
+RECIPE_NICE ?= 19
+recipe-search: ## the sum-trained recipe per network at 15 digits, chosen on held-out training sums, in the background (nohup; resumes; log RECIPE_DIR/recipe.log) from a frozen copy of RECIPE_COMMIT
+	$(call frozen_stages,$(RECIPE_DIR),$(RECIPE_COMMIT),mnist_addition_recipe_nets mnist_addition_budget_nets mnist_addition_warmup_nets,scripts/recipe_search.sh,$(RECIPE_JOBS),recipe.log,$(RECIPE_NICE))
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \

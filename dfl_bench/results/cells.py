@@ -37,6 +37,7 @@ SEARCHES = {
     "mnist_addition_budget_nets": "make addition-budget-nets",
     "mnist_addition_warmup_nets": "make addition-warmup-nets",
     "digit_ceiling_search": "make ceiling-search",
+    "mnist_addition_recipe_nets": "make recipe-search",
 }
 
 

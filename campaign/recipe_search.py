@@ -1,0 +1,188 @@
+"""A recipe chosen per network by the rule its experiment declared before its runs (`rule:` in
+conf/experiment/<experiment>.yaml): per network, among its candidate rows and its declared
+incumbents (committed rows of another experiment, same task and split), the one with the
+highest mean final validation accuracy over its seeds, every seed counted; a candidate with
+fewer steps within `prefer_fewer_within` points of it is taken instead (the fewest steps of
+such, the higher mean among equal steps). The test split decides nothing in the choice.
+
+Two experiments declare such a rule: digit_ceiling_search (each network's supervised ceiling:
+the chosen recipe then trains on every training image, `stage=final`, and its test accuracy is
+the ceiling) and mnist_addition_recipe_nets (the sum-trained recipe at 15 digits).
+
+`python -m campaign.recipe_search` writes results/recipe_search/<experiment>.md for both;
+`--experiment E --chosen NET` prints the network's chosen row (exit 0; 3 while seeds are missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from campaign.addition_budget import best_and_near, declared, records_frame
+from dfl_bench import markdown
+from dfl_bench.paths import REPO_DIR
+from dfl_bench.results import cells
+
+EXPERIMENTS = ("digit_ceiling_search", "mnist_addition_recipe_nets")
+OUT = REPO_DIR / "results" / "recipe_search"
+CHOSEN, PENDING = 0, 3  # --chosen's exit status
+SEARCH = "search"  # the stage of a row's candidate runs (the default where a yaml has none)
+
+
+def stage_values(
+    frame: Any, experiment: str, stage: str, metric: str, steps: Mapping[str, int]
+) -> dict[str, list[float]]:
+    """Each row's `metric` (%) over the experiment's ok runs of `stage` that trained the row's
+    declared `steps` (a shortened run counts for nothing), in seed order."""
+    ok = frame[(frame["experiment"] == experiment) & (frame["status"] == "ok")]
+    ok = ok[ok["config"].map(lambda c: c.get("stage", SEARCH)) == stage]
+    ok = ok[ok["row"].map(steps) == ok["steps"]].sort_values("seed")
+    return {
+        str(row): [100 * float(x) for x in group[metric].dropna()]
+        for row, group in ok.groupby("row")
+    }
+
+
+def candidates(experiment: str, frame: Any) -> dict[str, list[dict[str, Any]]]:
+    """Per network, each candidate row and incumbent with its steps and its seeds' values (%)."""
+    spec = declared(experiment)
+    rule = spec["rule"]
+    own = {row: entry["steps"] for row, entry in spec["rows"].items()}
+    values = stage_values(frame, experiment, SEARCH, rule["metric"], own)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for inc in rule.get("incumbents", []):
+        theirs = stage_values(
+            frame, inc["experiment"], SEARCH, rule["metric"], {inc["row"]: inc["steps"]}
+        )
+        out.setdefault(inc["net"], []).append(
+            {
+                "row": f"{inc['experiment']}/{inc['row']}",
+                "steps": inc["steps"],
+                "values": theirs.get(inc["row"], []),
+            }  # fmt: skip
+        )
+    for row, entry in spec["rows"].items():
+        out.setdefault(entry["net"], []).append(
+            {"row": row, "steps": entry["steps"], "values": values.get(row, [])}
+        )
+    return out
+
+
+def choose(rows: Sequence[Mapping[str, Any]], seeds: int, within: float) -> str | None:
+    """The rule on one network's candidates: None while one has fewer than `seeds` values.
+
+    >>> rows = [{"row": "a", "steps": 1, "values": [99.40] * 3},
+    ...         {"row": "b", "steps": 2, "values": [99.50] * 3},
+    ...         {"row": "c", "steps": 2, "values": [99.52] * 3},
+    ...         {"row": "d", "steps": 4, "values": [99.55] * 3}]
+    >>> choose(rows, 3, 0.05), choose(rows, 3, 0.01), choose(rows[:1], 4, 0.05)
+    ('c', 'd', None)
+    """
+    if any(len(r["values"]) < seeds for r in rows):
+        return None
+    top, near = best_and_near(rows, within)
+    if not near:
+        return top["row"]
+    return min(near, key=lambda r: (r["steps"], -statistics.fmean(r["values"])))["row"]
+
+
+def chosen(experiment: str, frame: Any) -> dict[str, str | None]:
+    """Each network's chosen row (None while seeds are missing)."""
+    rule = declared(experiment)["rule"]
+    return {
+        net: choose(options, rule["seeds"], rule["prefer_fewer_within"])
+        for net, options in candidates(experiment, frame).items()
+    }
+
+
+def shown(values: Sequence[float]) -> str:
+    """mean ± sd of a row's values, or '-' with fewer than two."""
+    if len(values) < 2:
+        return "-"
+    return f"{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f}"
+
+
+def report(experiment: str, frame: Any) -> str:
+    """The experiment's page: the rule, each candidate's validation accuracy, each choice and,
+    where the yaml has a final stage, the chosen recipe's test accuracy."""
+    spec = declared(experiment)
+    rule = spec["rule"]
+    picks = chosen(experiment, frame)
+    lines = [
+        f"# `{experiment}`: a recipe per network, chosen on a validation split",
+        "",
+        f"Generated by `python -m campaign.recipe_search` from the records of "
+        f"`conf/experiment/{experiment}.yaml` (its header says what each candidate is). The "
+        f"rule, declared in that file before its runs: per network, among its candidates and "
+        f"declared incumbents, the highest mean final `{rule['metric']}` over {rule['seeds']} "
+        f"seeds ({rule['split']}), every seed counted; a candidate with fewer steps within "
+        f"{rule['prefer_fewer_within']:g} points of it is taken instead (the fewest steps of "
+        "such, the higher mean among equal steps). The test split decides nothing here.",
+        "",
+    ]
+    body = []
+    for net, options in candidates(experiment, frame).items():
+        for r in options:
+            mark = "**chosen**" if r["row"] == picks[net] else ""
+            v = r["values"]
+            low = f"{min(v):.2f}" if v else "-"
+            body.append(
+                [f"`{net}`", f"`{r['row']}`", f"{r['steps']:,}", len(v), shown(v), low, mark]
+            )
+    lines += markdown.table(
+        ["net", "candidate", "steps", "n", "validation accuracy (%)", "lowest seed", ""], body
+    )
+    final = rule.get("final")
+    if final:
+        steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
+        tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
+        rows = []
+        for net, pick in picks.items():
+            test = tests.get(pick, []) if pick else []
+            low = f"{min(test):.2f}" if test else "-"
+            rows.append([f"`{net}`", f"`{pick}`" if pick else "not chosen yet", len(test),
+                         shown(test), low])  # fmt: skip
+        lines += [
+            "",
+            f"## The chosen recipes on the test set (stage={final['stage']}: every training "
+            f"image; seeds 0-{final['seeds'] - 1})",
+            "",
+            *markdown.table(["net", "recipe", "n", "test accuracy (%)", "lowest seed"], rows),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m campaign.recipe_search")
+    parser.add_argument("--records-dir", type=Path, default=Path(cells.RECORDS))
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--experiment", choices=EXPERIMENTS, help="one experiment only")
+    parser.add_argument("--chosen", metavar="NET", help="print the network's chosen candidate")
+    args = parser.parse_args(argv)
+    if not args.records_dir.is_dir():
+        parser.error(f"--records-dir {args.records_dir} is no folder")
+    frame = records_frame(args.records_dir)
+    if args.chosen is not None:
+        if args.experiment is None:
+            parser.error("--chosen needs --experiment")
+        picks = chosen(args.experiment, frame)
+        if args.chosen not in picks:
+            parser.error(f"--chosen {args.chosen!r}: the search's networks are {sorted(picks)}")
+        if picks[args.chosen] is None:
+            print(f"{args.chosen}: not chosen yet (seeds missing)", file=sys.stderr)
+            return PENDING
+        print(picks[args.chosen])
+        return CHOSEN
+    args.out.mkdir(parents=True, exist_ok=True)
+    for experiment in [args.experiment] if args.experiment else EXPERIMENTS:
+        (args.out / f"{experiment}.md").write_text(report(experiment, frame))
+        print(f"wrote {args.out / experiment}.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

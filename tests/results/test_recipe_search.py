@@ -1,0 +1,98 @@
+"""A recipe per network is the declared rule's choice on validation records only
+(campaign/recipe_search.py): the rule waits for every seed, prefers fewer steps within its
+margin, counts no shortened or test-stage run, reads its declared incumbents, and each search's
+networks are conf/net's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from campaign import recipe_search
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _spec(experiment: str) -> dict:
+    return yaml.safe_load((REPO / f"conf/experiment/{experiment}.yaml").read_text())
+
+
+def test_the_rule_prefers_fewer_steps_within_its_margin_and_waits_for_every_seed():
+    rows = [
+        {"row": "short", "steps": 1, "values": [99.40, 99.45, 99.50]},
+        {"row": "long", "steps": 4, "values": [99.50, 99.50, 99.50]},
+    ]
+    assert recipe_search.choose(rows, 3, 0.05) == "short"  # 99.45 lies within 0.05 of 99.50
+    assert recipe_search.choose(rows, 3, 0.04) == "long"
+    assert recipe_search.choose([{**rows[0], "values": [99.0]}, rows[1]], 3, 0.05) is None
+
+
+@pytest.mark.parametrize("experiment", recipe_search.EXPERIMENTS)
+def test_each_searchs_networks_are_the_ones_conf_net_gives(experiment):
+    spec = _spec(experiment)
+    for name, net in spec["nets"].items():
+        assert net == yaml.safe_load((REPO / f"conf/net/{name}.yaml").read_text())
+    assert {row["net"] for row in spec["rows"].values()} == set(spec["nets"])
+    assert spec["rule"]["metric"] == "validation_accuracy"
+    assert str(spec["hydra"]["sweeper"]["params"]["row"]).split(",") == list(spec["rows"])
+
+
+def _run(experiment: str, row: str, seed: int, stage: str | None, steps: int, acc: float) -> dict:
+    """One ok run as the records' frame (results.load) holds it: what the rule reads."""
+    config = {"row": row, "seed": seed, **({"stage": stage} if stage else {})}
+    return {
+        "experiment": experiment, "status": "ok", "row": row, "seed": seed, "steps": steps,
+        "test_accuracy": acc, "validation_accuracy": acc, "config": config,
+    }  # fmt: skip
+
+
+def test_only_full_validation_runs_count_and_the_chosen_row_is_printed(
+    tmp_path, capsys, monkeypatch
+):
+    search = "digit_ceiling_search"
+    lenet = {r: e for r, e in _spec(search)["rows"].items() if e["net"] == "lenet"}
+    runs = [
+        _run(search, row, seed, "search", entry["steps"], 0.99 + i / 1000)
+        for i, (row, entry) in enumerate(lenet.items())
+        for seed in range(3)
+    ]
+    # a shortened run of a lower candidate counts for nothing; a final-stage run neither
+    runs += [
+        _run(search, "lenet_const_1x", 3, "search", 10, 1.0),
+        _run(search, "lenet_const_1x", 4, "final", 25000, 1.0),
+    ]
+    monkeypatch.setattr(recipe_search, "records_frame", lambda _: pd.DataFrame(runs))
+    args = ["--records-dir", str(tmp_path), "--experiment", search, "--chosen"]
+    assert recipe_search.main([*args, "lenet"]) == 0
+    assert capsys.readouterr().out.strip() == "lenet_warm_cos_4x_aug"  # the highest
+    steps = {row: e["steps"] for row, e in lenet.items()}
+    frame = pd.DataFrame(runs)
+    assert len(recipe_search.stage_values(frame, search, "search", "validation_accuracy", steps)[
+        "lenet_const_1x"
+    ]) == 3  # fmt: skip
+    final = recipe_search.stage_values(frame, search, "final", "test_accuracy", steps)
+    assert final == {"lenet_const_1x": [100.0]}
+    assert recipe_search.main([*args, "bn_deep"]) == 3
+    with pytest.raises(SystemExit):
+        recipe_search.main([*args, "resnet"])
+
+
+def test_a_declared_incumbent_competes_and_can_be_chosen(tmp_path, capsys, monkeypatch):
+    recipe = "mnist_addition_recipe_nets"
+    rows = {r: e for r, e in _spec(recipe)["rows"].items() if e["net"] == "lenet"}
+    runs = [_run(recipe, r, s, None, e["steps"], 0.70) for r, e in rows.items() for s in range(3)]
+    runs += [
+        _run("mnist_addition_budget_nets", "lenet_e50", s, None, 20000, 0.75) for s in range(3)
+    ]
+    monkeypatch.setattr(recipe_search, "records_frame", lambda _: pd.DataFrame(runs))
+    args = ["--records-dir", str(tmp_path), "--experiment", recipe, "--chosen", "lenet"]
+    assert recipe_search.main(args) == 0
+    assert capsys.readouterr().out.strip() == "mnist_addition_budget_nets/lenet_e50"
+    page = recipe_search.report(recipe, pd.DataFrame(runs))
+    assert (
+        "`mnist_addition_budget_nets/lenet_e50` | 20,000 | 3 | 75.00 ± 0.00 | 75.00 | **chosen**"
+        in page
+    )
