@@ -23,6 +23,7 @@ from dfl_bench.results.cells import (
     SPREAD,
     base_overrides,
     budget,
+    budget_overrides,
     profiles,
 )
 
@@ -90,12 +91,12 @@ def plan(
     are built here only under extra `overrides` (building imports torch); each job checks its own
     again before it trains."""
     check(profile, seeds, spread_seeds)
-    common = [f"profile={profile}", f"records_dir={records_dir}", *overrides]
+    common = [f"records_dir={records_dir}", *overrides]
     folder = Path(records_dir).resolve()  # as train.py's to_absolute_path, from this folder
     jobs, errors = [], []
     for name in names:
         n = n_seeds(name, seeds, spread_seeds)
-        base = [*base_overrides(name), *common]
+        base = [*base_overrides(name), *budget_overrides(name, profile), *common]
         jobs_of = partial(experiment_jobs, base, n, bool(overrides))
         try:
             if any(o.startswith("hydra.searchpath") for o in overrides):  # files outside conf/

@@ -109,6 +109,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         )
     check_cell_meaning(args.overrides)
     args.names = cells.selected(args.tables)
+    if not args.tables.strip():  # every table: those reproduced at another budget stay out
+        args.aside = [n for n in args.names if not cells.reproduced_at(n, args.profile)]
+        args.names = [n for n in args.names if n not in args.aside]
+    else:
+        args.aside = []
     plan.check(args.profile, args.seeds, args.spread_seeds)
     return args
 
@@ -151,7 +156,7 @@ def multirun_command(
         "-m",
         *cells.base_overrides(experiment),
         f"seed={','.join(map(str, range(n_seeds)))}",
-        f"profile={args.profile}",
+        *cells.budget_overrides(experiment, args.profile),
         f"records_dir={args.records}",
         f"logger={args.logger}",
         "progress_bar=false",
@@ -372,6 +377,12 @@ def reproduce(args: argparse.Namespace) -> int:
         f"({seconds:.0f} s per job)",
         flush=True,
     )
+    for name in getattr(args, "aside", []):
+        budgets = ", ".join(cells.BEYOND_BUDGETS[name])
+        say(
+            f"[reproduce] {name}: its table is reproduced at {budgets}, not {args.profile}: "
+            f"left out (PROFILE={cells.BEYOND_BUDGETS[name][0]} TABLES={name} trains it)"
+        )
     for line in plan.unusable(jobs, args.records):
         say(f"[reproduce] {line}")
     log_dir = log_folder(Path("multirun") / "reproduce", datetime.now()) if todo else Path()
@@ -382,7 +393,12 @@ def reproduce(args: argparse.Namespace) -> int:
         if not missing:
             return
         n_seeds = plan.n_seeds(name, args.seeds, args.spread_seeds)
-        say(f"[reproduce] {name}: {len(missing)} job(s); log {logs[name]}")
+        own = cells.own_budget(name)
+        at = f"at its own budget {own!r}" if own else f"at {args.profile}"
+        say(
+            f"[reproduce] {name}: {len(missing)} job(s) {at} have no ok record (the first: "
+            f"{' '.join(missing[0].overrides)}, {missing[0].path}); log {logs[name]}"
+        )
         command = multirun_command(name, args, n_seeds, log_dir)
         code = run_experiment(command, logs[name], progress, args.poll, running)
         if code != 0:

@@ -28,6 +28,31 @@ PROG = "python -m dfl_bench.results"
 PROFILES = tuple(sorted(p.stem for p in (REPO_DIR / "conf" / "profile").glob("*.yaml")))
 
 
+def shown_command(prog: str, argv: Sequence[str]) -> str:
+    """The command a rendered file names: `argv` without a `--records-dir` that is the default
+    (what `make tables` passes), so rendering the committed records names one command.
+
+    >>> shown_command("python -m campaign", ["--records-dir", "results/records", "--force"])
+    'python -m campaign --force'
+    >>> shown_command("python -m campaign", ["--records-dir=elsewhere"])
+    'python -m campaign --records-dir=elsewhere'
+    """
+    kept, rest = [], list(argv)
+    while rest:
+        arg = rest.pop(0)
+        flag, _, value = arg.partition("=")
+        if flag in ("--records-dir", "--records"):
+            if not value and rest:
+                value = rest.pop(0)
+                arg = f"{arg} {shlex.quote(value)}"
+            if value and Path(value) == Path(cells.RECORDS):
+                continue
+            kept.append(arg)
+            continue
+        kept.append(shlex.quote(arg))
+    return " ".join([prog, *kept])
+
+
 def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     """Command-line options; an unknown table or profile is a one-line error naming the choices."""
     names = list(load_paper().tables)
@@ -101,7 +126,7 @@ def render(
     from dfl_bench.results import publish  # pandas, scipy, matplotlib: not for --help
     from dfl_bench.results.load import RecordWarning, load_records
 
-    command = f"{prog} " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = shown_command(prog, sys.argv[1:] if argv is None else argv)
     if not args.records.exists():
         raise ValueError(f"records folder {args.records} does not exist")
     if not args.records.is_dir():

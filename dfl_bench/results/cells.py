@@ -41,6 +41,26 @@ SEARCHES = {
 }
 
 
+# The budgets a table beyond the paper is reproduced at (its committed records' profiles): a
+# reproduction at another profile leaves it out unless TABLES names it, so a fresh clone's
+# `make reproduce-tables` trains nothing its records hold at another budget. The paper's tables
+# (and any experiment not named here) are reproduced at whichever profile is asked for; an
+# experiment that pins its budget (`own_budget`) trains only at its own.
+BEYOND_BUDGETS = {
+    "mnist_addition": ("long", "minute"),
+    "mnist_addition_digits": ("long",),
+    "operator_families": ("long",),
+    "mnist_addition_frontier": ("frontier",),
+}
+
+
+def reproduced_at(experiment: str, profile: str) -> bool:
+    """Whether a reproduction at `profile` trains `experiment` when TABLES leaves it unnamed."""
+    if own_budget(experiment):
+        return True  # at its own budget, whatever `profile` is
+    return profile in BEYOND_BUDGETS.get(experiment, (profile,))
+
+
 def experiments() -> list[str]:
     """Every experiment (conf/experiment/*.yaml, one per table) but the SEARCHES, and the
     default config."""
@@ -76,6 +96,25 @@ def selected(tables: str | None) -> list[str]:
 def base_overrides(experiment: str) -> list[str]:
     """The command-line overrides that select `experiment` (none for the default config)."""
     return [] if experiment == DEFAULT else [f"+experiment={experiment}"]
+
+
+@cache
+def own_budget(experiment: str) -> str | None:
+    """The budget an experiment pins in its yaml (`profile.name`, its rows' steps chosen by a
+    declared rule), else None: such an experiment trains at its own budget whatever profile a
+    reproduction names, since another profile's settings would mix into it (a configuration
+    that no record of it has)."""
+    if experiment == DEFAULT:
+        return None
+    spec = OmegaConf.load(CONF / "experiment" / f"{experiment}.yaml")
+    name = OmegaConf.select(spec, "profile.name", default=None, throw_on_resolution_failure=False)
+    return None if name is None else str(OmegaConf.to_container(spec)["profile"]["name"])
+
+
+def budget_overrides(experiment: str, profile: str) -> list[str]:
+    """`profile=<profile>` for an experiment that trains at a reproduction's profile, nothing
+    for one that pins its own budget (`own_budget`)."""
+    return [] if own_budget(experiment) else [f"profile={profile}"]
 
 
 @contextmanager

@@ -404,3 +404,27 @@ def test_multiruns_echoing_at_once_print_whole_lines(capsys):
     assert len(lines) == 6000 and all(
         re.fullmatch(r"\[dfl_bench\] run \d line \d+", x) for x in lines
     )
+
+
+def test_a_fresh_clone_at_the_defaults_has_nothing_to_train():
+    """Every committed table at `make reproduce-tables`' defaults is done: the tables beyond
+    the paper reproduced at another budget stay out (named), and a pinned budget never mixes."""
+    args = reproduce.parse_args([])
+    assert args.profile == "quick" and set(args.aside) == {
+        n for n in cells.BEYOND_BUDGETS if "quick" not in cells.BEYOND_BUDGETS[n]
+    }
+    jobs = plan.plan(args.names, args.profile, args.seeds, REPO / cells.RECORDS, args.spread_seeds)
+    assert jobs and [j for j in jobs if not j.done()] == []
+
+
+def test_an_experiment_that_pins_its_budget_trains_at_its_own_whatever_the_profile(tmp_path):
+    name = "digit_ceiling_nets"
+    assert cells.own_budget(name) == "frontier_nets" and cells.own_budget("baseline") is None
+    assert cells.budget_overrides(name, "quick") == []
+    assert cells.budget_overrides("baseline", "quick") == ["profile=quick"]
+    at = {p: [j.path for j in plan.plan([name], p, 1, tmp_path)] for p in ("quick", "long")}
+    assert at["quick"] == at["long"]  # one configuration: its own budget, nothing mixed in
+    args = reproduce.parse_args(["--tables", name])
+    assert "profile=quick" not in reproduce.multirun_command(name, args, 1, tmp_path)
+    explicit = reproduce.parse_args(["--tables", "operator_families"])
+    assert explicit.names == ["operator_families"] and explicit.aside == []  # named: trained
