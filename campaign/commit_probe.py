@@ -21,7 +21,7 @@ from typing import Any
 
 from dfl_bench import paths
 from dfl_bench.lifecycle import records
-from dfl_bench.lifecycle.file_overrides import check_file_overrides
+from dfl_bench.lifecycle.file_overrides import check_file_overrides, located
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results.probes import PROBE_STEPS, same, verdict
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
@@ -60,7 +60,7 @@ def probe_overrides(overrides: Sequence[str], conf_dir: str = CONFIG_DIR) -> lis
     ValueError."""
     if not isinstance(overrides, list):
         raise ValueError(f"the record's overrides are a {type(overrides).__name__}, not a list")
-    check_file_overrides(overrides, "the record", conf_dir)
+    overrides = check_file_overrides(located(overrides), "the record", conf_dir)
     kept = [o for o in overrides if o.lstrip("+~").split("=")[0].split(".")[0] not in OWN_KEYS]
     return [*kept, *PROBE]
 
@@ -206,6 +206,11 @@ class OtherMachine(RuntimeError):
     """The probes file was made on another torch build or CPU (it is left as it is)."""
 
 
+class WouldDrop(RuntimeError):
+    """The records no longer mix commits in some of the file's cells: dropping them is asked
+    for (`prune`), never done on the way (an empty or wrong records folder would empty it)."""
+
+
 def run(
     records_dir: Path,
     out: Path,
@@ -213,11 +218,14 @@ def run(
     only: Sequence[str] = (),
     undecided: bool = False,
     repo: Path = REPO_DIR,
+    prune: bool = False,
 ) -> dict[str, Any]:
     """Probe every (configuration, commit) of `cells_to_probe` not yet in `out`, writing `out`
     after each probe (resumable). A commit no record of its cell names any more (a retrained
     seed), and a cell now of one commit, are dropped. A file made on another torch build or CPU
-    is never touched (OtherMachine): its probes are that machine's. `only`: probe just these
+    is never touched (OtherMachine): its probes are that machine's. Cells the records no longer
+    mix commits in are dropped only with `prune` (else WouldDrop, nothing written). `only`: probe
+    just these
     configurations (digest prefixes); `undecided`: just those whose commits no committed probe
     file under `repo` (any machine's) decides yet; the other cells of `out` stay then."""
     here = machine()
@@ -245,6 +253,12 @@ def run(
         if digest in wanted
     }
     dropped = sorted(before - set(cells))
+    if dropped and not prune:
+        raise WouldDrop(
+            f"{out}: the records under {records_dir} no longer mix commits in {len(dropped)} of "
+            f"its {len(before)} cell(s) ({', '.join(d[:10] for d in dropped[:5])}): nothing "
+            "changed; --prune drops them"
+        )
     if dropped:  # never less than it had without a word
         print(
             f"[commit_probe] {out} drops {len(dropped)} cell(s) the records under {records_dir} "
@@ -286,14 +300,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="probe only the cells whose commits no committed probe file decides yet",
     )
+    parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="drop the file's cells whose records no longer mix commits (else refused)",
+    )
     args = parser.parse_args(argv)
     args.out = args.out or machine_file(machine())
     if not Path(args.records_dir).is_dir():
         print(f"[commit_probe] --records-dir {args.records_dir} is no folder", file=sys.stderr)
         return 2
     try:
-        known = run(Path(args.records_dir), Path(args.out), args.limit, args.cells, args.undecided)
-    except OtherMachine as err:
+        known = run(
+            Path(args.records_dir),
+            Path(args.out),
+            args.limit,
+            args.cells,
+            args.undecided,
+            prune=args.prune,
+        )
+    except (OtherMachine, WouldDrop) as err:
         print(f"[commit_probe] {err}", file=sys.stderr)
         return 2
     verdicts = [cell.get("same") for cell in known.get("cells", {}).values()]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from dfl_bench.results.tables import Ours
 
 FOLDER = REPO_DIR / "results" / "seed_plan"
 PROFILE = "long"  # the profile whose inconclusive claims the plan decides
+CELL = re.compile(r"[A-Za-z0-9_]+/-?[A-Za-z0-9_][A-Za-z0-9_.+=,-]*")  # a folder name each side
 KEY_OVERRIDES = {"kb.name": "kb"}  # a table's row key as a command-line override
 DEVICES = ("cpu", "gpu")  # either trains a cell's seed to one record (schema.HASHED_AS)
 
@@ -408,6 +410,11 @@ def read_plan(plan_file: Path) -> dict:
     if p.get("profile") not in cells.profiles():
         raise ValueError(f"{plan_file}: profile {p.get('profile')!r} is none of {cells.profiles()}")
     for cell, spec in p["cells"].items():
+        if not CELL.fullmatch(str(cell)) or ".." in str(cell):
+            raise ValueError(
+                f"{plan_file}: cell {str(cell)[:80]!r} is no <experiment>/<row> of plain names "
+                "(letters, digits, _ . + = , -)"
+            )
         if str(cell).split("/", 1)[0] not in cells.experiments():
             raise ValueError(f"{plan_file}: cell {cell!r} names no experiment")
         seeds = spec.get("seeds") if isinstance(spec, dict) else None

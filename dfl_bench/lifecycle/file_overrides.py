@@ -3,8 +3,12 @@ untrusted: each must be a plain `key=value` over a key of the configuration (a c
 top-level key of conf/config.yaml, at any depth below it). Refused: a Hydra flag
 (`--experimental-rerun=...` loads a pickle), a Hydra setting at any depth (`hydra.job.env_set`
 sets the job's environment), a package (`group@pkg=`), an interpolation or resolver (`${oc.env:
-...}` would put the reader's secrets into a result), a `_target_` (code to build), and any text
-that is not one printable line. Nothing here runs or resolves the text it checks.
+...}` would put the reader's secrets into a result) in any spelling (a `$` or a backslash
+anywhere: Hydra unescapes `$\\{...\\}` into one), a `_target_` (code to build), a key that
+sets a path (PATH_KEYS: a file from others names no folder to write in; a record's own
+`records_dir` and `checkpoint_dir`, where it ran, are taken off by `located` before the check),
+a debug flag, and any text that is not one printable line. Nothing here runs or resolves the text
+it checks.
 
     >>> refusal("kb=both") is None
     True
@@ -31,6 +35,11 @@ PLAIN = re.compile(r"(?:\+\+|\+|~)?([A-Za-z_][A-Za-z0-9_]*(?:[./][A-Za-z0-9_]+)*
 
 
 OPTION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,-]*")  # a group's option(s): names, no path
+# Keys that set where something is read or written: never from a file from others.
+PATH_KEYS = frozenset(
+    {"records_dir", "checkpoint_dir", "data.cache_dir", "data.root", "logger.save_dir"}
+)
+WHERE_IT_RAN = ("records_dir", "checkpoint_dir")  # a record's own folders, not a setting of it
 
 
 @cache
@@ -64,13 +73,28 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR) -> str | None:
         return "a Hydra setting"
     if "_target_" in override:
         return "a _target_ (code to build)"
-    if "${" in value or "$" in key:
-        return "an interpolation (${...})"
+    if "$" in override or "\\" in override:
+        return "an interpolation (${...}) or an escape"
+    if key in PATH_KEYS:
+        return f"{key} sets a path"
+    if parts[0] == "debug":
+        return "a debug flag"
     if parts[0] not in known_keys(conf_dir):
         return f"{parts[0]!r} is no key of the configuration"
     if key in config_groups(conf_dir) and (".." in value or not OPTION.fullmatch(value)):
         return "a config group's option must be a name (no path)"
     return None
+
+
+def located(overrides: Iterable[Any]) -> list[Any]:
+    """A record's overrides without those that say where it ran (WHERE_IT_RAN: its records and
+    checkpoint folders), which a tool reading the record neither checks nor applies."""
+    out = []
+    for override in overrides:
+        match = PLAIN.fullmatch(override) if isinstance(override, str) else None
+        if match is None or match.group(1) not in WHERE_IT_RAN:
+            out.append(override)
+    return out
 
 
 def check_file_overrides(

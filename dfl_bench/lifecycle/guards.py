@@ -106,6 +106,7 @@ def check_config(config: Mapping[str, Any], optimizer: bool = True, task: Any = 
         _integer(config["threads"], "threads", 1)
     if optimizer:
         check_optimizer(config["optimizer"])
+    check_schedule(config["optimizer"], config["profile"]["max_steps"])
     check_task(config, task)
 
 
@@ -115,6 +116,17 @@ def check_task(config: Mapping[str, Any], task: Any = None) -> None:
     from dfl_bench import tasks
 
     (task or tasks.task_of(config)).check(config)
+
+
+def check_schedule(optimizer: Mapping[str, Any], max_steps: int) -> None:
+    """A warmup (tasks/optim.py) shorter than the run it warms: one as long as the budget or
+    longer never reaches the rate it names (the run would train at a fraction of it)."""
+    warmup = optimizer.get("warmup") or 0
+    if isinstance(warmup, int) and not isinstance(warmup, bool) and warmup >= max_steps:
+        raise ValueError(
+            f"optimizer.warmup={warmup} steps is not shorter than the run's {max_steps} "
+            "(profile.max_steps): the rate would never reach optimizer.lr"
+        )
 
 
 def check_optimizer(optimizer: Mapping[str, Any]) -> None:

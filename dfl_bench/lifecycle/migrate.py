@@ -169,12 +169,25 @@ def migrate_record(record: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def own_records(root: Path) -> list[Path]:
+    """The record files `<experiment>/<name>.json` that lie in `root` itself: no symbolic link
+    is followed, neither a folder's nor a file's (a link would have the migration delete and
+    write records elsewhere)."""
+    return sorted(
+        path
+        for folder in root.iterdir()
+        if folder.is_dir() and not folder.is_symlink()
+        for path in folder.glob("*.json")
+        if path.is_file() and not path.is_symlink()
+    )
+
+
 def migrate_folder(root: Path) -> list[tuple[Path, Path]]:
     """Every record under `root` (`<experiment>/<hash>.json`) in today's form, each under its
     config's hash; returns (old, new) for each file renamed. A ValueError before anything is
     written when a new name is taken by another record."""
     todo: list[tuple[Path, Path, dict[str, Any]]] = []
-    for path in sorted(root.glob("*/*.json")):
+    for path in own_records(root):
         record = records.read_record(path)
         if record is None:
             continue
@@ -194,7 +207,7 @@ def migrate_folder(root: Path) -> list[tuple[Path, Path]]:
         records.write_record(new, record)
         if old != new:
             old.unlink()
-    for path in sorted(root.glob("*/*.json")):  # a reused copy names its source's new place
+    for path in own_records(root):  # a reused copy names its source's new place
         record = records.read_record(path)
         if record is not None and record.get("reused_from") in renamed:
             records.write_record(path, {**record, "reused_from": renamed[record["reused_from"]]})

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dfl_bench.lifecycle import migrate, records
-from dfl_bench.lifecycle.file_overrides import refusal
+from dfl_bench.lifecycle.file_overrides import located, refusal
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells
 
@@ -99,9 +99,15 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
             continue
         left = [p for p in absolute_paths(out) if p not in (named, f"{OVERRIDE}{named}")]
         trained_at = str(record.get("git_commit"))
-        unplain = [why for o in out.get("overrides") or [] if (why := refusal(o)) is not None]
+        theirs = located(out.get("overrides") or [])
+        unplain = [why for o in theirs if (why := refusal(o)) is not None]
+        unprintable = sorted(
+            k for k, v in out.items() if isinstance(v, str) and not v.isprintable()
+        )
         if unplain:
             refused.append(f"{path}: an override is no plain config override ({unplain[0]})")
+        elif unprintable:
+            refused.append(f"{path}: its {unprintable[0]!r} is no printable line of text")
         elif left:
             refused.append(f"{path}: keeps the absolute path {left[0]}")
         elif trained_at.endswith("-dirty"):

@@ -51,7 +51,9 @@ def optimizer_kwargs(cfg: Mapping[str, Any]) -> tuple[type[torch.optim.Optimizer
     if name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {name!r}; valid choices: {sorted(OPTIMIZERS)}")
     final = cfg.get(SCHEDULE)
-    if final is not None and not (isinstance(final, int | float) and 0.0 < final <= 1.0):
+    if final is not None and (
+        isinstance(final, bool) or not (isinstance(final, int | float) and 0.0 < final <= 1.0)
+    ):
         raise ValueError(f"optimizer.{SCHEDULE} must be a fraction in (0, 1], got {final!r}")
     warmup = cfg.get(WARMUP)
     if warmup is not None and not (isinstance(warmup, int) and not isinstance(warmup, bool)

@@ -126,6 +126,11 @@ def test_a_home_that_cannot_be_written_prints_no_librarys_warning(logger, tmp_pa
         ("kb.hydra.x=1", "a Hydra setting"),
         ("kb@hydra.job=both", "not a plain key=value"),
         ("kb.w_dfl=${oc.env:WANDB_API_KEY}", "an interpolation"),
+        ("kb.w_dfl=$\\{oc.env:SECRET\\}", "an interpolation"),  # Hydra would unescape it
+        ("data.cache_dir=/tmp/c_$\\{oc.env:SECRET\\}", "an interpolation"),
+        ("data.cache_dir=/some/path", "sets a path"),
+        ("records_dir=../../elsewhere", "sets a path"),
+        ("debug.nan_at_step=1", "a debug flag"),
         ("+task._target_=os.system", "a _target_"),
         ("task=../../tmp/evil", "must be a name"),
         ("kb=both\nseed=1", "not one printable line"),
@@ -228,3 +233,64 @@ def test_a_planted_mnist_pickle_is_never_loaded(tmp_path, monkeypatch):
 def test_a_name_hydra_would_fail_on_is_one_line_before_it_starts(override, said):
     why = preflight.defect([override])
     assert why is not None and said in why and "\n" not in why
+
+
+def test_a_records_own_folders_are_taken_off_before_its_overrides_are_checked():
+    from dfl_bench.lifecycle.file_overrides import located
+
+    record = ["+experiment=best", "records_dir=/x/records", "checkpoint_dir=ck", "seed=1"]
+    assert located(record) == ["+experiment=best", "seed=1"]
+    assert located(["data.cache_dir=/x"]) == ["data.cache_dir=/x"]  # still checked, refused
+
+
+def test_a_package_in_the_working_directory_never_runs(tmp_path):
+    """`python -m dfl_bench` puts the working directory first on sys.path: a folder holding a
+    library's name (omegaconf, imported at once; torchvision, by Lightning) must not run."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "ran"
+    for name in ("omegaconf", "torchvision", "hydra"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(
+            f"open({str(marker)!r}, 'w').close()\nraise SystemExit(99)\n"
+        )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-m", "dfl_bench", "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert done.returncode == 0 and not marker.exists(), done.stderr[-500:]
+
+
+def test_the_migration_follows_no_symbolic_link(tmp_path):
+    from dfl_bench.lifecycle.migrate import migrate_folder, own_records
+
+    elsewhere = tmp_path / "elsewhere" / "exp"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "r.json").write_text("{}")
+    root = tmp_path / "records"
+    (root / "real").mkdir(parents=True)
+    (root / "linkdir").symlink_to(elsewhere, target_is_directory=True)
+    (root / "real" / "link.json").symlink_to(elsewhere / "r.json")
+    assert own_records(root) == []
+    migrate_folder(root)
+    assert (elsewhere / "r.json").read_text() == "{}"
+
+
+@pytest.mark.parametrize(
+    "cell", ["best/../../../../elsewhere", "best/leak_${oc.env:SECRET}", "best/a/b", "../best/x"]
+)
+def test_a_plans_cell_name_is_a_plain_experiment_and_row(cell, tmp_path):
+    import json
+
+    from campaign import seed_plan
+
+    plan_file = tmp_path / "plan.json"
+    spec = {"seeds": 1, "override": "kb=sum9"}
+    plan_file.write_text(json.dumps({"profile": "paper", "cells": {cell: spec}}))
+    with pytest.raises(ValueError, match="no <experiment>/<row> of plain names"):
+        seed_plan.read_plan(plan_file)

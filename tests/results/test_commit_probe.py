@@ -105,7 +105,10 @@ def test_a_retrained_seed_drops_its_old_commit_and_a_cell_of_one_commit_is_dropp
     monkeypatch.setattr(
         commit_probe, "probe", lambda commit, overrides: probed.append(commit) or alike
     )
-    known = commit_probe.run(records, out)
+    with pytest.raises(commit_probe.WouldDrop, match="--prune drops them"):
+        commit_probe.run(records, out)  # a cell to drop: asked for, never on the way
+    assert probed == [] and json.loads(out.read_text())["cells"] == stale
+    known = commit_probe.run(records, out, prune=True)
     assert probed == ["ccc"]  # only the new commit trains a probe
     assert list(known["cells"]) == [godel]
     assert known["cells"][godel]["commits"] == {"aaa": alike, "ccc": alike}
@@ -242,10 +245,15 @@ def test_a_missing_records_folder_is_an_error_and_the_probe_file_is_left_alone(t
     assert out.read_text() == '{"cells": {"abc": {}}}\n'
 
 
-def test_a_probe_file_that_loses_cells_says_so(tmp_path, capsys, monkeypatch):
+def test_a_probe_file_loses_cells_only_when_asked_and_says_so(tmp_path, capsys, monkeypatch):
     out = tmp_path / "probes.json"
     here = commit_probe.machine()
-    out.write_text(json.dumps({"machine": here, "cells": {"abc": {"commits": {}}}}))
-    monkeypatch.setattr(commit_probe, "cells_to_probe", lambda records_dir: {})
-    commit_probe.run(tmp_path, out)
+    before = json.dumps({"machine": here, "cells": {"abc": {"commits": {}}}})
+    out.write_text(before)
+    (tmp_path / "records").mkdir()  # an existing, empty records folder: it must not empty it
+    args = ["--records-dir", str(tmp_path / "records"), "--out", str(out)]
+    assert commit_probe.main(args) == 2
+    assert "nothing changed; --prune drops them" in capsys.readouterr().err
+    assert out.read_text() == before
+    assert commit_probe.main([*args, "--prune"]) == 0
     assert "drops 1 cell(s)" in capsys.readouterr().err

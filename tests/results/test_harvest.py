@@ -14,13 +14,13 @@ from dfl_bench.reproduction import harvest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def written(folder: Path, name: str, **fields) -> Path:
+def written(folder: Path, letter: str, **fields) -> Path:
     """A committed formulas record as a run writing into `folder` would have written it, its
     seed set by `name` (one letter), at its config's hash."""
     committed = next((REPO / "results" / "records" / "formulas").glob("*.json"))
     record = json.loads(committed.read_text())
     record["config"]["records_dir"] = str(folder)
-    record["config"]["seed"] = record["seed"] = 100 + ord(name) - ord("a")
+    record["config"]["seed"] = record["seed"] = 100 + ord(letter) - ord("a")
     record["overrides"] = ["row=f1", f"records_dir={folder}", "logger=none"]
     record["config_hash"] = records.config_hash(record["config"])  # a valid record at its name
     for key, value in fields.items():
@@ -145,3 +145,21 @@ def test_a_record_of_an_older_form_lands_migrated_at_its_new_hash(tmp_path):
     got = json.loads(done.new[0].read_text())
     assert got["config"]["optimizer"]["lr"] == 0.002 and got["config_hash"] == done.new[0].stem
     assert records.config_hash(got["config"]) == done.new[0].stem
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ({"name": "f1\x1b]0;TITLE\x07\x1b[2K\x1b[1A"}, "its .name. is no printable line"),
+        ({"overrides": ["row=f1", "kb.w_dfl=$\\{oc.env:SECRET\\}"]}, "an interpolation"),
+        ({"overrides": ["row=f1", "data.cache_dir=/some/path"]}, "sets a path"),
+    ],
+)
+def test_a_record_that_would_print_escapes_or_set_a_secret_or_path_is_refused(
+    tmp_path, fields, why
+):
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    written(source, "a", **fields)
+    with pytest.raises(ValueError, match=f"nothing was harvested: .*{why}"):
+        harvest.harvest(source, dest, "results/records")
+    assert not dest.exists()

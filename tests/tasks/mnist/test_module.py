@@ -305,6 +305,18 @@ def test_the_warmup_rises_linearly_to_the_schedule_then_follows_it():
     for bad in (-1, 2.5, True):
         with pytest.raises(ValueError, match="warmup must be a whole number of steps"):
             configure(params, {"name": "adam", "warmup": bad}, 10)
+    for bad in (True, False, "0.1", 0.0, 1.5):  # a boolean is no fraction (True was 1.0)
+        with pytest.raises(ValueError, match="cosine_final must be a fraction"):
+            configure(params, {"name": "adam", "cosine_final": bad}, 10)
+
+
+def test_a_warmup_as_long_as_the_run_is_refused_before_it_trains():
+    from dfl_bench.lifecycle.guards import check_schedule
+
+    check_schedule({"warmup": 29}, 30)
+    for warmup in (30, 1000):
+        with pytest.raises(ValueError, match=r"optimizer.warmup=\d+ steps is not shorter"):
+            check_schedule({"warmup": warmup}, 30)
 
 
 @pytest.mark.parametrize(("kb", "w_dfl", "images"), [("same", 1.0, 64), ("same", 0.0, 32)])
