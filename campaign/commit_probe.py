@@ -25,6 +25,7 @@ from dfl_bench.lifecycle.file_overrides import check_file_overrides, located
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results.probes import PROBE_STEPS, same, verdict
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
+from dfl_bench.untrusted import UntrustedFile, read_json
 
 PROBE = (
     "profile=quick",
@@ -80,7 +81,7 @@ def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
             continue
         commits: dict[str, list[str]] = {}
         for _, record in group.sort_values("seed").iterrows():
-            overrides = json.loads(Path(record["path"]).read_text()).get("overrides")
+            overrides = read_json(record["path"]).get("overrides")
             commits.setdefault(str(record["git_commit"]), overrides)
         row = group["row"].iloc[0]
         out[str(digest)] = {
@@ -157,7 +158,7 @@ def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
         if done.returncode != 0 or len(found) != 1:
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
             return {"overrides": args, "error": f"exit {done.returncode}: {tail[0]}"}
-        record = json.loads(found[0].read_text())
+        record = read_json(found[0])
     if record.get("status") != "ok":
         return {"overrides": args, "error": f"probe run failed: {record.get('reason')}"}
     return {"overrides": args, "numbers": {k: record[k] for k in NUMBERS if k in record}}
@@ -229,7 +230,7 @@ def run(
     configurations (digest prefixes); `undecided`: just those whose commits no committed probe
     file under `repo` (any machine's) decides yet; the other cells of `out` stay then."""
     here = machine()
-    known = json.loads(out.read_text()) if out.is_file() else {}
+    known = read_json(out) if out.is_file() else {}
     if known and known.get("machine") != here:
         raise OtherMachine(
             f"{out} holds probes made on {known.get('machine')}; this machine is {here}, and "
@@ -319,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.undecided,
             prune=args.prune,
         )
-    except (OtherMachine, WouldDrop) as err:
+    except (OtherMachine, WouldDrop, UntrustedFile) as err:
         print(f"[commit_probe] {err}", file=sys.stderr)
         return 2
     verdicts = [cell.get("same") for cell in known.get("cells", {}).values()]

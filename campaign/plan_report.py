@@ -3,7 +3,6 @@ records hold, and its claims beside their verdicts now."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results.claims import VERDICTS
+from dfl_bench.untrusted import read_json
 
 if TYPE_CHECKING:
     from dfl_bench.results.profile_results import Rendered
@@ -33,7 +33,7 @@ def _plan_at(r: Rendered, plan_file: Path) -> dict | None:
     """The committed seed plan where it is of `r.profile`, else None."""
     if not plan_file.is_file():
         return None
-    plan = json.loads(plan_file.read_text())
+    plan = read_json(plan_file)
     return plan if plan["profile"] == r.profile else None
 
 

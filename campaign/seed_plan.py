@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -30,17 +29,18 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+from campaign.plan_file import read_plan
 from dfl_bench import markdown
 from dfl_bench.lifecycle import records
-from dfl_bench.lifecycle.file_overrides import check_file_overrides, refusal
+from dfl_bench.lifecycle.file_overrides import refusal
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
 from dfl_bench.results import cells, claims, power, stats
 from dfl_bench.results.tables import Ours
+from dfl_bench.untrusted import read_json
 
 FOLDER = REPO_DIR / "results" / "seed_plan"
 PROFILE = "long"  # the profile whose inconclusive claims the plan decides
-CELL = re.compile(r"[A-Za-z0-9_]+/-?[A-Za-z0-9_][A-Za-z0-9_.+=,-]*")  # a folder name each side
 KEY_OVERRIDES = {"kb.name": "kb"}  # a table's row key as a command-line override
 DEVICES = ("cpu", "gpu")  # either trains a cell's seed to one record (schema.HASHED_AS)
 
@@ -155,7 +155,7 @@ def row_override(key: str, row: str, own) -> str:
     (`implication.b0=-1.0`, not `-1`, which could hash as another value)."""
     name = KEY_OVERRIDES.get(key, key)
     for path in own["path"]:
-        for override in json.loads(Path(path).read_text()).get("overrides") or ():
+        for override in read_json(path).get("overrides") or ():
             if override.startswith(f"{name}=") and refusal(override) is None:
                 return override
     return f"{name}={row}"
@@ -398,30 +398,6 @@ def write_plan(out: Path, plan: dict, text: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "plan.json").write_text(json.dumps(plan, indent=1) + "\n")
     (out / "README.md").write_text(text)
-
-
-def read_plan(plan_file: Path) -> dict:
-    """The plan at `plan_file`, an untrusted file, checked before anything of it runs: a known
-    profile, each cell `<experiment>/<row>` with 1..100 seeds and a plain config override
-    (lifecycle/file_overrides.py); else a ValueError naming what is wrong."""
-    p = json.loads(plan_file.read_text())
-    if not isinstance(p, dict) or not isinstance(p.get("cells"), dict):
-        raise ValueError(f"{plan_file} holds no plan (a mapping with `cells`)")
-    if p.get("profile") not in cells.profiles():
-        raise ValueError(f"{plan_file}: profile {p.get('profile')!r} is none of {cells.profiles()}")
-    for cell, spec in p["cells"].items():
-        if not CELL.fullmatch(str(cell)) or ".." in str(cell):
-            raise ValueError(
-                f"{plan_file}: cell {str(cell)[:80]!r} is no <experiment>/<row> of plain names "
-                "(letters, digits, _ . + = , -)"
-            )
-        if str(cell).split("/", 1)[0] not in cells.experiments():
-            raise ValueError(f"{plan_file}: cell {cell!r} names no experiment")
-        seeds = spec.get("seeds") if isinstance(spec, dict) else None
-        if type(seeds) is not int or not 1 <= seeds <= 100:
-            raise ValueError(f"{plan_file}: cell {cell!r} has no whole number of seeds in 1..100")
-        check_file_overrides([spec.get("override")], f"{plan_file} (cell {cell})")
-    return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:

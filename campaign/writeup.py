@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from campaign import headline, machines, plan_report
 from campaign.headline_plan import FOLDER as PLAN
-from campaign.seed_plan import read_plan
+from campaign.plan_file import read_plan
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import probes, stats
 from dfl_bench.results.beyond_tables import versus

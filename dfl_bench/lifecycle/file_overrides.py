@@ -15,7 +15,7 @@ it checks.
     >>> refusal("--experimental-rerun=/tmp/x.pickle")
     'not a plain key=value'
     >>> refusal("kb.w_dfl=${oc.env:WANDB_API_KEY}")
-    'an interpolation (${...})'
+    'an interpolation (${...}) or an escape'
 """
 
 from __future__ import annotations

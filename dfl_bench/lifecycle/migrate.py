@@ -158,8 +158,46 @@ def migrate_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+GROUPS = (
+    "task",
+    "kb",
+    "problem",
+    "profile",
+    "optimizer",
+    "data",
+    "net",
+    "augment",
+    "model",
+    *KINDS,
+)
+
+
+def shape_defect(record: Mapping[str, Any]) -> str | None:
+    """Why a record's config has not the shape the steps read (each group a mapping, the old
+    `problem.kb` and a budget's `profile.optimizer` too), naming the key; None when it has.
+
+    >>> shape_defect({"config": {"task": "mnist_kb"}})
+    'config.task is a str, not a mapping'
+    """
+    config = record.get("config")
+    if not isinstance(config, Mapping):
+        return f"config is a {type(config).__name__}, not a mapping"
+    nested = [(g, config.get(g)) for g in GROUPS]
+    for group, inner in (("problem", "kb"), ("profile", "optimizer")):
+        if isinstance(config.get(group), Mapping):
+            nested.append((f"{group}.{inner}", config[group].get(inner)))
+    for key, value in nested:
+        if value is not None and not isinstance(value, Mapping):
+            return f"config.{key} is a {type(value).__name__}, not a mapping"
+    return None
+
+
 def migrate_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """`record` in today's form: its config (its `config_hash` that config's) and its fields."""
+    """`record` in today's form: its config (its `config_hash` that config's) and its fields; a
+    ValueError naming the key when its config has not the shape a record has (`shape_defect`)."""
+    why = shape_defect(record)
+    if why is not None:
+        raise ValueError(f"cannot be migrated: {why}")
     out = dict(record)
     out["config"] = migrate_config(record["config"])
     if "config_hash" in out:  # a form's hash is over all of it
@@ -185,13 +223,19 @@ def own_records(root: Path) -> list[Path]:
 def migrate_folder(root: Path) -> list[tuple[Path, Path]]:
     """Every record under `root` (`<experiment>/<hash>.json`) in today's form, each under its
     config's hash; returns (old, new) for each file renamed. A ValueError before anything is
-    written when a new name is taken by another record."""
+    written when a new name is taken by another record or a record cannot be migrated; a file
+    that is no record is left as it is and named on stderr."""
     todo: list[tuple[Path, Path, dict[str, Any]]] = []
     for path in own_records(root):
         record = records.read_record(path)
         if record is None:
+            why = records.defect(path)
+            print(f"[migrate] {path}: left as it is ({why})", file=sys.stderr)
             continue
-        new = migrate_record(record)
+        try:
+            new = migrate_record(record)
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}; nothing was migrated") from None
         target = path.with_name(f"{records.config_hash(new['config'])}.json")
         if new == record and target == path:
             continue

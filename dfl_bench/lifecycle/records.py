@@ -31,6 +31,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     UNIT_FIELDS,
     VALIDATION_ACCURACY,
 )
+from dfl_bench.untrusted import UntrustedFile, read_json
 
 
 def without_code(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -97,14 +98,13 @@ def defect(path: str | Path) -> str | None:
     """Why the file at `path` is not a whole, valid run record; None when it is one or there is
     no file (asking prints nothing: the writer names what it replaces)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            record = json.load(f)
+        record = read_json(path, expect=object)  # `invalid` names a value of another kind
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        return "a folder, not a run record"
-    except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        return f"not JSON ({err})"
+    except UntrustedFile as err:
+        return err.why
+    except OSError as err:
+        return f"unreadable ({err.strerror})"
     return invalid(record, Path(path))
 
 
@@ -169,9 +169,8 @@ def read_record(path: str | Path) -> dict[str, Any] | None:
     if defect(path) is not None:
         return None
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
+        return read_json(path)
+    except (FileNotFoundError, UntrustedFile):
         return None
 
 

@@ -19,11 +19,13 @@ from omegaconf.errors import OmegaConfBaseException
 from dfl_bench.lifecycle import guards, records, resolve, sweep
 from dfl_bench.results import config_cache
 from dfl_bench.results.cells import (
+    BEYOND_BUDGETS,
     CONF,
     SPREAD,
     base_overrides,
     budget,
     budget_overrides,
+    own_budget,
     profiles,
 )
 
@@ -191,3 +193,23 @@ def estimate(missing: int, seconds_per_job: float, n_jobs: int, device: str = "c
     if device == "gpu":
         return missing * seconds_per_job
     return missing * seconds_per_job / max(1, min(n_jobs, os.cpu_count() or 1))
+
+
+def aside(names: Sequence[str], profile: str) -> list[str]:
+    """One line per table left out: reproduced at other budgets than `profile`."""
+    return [
+        f"{name}: its table is reproduced at {', '.join(BEYOND_BUDGETS[name])}, not {profile}: "
+        f"left out (PROFILE={BEYOND_BUDGETS[name][0]} TABLES={name} trains it)"
+        for name in names
+    ]
+
+
+def why_planned(name: str, missing: Sequence[Job], profile: str) -> str:
+    """Why an experiment's jobs train: how many have no ok record at which budget, the first."""
+    own = own_budget(name)
+    at = f"at its own budget {own!r}" if own else f"at {profile}"
+    first = missing[0]
+    return (
+        f"{len(missing)} job(s) {at} have no ok record (the first: "
+        f"{' '.join(first.overrides)}, {first.path})"
+    )

@@ -377,13 +377,7 @@ def reproduce(args: argparse.Namespace) -> int:
         f"({seconds:.0f} s per job)",
         flush=True,
     )
-    for name in getattr(args, "aside", []):
-        budgets = ", ".join(cells.BEYOND_BUDGETS[name])
-        say(
-            f"[reproduce] {name}: its table is reproduced at {budgets}, not {args.profile}: "
-            f"left out (PROFILE={cells.BEYOND_BUDGETS[name][0]} TABLES={name} trains it)"
-        )
-    for line in plan.unusable(jobs, args.records):
+    for line in [*plan.aside(args.aside, args.profile), *plan.unusable(jobs, args.records)]:
         say(f"[reproduce] {line}")
     log_dir = log_folder(Path("multirun") / "reproduce", datetime.now()) if todo else Path()
     logs = {name: log_dir / f"{name}.log" for name in names}
@@ -393,11 +387,8 @@ def reproduce(args: argparse.Namespace) -> int:
         if not missing:
             return
         n_seeds = plan.n_seeds(name, args.seeds, args.spread_seeds)
-        own = cells.own_budget(name)
-        at = f"at its own budget {own!r}" if own else f"at {args.profile}"
         say(
-            f"[reproduce] {name}: {len(missing)} job(s) {at} have no ok record (the first: "
-            f"{' '.join(missing[0].overrides)}, {missing[0].path}); log {logs[name]}"
+            f"[reproduce] {name}: {plan.why_planned(name, missing, args.profile)}; log {logs[name]}"
         )
         command = multirun_command(name, args, n_seeds, log_dir)
         code = run_experiment(command, logs[name], progress, args.poll, running)

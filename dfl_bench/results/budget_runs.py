@@ -4,15 +4,14 @@ paper's budget (70,000 iterations)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from dfl_bench import markdown
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
+from dfl_bench.untrusted import read_json
 
 if TYPE_CHECKING:
     from dfl_bench.results.profile_results import Rendered
@@ -62,7 +61,7 @@ def runs(r: Rendered) -> list[Run]:
     out = []
     for origin, (record, cells) in sorted(found.items()):
         config = record["config"]
-        raw = json.loads(Path(record["path"]).read_text())
+        raw = read_json(record["path"])
         out.append(
             Run(
                 origin=origin,

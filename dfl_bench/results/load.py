@@ -19,6 +19,7 @@ from dfl_bench.lifecycle.records import (
     invalid,
 )
 from dfl_bench.schema import IDENTITY_FIELDS, TASK_FIELDS
+from dfl_bench.untrusted import UntrustedFile, read_json
 
 METRICS = METRIC_FIELDS
 BASE_COLUMNS = (
@@ -64,13 +65,14 @@ def load_records(records_dir: str | Path) -> pd.DataFrame:
         if path.name.startswith("."):
             continue
         try:
-            record = json.loads(path.read_text())
+            record = read_json(path, expect=object)  # `invalid` names another kind
             why = invalid(record)
             if why is not None:
                 raise ValueError(f"not a run record ({why})")
             rows.append(flatten(record, path))
         except (OSError, UnicodeDecodeError, ValueError, TypeError, AttributeError) as err:
-            warnings.warn(f"skipping unreadable record {path}: {err}", RecordWarning, stacklevel=2)
+            why = err.why if isinstance(err, UntrustedFile) else err
+            warnings.warn(f"skipping unreadable record {path}: {why}", RecordWarning, stacklevel=2)
     rows, aside = counted_once(rows, root)
     if aside:
         warnings.warn(

@@ -4,11 +4,12 @@ campaign.commit_probe` makes them; the tables read them here."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from dfl_bench.untrusted import read_json
 
 PROBES = "results/commit_probes.json"  # the first machine's, before a file named its machine
 PROBE_FILES = "results/commit_probes*.json"  # every machine's (commit_probe.machine_file)
@@ -31,7 +32,7 @@ def probed(repo: Path) -> list[dict[str, dict[str, Any]]]:
     out = []
     for path in sorted(repo.glob(PROBE_FILES)):
         try:
-            out.append(json.loads(path.read_text()).get("cells", {}))
+            out.append(read_json(path).get("cells", {}))
         except (OSError, ValueError):
             continue
     return out
@@ -58,7 +59,7 @@ def deciding_files(repo: Path, configuration: str | None, commits: Sequence[str]
     out = []
     for path in sorted(repo.glob(PROBE_FILES)):
         try:
-            cells = json.loads(path.read_text()).get("cells", {})
+            cells = read_json(path).get("cells", {})
         except (OSError, ValueError):
             continue
         entries = cells.get(configuration or "", {}).get("commits", {})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import platform
 import re
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from dfl_bench.results.paper import COLUMN_FIELDS, ORDERS, SELECTED_ACCURACY, Pa
 from dfl_bench.results.profile_results import Rendered
 from dfl_bench.results.tables import Table, build_table, collapse_threshold
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
+from dfl_bench.untrusted import read_json
 
 INDEX_HEADER = [
     "table",
@@ -367,7 +367,7 @@ def _cadence(frame: pd.DataFrame, profile: str) -> str:
     paths = frame.loc[frame["profile"] == profile, "path"].dropna()
     every: dict[int, int] = {}
     for path in paths:
-        config = json.loads(Path(path).read_text()).get("config") or {}
+        config = read_json(path).get("config") or {}
         step = (config.get("profile") or {}).get("eval_every")
         if step is not None:
             every[int(step)] = every.get(int(step), 0) + 1

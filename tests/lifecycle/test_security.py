@@ -294,3 +294,74 @@ def test_a_plans_cell_name_is_a_plain_experiment_and_row(cell, tmp_path):
     plan_file.write_text(json.dumps({"profile": "paper", "cells": {cell: spec}}))
     with pytest.raises(ValueError, match="no <experiment>/<row> of plain names"):
         seed_plan.read_plan(plan_file)
+
+
+def _committed_record() -> dict:
+    import json
+
+    repo = Path(__file__).resolve().parents[2]
+    return json.loads(next((repo / "results/records/formulas").glob("*.json")).read_text())
+
+
+@pytest.mark.parametrize(
+    ("spoil", "key"),
+    [
+        (lambda c: c.update(task="mnist_kb"), "config.task"),
+        (lambda c: c["profile"].update(optimizer=[1]), "config.profile.optimizer"),
+        (lambda c: c.update(problem={"kb": "same"}), "config.problem.kb"),
+    ],
+)
+def test_a_record_of_another_shape_stops_the_migration_naming_its_key(spoil, key, tmp_path):
+    import json
+
+    from dfl_bench.lifecycle import migrate, records
+
+    record = _committed_record()
+    spoil(record["config"])
+    folder = tmp_path / "formulas"
+    folder.mkdir()
+    path = folder / f"{records.config_hash(record['config'])}.json"
+    path.write_text(json.dumps({**record, "config_hash": path.stem}))
+    with pytest.raises(ValueError, match=f"{key} is a .*, not a mapping; nothing was migrated"):
+        migrate.migrate_folder(tmp_path)
+    assert migrate.main([str(tmp_path)]) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("[" * 200_000 + "]" * 200_000, "nested deeper than"),
+        ("{not json", "not JSON"),
+        ("[]", "list"),
+    ],
+)
+def test_every_reader_of_a_file_from_others_says_one_line_for_a_hostile_file(
+    text, why, tmp_path, capsys
+):
+    """The one reader (dfl_bench/untrusted.py) behind records, the migration, the renderer's
+    loader and the probe file: a deep, malformed or mistyped file is one line, no traceback."""
+    import warnings
+
+    from campaign import commit_probe
+    from dfl_bench.lifecycle import migrate, records
+    from dfl_bench.results.load import RecordWarning, load_records
+    from dfl_bench.untrusted import UntrustedFile, read_json
+
+    folder = tmp_path / "records" / "formulas"
+    folder.mkdir(parents=True)
+    path = folder / "0123456789abcdef.json"
+    path.write_text(text)
+    with pytest.raises(UntrustedFile, match=why):
+        read_json(path)
+    assert why in records.defect(path)
+    migrate.migrate_folder(tmp_path / "records")
+    assert why in capsys.readouterr().err and path.read_text() == text  # named, left alone
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RecordWarning)
+        assert load_records(tmp_path / "records").empty
+    assert any(why in str(w.message) for w in caught)
+    probes = tmp_path / "probes.json"
+    probes.write_text(text)
+    args = ["--records-dir", str(tmp_path / "records"), "--out", str(probes)]
+    assert commit_probe.main(args) == 2 and why in capsys.readouterr().err
+    assert probes.read_text() == text

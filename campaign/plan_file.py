@@ -1,0 +1,37 @@
+"""A committed plan file (results/seed_plan/plan.json, results/headline_plan/plan.json), read as
+what it is: a file from others, checked before anything of it runs (dfl_bench/untrusted.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dfl_bench.lifecycle.file_overrides import check_file_overrides
+from dfl_bench.results import cells
+from dfl_bench.untrusted import read_json
+
+CELL = re.compile(r"[A-Za-z0-9_]+/-?[A-Za-z0-9_][A-Za-z0-9_.+=,-]*")  # a folder name each side
+
+
+def read_plan(plan_file: Path) -> dict:
+    """The plan at `plan_file`, an untrusted file, checked before anything of it runs: a known
+    profile, each cell `<experiment>/<row>` with 1..100 seeds and a plain config override
+    (lifecycle/file_overrides.py); else a ValueError naming what is wrong."""
+    p = read_json(plan_file)
+    if not isinstance(p, dict) or not isinstance(p.get("cells"), dict):
+        raise ValueError(f"{plan_file} holds no plan (a mapping with `cells`)")
+    if p.get("profile") not in cells.profiles():
+        raise ValueError(f"{plan_file}: profile {p.get('profile')!r} is none of {cells.profiles()}")
+    for cell, spec in p["cells"].items():
+        if not CELL.fullmatch(str(cell)) or ".." in str(cell):
+            raise ValueError(
+                f"{plan_file}: cell {str(cell)[:80]!r} is no <experiment>/<row> of plain names "
+                "(letters, digits, _ . + = , -)"
+            )
+        if str(cell).split("/", 1)[0] not in cells.experiments():
+            raise ValueError(f"{plan_file}: cell {cell!r} names no experiment")
+        seeds = spec.get("seeds") if isinstance(spec, dict) else None
+        if type(seeds) is not int or not 1 <= seeds <= 100:
+            raise ValueError(f"{plan_file}: cell {cell!r} has no whole number of seeds in 1..100")
+        check_file_overrides([spec.get("override")], f"{plan_file} (cell {cell})")
+    return p

@@ -1,0 +1,79 @@
+"""The one reader of JSON files from others (run records, plans, probe files, harvested folders):
+no symbolic link followed, bounded size and nesting (checked before parsing, so a 200,000-deep
+file is one line, not a RecursionError), UTF-8 text, valid JSON, the kind of value the reader
+expects; anything else one `UntrustedFile` error (a ValueError) naming the file and why. Nothing
+read here runs: it is data until a caller checks its fields.
+
+    >>> nesting("[[{}]]"), nesting('["[[[[", {}]')
+    (3, 2)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+MAX_BYTES = 64 * 2**20  # the largest file read (a probe file of every cell is a few MB)
+MAX_NESTING = 64  # a record nests 5 deep; nothing of ours nests more than 10
+
+
+class UntrustedFile(ValueError):
+    """A file from others that is no file of the kind asked for: `path: why`."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.path, self.why = path, why
+
+
+def nesting(text: str) -> int:
+    """The deepest nesting of `[` and `{` in JSON `text`, strings skipped: one pass, no
+    recursion."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
+    """The JSON value in the file at `path`, of type `expect`; `UntrustedFile` otherwise
+    (FileNotFoundError where there is no file)."""
+    path = Path(path)
+    if path.is_symlink():
+        raise UntrustedFile(path, "a symbolic link (not followed)")
+    if path.is_dir():
+        raise UntrustedFile(path, "a folder, not a file")
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise UntrustedFile(path, f"{size:,} bytes, more than the {MAX_BYTES:,} read")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        why = f"not JSON (not UTF-8 text: {err.reason} at byte {err.start})"
+        raise UntrustedFile(path, why) from None
+    if nesting(text) > MAX_NESTING:
+        raise UntrustedFile(path, f"nested deeper than {MAX_NESTING} levels")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UntrustedFile(path, f"not JSON ({err.msg} at line {err.lineno})") from None
+    if not isinstance(value, expect):
+        wanted = " or ".join(
+            t.__name__ for t in (expect if isinstance(expect, tuple) else (expect,))
+        )
+        raise UntrustedFile(path, f"holds a {type(value).__name__}, not a {wanted}")
+    return value
