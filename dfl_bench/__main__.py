@@ -21,7 +21,21 @@ working_directory_off_the_path()
 from dfl_bench.exits import EXIT_INVALID  # noqa: E402  (after the path is safe)
 from dfl_bench.lifecycle.preflight import defect  # noqa: E402
 
+MODE_FLAGS = ("-m", "--multirun")  # Hydra's argparse takes no override after one of these
+
+
+def flags_first(argv: list[str]) -> list[str]:
+    """`argv` with the multirun flag before the overrides, wherever it was written: Hydra's
+    parser reads overrides only before it (`+experiment=x -m profile=smoke` printed its usage).
+
+    >>> flags_first(["+experiment=x", "-m", "profile=smoke"])
+    ['-m', '+experiment=x', 'profile=smoke']
+    """
+    return [a for a in argv if a in MODE_FLAGS] + [a for a in argv if a not in MODE_FLAGS]
+
+
 if __name__ == "__main__":
+    sys.argv[1:] = flags_first(sys.argv[1:])
     why = defect(sys.argv[1:])
     if why is not None:
         print(f"[dfl_bench] invalid configuration: {why}", file=sys.stderr)

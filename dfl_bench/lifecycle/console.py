@@ -19,8 +19,6 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.callbacks import ProgressBar, TQDMProgressBar
 
-from dfl_bench.schema import TEST_ACCURACY
-
 # (message regex, category) of the warnings every run would print, all harmless here:
 # the module's `transfer_batch_to_device` skips batches already on the device (it is meant to
 # win over the DataModule's), Lightning 2.6 instantiates torch's deprecated `LeafSpec`, and on
@@ -53,15 +51,14 @@ def quiet_known_warnings() -> None:
 
 
 def shown(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, str]:
-    """What progress shows beside the step: the last logged `loss/total` and the module's last
-    `schema.TEST_ACCURACY`, where there are such."""
+    """What progress shows beside the step: the first live run's last logged total loss and
+    last test accuracy (the module's `shown`), where there are such."""
+    numbers = getattr(pl_module, "shown", {})
     out = {}
-    loss = trainer.callback_metrics.get("loss/total")
-    if loss is not None:
-        out["loss"] = f"{float(loss):.3f}"
-    accuracy = getattr(pl_module, TEST_ACCURACY, None)
-    if accuracy is not None:
-        out["test_acc"] = f"{accuracy:.1%}"
+    if numbers.get("loss") is not None:
+        out["loss"] = f"{numbers['loss']:.3f}"
+    if numbers.get("test_acc") is not None:
+        out["test_acc"] = f"{numbers['test_acc']:.1%}"
     return out
 
 

@@ -158,13 +158,26 @@ def uses_gpu(row: pd.Series) -> bool:
 
 def why_apart(first: pd.Series, other: pd.Series) -> str:
     """Why two runs of one configuration and seed may give different numbers: a GPU run is not
-    deterministic; two CPU runs differ only in their code (commits) or machine."""
+    deterministic; two CPU runs differ only in their code (commits) or machine.
+
+    >>> row = pd.Series({"config": {}, "git_commit": "a", "machine": float("nan")})
+    >>> why_apart(row, row)
+    'two CPU runs of one commit and machine'
+    """
     if uses_gpu(first) or uses_gpu(other):
         return "a GPU run of one seed is not deterministic"
+
+    def named(value: Any) -> str:  # a record that names none (NaN in the frame): unknown
+        return (
+            "unknown"
+            if value is None or (isinstance(value, float) and pd.isna(value))
+            else str(value)
+        )
+
     parts = [
-        f"{name} {first[column]} vs {other[column]}"
+        f"{name} {named(first[column])} vs {named(other[column])}"
         for name, column in (("commits", "git_commit"), ("machines", "machine"))
-        if first[column] != other[column]
+        if named(first[column]) != named(other[column])
     ]
     return (
         "two CPU runs, " + ", ".join(parts) if parts else "two CPU runs of one commit and machine"

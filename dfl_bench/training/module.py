@@ -127,6 +127,7 @@ class RunsModule(L.LightningModule):
         self.failures: list[str | None] = [None] * len(members)
         self.frozen: list[dict[str, Any] | None] = [None] * len(members)
         self.evaluated_step = -1
+        self.shown: dict[str, float] = {}  # the first live run's last loss and test accuracy
         self._pending: list[tuple[Logger, dict[str, float], int]] = []  # this step's run logs
         self._graph: _StepGraph | None = None
         self._warm = False  # an eager step without metrics ran (what a capture needs first)
@@ -288,6 +289,8 @@ class RunsModule(L.LightningModule):
         """Each live run's losses and metrics for its own logger (at `step - 1` with `epoch`, the
         step and keys of Lightning's `log_dict`); written after the step's evaluation."""
         values = terms.detach().tolist()
+        if self.alive:
+            self.shown["loss"] = float(values[self.alive[0]][0])  # loss/total
         for r in self.alive:
             member, logger = self.members[r], self.run_loggers[r]
             logged = dict(zip(self.loss_keys, values[r], strict=True))
@@ -335,6 +338,8 @@ class RunsModule(L.LightningModule):
             if self.grouped:
                 self.net.copy_to(r, member.net)
             results = member.evaluate(batches)
+            if r == self.alive[0]:
+                self.shown["test_acc"] = results.get("accuracy", results.get("sum_accuracy"))
             if self.run_loggers[r] is not None:
                 self.run_loggers[r].log_metrics(
                     {f"test/{k}": v for k, v in results.items()}, step=step

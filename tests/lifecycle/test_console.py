@@ -27,11 +27,11 @@ class Tiny(L.LightningModule):
     def __init__(self) -> None:
         super().__init__()
         self.layer = torch.nn.Linear(2, 1)
-        self.test_accuracy = 0.5
+        self.shown: dict[str, float] = {"test_acc": 0.5}  # as RunsModule keeps them
 
     def training_step(self, batch: list[torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss = self.layer(batch[0]).pow(2).mean()
-        self.log("loss/total", loss)
+        self.shown["loss"] = float(loss)
         return loss
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
@@ -153,3 +153,23 @@ def test_help_names_the_documentation_and_lists_the_groups(tmp_path):
     assert hydra.help.app_name == "dfl_bench"
     help_ = OmegaConf.to_container(hydra.help, resolve=False)
     assert "docs/training.md" in help_["header"] and "$APP_CONFIG_GROUPS" in help_["template"]
+
+
+def test_a_real_runs_progress_lines_show_its_loss_and_test_accuracy(tmp_path):
+    """The lines a log file gets (docs/training.md) carry the run's loss and test accuracy."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "dfl_bench", "profile=smoke", "logger=none"]
+    folders = [f"records_dir={tmp_path}", f"checkpoint_dir={tmp_path / 'ck'}"]
+    done = subprocess.run(
+        [*command, *folders, f"hydra.run.dir={tmp_path}"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("[dfl_bench] step")]
+    assert lines and re.search(r", loss \d+\.\d{3}, test_acc \d+\.\d%$", lines[-1]), done.stdout

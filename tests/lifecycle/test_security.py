@@ -365,3 +365,23 @@ def test_every_reader_of_a_file_from_others_says_one_line_for_a_hostile_file(
     args = ["--records-dir", str(tmp_path / "records"), "--out", str(probes)]
     assert commit_probe.main(args) == 2 and why in capsys.readouterr().err
     assert probes.read_text() == text
+
+
+def test_an_override_after_the_multirun_flag_is_read_not_hydras_usage(tmp_path):
+    """The README's order plus one override after `-m`: a sweep, not Hydra's usage text."""
+    import subprocess
+    import sys
+
+    from dfl_bench.__main__ import flags_first
+
+    assert flags_first(["+experiment=x", "-m", "a=1", "--multirun"]) == [
+        "-m", "--multirun", "+experiment=x", "a=1",
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "dfl_bench", "+experiment=same_symmetric", "-m", "nonsense=1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert "usage:" not in done.stderr and "nonsense" in done.stderr  # its own one line

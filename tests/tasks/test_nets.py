@@ -184,3 +184,20 @@ def test_an_unknown_network_names_every_shipped_choice():
     with pytest.raises(ValueError, match="paper") as err:
         nets.net_class("no_such_module.Net")
     assert all(name in str(err.value) for name in ("lenet", "bn_wide", "bn_deep"))
+
+
+@pytest.mark.parametrize(
+    ("override", "said"),
+    [
+        ("net.embedding=abc", "net.embedding must be an integer in [1, 1024], got 'abc'"),
+        ("net.width=2.5", "net.width must be an integer in [1, 1024], got 2.5"),
+        ("net.embedding=true", "net.embedding must be an integer in [1, 1024], got True"),
+        ("net.width=100000", "net.width must be an integer in [1, 1024], got 100000"),
+        ("net.p_fc=1.0", "net.p_fc must be a fraction in [0, 1), got 1.0"),
+    ],
+)
+def test_a_networks_bad_setting_is_refused_naming_its_key(override, said):
+    config = resolved("net=bn_wide", override)
+    with pytest.raises(ValueError) as err:  # where the job builds its run, before it trains
+        task_of(config).build(config, OperatorSet.from_config(config))
+    assert said in str(err.value)

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from dfl_bench.checks import imported
+from dfl_bench.checks import fraction, imported, integer_in
 from dfl_bench.paths import CONFIG_DIR
 
 PAPER = {"_target_": "dfl_bench.tasks.mnist.model.MnistNet", "name": "paper"}  # conf/net/paper
@@ -68,6 +68,24 @@ def build_net(spec: Mapping[str, Any] | None) -> DigitNet:
         raise ValueError(f"net {cls.__name__}: {err}") from None
 
 
+MAX_WIDTH = 1024  # filters or units a layer: beyond it a digit network is no small network
+
+
+def check_sizes(**settings: Any) -> None:
+    """A network's settings, each named by its key: `p_*` a dropout in [0, 1), the rest a
+    whole number of filters or units in [1, MAX_WIDTH].
+
+    >>> check_sizes(width=2.5)
+    Traceback (most recent call last):
+    ValueError: net.width must be an integer in [1, 1024], got 2.5
+    """
+    for key, value in settings.items():
+        if key.startswith("p_"):
+            fraction(value, f"net.{key}")
+        else:
+            integer_in(value, f"net.{key}", 1, MAX_WIDTH)
+
+
 def dropout(x: Tensor, p: float, generator: torch.Generator | None, whole: bool = False) -> Tensor:
     """Dropout with its mask drawn from `generator`, scaled by 1/(1-p); `whole` drops whole
     feature maps of (n, c, h, w) (Dropout2d)."""
@@ -111,11 +129,7 @@ class BnWide(DigitNet):
         self, width: int = 16, embedding: int = 128, p_conv: float = 0.1, p_fc: float = 0.4
     ) -> None:
         super().__init__()
-        if width < 1 or embedding < 1 or not (0 <= p_conv < 1 and 0 <= p_fc < 1):
-            raise ValueError(
-                f"needs width, embedding >= 1 and dropouts in [0, 1), got {width}, {embedding}, "
-                f"{p_conv}, {p_fc}"
-            )
+        check_sizes(width=width, embedding=embedding, p_conv=p_conv, p_fc=p_fc)
         self.EMBEDDING = embedding
         self.p_conv, self.p_fc = p_conv, p_fc
         self.conv1 = nn.Conv2d(1, width, 5, bias=False)
@@ -158,11 +172,7 @@ class BnDeep(DigitNet):
         p_fc: float = 0.4,
     ) -> None:
         super().__init__()
-        if min(width, width2, embedding) < 1 or not (0 <= p_conv < 1 and 0 <= p_fc < 1):
-            raise ValueError(
-                f"needs width, width2, embedding >= 1 and dropouts in [0, 1), got {width}, "
-                f"{width2}, {embedding}, {p_conv}, {p_fc}"
-            )
+        check_sizes(width=width, width2=width2, embedding=embedding, p_conv=p_conv, p_fc=p_fc)
         self.EMBEDDING = embedding
         self.p_conv, self.p_fc = p_conv, p_fc
         self.conv1 = nn.Conv2d(1, width, 5, bias=False)
