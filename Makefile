@@ -81,6 +81,7 @@ time-kb: ## forward+backward time of each knowledge base vs batch size
 	$(PYTHON) -m campaign.bench time-kb
 
 reproduce-tables: ## run the missing jobs of every paper table, then render as make tables (even when some failed) (PROFILE TABLES SEEDS SPREAD_SEEDS JOBS DEVICE=cpu|gpu RECORDS_DIR OUT)
+	DFL_BENCH_RESUME_WITH='make reproduce-tables PROFILE=$(PROFILE) TABLES=$(TABLES) SEEDS=$(SEEDS) SPREAD_SEEDS=$(SPREAD_SEEDS) JOBS=$(JOBS) DEVICE=$(DEVICE) RECORDS_DIR=$(RECORDS_DIR)' \
 	$(PYTHON) -m dfl_bench.reproduction.reproduce --profile "$(PROFILE)" --tables "$(TABLES)" \
 		--seeds "$(SEEDS)" --spread-seeds "$(SPREAD_SEEDS)" --jobs "$(JOBS)" \
 		--device "$(DEVICE)" --records-dir "$(RECORDS_DIR)" --logger "$(LOGGER)" --no-render; \

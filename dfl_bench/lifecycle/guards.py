@@ -206,12 +206,20 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
 
 
 def check_writable(folder: str | Path, name: str) -> None:
-    """`folder` exists (created if needed) and a file can be written in it."""
+    """A file can be written in `folder`: where it exists, a probe file is; where it does not,
+    its nearest existing ancestor is a writable folder (nothing is created: a refused job
+    leaves no folder behind; the job makes it when it writes)."""
     path = Path(folder)
-    probe = path / f".write-test.{os.getpid()}"
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe.write_bytes(b"")
-        probe.unlink()
+        if path.exists():
+            probe = path / f".write-test.{os.getpid()}"
+            probe.write_bytes(b"")
+            probe.unlink()
+            return
+        above = next(p for p in path.absolute().parents if p.exists())
+        if not above.is_dir():
+            raise NotADirectoryError(f"{above} is a file")
+        if not os.access(above, os.W_OK | os.X_OK):
+            raise PermissionError(f"{above} cannot be written")
     except OSError as err:
         raise ValueError(f"{name}={folder} cannot be written ({err.strerror or err})") from None

@@ -14,6 +14,8 @@ Each job (Hydra task function `main`):
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,6 +58,8 @@ def main(cfg: DictConfig) -> float | None:
         config, module = prepared(cfg, hydra_cfg.overrides.task)
     except ValueError as err:
         print(f"[dfl_bench] invalid configuration: {err}", file=sys.stderr)
+        if hydra_cfg.mode != RunMode.MULTIRUN:
+            leave_no_run_folder(hydra_cfg)
         raise SystemExit(EXIT_INVALID) from None
     try:
         record = run_prepared(cfg, hydra_cfg, config, module)
@@ -64,6 +68,22 @@ def main(cfg: DictConfig) -> float | None:
     if record.get("status") != "ok":
         fail(f"[dfl_bench] {job_name(hydra_cfg)} failed: {record.get('reason')}", hydra_cfg)
     return record.get(TEST_ACCURACY)
+
+
+def leave_no_run_folder(hydra_cfg: DictConfig) -> None:
+    """Remove the folder Hydra made for a single run that was refused, when it holds nothing but
+    Hydra's own `.hydra/` and its log (a refused run leaves nothing behind), and the two folders
+    above it (`outputs/<experiment>/`, `outputs/`) where they are then empty."""
+    output = OmegaConf.select(hydra_cfg, "runtime.output_dir", default=None)
+    if output is None:
+        return
+    folder = Path(output)
+    own = {".hydra", f"{hydra_cfg.job.name}.log"}
+    if folder.is_dir() and not folder.is_symlink() and {p.name for p in folder.iterdir()} <= own:
+        shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(OSError):  # outputs/<experiment>/, then outputs/: when empty
+            folder.parent.rmdir()
+            folder.parent.parent.rmdir()
 
 
 def fail(message: str, hydra_cfg: DictConfig) -> NoReturn:

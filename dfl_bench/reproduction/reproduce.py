@@ -205,11 +205,13 @@ class Progress:
         elapsed = time.time() - self.start
         if ran:
             remaining = elapsed / ran * left
-        else:
+        else:  # the planned estimate, counting down until the first job ends
             remaining = plan.estimate(left, self.seconds_per_job, self.n_jobs, self.device)
+            remaining -= elapsed
+        left_text = f"~{duration(remaining)} left" if remaining > 0 else "past the estimate"
         return (
             f"[reproduce] {ok}/{len(self.jobs)} jobs ok ({ran} new), "
-            f"elapsed {duration(elapsed)}, ~{duration(remaining)} left"
+            f"elapsed {duration(elapsed)}, {left_text}"
         )
 
 
@@ -429,6 +431,7 @@ def render_tables(args: argparse.Namespace) -> int:
 
 
 EXIT_BUSY = 3  # another reproduction holds the records folder
+RESUME_WITH = "DFL_BENCH_RESUME_WITH"  # the command a caller (make) resumes with, if not this
 LOCK = ".reproduce.lock"
 
 
@@ -473,7 +476,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BUSY
     except Interrupted as stop:
         given = sys.argv[1:] if argv is None else list(argv)
-        again = shlex.join(["python", "-m", "dfl_bench.reproduction.reproduce", *given])
+        again = os.environ.get(RESUME_WITH) or shlex.join(
+            ["python", "-m", "dfl_bench.reproduction.reproduce", *given]
+        )
         print(
             f"[reproduce] stopped by {stop}: the running jobs saved checkpoints; resume with "
             f"the same command (finished jobs are skipped): {again}",

@@ -385,3 +385,19 @@ def test_an_override_after_the_multirun_flag_is_read_not_hydras_usage(tmp_path):
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
     assert "usage:" not in done.stderr and "nonsense" in done.stderr  # its own one line
+
+
+def test_a_run_refused_inside_the_job_leaves_no_folder_behind(tmp_path):
+    """A refusal the job raises (a network's setting, checked where it is built) leaves neither
+    Hydra's run folder nor an empty checkpoints folder in the working directory."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "dfl_bench", "net=bn_wide", "net.width=2.5", "profile=smoke",
+         "logger=none"],
+        cwd=tmp_path, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )  # fmt: skip
+    assert done.returncode == 2 and "net.width must be an integer" in done.stderr
+    assert list(tmp_path.iterdir()) == []

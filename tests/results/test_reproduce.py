@@ -428,3 +428,27 @@ def test_an_experiment_that_pins_its_budget_trains_at_its_own_whatever_the_profi
     assert "profile=quick" not in reproduce.multirun_command(name, args, 1, tmp_path)
     explicit = reproduce.parse_args(["--tables", "operator_families"])
     assert explicit.names == ["operator_families"] and explicit.aside == []  # named: trained
+
+
+def test_the_remaining_time_counts_down_before_the_first_job_ends(tmp_path, monkeypatch):
+    job = plan.Job("tnorms", ("seed=0",), tmp_path / "tnorms" / "x.json")
+    progress = reproduce.Progress([job, job], seconds_per_job=600, n_jobs=1)
+    clock = [progress.start]
+    monkeypatch.setattr(reproduce.time, "time", lambda: clock[0])
+    assert progress.line().endswith("~20m00s left")
+    clock[0] += 600
+    assert progress.line().endswith("~10m00s left")  # 10 min later, 10 min less
+    clock[0] += 900
+    assert progress.line().endswith("past the estimate")
+
+
+def test_a_stop_names_the_command_it_was_started_with(tmp_path, monkeypatch, capsys):
+    def stopped(args):
+        raise reproduce.Interrupted(signal.SIGTERM)
+
+    monkeypatch.setattr(reproduce, "reproduce", stopped)
+    monkeypatch.setenv(reproduce.RESUME_WITH, "make reproduce-tables PROFILE=smoke")
+    args = ["--profile", "smoke", "--tables", "tnorms", "--records-dir", str(tmp_path)]
+    assert reproduce.main([*args, "--no-render"]) == 143
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith("make reproduce-tables PROFILE=smoke") and "--no-render" not in err
