@@ -147,8 +147,10 @@ def markdown_text(traces: Sequence[dict[str, Any]], command: str) -> str:
     for t in traces:
         init = t["init_checksum"]
         lines += [f"## `{t['row']}`, seed {t['seed']} (its weights at init sum to {init})"]
-        header = ["step", "digits (%)", "sums (%)", "largest wrong shifts (share %)",
-                  "most predicted digit (share %)", "batch norm: smallest running var"]  # fmt: skip
+        header = ["step", "digits (%)", "sums (%)", "largest wrong shifts (share %)"]
+        extra = any("predicted_share" in r for r in t["readings"].values())  # newer traces
+        if extra:
+            header += ["most predicted digit (share %)", "batch norm: smallest running var"]
         body = []
         for step, r in sorted(t["readings"].items(), key=lambda kv: int(kv[0])):
             wrong = sorted(range(1, 10), key=lambda s: -r["shift_share"][s])[:2]
@@ -159,7 +161,7 @@ def markdown_text(traces: Sequence[dict[str, Any]], command: str) -> str:
             low = ", ".join(f"{k} {v['min_running_var']:.3g}" for k, v in norms.items()) or "-"
             body.append(
                 [str(step), f"{100 * r['digit_accuracy']:.2f}", f"{100 * r['sum_accuracy']:.2f}",
-                 shown, top, low]
+                 shown, *([top, low] if extra else [])]
             )  # fmt: skip
         lines += ["", *markdown.table(header, body), ""]
         last = max(t["readings"], key=int)

@@ -314,6 +314,8 @@ def _published_test(published: Published, ours: Ours | None) -> tuple[str, Inter
     if ours is None or ours.n["accuracy"] < MIN_SEEDS:
         return shown, ""
     kept = kept_runs(ours.values["accuracy"], ours.collapsed.get("accuracy", ()))
-    if len(kept) < 2:
-        return shown, ": fewer than 2 of our runs did not collapse"
+    if len(kept) < MIN_SEEDS:
+        return shown, f": fewer than {MIN_SEEDS} of our runs did not collapse, no comparison"
+    if len(kept) < ours.n["accuracy"]:  # what the interval is over, said where it is shown
+        shown += f" (ours: the {len(kept)} runs that did not collapse)"
     return shown, one_sample(kept, published.accuracy, MARGINS["accuracy"])

@@ -210,9 +210,9 @@ def test_a_published_number_is_compared_with_our_runs_that_did_not_collapse():
         n = {"accuracy": len(seeds)}
         return Ours(3, 0, {}, {}, n, (None, None), (), (), (), values=values, collapsed=flags)
 
-    assert published_cell(published, ours((93.5, 93.4, 20.0), (False, False, True))) == (
-        "92.7: ours +0.75 [+0.11, +1.39] above"
+    assert published_cell(published, ours((93.5, 93.4, 93.6, 20.0), (False,) * 3 + (True,))) == (
+        "92.7 (ours: the 3 runs that did not collapse): ours +0.80 [+0.55, +1.05] above"
     )  # over the mixture the interval would hold 0
-    assert published_cell(published, ours((93.5, 20.0, 21.0), (False, True, True))) == (
-        "92.7: fewer than 2 of our runs did not collapse"
-    )
+    assert published_cell(published, ours((93.5, 93.4, 20.0), (False, False, True))) == (
+        "92.7: fewer than 3 of our runs did not collapse, no comparison"
+    )  # no above or below from fewer than 3 runs that count
