@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import subprocess
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -107,8 +109,10 @@ def twins(frame: pd.DataFrame) -> pd.DataFrame:
     deterministic; a record from elsewhere may claim anything), each of them names another in
     column `twin` (relative to the records folder), with that one's final accuracy
     (`twin_accuracy`) and why they may differ (`twin_why`), and a RecordWarning names them: a
-    table counts its own experiment's record (`pooled`) and says so in its notes."""
-    frame = frame.assign(twin=None, twin_why=None, twin_accuracy=None)
+    configuration and seed counts once, with one record in every table (`pooled`): the one git
+    added first (`twin_counted`; a rule no file's content can change; one commit's, and the
+    untracked ones after the tracked, by their path), the others named."""
+    frame = frame.assign(twin=None, twin_why=None, twin_accuracy=None, twin_counted=None)
     if frame.empty:
         return frame
     ok = frame[(frame["status"] == "ok") & frame["seed"].notna() & frame["reused_from"].isna()]
@@ -116,38 +120,60 @@ def twins(frame: pd.DataFrame) -> pd.DataFrame:
         numbers = trained[list(METRICS)].astype(float)
         if len(trained) < 2 or (numbers.nunique(dropna=False) <= 1).all():
             continue  # one run, or trained alike (a CPU run is deterministic)
+        first = min(trained.index, key=lambda i: (git_added(trained.at[i, "path"]),
+                                                  str(trained.at[i, "path"])))  # fmt: skip
         for index, row in trained.iterrows():
-            other = trained.drop(index).sort_values("path").iloc[0]
+            other = trained.loc[first] if index != first else trained.drop(index).iloc[0]
             frame.at[index, "twin"] = f"{other['experiment']}/{other['run']}.json"
             frame.at[index, "twin_why"] = why_apart(other, row)
             frame.at[index, "twin_accuracy"] = other[METRICS[0]]
+            frame.at[index, "twin_counted"] = index == first
+        chosen = trained.at[first, "path"]
         warnings.warn(
             f"{', '.join(sorted(trained['path']))}: one configuration and seed trained to "
-            f"different numbers ({frame.at[trained.index[0], 'twin_why']}); each table counts "
-            "its own experiment's record and names the other",
+            f"different numbers ({frame.at[trained.index[0], 'twin_why']}); every table counts "
+            f"{chosen} (the first git added) and names the other",
             RecordWarning,
             stacklevel=2,
         )
     return frame
 
 
+def git_added(path: str | Path) -> float:
+    """When git first added the file at `path` (seconds since the epoch), inf where git does
+    not track it (or there is no git): the order of records no file's content can change."""
+    path = Path(path).resolve()
+    try:
+        done = subprocess.run(
+            ["git", "log", "--diff-filter=A", "--format=%at", "--", path.name],
+            cwd=path.parent, capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return math.inf
+    stamps = [int(t) for t in done.stdout.split() if t.isdigit()]
+    return float(min(stamps)) if done.returncode == 0 and stamps else math.inf
+
+
 def pooled(frame: pd.DataFrame, configuration: str, profile: str, home: str) -> pd.DataFrame:
     """Every run of one configuration at `profile`, wherever it is shown (a table's own folder
     or another experiment's that trained the same configuration), one per seed: the record in
     `home`'s folder first, then an ok one, then the first finished; reused copies only where no
-    record trained that seed. A seed trained apart to other numbers counts in each table with
-    that table's own record (`twins` names the other)."""
+    record trained that seed. A seed trained apart to other numbers counts in every table with
+    one record, the one `twins` counts (the other named)."""
     runs = frame[(frame["configuration"] == configuration) & (frame["profile"] == profile)]
     if runs.empty:
         return runs
     order = runs.assign(
+        _uncounted=runs.get("twin_counted", pd.Series(None, index=runs.index)).ne(True),
         _away=runs["experiment"] != home,
         _failed=runs["status"] != "ok",
         _copy=runs["reused_from"].notna(),
-    ).sort_values(["_away", "_failed", "_copy", "finished", "path"], na_position="last")
+    ).sort_values(
+        ["_uncounted", "_away", "_failed", "_copy", "finished", "path"], na_position="last"
+    )
     kept = order.drop_duplicates("seed", keep="first")
     kept = pd.concat([kept[kept["seed"].notna()], order[order["seed"].isna()]])
-    return kept.drop(columns=["_away", "_failed", "_copy"]).sort_index()
+    return kept.drop(columns=["_uncounted", "_away", "_failed", "_copy"]).sort_index()
 
 
 def uses_gpu(row: pd.Series) -> bool:

@@ -891,3 +891,24 @@ def test_the_seed_spread_pools_every_folder_like_the_tables(tmp_path):
     assert len(set(frame["configuration"])) == 1  # one configuration, two folders
     (line,) = [row for row in publish.seed_spread(frame, "quick") if row.startswith("| default")]
     assert "| 2 | 0, 1 | 95.00 ± 1.41 |" in line  # the default folder alone: n = 1
+
+
+def test_one_configuration_and_seed_count_once_with_one_record_in_every_table():
+    """The default configuration's seed 0 trained twice on a GPU (two numbers): every table that
+    shows it counts the one record git added first, whatever table it is rendered in."""
+    import warnings
+
+    from dfl_bench.results.load import RecordWarning, load_records, pooled
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecordWarning)
+        frame = load_records(REPO / "results" / "records")
+    twins = frame[frame["twin_counted"].notna()]
+    assert len(twins) >= 2 and twins["twin_counted"].sum() == 1  # one counted per seed
+    configuration, profile = twins.iloc[0]["configuration"], twins.iloc[0]["profile"]
+    seed = twins.iloc[0]["seed"]
+    chosen = {
+        home: pooled(frame, configuration, profile, home).set_index("seed").loc[seed, "path"]
+        for home in ("aggregation", "implications", "default")
+    }
+    assert len(set(chosen.values())) == 1, chosen
