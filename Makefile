@@ -5,7 +5,7 @@ PYTHON ?= $(abspath $(VENV))/bin/python
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest ceiling-search recipe-search
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest ceiling-search recipe-search collapse-search
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -228,6 +228,18 @@ RECIPE_JOBS ?= 2
 RECIPE_NICE ?= 19
 recipe-search: ## the sum-trained recipe per network at 15 digits, chosen on held-out training sums, in the background (nohup; resumes; log RECIPE_DIR/recipe.log) from a frozen copy of RECIPE_COMMIT
 	$(call frozen_stages,$(RECIPE_DIR),$(RECIPE_COMMIT),mnist_addition_recipe_nets mnist_addition_budget_nets mnist_addition_warmup_nets,scripts/recipe_search.sh,$(RECIPE_JOBS),recipe.log,$(RECIPE_NICE))
+
+# Candidates against bn_wide's shift collapse at 100 digits (conf/experiment/
+# mnist_addition_collapse_nets.yaml: four candidates, five seeds each, on held-out training sums;
+# its declared rule; scripts/collapse_search.sh), in the background from a frozen copy of
+# COLLAPSE_COMMIT at niceness COLLAPSE_NICE (19: behind the ceiling and recipe searches):
+# harvest: make addition-harvest ADDITION_DIR=$(COLLAPSE_DIR) ADDITION_COMMIT=$$(cat $(COLLAPSE_DIR)/commit)
+COLLAPSE_COMMIT ?= HEAD
+COLLAPSE_DIR ?= $(HOME)/.cache/dfl_bench/collapse_search
+COLLAPSE_JOBS ?= 2
+COLLAPSE_NICE ?= 19
+collapse-search: ## candidates against the 100-digit collapse, chosen on held-out training sums, in the background (nohup; resumes; log COLLAPSE_DIR/collapse.log) from a frozen copy of COLLAPSE_COMMIT
+	$(call frozen_stages,$(COLLAPSE_DIR),$(COLLAPSE_COMMIT),mnist_addition_collapse_nets,scripts/collapse_search.sh,$(COLLAPSE_JOBS),collapse.log,$(COLLAPSE_NICE))
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \

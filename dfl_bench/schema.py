@@ -18,7 +18,15 @@ DIGIT_ACCURACY = "digit_accuracy"  # MNIST addition's per-image accuracy (tasks/
 # checkpoint chosen on validation; nothing is chosen on the test set).
 VALIDATION_ACCURACY, BEST_VALIDATION_ACCURACY = "validation_accuracy", "best_validation_accuracy"
 TEST_AT_BEST_VALIDATION = "test_accuracy_at_best_validation"
-VALIDATION_FIELDS = (VALIDATION_ACCURACY, BEST_VALIDATION_ACCURACY, TEST_AT_BEST_VALIDATION)
+# MNIST addition's per-image accuracy on the held-out sums' images (final): a collapsed run's
+# digits sit near 0 there while its sums may still be few; the rule of a search may read it.
+VALIDATION_DIGIT_ACCURACY = "validation_digit_accuracy"
+VALIDATION_FIELDS = (
+    VALIDATION_ACCURACY,
+    BEST_VALIDATION_ACCURACY,
+    TEST_AT_BEST_VALIDATION,
+    VALIDATION_DIGIT_ACCURACY,
+)
 # Whether any nonzero gradient reached the network (a task without a supervised term can train
 # nothing: MNIST addition with a nilpotent t-norm; tasks/optim.gradient_reached).
 GRADIENT_REACHED = "gradient_reached"

@@ -38,6 +38,7 @@ SEARCHES = {
     "mnist_addition_warmup_nets": "make addition-warmup-nets",
     "digit_ceiling_search": "make ceiling-search",
     "mnist_addition_recipe_nets": "make recipe-search",
+    "mnist_addition_collapse_nets": "make collapse-search",
 }
 
 

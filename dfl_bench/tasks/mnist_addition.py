@@ -36,6 +36,7 @@ from dfl_bench.schema import (
     TEST_ACCURACY,
     TEST_AT_BEST_VALIDATION,
     VALIDATION_ACCURACY,
+    VALIDATION_DIGIT_ACCURACY,
     VALIDATION_FIELDS,
 )
 from dfl_bench.tasks.contract import Lockstep, Task, TaskRun
@@ -274,8 +275,9 @@ class AdditionRun(TaskRun):
         self.best_accuracy = max(self.best_accuracy or 0.0, self.accuracy)
         out = {"sum_accuracy": self.accuracy, DIGIT_ACCURACY: self.digit_accuracy}
         if "validation" in batches:
-            held, _ = self.accuracies(batches["validation"])
+            held, held_digits = self.accuracies(batches["validation"])
             v = self.validation
+            v[VALIDATION_DIGIT_ACCURACY] = held_digits
             if v[BEST_VALIDATION_ACCURACY] is None or held > v[BEST_VALIDATION_ACCURACY]:
                 v[BEST_VALIDATION_ACCURACY], v[TEST_AT_BEST_VALIDATION] = held, self.accuracy
             v[VALIDATION_ACCURACY] = out[VALIDATION_ACCURACY] = held

@@ -96,3 +96,25 @@ def test_a_declared_incumbent_competes_and_can_be_chosen(tmp_path, capsys, monke
         "`mnist_addition_budget_nets/lenet_e50` | 20,000 | 3 | 75.00 ± 0.00 | 75.00 | **chosen**"
         in page
     )
+
+
+def test_the_collapse_rule_counts_collapses_first_then_the_mean(tmp_path, capsys, monkeypatch):
+    from campaign import collapse_search
+
+    spec = _spec(collapse_search.EXPERIMENT)
+    rows = list(spec["rows"])
+    assert rows == str(spec["hydra"]["sweeper"]["params"]["row"]).split(",")
+    steps = spec["profile"]["max_steps"]
+
+    def run(row: str, seed: int, acc: float, digits: float) -> dict:
+        return {"experiment": collapse_search.EXPERIMENT, "status": "ok", "row": row,
+                "seed": seed, "steps": steps, "validation_accuracy": acc,
+                "validation_digit_accuracy": digits}  # fmt: skip
+
+    runs = [run(r, s, 0.30, 0.99) for r in rows for s in range(5)]
+    runs[0] = run(rows[0], 0, 0.90, 0.001)  # the control's best mean, with a collapse
+    monkeypatch.setattr(collapse_search, "records_frame", lambda _: pd.DataFrame(runs))
+    assert collapse_search.main(["--records-dir", str(tmp_path), "--chosen"]) == 0
+    assert capsys.readouterr().out.strip() == rows[1]  # no collapse beats a higher mean
+    monkeypatch.setattr(collapse_search, "records_frame", lambda _: pd.DataFrame(runs[:-1]))
+    assert collapse_search.main(["--records-dir", str(tmp_path), "--chosen"]) == 3

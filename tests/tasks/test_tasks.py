@@ -437,7 +437,7 @@ def test_the_checkpoint_chosen_on_validation_keeps_the_test_accuracy_of_that_eva
     second, so its test accuracy is kept; the final and the best test accuracy are the test's
     own; nothing is chosen on the test set."""
     run = addition.AdditionRun(ops({"name": "product"}, {"name": "bounded_sum"}))
-    seen = iter([(0.60, 0.9), (0.50, 0.8), (0.65, 0.9), (0.70, 0.9), (0.90, 0.9), (0.70, 0.9)])
+    seen = iter([(0.60, 0.9), (0.50, 0.8), (0.65, 0.9), (0.70, 0.9), (0.90, 0.9), (0.70, 0.95)])
     monkeypatch.setattr(run, "accuracies", lambda batches: next(seen))
     for _ in range(3):
         out = run.evaluate({"test": [], "validation": []})
@@ -446,6 +446,7 @@ def test_the_checkpoint_chosen_on_validation_keeps_the_test_accuracy_of_that_eva
     assert summary["validation_accuracy"] == out["validation_accuracy"] == 0.70
     assert summary["best_validation_accuracy"] == 0.70
     assert summary["test_accuracy_at_best_validation"] == 0.65  # the second evaluation's
+    assert summary["validation_digit_accuracy"] == 0.95  # the held-out images' digits, final
     alone = addition.AdditionRun(ops({"name": "product"}, {"name": "bounded_sum"}))
     monkeypatch.setattr(alone, "accuracies", lambda batches: (0.5, 0.9))
     alone.evaluate({"test": []})
