@@ -5,7 +5,7 @@ PYTHON ?= $(abspath $(VENV))/bin/python
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest ceiling-search recipe-search collapse-search
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest ceiling-search recipe-search collapse-search minute-search
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -240,6 +240,17 @@ COLLAPSE_JOBS ?= 2
 COLLAPSE_NICE ?= 19
 collapse-search: ## candidates against the 100-digit collapse, chosen on held-out training sums, in the background (nohup; resumes; log COLLAPSE_DIR/collapse.log) from a frozen copy of COLLAPSE_COMMIT
 	$(call frozen_stages,$(COLLAPSE_DIR),$(COLLAPSE_COMMIT),mnist_addition_collapse_nets,scripts/collapse_search.sh,$(COLLAPSE_JOBS),collapse.log,$(COLLAPSE_NICE))
+
+# MNIST addition's one-minute budget chosen again on held-out training sums (conf/experiment/
+# mnist_addition_minute_search.yaml; scripts/minute_search.sh), its final seeds apart from the
+# choice's, in the background from a frozen copy of MINUTE_COMMIT at niceness MINUTE_NICE:
+# harvest: make addition-harvest ADDITION_DIR=$(MINUTE_DIR) ADDITION_COMMIT=$$(cat $(MINUTE_DIR)/commit)
+MINUTE_COMMIT ?= HEAD
+MINUTE_DIR ?= $(HOME)/.cache/dfl_bench/minute_search
+MINUTE_JOBS ?= 1
+MINUTE_NICE ?= 19
+minute-search: ## the one-minute budget chosen on held-out training sums, then its final seeds on the test set, in the background (nohup; resumes; log MINUTE_DIR/minute.log) from a frozen copy of MINUTE_COMMIT
+	$(call frozen_stages,$(MINUTE_DIR),$(MINUTE_COMMIT),mnist_addition_minute_search,scripts/minute_search.sh,$(MINUTE_JOBS),minute.log,$(MINUTE_NICE))
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \

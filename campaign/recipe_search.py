@@ -5,9 +5,10 @@ highest mean final validation accuracy over its seeds, every seed counted; a can
 fewer steps within `prefer_fewer_within` points of it is taken instead (the fewest steps of
 such, the higher mean among equal steps). The test split decides nothing in the choice.
 
-Two experiments declare such a rule: digit_ceiling_search (each network's supervised ceiling:
+Three experiments declare such a rule: digit_ceiling_search (each network's supervised ceiling:
 the chosen recipe then trains on every training image, `stage=final`, and its test accuracy is
-the ceiling) and mnist_addition_recipe_nets (the sum-trained recipe at 15 digits).
+the ceiling), mnist_addition_recipe_nets (the sum-trained recipe at 15 digits) and
+mnist_addition_minute_search (the one-minute budget, its final seeds apart from the choice's).
 
 `python -m campaign.recipe_search` writes results/recipe_search/<experiment>.md for both;
 `--experiment E --chosen NET` prints the network's chosen row (exit 0; 3 while seeds are missing).
@@ -27,7 +28,7 @@ from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells
 
-EXPERIMENTS = ("digit_ceiling_search", "mnist_addition_recipe_nets")
+EXPERIMENTS = ("digit_ceiling_search", "mnist_addition_recipe_nets", "mnist_addition_minute_search")
 OUT = REPO_DIR / "results" / "recipe_search"
 CHOSEN, PENDING = 0, 3  # --chosen's exit status
 SEARCH = "search"  # the stage of a row's candidate runs (the default where a yaml has none)
@@ -149,11 +150,21 @@ def report(experiment: str, frame: Any) -> str:
         lines += [
             "",
             f"## The chosen recipes on the test set (stage={final['stage']}: every training "
-            f"image; seeds 0-{final['seeds'] - 1})",
+            f"example; seeds {final_seeds(final)})",
             "",
             *markdown.table(["net", "recipe", "n", "test accuracy (%)", "lowest seed"], rows),
         ]
     return "\n".join(lines) + "\n"
+
+
+def final_seeds(final: Mapping[str, Any]) -> str:
+    """The final stage's seeds as declared: a count (0..n-1) or a list of seeds.
+
+    >>> final_seeds({"seeds": 5}), final_seeds({"seeds": [3, 4, 5]})
+    ('0-4', '3, 4, 5')
+    """
+    seeds = final["seeds"]
+    return f"0-{seeds - 1}" if isinstance(seeds, int) else ", ".join(map(str, seeds))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dfl_bench import markdown as md
+from dfl_bench.results.cells import POST_HOC_BUDGETS
 from dfl_bench.results.claims import MARGINS
 from dfl_bench.results.paper import COLUMNS, Published
 from dfl_bench.results.render import (
@@ -264,6 +265,11 @@ def published_markdown(table: Table) -> list[str]:
                         shown += " (another network)"
                     cells_of.append((len(body), len(cells) - 1, shown, test))
             body.append(cells)
+    post_hoc = POST_HOC_BUDGETS.get(table.profile)
+    if post_hoc:  # a budget chosen on these very test records decides no comparison
+        cells_of = [
+            (r, c, shown, "" if isinstance(t, Interval) else t) for r, c, shown, t in cells_of
+        ]
     tests = adjust_block([test if isinstance(test, Interval) else None for *_, test in cells_of])
     for (row, column, shown, test), decided in zip(cells_of, tests, strict=True):
         body[row][column] = (
@@ -284,7 +290,12 @@ def published_markdown(table: Table) -> list[str]:
         f"not counted; collapsed runs left out), above / below / equivalent (TOST within "
         f"±{MARGINS['accuracy']:g}) / inconclusive, decided after {BH} over the block's "
         f"{len(cells_of)} numbers. Sources: {sources}.",
-    ]
+        *(
+            ["", f"**Post hoc**: the `{table.profile}` budget was {post_hoc}; no comparison is "
+             "decided at it (the numbers are shown, not tested)."]
+            if post_hoc else []
+        ),
+    ]  # fmt: skip
 
 
 def _net_of(published: Sequence[Published], system: str) -> str:

@@ -3,6 +3,8 @@ each entry checked, one line naming the file, never silently compared with the w
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dfl_bench.results.beyond_tables import _published_test
@@ -14,6 +16,7 @@ ADDITION = {  # an experiment of MNIST addition whose rows train 4 and 15 digits
     "task": {"digits": "${rows[${row}].digits}"},
     "rows": {"n4": {"digits": 4, "headline": True}, "n15": {"digits": 15, "headline": True}},
 }
+REPO = Path(__file__).resolve().parents[2]
 GOOD = {"system": "S", "task": {"digits": 4}, "accuracy": 92.7, "source": "a paper"}
 
 
@@ -131,3 +134,18 @@ def test_text_from_a_published_entry_is_shown_as_text():
     )
     shown, _ = _published_test(entry, None)
     assert "<img" not in shown and "&lt;img" in shown and "\\|" in shown
+
+
+def test_a_budget_chosen_on_the_test_set_decides_no_comparison_and_says_so():
+    """The `minute` budget was chosen on the test accuracy of the records its table reports:
+    its published comparison is shown, marked post hoc, and decided nothing."""
+    from dfl_bench.results import cells
+
+    assert "minute" in cells.POST_HOC_BUDGETS
+    text = (REPO / "results/tables/mnist_addition.md").read_text()
+    minute = text.split("## mnist_addition, profile `minute`")[1].split("\n## ")[0]
+    assert "**Post hoc**" in minute
+    published = [line for line in minute.splitlines() if line.startswith("| digits=1 |")]
+    assert published and not any(
+        word in published[0] for word in ("equivalent", "above", "below", "inconclusive")
+    )
