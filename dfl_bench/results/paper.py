@@ -298,6 +298,12 @@ def beyond_paper(path: Path) -> PaperTable:
     )
 
 
+def _context(spec: dict[str, Any]) -> dict[str, Any]:
+    """An experiment's own top-level tables a row's settings may interpolate (`stages`, `nets`,
+    `stage`): its keys but the defaults list and Hydra's."""
+    return {k: v for k, v in spec.items() if k not in ("defaults", "hydra")}
+
+
 def rows_task_settings(spec: dict[str, Any], task: str) -> list[dict[str, Any]]:
     """The task settings each row of an experiment (`spec`, its yaml) trains: the task's yaml
     values under the experiment's `task:`, resolved for each row (OmegaConf only: nothing is
@@ -308,8 +314,9 @@ def rows_task_settings(spec: dict[str, Any], task: str) -> list[dict[str, Any]]:
     out = []
     for row in spec.get("rows") or {None: None}:
         node = OmegaConf.create(
-            {"rows": spec.get("rows") or {}, "row": row, "task": spec.get("task") or {}}
-        )
+            {**_context(spec), "rows": spec.get("rows") or {}, "row": row,
+             "task": spec.get("task") or {}}
+        )  # fmt: skip
         merged = OmegaConf.merge({"task": defaults}, node)
         values = OmegaConf.to_container(merged.task, resolve=True)
         out.append({k: v for k, v in values.items() if k not in ("_target_", "name")})
@@ -326,7 +333,9 @@ def rows_nets(spec: dict[str, Any]) -> dict[str, str]:
     )
     out = {}
     for row in spec.get("rows") or {}:
-        node = OmegaConf.create({"rows": spec["rows"], "row": row, "net": spec.get("net") or {}})
+        node = OmegaConf.create(
+            {**_context(spec), "rows": spec["rows"], "row": row, "net": spec.get("net") or {}}
+        )
         net = OmegaConf.to_container(node, resolve=True)["net"]
         out[row] = str(net.get("name", default)) if isinstance(net, dict) else default
     return out
