@@ -26,9 +26,9 @@ def target_rows(result: dict[str, Any]) -> list[list[str]]:
             what = f"CLI iteration / bare CNN + NTN heads step, {r['kb']} (1 thread)"
             rows.append([what, "cli_vs_network", r["vs_network"]])
     for r in result.get("nets", {}).get("rows", []):
-        if r["net"] == "bn_wide":
-            what = "a training step of net=bn_wide / the paper network's (1 thread)"
-            rows.append([what, "bn_wide_vs_paper", r["vs_paper"]])
+        if f"{r['net']}_vs_paper" in TARGETS:
+            what = f"a training step of net={r['net']} / the paper network's (1 thread)"
+            rows.append([what, f"{r['net']}_vs_paper", r["vs_paper"]])
     for r in result.get("paper_run", []):
         what = f"real paper-profile run, {r['name']} ({r['torch_threads']} threads), minutes"
         rows.append([what, "paper_run_min", r["wall_time_s"] / 60])

@@ -102,9 +102,9 @@ def test_bench_sections_write_json_markdown_and_plot(tmp_path):
     result = json.loads((tmp_path / "bench.json").read_text())
     assert {"machine", "nets", "iteration", "stack_timing", "scaling", "eval"} <= set(result)
     nets = {r["net"]: r for r in result["nets"]["rows"]}
-    assert (
-        set(nets) == {"paper", "lenet", "bn_wide", "bn_deep"} and nets["paper"]["vs_paper"] == 1.0
-    )
+    from dfl_bench.tasks.mnist.nets import choices
+
+    assert set(nets) == set(choices()) and nets["paper"]["vs_paper"] == 1.0  # every conf/net
     assert nets["lenet"]["parameters"] == 44_426
     assert [r["runs"] for r in result["stack_timing"]["rows"]] == [2]
     assert {"cpu", "cores", "torch", "command", "load_average_start"} <= set(result["machine"])
