@@ -45,9 +45,9 @@ def rules() -> list[str]:
         'that X is the top row); "only X" (X alone has a property) holds only when X is '
         "shown to have it and every other row is shown not to (below, or equivalent within the "
         "margin), fails when another row is shown to have it, and a row left undecided makes it "
-        "inconclusive; no two holding verdicts may read one comparison differently (the "
-        "block below says so per profile). *Multiplicity*: Holm within each claim over its "
-        "comparisons, "
+        "inconclusive; two claims that read one comparison differently (each after its own "
+        "correction, whose family size is named) are listed per profile in the block below. "
+        "*Multiplicity*: Holm within each claim over its comparisons, "
         f"then Benjamini-Hochberg across claims (FDR {stats.FDR:.0%}) on the p of the tests "
         "that decide each claim (0 for a verdict that rests on a fact); an interval printed in "
         "a claim that Holm undoes says `(not after Holm)`; every list or block beyond the claims "
@@ -268,7 +268,7 @@ def summary(results: Sequence[Rendered]) -> str:
         ]
         clashes = contradictions({item.name: ours for item, _, ours in r.verdicts})
         lines += [
-            "- holding verdicts that read one comparison differently: "
+            "- claims that read one comparison differently: "
             + ("; ".join(clashes) if clashes else "none")
         ]
         if r.profile == PAPER_PROFILE:

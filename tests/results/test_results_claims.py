@@ -771,14 +771,25 @@ def test_only_x_needs_every_other_row_shown_not_to_have_the_property():
     assert only({"x": SAME, "y": SAME}, ["x"])[0] is False
 
 
-def test_two_holding_verdicts_that_read_one_comparison_differently_are_found():
+def test_any_two_verdicts_that_read_one_comparison_differently_are_found():
+    """Whatever the claims' verdicts: one claim's `above` and another's `inconclusive` (its
+    larger family) on one comparison are two readings of it (#78 item 4), named with the size
+    of each family."""
     a, b, base = ("t", "a"), ("t", "b"), ("baseline", "ce_pair")
     one = framework.Verdict("holds", "", comparisons=((("interval", a, base, "accuracy"), ABOVE),))
     other = framework.Verdict("holds", "", comparisons=((("interval", base, a, "accuracy"), SAME),))
     apart = framework.Verdict("holds", "", comparisons=((("interval", b, base, "accuracy"), SAME),))
-    undecided = framework.Verdict("inconclusive", "", comparisons=other.comparisons)
     found = framework.contradictions({"one": one, "other": other, "apart": apart})
-    assert found == [
-        "`one` reads baseline/ce_pair - t/a (accuracy) as below, `other` as equivalent"
+    cells = "baseline/ce_pair - t/a (accuracy)"  # in sorted order, one's `above` flipped
+    assert found == [f"`one` reads {cells} as below (of 1), `other` as equivalent (of 1)"]
+    wide = framework.Verdict(
+        "inconclusive", "",
+        comparisons=((("interval", a, base, "accuracy"), OPEN),
+                     (("interval", b, base, "accuracy"), SAME)),
+    )  # fmt: skip
+    assert framework.contradictions({"one": one, "wide": wide}) == [
+        f"`one` reads {cells} as below (of 1), `wide` as inconclusive (of 2)"
     ]
-    assert framework.contradictions({"one": one, "other": undecided, "apart": apart}) == []
+    unmeasured = framework.Verdict("not measurable", "", comparisons=wide.comparisons)
+    assert framework.contradictions({"one": one, "unmeasured": unmeasured}) == []
+    assert framework.contradictions({"one": one, "same": one}) == []

@@ -396,17 +396,21 @@ def across_claims(
     return out
 
 
-FLIPPED = {"above": "below", "below": "above", "equivalent": "equivalent"}
+FLIPPED = {
+    "above": "below", "below": "above", "equivalent": "equivalent", "inconclusive": "inconclusive"
+}  # fmt: skip
 
 
 def contradictions(verdicts: Mapping[str, Verdict]) -> list[str]:
-    """Pairs of holding claims (by name) that read one comparison (two cells and a column, in
-    either order) decided differently (above / below / equivalent, each after its claim's own
-    Holm): one line each; none on a consistent set of verdicts."""
+    """Pairs of measured claims (by name, whatever their verdict) that read one comparison (two
+    cells and a column, in either order) differently (above / below / equivalent /
+    inconclusive, each after its own claim's correction, the size of whose family is named):
+    one line each; none where every claim reads each comparison alike."""
     reads: dict[tuple, dict[str, str]] = {}
     for name, verdict in verdicts.items():
-        if verdict.status != "holds":
+        if verdict.status == VERDICTS[-1]:  # not measurable: it read nothing
             continue
+        family = len(verdict.comparisons)
         for key, interval in verdict.comparisons:
             word = interval.word
             if key[0] != "interval" or word not in FLIPPED:
@@ -414,11 +418,11 @@ def contradictions(verdicts: Mapping[str, Verdict]) -> list[str]:
             _, a, b, column = key
             if (b, a) < (a, b):
                 a, b, word = b, a, FLIPPED[word]
-            reads.setdefault((a, b, column), {})[name] = word
+            reads.setdefault((a, b, column), {})[name] = f"{word} (of {family})"
     out = []
     for (a, b, column), words in reads.items():
         for (first, one), (second, other) in itertools.combinations(words.items(), 2):
-            if one != other:
+            if one.split(" (")[0] != other.split(" (")[0]:
                 cells = f"{'/'.join(a)} - {'/'.join(b)} ({column})"
                 out.append(f"`{first}` reads {cells} as {one}, `{second}` as {other}")
     return out
