@@ -136,11 +136,36 @@ def campaign(results: Sequence[Rendered]) -> str:
 
 
 def write(results: Sequence[Rendered], out: Path) -> list[Path]:
-    """Patch the campaign's blocks into `out`/README.md (where it has their markers): the
-    paths written."""
+    """Patch the campaign's blocks into `out`/README.md (where it has their markers), and where
+    `out` holds the records (`out/records`: the repository's results/) the searches' pages from
+    them (recipe_search, collapse_search): the paths written."""
     readme = out / "README.md"
     patched = [
         patch(readme, paper_budget(results), *PAPER_BUDGET_MARKERS),
         patch(readme, campaign(results), *CAMPAIGN_MARKERS),
     ]
-    return [readme] if any(patched) else []
+    written = [readme] if any(patched) else []
+    if (out / "records").is_dir():
+        written += search_pages(out)
+    return written
+
+
+def search_pages(out: Path) -> list[Path]:
+    """The searches' pages under `out` from the records under `out/records`, each rewritten only
+    where it changed."""
+    from campaign import collapse_search, recipe_search
+    from campaign.addition_budget import records_frame
+
+    frame = records_frame(out / "records")
+    pages = {
+        out / "recipe_search" / f"{e}.md": recipe_search.report(e, frame)
+        for e in recipe_search.EXPERIMENTS
+    }
+    pages[out / "collapse_search" / "README.md"] = collapse_search.report(frame)
+    written = []
+    for path, text in pages.items():
+        if not path.is_file() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            written.append(path)
+    return written

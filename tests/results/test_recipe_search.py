@@ -118,3 +118,15 @@ def test_the_collapse_rule_counts_collapses_first_then_the_mean(tmp_path, capsys
     assert capsys.readouterr().out.strip() == rows[1]  # no collapse beats a higher mean
     monkeypatch.setattr(collapse_search, "records_frame", lambda _: pd.DataFrame(runs[:-1]))
     assert collapse_search.main(["--records-dir", str(tmp_path), "--chosen"]) == 3
+
+
+def test_the_committed_search_pages_are_what_the_committed_records_give(tmp_path):
+    """make tables writes the searches' pages from results/records (campaign/writeup.py); the
+    committed pages are those (a harvest that is not re-rendered fails here)."""
+    from campaign import writeup
+
+    (tmp_path / "records").symlink_to(REPO / "results" / "records")
+    written = {p.relative_to(tmp_path).as_posix() for p in writeup.search_pages(tmp_path)}
+    assert "collapse_search/README.md" in written
+    for name in written:
+        assert (tmp_path / name).read_text() == (REPO / "results" / name).read_text(), name
