@@ -55,7 +55,7 @@ def shown_command(prog: str, argv: Sequence[str]) -> str:
 
 def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     """Command-line options; an unknown table or profile is a one-line error naming the choices."""
-    names = list(load_paper().tables)
+    shown = [n for n in cells.experiments() if n != cells.DEFAULT]  # file names: composes nothing
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument(
         "--records-dir",
@@ -70,7 +70,7 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     )
     parser.add_argument("--profile", help=f"one of {list(PROFILES)}; default: every one present")
     parser.add_argument(
-        "--tables", help=f"comma-separated experiments; default: all of {names} (and `default`)"
+        "--tables", help=f"comma-separated experiments; default: all of {shown} (and `default`)"
     )
     parser.add_argument("--wandb", action="store_true", help="also log each table to W&B")
     parser.add_argument(
@@ -79,6 +79,7 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
         help="replace a table even where the new rendering holds fewer ok runs in a profile",
     )
     args = parser.parse_args(argv)
+    names = list(load_paper().tables)  # composed only once the arguments parse (not for --help)
     chosen = [n for n in (args.tables or ",".join(names)).split(",") if n]
     if not chosen:
         parser.error(f"--tables {args.tables!r} names no experiment; leave it out for all")
