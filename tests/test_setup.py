@@ -4,6 +4,7 @@ runs the README's test command."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -12,9 +13,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def dry_run(*args: str) -> str:
-    """What `make -n ARGS` would run."""
+    """What `make -n ARGS` would run at the Makefile's own defaults: a `make test PYTHON=...` or
+    `VENV=...` opt-out that runs this suite (its variables reach here through the environment
+    and MAKEFLAGS) is not what these tests read."""
+    opt_outs = ("PYTHON", "VENV", "PIP", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+    env = {k: v for k, v in os.environ.items() if k not in opt_outs}
     return subprocess.run(
-        ["make", "-n", *args], cwd=REPO, capture_output=True, text=True, check=True
+        ["make", "-n", *args], cwd=REPO, capture_output=True, text=True, check=True, env=env
     ).stdout
 
 
