@@ -99,7 +99,7 @@ def outcome(r: Rendered, plan_file: Path = PLAN) -> list[str]:
                 f"`{claim}`",
                 f"{decidable} of {len(comparisons)}",
                 f"{complete} of {len(planned)}",
-                status,
+                f"{status} (interim + planned seeds)" if status in VERDICTS[:2] else status,
             ]
         )
     header = ["claim", "comparisons the plan would decide", "its planned cells complete", "now"]
@@ -110,7 +110,11 @@ def outcome(r: Rendered, plan_file: Path = PLAN) -> list[str]:
         f"The plan expected to decide every undecided comparison of {expected} of them (each "
         f"at {plan['power']:.0%} power within {plan['max_seeds']} seeds a cell), and {decided} of "
         "those are decided; a claim may be decided with fewer of its comparisons, or stay "
-        "inconclusive when its cells' spread is not what their first seeds showed.",
+        "inconclusive when its cells' spread is not what their first seeds showed. Each cell's "
+        "seed count was set from its interim difference, and its interim and new seeds are "
+        "tested together at the nominal level (no alpha spent on the interim look): a verdict "
+        "marked `(interim + planned seeds)` carries that design, and its error rate may exceed "
+        "the nominal one.",
         "",
         *markdown.table(header, rows),
         "",

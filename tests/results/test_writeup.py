@@ -182,7 +182,7 @@ def test_the_seed_plans_claims_stand_beside_their_verdicts_now(tmp_path):
         "10 seeds a cell), and 1 of those are decided;"
     )
     assert lines[4:6] == [
-        "| `a` | 2 of 2 | 1 of 2 | holds |",
+        "| `a` | 2 of 2 | 1 of 2 | holds (interim + planned seeds) |",
         "| `b` | 0 of 1 | 0 of 1 | inconclusive |",
     ]
     assert plan_report.outcome(SimpleNamespace(profile="quick"), plan) == []
