@@ -124,6 +124,12 @@ def markdown(table: Table) -> str:
         "",
         _legend(paper.reference, shown),
     ]
+    if paper.post_hoc_references:
+        rows = ", ".join(f"`{r}`" for r in paper.post_hoc_references)
+        out += ["", f"**Post hoc**: {rows} declared their setting's reference after their own "
+                "runs (`reference_after_runs` in the yaml): the rows read against them, and "
+                "which runs count as collapsed there, follow a choice made with the results in "
+                "view."]  # fmt: skip
     if notes:
         out += ["", "Notes:", ""] + [f"{n}. {text}" for text, n in notes.items()]
     if paper.published:

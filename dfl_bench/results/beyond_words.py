@@ -116,7 +116,12 @@ def beyond_block(name: str, results: Sequence[Rendered]) -> str:
         f"Profile `{r.profile}`: {seeded} of {len(keys)} rows have {stats.MIN_SEEDS}+ seeds.",
         "",
     ]
-    against = [(f"`{ref}`", ref, ours.get(ref)) for ref in table.paper.references]
+    post_hoc = set(table.paper.post_hoc_references)
+    against = [
+        (f"`{ref}`" + (" (post hoc: declared after its runs)" if ref in post_hoc else ""), ref,
+         ours.get(ref))
+        for ref in table.paper.references
+    ]  # fmt: skip
     base = r.tables["baseline"].ours().get("ce_pair")
     against.append(("the supervised baseline (CE + pair loss)", None, base))
     for label, ref, other in against:

@@ -156,6 +156,9 @@ class PaperTable:
     # The rows declared beside the published numbers (`headline: true`): row, its network and
     # its task setting (sorted items).
     headlines: tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...] = ()
+    # The references declared after their own rows' runs (`reference_after_runs: true`): a
+    # choice of which row the others are read against, post hoc, said wherever it is used.
+    post_hoc_references: tuple[str, ...] = ()
 
     def cells(self) -> list[PaperCell]:
         """Every cell that names a config row, left to right, top to bottom."""
@@ -293,6 +296,9 @@ def beyond_paper(path: Path) -> PaperTable:
         beyond=True,
         reference=rows[0][0],
         references=flagged or (rows[0][0],),
+        post_hoc_references=tuple(
+            row for row in flagged if spec["rows"][row].get("reference_after_runs") is True
+        ),
         published=published_of(spec, path.name),
         headlines=headlines_of(spec),
     )
