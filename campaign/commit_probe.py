@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,7 @@ OWN_KEYS = (
     "trainer",
 )
 NUMBERS = (*METRIC_FIELDS, "pair_accuracy", "sum_accuracy", *TASK_FIELDS)
+COMPLETE = ".extracted"  # written last in a commit's folder: it is whole
 COMMIT_ID = re.compile(r"[0-9a-f]{40}")  # what a record's git_commit must be to be checked out
 
 
@@ -113,12 +115,18 @@ def checkout(commit: str) -> Path:
         raise ValueError(why)
     root = paths.cache_root() or Path(tempfile.mkdtemp(prefix="dfl_bench_commits_"))
     folder = root / "commits" / commit
-    if not (folder / "dfl_bench").is_dir():
-        folder.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(
-            ["git", "archive", commit], cwd=REPO_DIR, capture_output=True, check=True
-        )
-        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    if (folder / COMPLETE).is_file():
+        return folder
+    if folder.exists():  # a partial extraction (cut off, or made before the marker): redone
+        shutil.rmtree(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}.", dir=folder.parent))
+    archive = subprocess.run(
+        ["git", "archive", commit], cwd=REPO_DIR, capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(partial)], input=archive.stdout, check=True)
+    (partial / COMPLETE).write_text(commit + "\n")
+    partial.rename(folder)  # whole or not there: never a folder half extracted
     return folder
 
 

@@ -212,6 +212,20 @@ def test_a_known_commit_is_checked_out_under_the_cache_folder_it_is_told(tmp_pat
     assert folder == tmp_path / "cache" / "commits" / head and (folder / "dfl_bench").is_dir()
 
 
+def test_a_partly_extracted_commit_folder_is_extracted_again_not_reused(tmp_path, monkeypatch):
+    """A folder cut off while it was extracted holds some modules: the probe would import the
+    rest from this checkout and report the commits alike. Only a folder marked whole is reused."""
+    monkeypatch.setenv("DFL_BENCH_CACHE", str(tmp_path / "cache"))
+    head = _head()
+    partial = tmp_path / "cache" / "commits" / head
+    (partial / "dfl_bench").mkdir(parents=True)  # the package's folder, without its modules
+    folder = commit_probe.checkout(head)
+    assert (folder / "dfl_bench" / "__main__.py").is_file()
+    assert (folder / commit_probe.COMPLETE).read_text().strip() == head
+    (folder / "conf" / "config.yaml").unlink()  # a marked folder is reused as it is
+    assert commit_probe.checkout(head) == folder and not (folder / "conf" / "config.yaml").exists()
+
+
 @pytest.mark.parametrize(
     "override",
     [
