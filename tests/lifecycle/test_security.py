@@ -401,3 +401,18 @@ def test_a_run_refused_inside_the_job_leaves_no_folder_behind(tmp_path):
     )  # fmt: skip
     assert done.returncode == 2 and "net.width must be an integer" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("wall", ["abc", None, True, -1, float("inf")])
+def test_a_plans_wall_time_that_is_no_number_of_seconds_is_one_line(wall, tmp_path, capsys):
+    import json
+
+    from campaign import seed_plan
+
+    spec = {"seeds": 1, "override": "kb=sum9", **({} if wall is None else {"wall_time_s": wall})}
+    (tmp_path / "plan.json").write_text(
+        json.dumps({"profile": "paper", "cells": {"best/sum9": spec}})
+    )
+    with pytest.raises(SystemExit) as done:
+        seed_plan.main(["status", "--out", str(tmp_path)])
+    assert done.value.code == 2 and "wall_time_s" in capsys.readouterr().err
