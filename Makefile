@@ -211,7 +211,8 @@ addition-warmup-nets: ## train bn_wide with a warmup against the collapse: valid
 # the chosen one on the test set; scripts/ceiling_search.sh), in the background from a frozen
 # copy of CEILING_COMMIT, two jobs at a time; its committed records are copied in first:
 # harvest: make addition-harvest ADDITION_DIR=$(CEILING_DIR) ADDITION_COMMIT=$$(cat $(CEILING_DIR)/commit)
-CEILING_COMMIT ?= HEAD
+# the commit its runs train at (their records name it; a new machine re-extracts it)
+CEILING_COMMIT ?= 28a753f
 CEILING_DIR ?= $(HOME)/.cache/dfl_bench/ceiling_search
 CEILING_JOBS ?= 2
 ceiling-search: ## each digit network's ceiling on a recipe chosen on a validation split, in the background (nohup; resumes; log CEILING_DIR/ceiling.log) from a frozen copy of CEILING_COMMIT
@@ -222,7 +223,8 @@ ceiling-search: ## each digit network's ceiling on a recipe chosen on a validati
 # rule; scripts/recipe_search.sh), in the background from a frozen copy of RECIPE_COMMIT, at
 # niceness RECIPE_NICE (19: the cores go to the ceiling search first while both run):
 # harvest: make addition-harvest ADDITION_DIR=$(RECIPE_DIR) ADDITION_COMMIT=$$(cat $(RECIPE_DIR)/commit)
-RECIPE_COMMIT ?= HEAD
+# the commit its runs train at (their records name it)
+RECIPE_COMMIT ?= 28c383f
 RECIPE_DIR ?= $(HOME)/.cache/dfl_bench/recipe_search
 RECIPE_JOBS ?= 2
 RECIPE_NICE ?= 19
@@ -234,7 +236,8 @@ recipe-search: ## the sum-trained recipe per network at 15 digits, chosen on hel
 # its declared rule; scripts/collapse_search.sh), in the background from a frozen copy of
 # COLLAPSE_COMMIT at niceness COLLAPSE_NICE (19: behind the ceiling and recipe searches):
 # harvest: make addition-harvest ADDITION_DIR=$(COLLAPSE_DIR) ADDITION_COMMIT=$$(cat $(COLLAPSE_DIR)/commit)
-COLLAPSE_COMMIT ?= HEAD
+# the commit its runs train at (their records name it)
+COLLAPSE_COMMIT ?= f3d2f49
 COLLAPSE_DIR ?= $(HOME)/.cache/dfl_bench/collapse_search
 COLLAPSE_JOBS ?= 2
 COLLAPSE_NICE ?= 19
@@ -245,7 +248,8 @@ collapse-search: ## candidates against the 100-digit collapse, chosen on held-ou
 # mnist_addition_minute_search.yaml; scripts/minute_search.sh), its final seeds apart from the
 # choice's, in the background from a frozen copy of MINUTE_COMMIT at niceness MINUTE_NICE:
 # harvest: make addition-harvest ADDITION_DIR=$(MINUTE_DIR) ADDITION_COMMIT=$$(cat $(MINUTE_DIR)/commit)
-MINUTE_COMMIT ?= HEAD
+# the commit its runs train at (their records name it)
+MINUTE_COMMIT ?= 1acc799
 MINUTE_DIR ?= $(HOME)/.cache/dfl_bench/minute_search
 MINUTE_JOBS ?= 1
 MINUTE_NICE ?= 19
