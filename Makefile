@@ -249,7 +249,7 @@ collapse-search: ## candidates against the 100-digit collapse, chosen on held-ou
 # choice's, in the background from a frozen copy of MINUTE_COMMIT at niceness MINUTE_NICE:
 # harvest: make addition-harvest ADDITION_DIR=$(MINUTE_DIR) ADDITION_COMMIT=$$(cat $(MINUTE_DIR)/commit)
 # the commit its runs train at (their records name it)
-MINUTE_COMMIT ?= 1acc799
+MINUTE_COMMIT ?= 377884f
 MINUTE_DIR ?= $(HOME)/.cache/dfl_bench/minute_search
 MINUTE_JOBS ?= 1
 MINUTE_NICE ?= 19
