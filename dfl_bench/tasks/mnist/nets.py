@@ -96,6 +96,19 @@ def dropout(x: Tensor, p: float, generator: torch.Generator | None, whole: bool 
     return x * keep.div_(1 - p)
 
 
+def bn_head(
+    net: nn.Module, maps: Tensor, norm: nn.Module, generator: torch.Generator | None
+) -> tuple[Tensor, Tensor]:
+    """The batch-norm networks' head on their last feature maps: whole-map dropout `p_conv`,
+    FC `fc1` with batch norm `norm` and ReLU (the embedding), dropout `p_fc`, FC `fc2`; dropout
+    only in training mode -> (logits, embedding)."""
+    if net.training:
+        maps = dropout(maps, net.p_conv, generator, whole=True)
+    embedding = F.relu(norm(net.fc1(maps.flatten(1))))
+    hidden = dropout(embedding, net.p_fc, generator) if net.training else embedding
+    return net.fc2(hidden), embedding
+
+
 class LeNet(DigitNet):
     """DeepProbLog's `MNIST_Net`, the field's network for MNIST addition: conv 1->6 5x5, max-pool
     2, ReLU, conv 6->16 5x5, max-pool 2, ReLU, FC 256->120->ReLU->84->ReLU->10; no dropout, no
@@ -146,11 +159,7 @@ class BnWide(DigitNet):
         x = x.contiguous(memory_format=torch.channels_last)
         h = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
         h = F.max_pool2d(F.relu(self.bn2(self.conv2(h))), 2)
-        if self.training:
-            h = dropout(h, self.p_conv, generator, whole=True)
-        embedding = F.relu(self.bn3(self.fc1(h.flatten(1))))
-        hidden = dropout(embedding, self.p_fc, generator) if self.training else embedding
-        return self.fc2(hidden), embedding
+        return bn_head(self, h, self.bn3, generator)
 
 
 class BnDeep(DigitNet):
@@ -192,8 +201,4 @@ class BnDeep(DigitNet):
         h = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
         h = F.relu(self.bn2(self.conv2(h)))
         h = F.max_pool2d(F.relu(self.bn3(self.conv3(h))), 2)
-        if self.training:
-            h = dropout(h, self.p_conv, generator, whole=True)
-        embedding = F.relu(self.bn4(self.fc1(h.flatten(1))))
-        hidden = dropout(embedding, self.p_fc, generator) if self.training else embedding
-        return self.fc2(hidden), embedding
+        return bn_head(self, h, self.bn4, generator)
