@@ -152,7 +152,7 @@ def test_a_budget_chosen_on_the_test_set_decides_no_comparison_and_says_so():
 
 
 def test_a_reference_declared_after_its_runs_is_marked_post_hoc_where_it_is_used():
-    """#78 item 9: the 4- and 100-digit references were declared after their runs; the table,
+    """The 4- and 100-digit references were declared after their runs; the table,
     the write-up's block and the yaml say so, not one paragraph."""
     from dfl_bench.results.paper import load_paper
 

@@ -773,7 +773,7 @@ def test_only_x_needs_every_other_row_shown_not_to_have_the_property():
 
 def test_any_two_verdicts_that_read_one_comparison_differently_are_found():
     """Whatever the claims' verdicts: one claim's `above` and another's `inconclusive` (its
-    larger family) on one comparison are two readings of it (#78 item 4), named with the size
+    larger family) on one comparison are two readings of it, named with the size
     of each family."""
     a, b, base = ("t", "a"), ("t", "b"), ("baseline", "ce_pair")
     one = framework.Verdict("holds", "", comparisons=((("interval", a, base, "accuracy"), ABOVE),))

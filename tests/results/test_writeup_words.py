@@ -1,4 +1,4 @@
-"""No hand-written result line of the write-up says more than a test (issue #78): a bold line or
+"""No hand-written result line of the write-up says more than a test: a bold line or
 a headline outside the generated blocks carries no comparison word (beats, matches, reaches,
 takes ... to, keeps ... out, as well as, reproduced, better/worse than); a comparison is stated
 in the generated blocks, by its decision (verdict word, interval, n)."""
