@@ -26,7 +26,6 @@ from dfl_bench.tasks.contract import stacked
 from dfl_bench.tasks.mnist.dfl_run import DFLRun, interpretation, pair_truth, undersampled_bce
 from dfl_bench.tasks.mnist.mnist_data import MnistDataModule
 from dfl_bench.tasks.mnist.model import MaterializedNTN, MnistNet
-from dfl_bench.tasks.optim import configure
 from dfl_bench.training import RunsModule
 
 Batch = dict[str, tuple[Tensor, Tensor]]
@@ -196,7 +195,7 @@ def parts(module: DFLRun, batch: Batch) -> dict[str, Callable[[], None]]:
         logits, emb = module.net(x, rng)
         pairs = module.net.pair_logits(torch.stack([emb[:n], emb[n:]]) if module.kb else emb)
     truths = {p: pair_truth(p, y_l) for p in module.predicates}
-    optimizer = configure(module.parameters(), module.optimizer_cfg, module.max_steps or 1)
+    optimizer = module.optimizer.configure(module.parameters(), module.max_steps or 1)
     for w in module.parameters():
         w.grad = torch.zeros_like(w)
 

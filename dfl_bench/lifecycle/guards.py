@@ -7,7 +7,6 @@ job writes to, so a records folder that cannot be written fails now, not after t
 
 from __future__ import annotations
 
-import inspect
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -93,10 +92,10 @@ def check_seed(seed: Any) -> None:
     _integer(seed, "seed", 0, MAX_SEED)
 
 
-def check_config(config: Mapping[str, Any], optimizer: bool = True, task: Any = None) -> None:
-    """Every value a job relies on, before any data is loaded (see the module doc); the
-    optimizer's numbers always, the optimizer itself built only with `optimizer` (it needs
-    torch: the planner leaves it to each job's own check); `task`: the job's, where looked up."""
+def check_config(config: Mapping[str, Any], task: Any = None) -> None:
+    """Every value a job relies on but what its objects check where they are built (the
+    optimizer: `tasks.optim.spec`, when the task builds its run), before any data is loaded;
+    `task`: the job's, where already looked up."""
     check_name(config.get("experiment_name"), "experiment_name")
     if config.get("row") is not None:
         check_name(config["row"], "row")
@@ -104,9 +103,6 @@ def check_config(config: Mapping[str, Any], optimizer: bool = True, task: Any = 
     check_seed(config.get("seed"))
     if config.get("threads") is not None:
         _integer(config["threads"], "threads", 1)
-    if optimizer:
-        check_optimizer(config["optimizer"])
-    check_schedule(config["optimizer"], config["profile"]["max_steps"])
     check_task(config, task)
 
 
@@ -116,55 +112,6 @@ def check_task(config: Mapping[str, Any], task: Any = None) -> None:
     from dfl_bench import tasks
 
     (task or tasks.task_of(config)).check(config)
-
-
-def check_schedule(optimizer: Mapping[str, Any], max_steps: int) -> None:
-    """A warmup (tasks/optim.py) shorter than the run it warms: one as long as the budget or
-    longer never reaches the rate it names (the run would train at a fraction of it)."""
-    warmup = optimizer.get("warmup") or 0
-    if isinstance(warmup, int) and not isinstance(warmup, bool) and warmup >= max_steps:
-        raise ValueError(
-            f"optimizer.warmup={warmup} steps is not shorter than the run's {max_steps} "
-            "(profile.max_steps): the rate would never reach optimizer.lr"
-        )
-
-
-def check_optimizer(optimizer: Mapping[str, Any]) -> None:
-    """Its name and parameters: numbers finite, lr > 0, every other number >= 0, betas in [0, 1),
-    then whatever the optimizer itself refuses, all before any data is loaded."""
-    import torch  # the trainer's: the results module and the planner need not import it
-
-    from dfl_bench.tasks import optim
-
-    cls, kwargs = optim.optimizer_kwargs(optimizer)
-    defaults = {p.name: p.default for p in inspect.signature(cls).parameters.values()}
-    for key, value in kwargs.items():
-        _typed(value, f"optimizer.{key}", defaults.get(key))
-        if key == "betas":
-            if not isinstance(value, Sequence) or len(value) != 2:
-                raise ValueError(f"optimizer.betas must be two numbers in [0, 1), got {value!r}")
-            for beta in value:
-                _number(beta, "optimizer.betas", 0.0, open_low=False)
-                if beta >= 1:
-                    raise ValueError(f"optimizer.betas must lie in [0, 1), got {list(value)}")
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            _number(value, f"optimizer.{key}", 0.0, open_low=key == "lr")
-    try:
-        cls([torch.zeros(1, requires_grad=True)], **kwargs)
-    except (ValueError, TypeError, RuntimeError) as err:
-        raise ValueError(f"optimizer {optimizer.get('name')!r}: {err}") from None
-
-
-def _typed(value: Any, name: str, default: Any) -> None:
-    """`value` of the type of the parameter's `default` (true/false for a flag, a number for a
-    number), else a ValueError naming that type."""
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false, got {value!r}")
-    elif isinstance(default, int | float) and (
-        isinstance(value, bool) or not isinstance(value, int | float)
-    ):
-        raise ValueError(f"{name} must be a number, got {value!r}")
 
 
 def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None) -> None:
@@ -192,17 +139,34 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
             check_name(override.value(), "experiment")
         if override.is_delete() or key in ("row", "experiment") or key.startswith("hydra"):
             continue
-        node: Any = raw
-        for part in key.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                break
-            node = node[part]
-            if isinstance(node, str) and "${rows[" in node:
-                raise ValueError(
-                    f"{override.input_line} is ignored: experiment {cfg.get('experiment_name')!r} "
-                    f"sets {key} from its row (row={cfg.get('row')}); pick another row or run "
-                    "without +experiment"
-                )
+        owned = row_owner(raw, key)
+        if owned is not None:
+            raise ValueError(row_refusal(override.input_line, raw, owned))
+
+
+def row_owner(raw: Any, key: str) -> str | None:
+    """The part of the dotted override `key` that an experiment takes from its row (a value
+    `${rows[${row}]...}` in the unresolved config `raw`: `tnorm` of `tnorm.p` under
+    `row=yager_p2`), None where no row sets it: the one rule of both the command line's
+    preflight and each job's check."""
+    node, parts = raw, []
+    for part in key.lstrip("+~").split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+        parts.append(part)
+        if isinstance(node, str) and "${rows[" in node:
+            return ".".join(parts)
+    return None
+
+
+def row_refusal(line: str, raw: Mapping[str, Any], owned: str) -> str:
+    """Why override `line` cannot apply: the row sets `owned` (`row_owner`)."""
+    return (
+        f"{line} is ignored: experiment {raw.get('experiment_name')!r} sets {owned} from its "
+        f"row (row={raw.get('row')}); pick another row, or run without +experiment and set "
+        f"{owned} yourself"
+    )
 
 
 def check_writable(folder: str | Path, name: str) -> None:

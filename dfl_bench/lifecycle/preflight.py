@@ -18,7 +18,7 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
 from omegaconf import OmegaConf
 
-from dfl_bench.lifecycle.guards import check_name
+from dfl_bench.lifecycle.guards import check_name, row_owner, row_refusal
 from dfl_bench.lifecycle.private_api import hydra_args_parser
 from dfl_bench.paths import CONFIG_DIR
 
@@ -115,8 +115,8 @@ def defect(argv: Sequence[str]) -> str | None:
 
 def row_owned(config_name: str, parsed: Sequence) -> str | None:
     """Why an override cannot apply: it sets a value the experiment takes from its row
-    (`tnorm.p=3` under `row=yager_p2`: `tnorm` is `${rows[${row}].tnorm}`), in the words
-    guards.check_overrides uses; None when there is none."""
+    (`tnorm.p=3` under `row=yager_p2`: `tnorm` is `${rows[${row}].tnorm}`; `guards.row_owner`,
+    the rule each job's check applies too); None when there is none."""
     chosen = [
         o.input_line
         for o in parsed
@@ -136,17 +136,13 @@ def row_owned(config_name: str, parsed: Sequence) -> str | None:
         top = override.key_or_group.lstrip("+~").split(".")[0]
         if top in ("experiment", "row") or override.is_sweep_override():
             continue
-        node = raw.get(top) if isinstance(raw, dict) else None
-        if isinstance(node, str) and "${rows[" in node:
+        owned = row_owner(raw, override.key_or_group)
+        if owned is not None:
             loader = GlobalHydra.instance().config_loader()
             group = override.key_or_group.lstrip("+~")
             if "." not in group and loader.repository.group_exists(group):
                 options = loader.get_group_options(group)
                 if override.value() not in options:  # no such option at all: say that first
                     return f"{group}={override.value()}: no such {group}; valid choices: {options}"
-            return (
-                f"{override.input_line} is ignored: experiment {raw.get('experiment_name')!r} "
-                f"sets {top} from its row (row={raw.get('row')}); pick another row, or run "
-                f"without +experiment and set {top} yourself"
-            )
+            return row_refusal(override.input_line, raw, owned)
     return None

@@ -136,9 +136,9 @@ def experiment_jobs(base: Sequence[str], n: int, operators: bool) -> list[list[A
                 config = resolve.resolved_config(
                     sweep.shared_job_config(base, job, composed, setting)
                 )
-                guards.check_config(config, optimizer=operators)
-                if operators:
-                    check_operators(config)
+                guards.check_config(config)
+                if operators:  # what each job builds before it loads data (torch: not otherwise)
+                    check_built(config)
             except (ValueError, HydraException, OmegaConfBaseException) as err:
                 errors.append(f"{' '.join(job)}: {err}")
                 continue
@@ -148,11 +148,14 @@ def experiment_jobs(base: Sequence[str], n: int, operators: bool) -> list[list[A
     return planned
 
 
-def check_operators(config: dict[str, Any]) -> None:
-    """Build the job's operators: an unknown name or a parameter out of range is a ValueError."""
+def check_built(config: dict[str, Any]) -> None:
+    """Build the job's operators and its optimizer (`tasks.optim.spec`) as its own check does: an
+    unknown name or a value out of range is a ValueError."""
     from dfl_bench.operators import KINDS, OperatorSet
+    from dfl_bench.tasks.optim import spec
 
     OperatorSet.from_config({kind: config[kind] for kind in KINDS})
+    spec(config["optimizer"], config["profile"]["max_steps"])
 
 
 def unusable(jobs: Sequence[Job], records_dir: str | Path) -> list[str]:

@@ -29,7 +29,7 @@ import torch
 from torch import Tensor, nn
 
 from dfl_bench.checks import fraction, integer_in, number
-from dfl_bench.tasks.optim import optimizer_kwargs
+from dfl_bench.tasks.optim import OptimizerSpec, spec
 
 TRAINING_STREAM = 1  # run_seed stream of the dropout masks and a task's own random draws
 # What the lifecycle reads of a task's data module (module doc); a module without one is refused
@@ -90,16 +90,13 @@ class TaskRun(nn.Module):
         max_steps: int | None,
     ) -> None:
         super().__init__()
-        if log_every < 1 or eval_every < 0:
-            raise ValueError(f"need log_every >= 1, eval_every >= 0; got {log_every}, {eval_every}")
         self.seed, self.log_every, self.eval_every, self.max_steps = (
             seed,
             log_every,
             eval_every,
             max_steps,
         )
-        self.optimizer_cfg = dict(optimizer or {"name": "adam"})
-        optimizer_kwargs(self.optimizer_cfg)
+        self.optimizer: OptimizerSpec = spec(optimizer or {"name": "adam"}, max_steps)
         self.evaluated_step = -1  # the step of the last test evaluation
         self._generator: torch.Generator | None = None
         self._generator_state: Tensor | None = None  # from a checkpoint, set on first use

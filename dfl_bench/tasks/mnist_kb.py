@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dfl_bench.checks import integer_in, number
+from dfl_bench.checks import integer_in
 from dfl_bench.logic import from_target
 from dfl_bench.operators import OperatorSet
 from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS
@@ -32,13 +32,12 @@ class MnistKB(Task):
     MEASURES = (("cons", CONS_RATIO), (CU_CONS, CU_CONS), (CU_ANT, CU_ANT))
 
     def check(self, config: Mapping[str, Any]) -> None:
-        """The knowledge base (one of a user's own folder imported by its `_target_`), the data,
-        the DFL weight and the NTN heads' settings."""
+        """The knowledge base (one of a user's own folder imported by its `_target_`), the data
+        and the NTN heads' settings (the DFL weight: where its run is built, `DFLRun`)."""
         registered(config["kb"])
         super().check(config)
         check_data(config["data"])
         check_augment(config.get("augment") or {})
-        number(config["kb"].get("w_dfl"), "kb.w_dfl", 0.0, open_low=False)
         integer_in(config["model"].get("ntn_k"), "model.ntn_k", 1)
         if not isinstance(config["model"].get("ntn_bias"), bool):
             raise ValueError(

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import torch
 import yaml
 
+from dfl_bench.checks import number
 from dfl_bench.paths import CONFIG_DIR
 
 OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
@@ -45,58 +47,114 @@ SCHEDULE = "cosine_final"  # the last step's learning rate as a fraction of lr (
 WARMUP = "warmup"  # steps over which the learning rate rises linearly to the schedule's
 
 
-def optimizer_kwargs(cfg: Mapping[str, Any]) -> tuple[type[torch.optim.Optimizer], dict]:
-    """Validate `{"name": ..., **params}` and return the optimizer class and its arguments."""
+@dataclass(frozen=True)
+class OptimizerSpec:
+    """The optimizer a run trains with, checked once (`spec`): its class, its arguments (the
+    group's settings under the config's) and its schedule."""
+
+    name: str
+    cls: type[torch.optim.Optimizer]
+    kwargs: Mapping[str, Any]
+    cosine_final: float | None = None
+    warmup: int = 0
+
+    def settings(self) -> dict[str, Any]:
+        """The settings it trains with, as a config gives them (name, arguments, schedule)."""
+        schedule = {SCHEDULE: self.cosine_final, WARMUP: self.warmup or None}
+        return {
+            "name": self.name,
+            **self.kwargs,
+            **{k: v for k, v in schedule.items() if v is not None},
+        }
+
+    def build(self, parameters: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
+        """The optimizer on `parameters`."""
+        return self.cls(parameters, **self.kwargs)
+
+    def configure(
+        self, parameters: Iterable[torch.nn.Parameter], max_steps: int
+    ) -> torch.optim.Optimizer | dict[str, Any]:
+        """What a LightningModule's `configure_optimizers` returns: the optimizer, with its
+        per-step schedule when it has `cosine_final` or `warmup` (the factor of step k, from 0)."""
+        optimizer = self.build(parameters)
+        final, warmup = self.cosine_final, self.warmup
+        if final is None and not warmup:
+            return optimizer
+
+        def factor(step: int) -> float:
+            rise = min(1.0, (step + 1) / warmup) if warmup else 1.0
+            if final is None:
+                return rise
+            cosine = 0.5 * (1.0 + math.cos(math.pi * min(step, max_steps) / max_steps))
+            return rise * (final + (1.0 - final) * cosine)
+
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+
+
+def spec(cfg: Mapping[str, Any], max_steps: int | None = None) -> OptimizerSpec:
+    """`{"name": ..., **params}` checked, the one place it is: its name, its schedule (a warmup
+    shorter than `max_steps`, where known), its parameters (declared by the optimizer, of their
+    defaults' types, numbers finite, lr > 0, others >= 0, betas in [0, 1)), merged once over the
+    group's yaml, then whatever the optimizer itself refuses; one ValueError line naming the key."""
     name = cfg.get("name")
     if name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {name!r}; valid choices: {sorted(OPTIMIZERS)}")
-    final = cfg.get(SCHEDULE)
+    final, warmup = cfg.get(SCHEDULE), cfg.get(WARMUP)
     if final is not None and (
         isinstance(final, bool) or not (isinstance(final, int | float) and 0.0 < final <= 1.0)
     ):
         raise ValueError(f"optimizer.{SCHEDULE} must be a fraction in (0, 1], got {final!r}")
-    warmup = cfg.get(WARMUP)
-    if warmup is not None and not (isinstance(warmup, int) and not isinstance(warmup, bool)
-                                   and warmup >= 0):  # fmt: skip
-        raise ValueError(f"optimizer.{WARMUP} must be a whole number of steps >= 0, got {warmup!r}")
+    if warmup is not None:
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+            raise ValueError(
+                f"optimizer.{WARMUP} must be a whole number of steps >= 0, got {warmup!r}"
+            )
+        if max_steps is not None and warmup >= max_steps:
+            raise ValueError(
+                f"optimizer.warmup={warmup} steps is not shorter than the run's {max_steps} "
+                "(profile.max_steps): the rate would never reach optimizer.lr"
+            )
     cls = OPTIMIZERS[name]
     params = {k: v for k, v in cfg.items() if k not in ("name", SCHEDULE, WARMUP)}
-    valid = [p for p in inspect.signature(cls).parameters if p != "params"]
-    unknown = sorted(set(params) - set(valid))
+    defaults = {
+        p.name: p.default for p in inspect.signature(cls).parameters.values() if p.name != "params"
+    }
+    unknown = sorted(set(params) - set(defaults))
     if unknown:
-        raise ValueError(f"optimizer {name!r} has no parameters {unknown}; valid choices: {valid}")
-    return cls, {**group_defaults(name), **params}
-
-
-def build_optimizer(
-    parameters: Iterable[torch.nn.Parameter], cfg: Mapping[str, Any]
-) -> torch.optim.Optimizer:
-    """The optimizer `cfg` names, on `parameters`."""
-    cls, kwargs = optimizer_kwargs(cfg)
-    return cls(parameters, **kwargs)
-
-
-def configure(
-    parameters: Iterable[torch.nn.Parameter], cfg: Mapping[str, Any], max_steps: int
-) -> torch.optim.Optimizer | dict[str, Any]:
-    """What a LightningModule's `configure_optimizers` returns: the optimizer, with its
-    per-step schedule when `cfg` has `cosine_final` or `warmup` (the factor of step k, from 0)."""
-    optimizer = build_optimizer(parameters, cfg)
-    final, warmup = cfg.get(SCHEDULE), cfg.get(WARMUP) or 0
-    if final is None and not warmup:
-        return optimizer
-
-    def factor(step: int) -> float:
-        rise = min(1.0, (step + 1) / warmup) if warmup else 1.0
-        if final is None:
-            return rise
-        return rise * (
-            final
-            + (1.0 - final) * 0.5 * (1.0 + math.cos(math.pi * min(step, max_steps) / max_steps))
+        raise ValueError(
+            f"optimizer {name!r} has no parameters {unknown}; valid choices: {list(defaults)}"
         )
+    kwargs = {**group_defaults(name), **params}
+    for key, value in kwargs.items():
+        _checked_value(value, key, defaults.get(key))
+    try:
+        cls([torch.zeros(1, requires_grad=True)], **kwargs)
+    except (ValueError, TypeError, RuntimeError) as err:
+        raise ValueError(f"optimizer {name!r}: {err}") from None
+    return OptimizerSpec(name, cls, kwargs, None if final is None else float(final), warmup or 0)
 
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-    return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+
+def _checked_value(value: Any, key: str, default: Any) -> None:
+    """One optimizer argument: of its default's type (true/false for a flag, a number for a
+    number), a finite number > 0 for lr and >= 0 otherwise, betas two numbers in [0, 1)."""
+    name = f"optimizer.{key}"
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, got {value!r}")
+    elif isinstance(default, int | float) and (
+        isinstance(value, bool) or not isinstance(value, int | float)
+    ):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if key == "betas":
+        if not isinstance(value, Sequence) or isinstance(value, str) or len(value) != 2:
+            raise ValueError(f"{name} must be two numbers in [0, 1), got {value!r}")
+        for beta in value:
+            number(beta, name, 0.0, open_low=False)
+            if beta >= 1:
+                raise ValueError(f"{name} must lie in [0, 1), got {list(value)}")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        number(value, name, 0.0, open_low=key == "lr")
 
 
 def gradient_reached(

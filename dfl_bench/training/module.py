@@ -42,9 +42,8 @@ from lightning.pytorch.loggers import Logger
 from torch import Tensor, nn
 
 from dfl_bench.tasks.contract import TaskRun, nonfinite_reason, run_batch
-from dfl_bench.tasks.optim import configure
 
-SHARED = ("TERMS", "optimizer_cfg", "log_every", "eval_every", "max_steps")
+SHARED = ("TERMS", "optimizer", "log_every", "eval_every", "max_steps")
 Batch = Mapping[str, Any]
 Outputs = Any  # a grouped network's outputs for every run (what its task's runs read)
 
@@ -140,7 +139,7 @@ class RunsModule(L.LightningModule):
     def configure_optimizers(self) -> torch.optim.Optimizer | dict[str, Any]:
         """The runs' optimizer (ADAM or SGD, Section 9.3) over all their parameters, with the
         schedule if any (one for all: they share the budget)."""
-        return configure(self.parameters(), self.members[0].optimizer_cfg, self.max_steps or 1)
+        return self.members[0].optimizer.configure(self.parameters(), self.max_steps or 1)
 
     def on_fit_start(self) -> None:
         """Take the Trainer's budget if the runs have none; move the runs (their generators,

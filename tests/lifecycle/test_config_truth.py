@@ -25,7 +25,7 @@ def resolved(*overrides: str) -> dict:
 
 def trained_with(config: dict) -> dict:
     """The optimizer settings the run `config` builds trains with."""
-    return task_of(config).build(config, OperatorSet.from_config(config)).optimizer_cfg
+    return task_of(config).build(config, OperatorSet.from_config(config)).optimizer.settings()
 
 
 def test_a_command_line_rate_wins_over_the_budgets_and_is_what_the_run_trains_with():
@@ -58,4 +58,6 @@ def test_a_budget_without_optimizer_settings_keeps_the_groups():
 )
 def test_an_undeclared_key_or_a_mistyped_value_is_one_line(overrides, message):
     with pytest.raises(ValueError, match=message):
-        check_config(resolved(*overrides))
+        config = resolved(*overrides)
+        check_config(config)
+        trained_with(config)

@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from dfl_bench.checks import tail_steps
+from dfl_bench.checks import number, tail_steps
 from dfl_bench.logic import build_kb
 from dfl_bench.logic.kb import KBResult, KnowledgeBase
 from dfl_bench.logic.metrics import MAGNITUDES, ratios
@@ -123,8 +123,7 @@ class DFLRun(TaskRun):
     ) -> None:
         super().__init__(seed, optimizer, log_every, eval_every, max_steps)
         binary = predicates(kb)
-        if w_dfl < 0:
-            raise ValueError(f"w_dfl must be >= 0, got {w_dfl}")
+        number(w_dfl, "kb.w_dfl", 0.0, open_low=False)
         self.kb_name, self.predicates = kb, binary
         self.w_dfl = float(w_dfl) if self.predicates else 0.0
         self.kb: KnowledgeBase | None = None

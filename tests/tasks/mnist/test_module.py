@@ -17,7 +17,7 @@ from dfl_bench.logic import KBResult
 from dfl_bench.tasks.contract import nonfinite_reason
 from dfl_bench.tasks.mnist.dfl_run import DFLRun, undersampled_bce
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
-from dfl_bench.tasks.optim import build_optimizer
+from dfl_bench.tasks.optim import spec
 from dfl_bench.training import RunsModule
 
 OPS = {
@@ -249,13 +249,13 @@ def test_checkpoint_keeps_the_summary_state():
 
 def test_optimizers_and_validation():
     params = [torch.nn.Parameter(torch.zeros(2))]
-    sgd = build_optimizer(params, {"name": "sgd"})
+    sgd = spec({"name": "sgd"}).build(params)
     assert sgd.defaults["lr"] == 0.01 and sgd.defaults["momentum"] == 0.5
-    adam = build_optimizer(params, {"name": "adam"}).defaults
+    adam = spec({"name": "adam"}).build(params).defaults
     assert adam["lr"] == 1e-3 and adam["fused"] is True  # conf/optimizer/adam.yaml, their home
-    assert build_optimizer(params, {"name": "adam", "fused": False}).defaults["fused"] is False
+    assert spec({"name": "adam", "fused": False}).build(params).defaults["fused"] is False
     with pytest.raises(ValueError, match=r"valid choices: \['adam', 'sgd'\]"):
-        build_optimizer(params, {"name": "rmsprop"})
+        spec({"name": "rmsprop"}).build(params)
     with pytest.raises(ValueError, match="has no parameters"):
         DFLRun("same", OPS, optimizer={"name": "sgd", "nesterov_boost": 1})
     with pytest.raises(ValueError, match="valid choices"):
@@ -266,11 +266,9 @@ def test_optimizers_and_validation():
 
 
 def test_the_cosine_schedule():
-    from dfl_bench.tasks.optim import configure
-
     params = [torch.nn.Parameter(torch.zeros(2))]
-    assert isinstance(configure(params, {"name": "sgd"}, 10), torch.optim.SGD)
-    configured = configure(params, {"name": "adam", "lr": 2e-3, "cosine_final": 0.1}, 10)
+    assert isinstance(spec({"name": "sgd"}).configure(params, 10), torch.optim.SGD)
+    configured = spec({"name": "adam", "lr": 2e-3, "cosine_final": 0.1}).configure(params, 10)
     optimizer, schedule = configured["optimizer"], configured["lr_scheduler"]["scheduler"]
     lrs = []
     for _ in range(12):  # past the budget it stays at the last step's rate
@@ -281,14 +279,12 @@ def test_the_cosine_schedule():
     assert lrs[10] == lrs[11] == pytest.approx(2e-4)
     assert all(a >= b for a, b in zip(lrs, lrs[1:], strict=False))
     with pytest.raises(ValueError, match=r"cosine_final must be a fraction in \(0, 1\]"):
-        configure(params, {"name": "adam", "cosine_final": 0.0}, 10)
+        spec({"name": "adam", "cosine_final": 0.0}).configure(params, 10)
 
 
 def test_the_warmup_rises_linearly_to_the_schedule_then_follows_it():
-    from dfl_bench.tasks.optim import configure
-
     params = [torch.nn.Parameter(torch.zeros(2))]
-    configured = configure(params, {"name": "adam", "lr": 2e-3, "warmup": 4}, 10)
+    configured = spec({"name": "adam", "lr": 2e-3, "warmup": 4}).configure(params, 10)
     optimizer, schedule = configured["optimizer"], configured["lr_scheduler"]["scheduler"]
     lrs = []
     for _ in range(6):
@@ -296,27 +292,28 @@ def test_the_warmup_rises_linearly_to_the_schedule_then_follows_it():
         optimizer.step()
         schedule.step()
     assert lrs == pytest.approx([5e-4, 1e-3, 1.5e-3, 2e-3, 2e-3, 2e-3])
-    both = configure(params, {"name": "adam", "lr": 2e-3, "cosine_final": 0.1, "warmup": 2}, 10)
+    both = spec({"name": "adam", "lr": 2e-3, "cosine_final": 0.1, "warmup": 2})
+    both = both.configure(params, 10)
     factor = both["lr_scheduler"]["scheduler"].lr_lambdas[0]
-    cosine = configure(params, {"name": "adam", "lr": 2e-3, "cosine_final": 0.1}, 10)
+    cosine = spec({"name": "adam", "lr": 2e-3, "cosine_final": 0.1}).configure(params, 10)
     plain = cosine["lr_scheduler"]["scheduler"].lr_lambdas[0]
     assert factor(0) == pytest.approx(plain(0) / 2) and factor(5) == pytest.approx(plain(5))
-    assert isinstance(configure(params, {"name": "adam", "warmup": 0}, 10), torch.optim.Adam)
+    assert isinstance(spec({"name": "adam", "warmup": 0}).configure(params, 10), torch.optim.Adam)
     for bad in (-1, 2.5, True):
         with pytest.raises(ValueError, match="warmup must be a whole number of steps"):
-            configure(params, {"name": "adam", "warmup": bad}, 10)
+            spec({"name": "adam", "warmup": bad}).configure(params, 10)
     for bad in (True, False, "0.1", 0.0, 1.5):  # a boolean is no fraction (True was 1.0)
         with pytest.raises(ValueError, match="cosine_final must be a fraction"):
-            configure(params, {"name": "adam", "cosine_final": bad}, 10)
+            spec({"name": "adam", "cosine_final": bad}).configure(params, 10)
 
 
 def test_a_warmup_as_long_as_the_run_is_refused_before_it_trains():
-    from dfl_bench.lifecycle.guards import check_schedule
-
-    check_schedule({"warmup": 29}, 30)
+    assert spec({"name": "adam", "warmup": 29}, 30).warmup == 29
     for warmup in (30, 1000):
         with pytest.raises(ValueError, match=r"optimizer.warmup=\d+ steps is not shorter"):
-            check_schedule({"warmup": warmup}, 30)
+            spec({"name": "adam", "warmup": warmup}, 30)
+        with pytest.raises(ValueError, match=r"optimizer.warmup=\d+ steps is not shorter"):
+            DFLRun("same", OPS, optimizer={"name": "adam", "warmup": warmup}, max_steps=30)
 
 
 @pytest.mark.parametrize(("kb", "w_dfl", "images"), [("same", 1.0, 64), ("same", 0.0, 32)])
@@ -384,7 +381,7 @@ def test_gradient_reached_says_whether_adam_ever_saw_a_nonzero_gradient():
     from dfl_bench.tasks.optim import gradient_reached
 
     w = torch.nn.Parameter(torch.ones(3))
-    adam = build_optimizer([w], {"name": "adam"})
+    adam = spec({"name": "adam"}).build([w])
     assert gradient_reached(adam) is False  # no step yet
     (0.0 * w.relu().sum() - torch.relu(-w).sum()).backward()  # a graph, every derivative 0
     adam.step()
@@ -393,7 +390,7 @@ def test_gradient_reached_says_whether_adam_ever_saw_a_nonzero_gradient():
     w.grad = torch.tensor([0.0, 1e-30, 0.0])
     adam.step()
     assert gradient_reached(adam) is True
-    assert gradient_reached(build_optimizer([w], {"name": "sgd"})) is None
+    assert gradient_reached(spec({"name": "sgd"}).build([w])) is None
 
 
 def test_a_fit_follows_its_schedule_step_by_step():
