@@ -16,7 +16,7 @@ from dfl_bench import markdown
 from dfl_bench.operators import OperatorSet
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.tasks import mnist_addition as addition
-from dfl_bench.tasks.mnist.model import MnistNet
+from dfl_bench.tasks.mnist.nets import MnistNet
 
 OUT = REPO_DIR / "results" / "bench" / "addition_digits.md"
 PAIR = {  # the headline pair: the exact probability

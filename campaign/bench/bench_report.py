@@ -260,7 +260,7 @@ def _iteration_md(section: dict[str, Any]) -> list[str]:
         "operators of `conf/config.yaml`. Variants: `dfl` = a non-logging step (no metrics); "
         "`dfl_logging` = a logging step (Section 9.1 metrics computed); `materialized` = the same "
         "step with each NTN head replaced by the materialized-pairs formulation (b*b concatenated "
-        "embeddings through a per-pair bilinear layer, `dfl_bench.tasks.mnist.model."
+        "embeddings through a per-pair bilinear layer, `dfl_bench.tasks.mnist.ntn."
         "MaterializedNTN`, same weights); `supervised` = kb=ce_only (the CNN on the 64 labeled "
         "images, CE only).",
         "",

@@ -25,7 +25,8 @@ from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.tasks.contract import stacked
 from dfl_bench.tasks.mnist.dfl_run import DFLRun, interpretation, pair_truth, undersampled_bce
 from dfl_bench.tasks.mnist.mnist_data import MnistDataModule
-from dfl_bench.tasks.mnist.model import MaterializedNTN, MnistNet
+from dfl_bench.tasks.mnist.nets import MnistNet
+from dfl_bench.tasks.mnist.ntn import MaterializedNTN
 from dfl_bench.training import RunsModule
 
 Batch = dict[str, tuple[Tensor, Tensor]]

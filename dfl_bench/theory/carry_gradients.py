@@ -27,7 +27,7 @@ from dfl_bench.operators import OperatorSet
 from dfl_bench.operators.numerics import EPS
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.tasks import mnist_addition as addition
-from dfl_bench.tasks.mnist.model import MnistNet
+from dfl_bench.tasks.mnist.nets import MnistNet
 
 EXPERIMENT = REPO_DIR / "conf" / "experiment" / "mnist_addition_digits.yaml"
 OUT = REPO_DIR / "results" / "theory" / "carry_gradients.md"

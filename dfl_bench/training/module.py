@@ -112,9 +112,9 @@ class RunsModule(L.LightningModule):
         self.poison_at = list(poison_at) or [None] * len(members)
         self.grouped, self.cuda_graph = grouped, cuda_graph and grouped
         if grouped:  # the members' nets: evaluation copies
-            self.net = type(first).grouped_net(self.members, compile_dfl)
+            self.grouped_net = type(first).grouped_net(self.members, compile_dfl)
         else:
-            self.nets = nn.ModuleList([m.net for m in members])  # trained in place
+            self.run_nets = nn.ModuleList([m.net for m in members])  # trained in place
         self.loss_keys = loss_keys(first.TERMS)
         self.log_every, self.eval_every = first.log_every, first.eval_every
         self.max_steps = first.max_steps
@@ -165,7 +165,7 @@ class RunsModule(L.LightningModule):
         for r, step in enumerate(self.poison_at):
             if step is not None and step == self.global_step:
                 if self.grouped:
-                    self.net.poison(r)
+                    self.grouped_net.poison(r)
                 else:
                     self.members[r].poison()
 
@@ -251,7 +251,7 @@ class RunsModule(L.LightningModule):
 
     def grouped_outputs(self, batch: Batch) -> Outputs:
         """The grouped network's outputs for every run (the task's `grouped_outputs`)."""
-        return type(self.members[0]).grouped_outputs(self.net, self.members, batch)
+        return type(self.members[0]).grouped_outputs(self.grouped_net, self.members, batch)
 
     def _grouped_losses(
         self, batch: Batch, kept: Sequence[int], logging: bool, outputs: Outputs | None = None
@@ -304,7 +304,7 @@ class RunsModule(L.LightningModule):
         dead = [r for r, why in enumerate(self.failures) if why is not None]
         if not dead or not self.grouped:  # own networks: a retired run has no gradients
             return
-        for param in self.net.parameters():
+        for param in self.grouped_net.parameters():
             if param.grad is not None:
                 param.grad[dead] = 0.0
 
@@ -335,7 +335,7 @@ class RunsModule(L.LightningModule):
         for r in self.alive:
             member = self.members[r]
             if self.grouped:
-                self.net.copy_to(r, member.net)
+                self.grouped_net.copy_to(r, member.net)
             results = member.evaluate(batches)
             if r == self.alive[0]:
                 self.shown["test_acc"] = results.get("accuracy", results.get("sum_accuracy"))

@@ -184,7 +184,7 @@ def test_bare_cnn_and_step_parts_train_what_they_name():
         before = [w.detach().clone() for w in module.parameters()]
         for fn in fns.values():
             fn()
-        assert all(w.grad is not None for w in module.net.net.parameters())
+        assert all(w.grad is not None for w in module.net.digits.parameters())
         moved = [not torch.equal(a, w) for a, w in zip(before, module.parameters(), strict=True)]
         assert all(moved)  # the optimizer part updates every weight (the grads are accumulated)
 

@@ -25,7 +25,7 @@ from wandb_offline import summary as wandb_summary
 from dfl_bench.lifecycle import job as lifecycle
 from dfl_bench.lifecycle import loggers, records, stack_sweep, train
 from dfl_bench.lifecycle.trainer import build_trainer
-from dfl_bench.tasks.mnist import dfl_run, mnist_data, model
+from dfl_bench.tasks.mnist import dfl_run, mnist_data, nets, ntn
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
 from dfl_bench.tasks.mnist.stack_net import StackNet
 from dfl_bench.training import RunsModule
@@ -87,7 +87,7 @@ class Recorder(Logger):
 def draws(monkeypatch):
     """Every batch and dropout mask drawn, keyed by the seed of the generator that drew it."""
     seen = defaultdict(list)
-    indices, masks = mnist_data.TrainStream.indices, model.dropout_masks
+    indices, masks = mnist_data.TrainStream.indices, nets.dropout_masks
 
     def batches(self):
         for li, ui in indices(self):
@@ -101,7 +101,7 @@ def draws(monkeypatch):
 
     monkeypatch.setattr(mnist_data.TrainStream, "indices", batches)
     monkeypatch.setattr(dfl_run, "dropout_masks", drawn)  # a stack's grouped layout draws here
-    monkeypatch.setattr(model, "dropout_masks", drawn)  # a run's own network draws here
+    monkeypatch.setattr(nets, "dropout_masks", drawn)  # a run's own network draws here
     return seen
 
 
@@ -151,7 +151,11 @@ def assert_same_run(
         assert set(got) == set(want)
         for key, value in want.items():
             assert_close_or_none(got[key], value, close, key)
-    weights = stack.net.copy_to(r, model.DFLNet(run.predicates)) if stack.grouped else stack.nets[r]
+    weights = (
+        stack.grouped_net.copy_to(r, ntn.DFLNet(run.predicates))
+        if stack.grouped
+        else stack.run_nets[r]
+    )
     for (name, got), want in zip(weights.named_parameters(), run.net.parameters(), strict=True):
         torch.testing.assert_close(got, want, rtol=close["rel"], atol=close["abs"], msg=name)
     summary, want = stack.summary(r), single.summary(0)
@@ -210,7 +214,7 @@ def test_a_runs_order_and_mates_in_a_stack_do_not_change_it(tmp_path):
     for r in range(3):
         assert reordered.summary(2 - r) == first.summary(r)
         for got, want in zip(
-            reordered.nets[2 - r].parameters(), first.nets[r].parameters(), strict=True
+            reordered.run_nets[2 - r].parameters(), first.run_nets[r].parameters(), strict=True
         ):
             assert torch.equal(got, want)
 
@@ -218,14 +222,14 @@ def test_a_runs_order_and_mates_in_a_stack_do_not_change_it(tmp_path):
 def test_the_gpu_layout_computes_what_each_run_computes():
     """Grouped convolutions and vmapped heads compute each DFLNet's forward and pair logits."""
     torch.manual_seed(0)
-    nets = [model.DFLNet(("same",)) for _ in range(3)]
-    stack = StackNet(nets)
+    runs = [ntn.DFLNet(("same",)) for _ in range(3)]
+    stack = StackNet(runs)
     x = torch.randn(3, 8, 1, 28, 28)
-    masks = model.dropout_masks(24)
+    masks = nets.dropout_masks(24)
     masks = (masks[0].view(3, 8, -1, 1, 1), masks[1].view(3, 8, -1))
     logits, emb = stack(x, masks)
-    for r, net in enumerate(nets):
-        want_logits, want_emb = net.net(x[r], masks=(masks[0][r], masks[1][r]))
+    for r, net in enumerate(runs):
+        want_logits, want_emb = net.digits(x[r], masks=(masks[0][r], masks[1][r]))
         torch.testing.assert_close(logits[r], want_logits)
         torch.testing.assert_close(emb[r], want_emb)
         torch.testing.assert_close(
@@ -280,11 +284,11 @@ def test_poisoning_one_run_of_four_fails_it_alone_and_leaves_the_others_bit_iden
         assert {k: got[k] for k in METRICS} == {k: want[k] for k in METRICS}, r
         nets = (
             (
-                bad.net.copy_to(r, model.DFLNet(("same",))),
-                clean.net.copy_to(r, model.DFLNet(("same",))),
+                bad.grouped_net.copy_to(r, ntn.DFLNet(("same",))),
+                clean.grouped_net.copy_to(r, ntn.DFLNet(("same",))),
             )
             if bad.grouped
-            else (bad.nets[r], clean.nets[r])
+            else (bad.run_nets[r], clean.run_nets[r])
         )
         for (name, a), b in zip(nets[0].named_parameters(), nets[1].parameters(), strict=True):
             assert torch.equal(a, b), (r, name)

@@ -21,7 +21,7 @@ from dfl_bench.lifecycle.resolve import resolved_config
 from dfl_bench.operators import OperatorSet
 from dfl_bench.tasks import task_of
 from dfl_bench.tasks.mnist import augment, nets
-from dfl_bench.tasks.mnist.model import MnistNet
+from dfl_bench.tasks.mnist.nets import MnistNet
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -57,11 +57,11 @@ def test_every_shipped_network_builds_from_its_yaml_and_draws_dropout_from_the_r
 
 def test_the_papers_network_keeps_every_records_hash():
     default = resolved()
-    assert default["net"] == {"_target_": "dfl_bench.tasks.mnist.model.MnistNet", "name": "paper"}
+    assert default["net"] == {"_target_": "dfl_bench.tasks.mnist.nets.MnistNet", "name": "paper"}
     without = {k: v for k, v in default.items() if k not in ("net", "augment")}  # a record
     assert records.config_hash(migrate_config(without)) == records.config_hash(default)  # before
     assert records.config_hash(resolved("net=lenet")) != records.config_hash(default)
-    assert type(task_of(default).build(default, OperatorSet.from_config(default)).net.net) is (
+    assert type(task_of(default).build(default, OperatorSet.from_config(default)).net.digits) is (
         MnistNet
     )
 
@@ -83,7 +83,7 @@ def test_a_network_without_an_embedding_is_refused_for_the_ntn_heads_before_trai
         task_of(config).build(config, OperatorSet.from_config(config))
     alone = resolved("~net", plain, "+net.name=plain", "kb=ce_only")
     run = task_of(alone).build(alone, OperatorSet.from_config(alone))  # no heads: it trains
-    assert isinstance(run.net.net, nets.DigitNet)
+    assert isinstance(run.net.digits, nets.DigitNet)
 
 
 def test_a_target_that_is_no_network_is_one_line():

@@ -56,7 +56,8 @@ from dfl_bench.tasks.mnist.interpretation import (
     pair_truth,
     predicates,
 )
-from dfl_bench.tasks.mnist.model import DFLNet, MnistNet, dropout_masks
+from dfl_bench.tasks.mnist.nets import MnistNet, dropout_masks
+from dfl_bench.tasks.mnist.ntn import DFLNet
 from dfl_bench.tasks.mnist.stack_net import StackNet
 
 PAIR_BLOCK = 64
@@ -140,7 +141,7 @@ class DFLRun(TaskRun):
         self.net = DFLNet(self.predicates, ntn_k, ntn_bias, net)
         self.augment = dict(augment or {})
         # the grouped layout (a GPU stack's StackNet) is the paper network's, unaugmented
-        self.GROUPED = type(self.net.net) is MnistNet and not is_on(self.augment)
+        self.GROUPED = type(self.net.digits) is MnistNet and not is_on(self.augment)
         self.metrics_tail = metrics_tail
         self._tail = torch.zeros(len(MAGNITUDES), dtype=torch.float64)
         self._tail_logs = 0

@@ -1,7 +1,7 @@
 """Digit networks, the `net` config group: a network is one class (a `DigitNet`) and one yaml
 (conf/net/<name>.yaml, or a `net/` folder on Hydra's search path) whose `_target_` names the
 class and whose other keys are its constructor's arguments. Both MNIST tasks train the one their
-config names: `paper` (the DFL paper's, model.MnistNet: the default), `lenet` (the LeNet that
+config names: `paper` (the DFL paper's, `MnistNet`: the default), `lenet` (the LeNet that
 DeepProbLog and the field's MNIST-addition systems train), `bn_wide` (wider filters with
 batch norm and dropout) and `bn_deep` (a third convolution, 3x3 pairs after the first pool).
 
@@ -25,7 +25,21 @@ from torch import Tensor, nn
 from dfl_bench.checks import fraction, imported, integer_in
 from dfl_bench.paths import CONFIG_DIR
 
-PAPER = {"_target_": "dfl_bench.tasks.mnist.model.MnistNet", "name": "paper"}  # conf/net/paper
+PAPER = {"_target_": "dfl_bench.tasks.mnist.nets.MnistNet", "name": "paper"}  # conf/net/paper
+EMBED_DIM = 50
+DROPOUT = 0.5  # both dropout layers (the paper's code: Dropout2d after conv2, dropout after FC-50)
+CONV2_MAPS = 20
+
+
+def dropout_masks(
+    n: int, device: torch.device | str = "cpu", generator: torch.Generator | None = None
+) -> tuple[Tensor, Tensor]:
+    """The dropout masks of n images, scaled by 1/(1-p): per conv2 feature map (n, 20, 1, 1) and
+    per FC-50 unit (n, 50), drawn in that order from `generator` (torch's global RNG if None)."""
+    keep = 1.0 - DROPOUT
+    maps = torch.empty(n, CONV2_MAPS, 1, 1, device=device).bernoulli_(keep, generator=generator)
+    units = torch.empty(n, EMBED_DIM, device=device).bernoulli_(keep, generator=generator)
+    return maps.div_(keep), units.div_(keep)
 
 
 class DigitNet(nn.Module):
@@ -107,6 +121,43 @@ def bn_head(
     embedding = F.relu(norm(net.fc1(maps.flatten(1))))
     hidden = dropout(embedding, net.p_fc, generator) if net.training else embedding
     return net.fc2(hidden), embedding
+
+
+class MnistNet(DigitNet):
+    """2 conv layers (10, 20 filters) with max pooling, FC 320 -> 50 -> 10 (Section 9.3): the
+    `paper` network (conf/net/paper.yaml).
+
+    `forward` returns the 10 class logits and the 50-d embedding (the FC-50 activation before
+    dropout), as in the paper's public code. In training mode dropout multiplies by masks drawn
+    from `generator` (`dropout_masks`; torch's global RNG when None); in eval mode there is none.
+    """
+
+    EMBEDDING = EMBED_DIM
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
+        self.conv2 = nn.Conv2d(10, CONV2_MAPS, kernel_size=5)
+        self.fc1 = nn.Linear(320, EMBED_DIM)
+        self.fc2 = nn.Linear(EMBED_DIM, 10)
+        self.to(memory_format=torch.channels_last)  # faster small convolutions on CPU
+
+    def forward(
+        self,
+        x: Tensor,
+        generator: torch.Generator | None = None,
+        masks: tuple[Tensor, Tensor] | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """(n, 1, 28, 28) images -> (n, 10) logits, (n, 50) embeddings; in training mode with
+        the given dropout `masks` (a StackNet's, to compare), else masks drawn from `generator`."""
+        if self.training and masks is None:
+            masks = dropout_masks(len(x), x.device, generator)
+        x = x.contiguous(memory_format=torch.channels_last)
+        h = self.conv2(F.relu(F.max_pool2d(self.conv1(x), 2)))
+        h = F.relu(F.max_pool2d(h * masks[0] if self.training else h, 2))
+        embedding = F.relu(self.fc1(h.flatten(1)))
+        logits = self.fc2(embedding * masks[1] if self.training else embedding)
+        return logits, embedding
 
 
 class LeNet(DigitNet):

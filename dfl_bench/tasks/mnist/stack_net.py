@@ -18,7 +18,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from dfl_bench.tasks.mnist.model import CONV2_MAPS, DFLNet
+from dfl_bench.tasks.mnist.nets import CONV2_MAPS
+from dfl_bench.tasks.mnist.ntn import DFLNet
 
 
 def _key(name: str) -> str:
@@ -63,9 +64,9 @@ class StackNet(nn.Module):
             raise ValueError("StackNet draws no dropout masks: pass each run's masks")
         p = self.param
         h = _grouped_features(x, masks[0] if self.training else None, p)  # (R, n, 320)
-        embedding = F.relu(_linear(h, p("net.fc1.weight"), p("net.fc1.bias")))
+        embedding = F.relu(_linear(h, p("digits.fc1.weight"), p("digits.fc1.bias")))
         hidden = embedding * masks[1] if self.training else embedding
-        return _linear(hidden, p("net.fc2.weight"), p("net.fc2.bias")), embedding
+        return _linear(hidden, p("digits.fc2.weight"), p("digits.fc2.bias")), embedding
 
     def pair_logits(self, embedding: Tensor) -> dict[str, Tensor]:
         """All-pairs logits (R, ..., b, b) of each head, from (R, ..., b, d) embeddings."""
@@ -98,9 +99,11 @@ def _grouped_features(x: Tensor, maps: Tensor | None, p: Callable[[str], Tensor]
     """The CNN up to FC-50 for R runs as grouped convolutions (one kernel per layer)."""
     r, n = x.shape[:2]
     h = x.transpose(0, 1).reshape(n, r * x.shape[2], *x.shape[3:])  # runs as channel groups
-    h = F.conv2d(h, p("net.conv1.weight").flatten(0, 1), p("net.conv1.bias").flatten(), groups=r)
-    h = F.relu(F.max_pool2d(h, 2))
-    h = F.conv2d(h, p("net.conv2.weight").flatten(0, 1), p("net.conv2.bias").flatten(), groups=r)
+    for layer in ("conv1", "conv2"):
+        if layer == "conv2":
+            h = F.relu(F.max_pool2d(h, 2))
+        weight, bias = p(f"digits.{layer}.weight"), p(f"digits.{layer}.bias")
+        h = F.conv2d(h, weight.flatten(0, 1), bias.flatten(), groups=r)
     if maps is not None:
         h = h * maps.transpose(0, 1).reshape(n, r * CONV2_MAPS, 1, 1)
     h = F.relu(F.max_pool2d(h, 2))

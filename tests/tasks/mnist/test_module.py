@@ -320,7 +320,7 @@ def test_a_warmup_as_long_as_the_run_is_refused_before_it_trains():
 def test_the_cnn_sees_the_unlabeled_batch_only_when_a_dfl_term_reads_it(kb, w_dfl, images):
     seen: list[int] = []
     module = DFLRun(kb, OPS, w_dfl=w_dfl, log_every=2, eval_every=0, max_steps=2)
-    module.net.net.conv1.register_forward_hook(
+    module.net.digits.conv1.register_forward_hook(
         lambda mod, inp, out: seen.append(len(inp[0])) if mod.training else None
     )
     fit(kb=kb, steps=2, module=module)

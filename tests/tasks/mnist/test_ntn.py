@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from dfl_bench.tasks.mnist.model import NTN, DFLNet, MaterializedNTN, MnistNet
+from dfl_bench.tasks.mnist.nets import MnistNet
+from dfl_bench.tasks.mnist.ntn import NTN, DFLNet, MaterializedNTN
 
 
 def test_mnist_net_shapes_and_embedding():

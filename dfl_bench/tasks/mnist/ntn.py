@@ -1,4 +1,5 @@
-"""The digit network and the Neural Tensor Network of Section 9.3 (Eq. NTN)."""
+"""The Neural Tensor Network of Section 9.3 (Eq. NTN) and `DFLNet`: a digit network
+(`nets.py`) with one NTN head per binary predicate."""
 
 from __future__ import annotations
 
@@ -9,22 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from dfl_bench.tasks.mnist.nets import DigitNet, build_net
-
-EMBED_DIM = 50
-DROPOUT = 0.5  # both dropout layers (the paper's code: Dropout2d after conv2, dropout after FC-50)
-CONV2_MAPS = 20
-
-
-def dropout_masks(
-    n: int, device: torch.device | str = "cpu", generator: torch.Generator | None = None
-) -> tuple[Tensor, Tensor]:
-    """The dropout masks of n images, scaled by 1/(1-p): per conv2 feature map (n, 20, 1, 1) and
-    per FC-50 unit (n, 50), drawn in that order from `generator` (torch's global RNG if None)."""
-    keep = 1.0 - DROPOUT
-    maps = torch.empty(n, CONV2_MAPS, 1, 1, device=device).bernoulli_(keep, generator=generator)
-    units = torch.empty(n, EMBED_DIM, device=device).bernoulli_(keep, generator=generator)
-    return maps.div_(keep), units.div_(keep)
+from dfl_bench.tasks.mnist.nets import EMBED_DIM, build_net
 
 
 class _TanhContract(torch.autograd.Function):
@@ -54,43 +40,6 @@ class _TanhContract(torch.autograd.Function):
         grad_u = torch.einsum("...kj,...j->k", y, grad)
         grad_z = (y * y).neg_().add_(1.0).mul_(u.unsqueeze(-1)).mul_(g)
         return grad_z, grad_u
-
-
-class MnistNet(DigitNet):
-    """2 conv layers (10, 20 filters) with max pooling, FC 320 -> 50 -> 10 (Section 9.3): the
-    `paper` network (conf/net/paper.yaml).
-
-    `forward` returns the 10 class logits and the 50-d embedding (the FC-50 activation before
-    dropout), as in the paper's public code. In training mode dropout multiplies by masks drawn
-    from `generator` (`dropout_masks`; torch's global RNG when None); in eval mode there is none.
-    """
-
-    EMBEDDING = EMBED_DIM
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
-        self.conv2 = nn.Conv2d(10, CONV2_MAPS, kernel_size=5)
-        self.fc1 = nn.Linear(320, EMBED_DIM)
-        self.fc2 = nn.Linear(EMBED_DIM, 10)
-        self.to(memory_format=torch.channels_last)  # faster small convolutions on CPU
-
-    def forward(
-        self,
-        x: Tensor,
-        generator: torch.Generator | None = None,
-        masks: tuple[Tensor, Tensor] | None = None,
-    ) -> tuple[Tensor, Tensor]:
-        """(n, 1, 28, 28) images -> (n, 10) logits, (n, 50) embeddings; in training mode with
-        the given dropout `masks` (a StackNet's, to compare), else masks drawn from `generator`."""
-        if self.training and masks is None:
-            masks = dropout_masks(len(x), x.device, generator)
-        x = x.contiguous(memory_format=torch.channels_last)
-        h = self.conv2(F.relu(F.max_pool2d(self.conv1(x), 2)))
-        h = F.relu(F.max_pool2d(h * masks[0] if self.training else h, 2))
-        embedding = F.relu(self.fc1(h.flatten(1)))
-        logits = self.fc2(embedding * masks[1] if self.training else embedding)
-        return logits, embedding
 
 
 class NTN(nn.Module):
@@ -151,9 +100,9 @@ class MaterializedNTN(NTN):
 
 
 class DFLNet(nn.Module):
-    """The digit network (`net`, a conf/net spec; the paper's when None) plus one NTN head per
-    binary predicate (e.g. `same`, `sum9`) over its embedding, with k slices and, if
-    `ntn_bias`, an output bias (`NTN`)."""
+    """The digit network (`digits`, built from `net`, a conf/net spec; the paper's when None)
+    plus one NTN head per binary predicate (e.g. `same`, `sum9`) over its embedding, with k
+    slices and, if `ntn_bias`, an output bias (`NTN`)."""
 
     def __init__(
         self,
@@ -163,11 +112,11 @@ class DFLNet(nn.Module):
         net: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
-        self.net = build_net(net)
-        width = self.net.EMBEDDING
+        self.digits = build_net(net)
+        width = self.digits.EMBEDDING
         if predicates and width is None:
             raise ValueError(
-                f"net {type(self.net).__name__} returns no embedding, and the NTN heads of "
+                f"net {type(self.digits).__name__} returns no embedding, and the NTN heads of "
                 f"{list(predicates)} read one: choose a network with one (net=paper, lenet, "
                 "bn_wide) or a knowledge base without binary predicates (kb=ce_only)"
             )
@@ -177,7 +126,7 @@ class DFLNet(nn.Module):
         self, x: Tensor, generator: torch.Generator | None = None
     ) -> tuple[Tensor, Tensor | None]:
         """Images -> (class logits, embeddings); dropout drawn from `generator`."""
-        return self.net(x, generator)
+        return self.digits(x, generator)
 
     def pair_logits(self, embedding: Tensor) -> dict[str, Tensor]:
         """All-pairs logits (..., b, b) of each binary predicate head."""
