@@ -35,7 +35,7 @@ def read_plan(plan_file: Path) -> dict:
         seeds = spec.get("seeds") if isinstance(spec, dict) else None
         if type(seeds) is not int or not 1 <= seeds <= 100:
             raise ValueError(f"{plan_file}: cell {cell!r} has no whole number of seeds in 1..100")
-        check_file_overrides([spec.get("override")], f"{plan_file} (cell {cell})")
+        check_file_overrides([spec.get("override")], f"{plan_file} (cell {cell})", applied=True)
         wall = spec.setdefault("wall_time_s", JOB_SECONDS.get(p["profile"], JOB_SECONDS["long"]))
         if isinstance(wall, bool) or not isinstance(wall, int | float) or not 0 < wall < 1e7:
             raise ValueError(

@@ -29,6 +29,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.schema import NOT_HASHED
 
 # [+|++|~] key[.key|/key]* = value: the key's parts are identifiers, nothing before the key
 PLAIN = re.compile(r"(?:\+\+|\+|~)?([A-Za-z_][A-Za-z0-9_]*(?:[./][A-Za-z0-9_]+)*)=(.*)", re.S)
@@ -40,6 +41,7 @@ PATH_KEYS = frozenset(
     {"records_dir", "checkpoint_dir", "data.cache_dir", "data.root", "logger.save_dir"}
 )
 WHERE_IT_RAN = ("records_dir", "checkpoint_dir")  # a record's own folders, not a setting of it
+APPLIED_ONLY = ("row",)  # the one unhashed key a plan's override may set: which row of a table
 
 
 @cache
@@ -57,9 +59,10 @@ def known_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
     return config_groups(conf_dir) | keys
 
 
-def refusal(override: Any, conf_dir: str = CONFIG_DIR) -> str | None:
+def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) -> str | None:
     """Why `override` (read from a file) is no plain config override of the configuration under
-    `conf_dir` (this checkout's, or the commit's a probe runs), or None when it is one."""
+    `conf_dir` (this checkout's, or the commit's a probe runs), or None when it is one; one a
+    tool `applied` (a plan's) sets only what a result depends on, or the row (APPLIED_ONLY)."""
     if not isinstance(override, str):
         return f"a {type(override).__name__}, not a text"
     if not override.isprintable():
@@ -83,6 +86,11 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR) -> str | None:
         return f"{parts[0]!r} is no key of the configuration"
     if key in config_groups(conf_dir) and (".." in value or not OPTION.fullmatch(value)):
         return "a config group's option must be a name (no path)"
+    if applied and parts[0] in NOT_HASHED and parts[0] not in APPLIED_ONLY:
+        return (
+            f"{parts[0]} is how a run is kept or shown, not what it computes (`force` reruns "
+            "over finished records): a file does not choose it"
+        )
     return None
 
 
@@ -98,13 +106,13 @@ def located(overrides: Iterable[Any]) -> list[Any]:
 
 
 def check_file_overrides(
-    overrides: Iterable[Any], source: str, conf_dir: str = CONFIG_DIR
+    overrides: Iterable[Any], source: str, conf_dir: str = CONFIG_DIR, applied: bool = False
 ) -> list[str]:
-    """`overrides` from the file `source`, each checked (`refusal` against `conf_dir`); a
-    ValueError naming the first refused and why."""
+    """`overrides` from the file `source`, each checked (`refusal` against `conf_dir`, `applied`
+    by a tool that runs them); a ValueError naming the first refused and why."""
     out = []
     for override in overrides:
-        why = refusal(override, conf_dir)
+        why = refusal(override, conf_dir, applied)
         if why is not None:
             raise ValueError(
                 f"{source}: the override {str(override)[:80]!r} is refused ({why}); an override "

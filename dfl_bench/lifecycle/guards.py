@@ -46,6 +46,7 @@ def check_name(value: Any, name: str) -> None:
         )
 
 
+FLAGS = ("force", "progress_bar", "cuda_graph", "compile_dfl")  # true or false, nothing else
 PROFILE_KEYS = (
     "name",
     "max_steps",
@@ -103,6 +104,9 @@ def check_config(config: Mapping[str, Any], task: Any = None) -> None:
     check_seed(config.get("seed"))
     if config.get("threads") is not None:
         _integer(config["threads"], "threads", 1)
+    for flag in FLAGS:
+        if flag in config and not isinstance(config[flag], bool):
+            raise ValueError(f"{flag} must be true or false, got {config[flag]!r}")
     check_task(config, task)
 
 

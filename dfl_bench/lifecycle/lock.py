@@ -10,6 +10,7 @@ dies with its process (no stale locks after a crash).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import sys
@@ -30,9 +31,10 @@ def held(path: Path, holder: str, wait: bool = False) -> Iterator[None]:
     `wait` wait for it to let go."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)  # a link: refused
     except OSError as err:
-        raise AlreadyRunning(f"cannot write its lock {path} ({err.strerror or err})") from None
+        why = "a symbolic link" if err.errno == errno.ELOOP else err.strerror or err
+        raise AlreadyRunning(f"cannot write its lock {path} ({why})") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))

@@ -110,7 +110,8 @@ def defect(path: str | Path) -> str | None:
 
 def invalid(record: Any, path: Path | None = None) -> str | None:
     """Why `record` is not a whole run record (every RECORD_FIELDS, a known status, a config, a
-    test accuracy when ok; at `path`: its config hash and a `reused_from` not naming itself)."""
+    test accuracy when ok, its config's seed; at `path`: its config hash, its experiment its
+    folder's, and a `reused_from` not naming itself)."""
     if not isinstance(record, dict):
         return f"a JSON {type(record).__name__}, not a run record"
     missing = [k for k in RECORD_FIELDS if k not in record]
@@ -156,9 +157,13 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
         and not experiment.startswith(".")
     ):  # fmt: skip
         return f"experiment {experiment!r} is no experiment's name (it names a folder)"
+    if record["config"].get("seed", seed) != seed:
+        return f"seed {seed!r} is not its config's seed {record['config'].get('seed')!r}"
     if path is not None:
         if record.get("config_hash", path.stem) != path.stem:
             return f"says config hash {record['config_hash']}, not its file name {path.name}"
+        if experiment is not None and experiment != path.parent.name:
+            return f"says experiment {experiment!r}, not its folder {path.parent.name!r}"
         if record.get("reused_from") == f"{path.parent.name}/{path.name}":
             return "reused_from names itself, so no record says it was trained"
     return None
@@ -181,12 +186,17 @@ def is_done(path: str | Path) -> bool:
 
 
 def find_done(records_dir: str | Path, path: str | Path) -> Path | None:
-    """An ok record that really trained (no `reused_from`) with the file name (config hash) of
-    `path` in another experiment's folder."""
+    """An ok record that really trained (no `reused_from`) in another experiment's folder whose
+    file name and config both hash to `path`'s name."""
     path = Path(path)
     for other in sorted(Path(records_dir).glob(f"*/{path.name}")):
         record = read_record(other) if other.parent != path.parent else None
-        if record and record["status"] == "ok" and not record.get("reused_from"):
+        if (
+            record
+            and record["status"] == "ok"
+            and not record.get("reused_from")
+            and config_hash(record["config"]) == path.stem  # its config, not only its name
+        ):
             return other
     return None
 

@@ -5,6 +5,7 @@ module resolve configs without the trainer)."""
 from __future__ import annotations
 
 import math
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,13 +19,18 @@ from dfl_bench.tasks import PAPER_TASK
 
 UNRESOLVED = ("rows", "families", "published", "rule")  # a config's tables and declared rule:
 # not part of what a job is
+RESOLVERS = ("oc.select",)  # the resolvers a job's config may call (the rows' defaults use it)
+RESOLVER = re.compile(r"\$\{\s*([^${}:\s]+)\s*:")  # `${name:` of a resolver call, at any depth
 OPTIONS = Path(CONFIG_DIR)  # conf/<kind>/<name>.yaml: each operator option
 DEFAULT = "default"  # the experiment of a run without +experiment: the paper's task
 
 
 def resolved_config(cfg: DictConfig) -> dict[str, Any]:
     """The job's config as plain data, its table row (if any) checked and interpolated in, and
-    its `provenance` (the experiment's, updated by its row's; `dfl_bench.lifecycle.provenance`)."""
+    its `provenance` (the experiment's, updated by its row's; `dfl_bench.lifecycle.provenance`);
+    a resolver but RESOLVERS anywhere in it is refused before anything resolves (`resolvers`)."""
+    raw = OmegaConf.to_container(cfg, resolve=False)
+    check_resolvers({k: v for k, v in raw.items() if k != "hydra"})  # type: ignore[union-attr]
     rows = cfg.get("rows") or {}
     if rows and cfg.get("row") not in rows:
         raise ValueError(
@@ -53,6 +59,23 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
         config.get("provenance"), row_provenance, config.get("row"), config
     )
     return config
+
+
+def check_resolvers(node: Any, key: str = "") -> None:
+    """No resolver but RESOLVERS in the unresolved config `node` (a yaml file's `${oc.env:...}`
+    would put the reader's environment into a record, `${oc.decode:...}` parse text): a
+    ValueError naming the key and the resolvers a config may call."""
+    if isinstance(node, dict | list):
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for name, value in items:
+            check_resolvers(value, f"{key}.{name}" if key else str(name))
+    elif isinstance(node, str):
+        called = {m.group(1) for m in RESOLVER.finditer(node)} - set(RESOLVERS)
+        if called:
+            raise ValueError(
+                f"{key} calls the resolver {sorted(called)[0]!r}; a configuration calls none but "
+                f"{list(RESOLVERS)} (it reads nothing from the environment)"
+            )
 
 
 @cache

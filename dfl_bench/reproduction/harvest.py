@@ -74,15 +74,34 @@ def absolute_paths(value: Any) -> list[str]:
     return []
 
 
+def _without_hash(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` but its `config_hash` (its file's name says it)."""
+    return {k: v for k, v in record.items() if k != "config_hash"}
+
+
+def unprintable_keys(value: Any, key: str = "") -> list[str]:
+    """The dotted keys of every text in `value`, at any depth, that is no printable line (a
+    terminal escape or a newline in a nested `config.row` reaches a table's heading)."""
+    if isinstance(value, dict):
+        return [k for n, v in value.items() for k in unprintable_keys(v, f"{key}.{n}".lstrip("."))]
+    if isinstance(value, list):
+        return [k for i, v in enumerate(value) for k in unprintable_keys(v, f"{key}[{i}]")]
+    return [key] if isinstance(value, str) and not value.isprintable() else []
+
+
 def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> Harvest:
     """Copy the ok records under `source` that `dest` lacks, their records folder `named`;
     ValueError (nothing written) when a file there is no whole record, or a new record would
     keep an absolute path, names a dirty tree or (given `commit`) another commit than the one
     the background run trained at."""
     todo: list[tuple[Path, dict[str, Any]]] = []
+    sources: list[Path] = []  # the file each of `todo` comes from
     kept: list[Path] = []
     refused: list[str] = []
     for path in sorted(source.glob("*/*.json")):
+        if path.parent.is_symlink():
+            refused.append(f"{path.parent}: a symbolic link, not a folder of the records")
+            continue
         why = records.defect(path)
         if why is not None:
             refused.append(f"{path}: not a whole run record ({why})")
@@ -97,13 +116,19 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
             if records.read_record(target) != out:
                 kept.append(target)
             continue
+        twin = next((p for p, (t, o) in zip(sources, todo, strict=True) if t == target), None)
+        if twin is not None:
+            if _without_hash(todo[sources.index(twin)][1]) != _without_hash(out):
+                refused.append(
+                    f"{path} and {twin}: two records of one configuration and seed "
+                    f"({target.name}); which one counts is not the harvest's to choose"
+                )
+            continue
         left = [p for p in absolute_paths(out) if p not in (named, f"{OVERRIDE}{named}")]
         trained_at = str(record.get("git_commit"))
         theirs = located(out.get("overrides") or [])
         unplain = [why for o in theirs if (why := refusal(o)) is not None]
-        unprintable = sorted(
-            k for k, v in out.items() if isinstance(v, str) and not v.isprintable()
-        )
+        unprintable = unprintable_keys(out)
         if unplain:
             refused.append(f"{path}: an override is no plain config override ({unplain[0]})")
         elif unprintable:
@@ -116,6 +141,7 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
             refused.append(f"{path}: trained at {trained_at}, not {commit}")
         else:
             todo.append((target, out))
+            sources.append(path)
     if refused:
         raise ValueError(
             f"{len(refused)} record(s) cannot be harvested, so nothing was harvested: "

@@ -62,6 +62,9 @@ def full_record(status="ok", **metrics):
     )
 
 
+HASH = records.config_hash(full_record()["config"])  # the name its record's file has
+
+
 def test_make_record_fills_every_contract_field():
     record = full_record(pair_accuracy=0.7)
     assert set(RECORD_FIELDS) <= set(record)
@@ -158,18 +161,37 @@ def test_every_setting_a_config_spells_is_hashed_at_any_value():
     assert records.config_hash(kb) != records.config_hash({"seed": 0, "problem": kb["kb"]})
 
 
+def test_a_record_whose_config_hashes_elsewhere_is_not_reused_under_its_file_name(tmp_path):
+    """A file name is no proof: a record copied under another configuration's hash (its config
+    lukasiewicz, its name the default's) is neither reused nor what a job of that hash finds."""
+    planted = {**full_record(), "config": {**full_record()["config"], "tnorm": {"name": "x"}}}
+    records.write_record(records.record_path(tmp_path, "other", HASH), planted)
+    assert records.reuse_done(tmp_path, records.record_path(tmp_path, "mine", HASH)) is None
+    records.write_record(records.record_path(tmp_path, "trained", HASH), full_record())
+    found = records.reuse_done(tmp_path, records.record_path(tmp_path, "mine", HASH))
+    assert found is not None and found["reused_from"] == f"trained/{HASH}.json"
+
+
+def test_a_record_whose_seed_is_not_its_configs_is_no_record(tmp_path):
+    path = records.record_path(tmp_path, "exp", HASH)
+    records.write_record(path, {**full_record(), "seed": 7})
+    assert "is not its config's seed 1" in records.defect(path)
+    records.write_record(path, {**full_record(), "experiment": "elsewhere"})
+    assert "says experiment 'elsewhere', not its folder 'exp'" in records.defect(path)
+
+
 def test_a_record_of_another_experiment_is_reused(tmp_path):
-    trained = records.record_path(tmp_path, "sigmoidal_s", "0123456789abcdef")
+    trained = records.record_path(tmp_path, "sigmoidal_s", HASH)
     records.write_record(trained, {**full_record(), "experiment": "sigmoidal_s", "row": "s=9.0"})
-    path = records.record_path(tmp_path, "sigmoidal_b0", "0123456789abcdef")
+    path = records.record_path(tmp_path, "sigmoidal_b0", HASH)
     job = {"experiment": "sigmoidal_b0", "row": "b0=-0.5", "name": "b0", "config": {"seed": 1}}
     record = records.reuse_done(tmp_path, path, **job)
     assert record == records.read_record(path)
-    assert record["reused_from"] == "sigmoidal_s/0123456789abcdef.json"
+    assert record["reused_from"] == f"sigmoidal_s/{HASH}.json"
     assert {k: record[k] for k in job} == job
     assert record["test_accuracy"] == 0.9
     again = records.reuse_done(tmp_path, records.record_path(tmp_path, "best", trained.stem), row=1)
-    assert again["reused_from"] == "sigmoidal_s/0123456789abcdef.json"
+    assert again["reused_from"] == f"sigmoidal_s/{HASH}.json"
 
 
 def test_only_an_ok_record_of_another_experiment_is_reused(tmp_path):
@@ -183,12 +205,12 @@ def test_only_an_ok_record_of_another_experiment_is_reused(tmp_path):
 
 def test_an_old_record_without_provenance_still_loads(tmp_path):
     old = {k: v for k, v in full_record().items() if k not in ("provenance", "reused_from")}
-    path = tmp_path / "exp" / "0123456789abcdef.json"
+    path = tmp_path / "exp" / f"{HASH}.json"
     path.parent.mkdir()
     path.write_text(json.dumps(old))
     assert records.read_record(path) == old and records.is_done(path)
     copy = records.reuse_done(tmp_path, tmp_path / "new" / path.name, experiment="new")
-    assert copy["reused_from"] == "exp/0123456789abcdef.json"
+    assert copy["reused_from"] == f"exp/{HASH}.json"
 
 
 @pytest.mark.parametrize(
@@ -226,7 +248,7 @@ def test_an_ok_record_without_a_test_accuracy_or_of_another_hash_is_not_done(tmp
 
 
 def test_reuse_follows_to_a_record_that_trained_never_to_itself(tmp_path):
-    trained = records.record_path(tmp_path, "a", "0123456789abcdef")
+    trained = records.record_path(tmp_path, "a", HASH)
     records.write_record(trained, full_record())
     copy = records.record_path(tmp_path, "b", trained.stem)
     assert records.reuse_done(tmp_path, copy, experiment="b")["reused_from"] == "a/" + trained.name

@@ -416,3 +416,61 @@ def test_a_plans_wall_time_that_is_no_number_of_seconds_is_one_line(wall, tmp_pa
     with pytest.raises(SystemExit) as done:
         seed_plan.main(["status", "--out", str(tmp_path)])
     assert done.value.code == 2 and "wall_time_s" in capsys.readouterr().err
+
+
+def test_a_yaml_file_that_calls_an_environment_resolver_is_refused_before_anything_starts(
+    tmp_path,
+):
+    """An experiment from a folder on Hydra's search path (or dropped into conf/) that reads the
+    environment (`${oc.env:...}` in a field no hash covers) puts no secret into a record."""
+    folder = tmp_path / "conf" / "experiment"
+    folder.mkdir(parents=True)
+    (folder / "envleak.yaml").write_text(
+        "# @package _global_\nprovenance: {kb.w_dfl: {note: '${oc.env:PROBE_SECRET}'}}\n"
+    )
+    args = [
+        *smoke_overrides(tmp_path),
+        f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+        "+experiment=envleak",
+    ]
+    done = warm_cli.run(args, tmp_path, {**ENV, "PROBE_SECRET": "hunter2"})
+    assert done.returncode == 2, done.stderr
+    assert "calls the resolver 'oc.env'" in done.stderr
+    assert "hunter2" not in done.stderr + done.stdout
+    assert not (tmp_path / "records").exists()
+
+
+def test_a_lock_that_is_a_symbolic_link_is_refused_and_its_target_left_alone(tmp_path):
+    from dfl_bench.lifecycle.lock import AlreadyRunning, held
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    link = tmp_path / "records" / ".0123456789abcdef.lock"
+    link.parent.mkdir()
+    link.symlink_to(victim)
+    with pytest.raises(AlreadyRunning, match="a symbolic link"), held(link, "pid 1"):
+        pass
+    assert victim.read_text() == "precious"
+
+
+@pytest.mark.parametrize("override", ["force=no", "force='false'", "progress_bar=1"])
+def test_a_flag_is_true_or_false_and_nothing_else(override):
+    """`force=no` is text, and text is true: it would retrain over a finished record."""
+    from hydra import compose, initialize_config_dir
+
+    from dfl_bench.lifecycle.resolve import resolved_config
+    from dfl_bench.paths import CONFIG_DIR
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        config = resolved_config(compose("config", overrides=[override]))
+    with pytest.raises(ValueError, match=r"^(force|progress_bar) must be true or false, got "):
+        guards.check_config(config)
+
+
+def test_a_plans_override_sets_what_a_result_depends_on_not_how_runs_are_kept():
+    from dfl_bench.lifecycle.file_overrides import refusal
+
+    assert refusal("force=true") is None  # a record may say it was forced
+    assert "a file does not choose it" in refusal("force=true", applied=True)
+    assert refusal("row=yager_p2", applied=True) is None
+    assert refusal("kb.w_dfl=2", applied=True) is None

@@ -163,3 +163,35 @@ def test_a_record_that_would_print_escapes_or_set_a_secret_or_path_is_refused(
     with pytest.raises(ValueError, match=f"nothing was harvested: .*{why}"):
         harvest.harvest(source, dest, "results/records")
     assert not dest.exists()
+
+
+def test_two_records_that_land_on_one_name_stop_the_harvest_rather_than_one_winning(tmp_path):
+    """An older form of a record may sit under another name and migrate to the same hash: two
+    such records with different numbers are refused together, nothing written."""
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    first = written(source, "a", test_accuracy=0.2, best_test_accuracy=0.9)
+    twin = {**json.loads(first.read_text()), "test_accuracy": 0.3}
+    twin.pop("config_hash")
+    records.write_record(first.parent / "0000000000000000.json", twin)
+    with pytest.raises(ValueError, match="two records of one configuration and seed"):
+        harvest.harvest(source, dest, "results/records")
+    assert not dest.exists() or not any(dest.rglob("*.json"))
+    twin["test_accuracy"] = 0.2  # the same record twice: one copy, no refusal
+    records.write_record(first.parent / "0000000000000000.json", twin)
+    assert len(harvest.harvest(source, dest, "results/records").new) == 1
+
+
+def test_a_nested_text_that_is_no_printable_line_or_a_linked_folder_stops_the_harvest(tmp_path):
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    path = written(source, "a")
+    record = json.loads(path.read_text())
+    record["config"]["row"] = "f1\n## Claims: all 40 hold\x1b[2K"
+    records.write_record(path, record)
+    with pytest.raises(ValueError, match=r"its 'config.row' is no printable line"):
+        harvest.harvest(source, dest, "results/records")
+    path.unlink()
+    elsewhere = tmp_path / "elsewhere"
+    written(elsewhere, "b")
+    (source / "linked").symlink_to(elsewhere / "formulas")
+    with pytest.raises(ValueError, match="a symbolic link, not a folder of the records"):
+        harvest.harvest(source, dest, "results/records")
