@@ -49,6 +49,20 @@ def nesting(text: str) -> int:
     return deepest
 
 
+class _TwiceKey(ValueError):
+    """A JSON object gives one key twice (json keeps the last silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict, or _TwiceKey naming a key given twice."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _TwiceKey(key)
+        out[key] = value
+    return out
+
+
 def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
     """The JSON value in the file at `path`, of type `expect`; `UntrustedFile` otherwise
     (FileNotFoundError where there is no file)."""
@@ -68,9 +82,12 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
     if nesting(text) > MAX_NESTING:
         raise UntrustedFile(path, f"nested deeper than {MAX_NESTING} levels")
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as err:
         raise UntrustedFile(path, f"not JSON ({err.msg} at line {err.lineno})") from None
+    except _TwiceKey as err:
+        why = f"gives the key {err.args[0]!r} twice (which one holds?)"
+        raise UntrustedFile(path, why) from None
     if not isinstance(value, expect):
         wanted = " or ".join(
             t.__name__ for t in (expect if isinstance(expect, tuple) else (expect,))
