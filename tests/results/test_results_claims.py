@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from dfl_bench.results import claims, power, render, stats
+from campaign import power
+from dfl_bench.results import claims, render, stats
 from dfl_bench.results.claims import framework
 from dfl_bench.results.load import load_records
 from dfl_bench.results.noise import Noise
@@ -610,7 +611,7 @@ def test_the_seed_plan_asks_the_seeds_a_power_calculation_gives_each_undecided_c
     (need,) = [n for n in planned if n.claim == "only_1_beats_only_2"]
     assert need.cells == ("formulas/f1", "formulas/f2") and need.have == (3, 3)
     want = power.seeds_needed(0.2, 0.2, 0.3, 0.5, False)
-    assert need.test == "difference" and need.seeds == want and 3 < want <= stats.MAX_SEEDS
+    assert need.test == "difference" and need.seeds == want and 3 < want <= power.MAX_SEEDS
     assert seed_plan.targets(planned) == {"formulas/f1": want, "formulas/f2": want}
     # equivalence is asked where it is the cheaper decision: +0.05 with sd 0.1
     assert power.seeds_needed(0.1, 0.1, 0.05, 0.5, True) == 2
