@@ -31,12 +31,13 @@ from pathlib import Path
 
 from campaign import power
 from campaign.plan_file import read_plan
+from campaign.report import claims
 from dfl_bench import markdown
 from dfl_bench.lifecycle import records
 from dfl_bench.lifecycle.file_overrides import refusal
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
-from dfl_bench.results import cells, claims, stats
+from dfl_bench.results import cells, stats
 from dfl_bench.results.tables import Ours
 from dfl_bench.untrusted import read_json
 
@@ -165,12 +166,14 @@ def row_override(key: str, row: str, own) -> str:
 def build_plan(records_dir: Path) -> dict:
     """The plan from the records: inputs, every need, each cell's target and the claims set
     aside."""
+    from campaign.report.profile_verdicts import decide
     from dfl_bench.results import load_paper, load_records, publish
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame = load_records(records_dir)
-    r = publish.build(load_paper(), frame, PROFILE, [], REPO_DIR)
+    paper = load_paper()
+    r = decide(publish.build(paper, frame, PROFILE, [], REPO_DIR), paper, frame, REPO_DIR)
     planned, aside = needs(r)
     cells = targets(planned)
     wall, override = {}, {}

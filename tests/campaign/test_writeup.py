@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from campaign import plan_report
-from campaign import writeup as campaign_writeup
-from dfl_bench.results import beyond_words, publish, verdict_report
+from campaign.report import beyond_words, verdict_report
+from campaign.report import writeup as campaign_writeup
+from campaign.report.paper_report import PaperReport
+from dfl_bench.results import publish
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import Table
@@ -84,10 +86,9 @@ def test_rendering_the_committed_records_gives_every_committed_file_byte_for_byt
         frame = load_records(REPO / "results" / "records")
     paper = load_paper()
     profiles = sorted(frame["profile"].dropna().unique())
-    results = [publish.build(paper, frame, p, list(paper.tables), REPO) for p in profiles]
-    written, kept = publish.write(
-        results, frame, out, "python -m campaign", extensions=[campaign_writeup.write]
-    )
+    report = PaperReport()
+    results = [publish.build(paper, frame, p, list(paper.tables), REPO, report) for p in profiles]
+    written, kept = publish.write(results, frame, out, "python -m campaign", report=report)
     assert kept == [] and written
     (out / "records").unlink()
     assert rendered_files(out) == rendered_files(REPO / "results")
@@ -96,7 +97,7 @@ def test_rendering_the_committed_records_gives_every_committed_file_byte_for_byt
 def test_the_decided_claims_list_each_verdict_of_ours_with_its_numbers_holds_first():
     from types import SimpleNamespace
 
-    from dfl_bench.results.claims import Claim, Verdict
+    from campaign.report.claims import Claim, Verdict
 
     def item(name):
         return Claim(name, "tnorms", "10.2", "a sentence", lambda view: Verdict("holds", ""))
@@ -235,7 +236,7 @@ def test_the_block_names_a_table_beyond_the_paper_only_at_a_profile_where_it_has
         warnings.simplefilter("ignore", RecordWarning)
         frame = load_records(REPO / "results" / "records")
     paper = load_paper()
-    (rendered,) = [publish.build(paper, frame, "paper", list(paper.tables), REPO)]
+    rendered = publish.build(paper, frame, "paper", list(paper.tables), REPO, PaperReport())
     section = verdict_report.summary([rendered])
     beyond = [name for name, table in rendered.tables.items() if table.paper.beyond]
     empty = [name for name in beyond if not rendered.tables[name].ours()]
