@@ -61,9 +61,10 @@ theory: ## reproduce the paper's analytical results under results/theory/, and t
 	$(PYTHON) -m dfl_bench.theory
 	$(PYTHON) -m dfl_bench.theory.family_theory
 
-# make tables: the framework's rendering, then the campaign's blocks of the write-up (campaign/)
+# make tables: the framework's rendering with the paper's report (campaign/report/: its claims,
+# tables/verdicts.md, the write-up's blocks)
 RENDER = $(PYTHON) -m campaign --records-dir "$(RECORDS_DIR)" $(if $(OUT),--out "$(OUT)") $(if $(TABLES),--tables "$(TABLES)")
-tables: ## render the paper's tables and figures from RECORDS_DIR, every profile (no training), into results/ for results/records, else RECORDS_DIR, or OUT; TABLES=a,b; then the campaign's blocks of the write-up
+tables: ## render the paper's tables and figures from RECORDS_DIR, every profile (no training), into results/ for results/records, else RECORDS_DIR, or OUT; TABLES=a,b; with the paper's claims, verdicts.md and the write-up's blocks
 	$(RENDER)
 
 commit-probes: ## probe each table cell whose runs come from several commits: its configuration, 100 steps at each commit, compared to the bit (this machine's results/commit_probes_<cpu>.json; resumable)

@@ -1,7 +1,8 @@
-"""`python -m campaign` (= make tables): `python -m dfl_bench.results` with the same options,
-then the campaign's blocks of the write-up (campaign/writeup.py)."""
+"""`python -m campaign` (= make tables): `python -m dfl_bench.results` with the same options and
+the paper's report (campaign/report/): its claims under the tables, in the index, in
+tables/verdicts.md and in the write-up's blocks."""
 
-from campaign import writeup
+from campaign.report.paper_report import PaperReport
 from dfl_bench.results.__main__ import main
 
-raise SystemExit(main(extensions=[writeup.write], prog="python -m campaign"))
+raise SystemExit(main(report=PaperReport(), prog="python -m campaign"))

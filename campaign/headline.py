@@ -10,8 +10,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+from campaign.power import difference_power, seeds_needed
 from dfl_bench.results import stats
-from dfl_bench.results.power import difference_power, seeds_needed
 
 CELLS = {"best/both": "kb=both", "best/sum9": "kb=sum9"}  # the claim's cells, first minus second
 PAPER = {"best/both": 98.0, "best/sum9": 97.7}  # Section 10.2's numbers (paper_numbers.yaml)
@@ -46,7 +46,8 @@ def decide(both: Sequence[float], sum9: Sequence[float]) -> tuple[str, stats.Int
 def power(both: Sequence[float], sum9: Sequence[float]) -> tuple[float, int | None]:
     """What the seeds had, on the spreads they show: the chance that Welch's test at 5% shows the
     paper's gap (+DECISION["gap"]) with these seed counts, and the seeds a cell would need for
-    an 80% chance (stats.POWER; None beyond 1,000). It changes nothing of the declared rule."""
+    an 80% chance (`campaign.power.POWER`; None beyond 1,000). It changes nothing of the
+    declared rule."""
     sd_a, sd_b = statistics.stdev(both), statistics.stdev(sum9)
     gap = DECISION["gap"]
     had = difference_power(sd_a, sd_b, gap, len(both), len(sum9))

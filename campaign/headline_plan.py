@@ -24,11 +24,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from campaign import power
 from campaign.headline import CELLS, DECISION, PAPER
 from campaign.seed_plan import write_plan
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import cells, power, stats
+from dfl_bench.results import cells, stats
 from dfl_bench.schema import TEST_ACCURACY
 
 FOLDER = REPO_DIR / "results" / "headline_plan"
@@ -64,13 +65,13 @@ def build_plan(records_dir: Path) -> dict:
     first, second = CELLS
     sds = {cell: statistics.stdev(v) for cell, v in values.items()}
     needed = power.seeds_needed(sds[first], sds[second], DECISION["gap"], None, False)
-    seeds = max(MIN_SEEDS, needed or stats.MAX_SEEDS)
+    seeds = max(MIN_SEEDS, needed or power.MAX_SEEDS)
     wall = {cell: round(float(r["wall_time_s"].mean()), 1) for cell, r in runs.items()}
     return {
         "profile": PROFILE,
-        "power": stats.POWER,
+        "power": power.POWER,
         "alpha": stats.ALPHA,
-        "max_seeds": stats.MAX_SEEDS,
+        "max_seeds": power.MAX_SEEDS,
         "decision": DECISION,
         "paper": PAPER,
         "now": {

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from campaign.report.claims import MARGINS
 from dfl_bench.results import stats
-from dfl_bench.results.claims import MARGINS
 from dfl_bench.results.paper import COLUMN_FIELDS
 from dfl_bench.results.tables import collapse_threshold
 

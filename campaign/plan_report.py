@@ -7,18 +7,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from campaign.report.claims import VERDICTS
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results.claims import VERDICTS
 from dfl_bench.untrusted import read_json
 
 if TYPE_CHECKING:
-    from dfl_bench.results.profile_results import Rendered
+    from campaign.report.profile_verdicts import Decided
 
 PLAN = REPO_DIR / "results" / "seed_plan" / "plan.json"  # the committed seed plan
 
 
-def _planned_cells(r: Rendered, plan: dict) -> dict[str, tuple[int, int]]:
+def _planned_cells(r: Decided, plan: dict) -> dict[str, tuple[int, int]]:
     """Each planned cell's (planned seeds 0..n-1 with an ok run of its configuration, n)."""
     out = {}
     for cell, spec in plan["cells"].items():
@@ -29,7 +29,7 @@ def _planned_cells(r: Rendered, plan: dict) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _plan_at(r: Rendered, plan_file: Path) -> dict | None:
+def _plan_at(r: Decided, plan_file: Path) -> dict | None:
     """The committed seed plan where it is of `r.profile`, else None."""
     if not plan_file.is_file():
         return None
@@ -46,7 +46,7 @@ def _claims(plan: dict) -> dict[str, list[dict]]:
     return needs
 
 
-def _tally(r: Rendered, claims: Sequence[str]) -> str:
+def _tally(r: Decided, claims: Sequence[str]) -> str:
     """`2 holds, 0 fails, 34 inconclusive`: the verdicts on ours of `claims` now."""
     now = {item.name: ours.status for item, _, ours in r.verdicts}
     counts = dict.fromkeys(VERDICTS[:-1], 0)
@@ -56,7 +56,7 @@ def _tally(r: Rendered, claims: Sequence[str]) -> str:
     return ", ".join(f"{n} {s}" for s, n in counts.items())
 
 
-def progress(r: Rendered, plan_file: Path = PLAN) -> str | None:
+def progress(r: Decided, plan_file: Path = PLAN) -> str | None:
     """How much of the committed seed plan these records hold (at the plan's profile, else
     None): its planned seeds 0..n-1 of each cell with an ok run of the cell's configuration, and
     the verdicts of its claims now."""
@@ -75,7 +75,7 @@ def progress(r: Rendered, plan_file: Path = PLAN) -> str | None:
     )
 
 
-def outcome(r: Rendered, plan_file: Path = PLAN) -> list[str]:
+def outcome(r: Decided, plan_file: Path = PLAN) -> list[str]:
     """The committed seed plan's claims (inconclusive when it was written) beside their verdicts
     now, at the plan's profile ([] elsewhere): for each, how many of its comparisons undecided
     then the plan's power calculation said its seeds would decide, how many of its planned cells

@@ -3,10 +3,10 @@ at `long`, planned from the records and committed before any planned run trains,
 exactly (no seeds "until significant").
 
 `python -m campaign.seed_plan plan` (make seed-plan) writes results/seed_plan/: for
-each undecided comparison of an inconclusive claim, the seeds per cell that give a stats.POWER
+each undecided comparison of an inconclusive claim, the seeds per cell that give a power.POWER
 chance to decide it (a difference or equivalence within the margin) if the difference and the seed
 sds are what the cells show now (their runs that did not collapse), at Holm's first-step level
-(ALPHA / the claim's comparisons); at most stats.MAX_SEEDS per cell. A claim that no such count
+(ALPHA / the claim's comparisons); at most power.MAX_SEEDS per cell. A claim that no such count
 decides is named with the reason. `python -m campaign.seed_plan run` trains exactly
 the committed plan (the seeds of 0..n-1 of each planned cell that have no ok record; train.py
 resumes cut-off ones), so it can be stopped and started again, from a frozen checkout
@@ -29,13 +29,15 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+from campaign import power
 from campaign.plan_file import read_plan
+from campaign.report import claims
 from dfl_bench import markdown
 from dfl_bench.lifecycle import records
 from dfl_bench.lifecycle.file_overrides import refusal
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
-from dfl_bench.results import cells, claims, power, stats
+from dfl_bench.results import cells, stats
 from dfl_bench.results.tables import Ours
 from dfl_bench.untrusted import read_json
 
@@ -120,7 +122,7 @@ def _need(r, name: str, key: tuple, interval: stats.Interval, m: int) -> Need | 
     }
     decidable = {t: n for t, n in options.items() if n is not None}
     test = min(decidable, key=decidable.__getitem__) if decidable else ""
-    test = test if decidable else f"none within {stats.MAX_SEEDS} seeds"
+    test = test if decidable else f"none within {power.MAX_SEEDS} seeds"
     return Need(
         name,
         names,
@@ -164,12 +166,14 @@ def row_override(key: str, row: str, own) -> str:
 def build_plan(records_dir: Path) -> dict:
     """The plan from the records: inputs, every need, each cell's target and the claims set
     aside."""
+    from campaign.report.profile_verdicts import decide
     from dfl_bench.results import load_paper, load_records, publish
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame = load_records(records_dir)
-    r = publish.build(load_paper(), frame, PROFILE, [], REPO_DIR)
+    paper = load_paper()
+    r = decide(publish.build(paper, frame, PROFILE, [], REPO_DIR), paper, frame, REPO_DIR)
     planned, aside = needs(r)
     cells = targets(planned)
     wall, override = {}, {}
@@ -182,9 +186,9 @@ def build_plan(records_dir: Path) -> dict:
     order = sorted(cells, key=lambda c: (cost[c], c))  # the cheapest cells train first
     return {
         "profile": PROFILE,
-        "power": stats.POWER,
+        "power": power.POWER,
         "alpha": stats.ALPHA,
-        "max_seeds": stats.MAX_SEEDS,
+        "max_seeds": power.MAX_SEEDS,
         "margins": claims.MARGINS,
         "records": len(frame),
         "cells": {

@@ -5,7 +5,12 @@ repository's campaign (campaign/) sits on top, and nothing of the framework impo
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "dfl_bench"
@@ -72,15 +77,56 @@ def test_the_generic_layers_never_import_a_task():
 
 
 def test_the_framework_never_imports_the_campaign():
-    """The seed plans, commit probes, machines, bench and the campaign's write-up blocks are
-    this repository's (campaign/): the framework and its launcher plugins run without them."""
+    """The seed plans, commit probes, machines, bench and the paper's report (its claims, their
+    verdicts and the write-up: campaign/report/) are this repository's (campaign/): the
+    framework and its launcher plugins run without them, by name or by a string imported."""
     framework = [*PACKAGE.rglob("*.py"), *(ROOT / "hydra_plugins").rglob("*.py")]
     found = [
         f"{path.relative_to(ROOT)} -> {imported}"
         for path in sorted(framework)
-        for imported in imports(path, "campaign")
+        for imported in imports(path, "campaign") | named_imports(path, "campaign")
     ]
     assert found == []
+    assert not list(PACKAGE.rglob("claims/*.py"))  # the paper's claims: campaign/report/claims/
+
+
+def named_imports(path: Path, package: str) -> set[str]:
+    """The `package` modules a file imports by a string (`importlib.import_module`,
+    `__import__`)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            called = node.func.id if isinstance(node.func, ast.Name) else called
+            name = node.args[0].value
+            if called in ("import_module", "__import__") and isinstance(name, str):
+                out.add(name)
+    return {m for m in out if m == package or m.startswith(f"{package}.")}
+
+
+@pytest.mark.slow
+def test_an_experiment_renders_its_tables_with_no_campaign_there(tmp_path):
+    """`python -m dfl_bench.results` with `campaign` not importable (as for a user of the
+    framework alone): the tables, the index and the figures, no claim among them."""
+    from tests.results.test_results import write
+
+    records, out = tmp_path / "records", tmp_path / "out"
+    write(records, "tnorms", "g", row="godel")
+    code = (
+        "import sys; sys.modules['campaign'] = None\n"  # any import of it fails
+        "from dfl_bench.results.__main__ import main\n"
+        "raise SystemExit(main(sys.argv[1:]))"
+    )
+    command = [sys.executable, "-c", code, f"--records={records}", f"--out={out}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ours n=1 (few)" in (out / "tables" / "tnorms.md").read_text()
+    assert (out / "figures" / "tnorms_paper_vs_ours_quick.png").is_file()
+    assert not (out / "tables" / "verdicts.md").exists()
+    rendered = "".join(p.read_text() for p in (out / "tables").glob("*.md"))
+    assert "| claim |" not in rendered and "claims ours" not in rendered  # no claim decided
+    assert "The rules of every verdict" not in rendered
 
 
 def test_no_module_is_over_500_lines():

@@ -1,4 +1,5 @@
-"""Run records -> the paper's tables, agreement, claims, figures (`python -m dfl_bench.results`).
+"""Run records -> the paper's tables, agreement, figures (`python -m dfl_bench.results`), and a
+report's decisions on them where one is passed (report.py).
 
 `load_records` and `load_paper` are imported on first use, so the command line answers `--help`
 without pandas or scipy."""

@@ -1,4 +1,5 @@
-"""`python -m dfl_bench.results` (= make tables): the paper's tables from existing records.
+"""`python -m dfl_bench.results`: the paper's tables from existing records (`make tables` runs
+`python -m campaign`: the same with this repository's report of the paper's claims).
 
 Writes `tables/` and `figures/` under `--out`: by default results/ for the committed
 results/records and, for any other records folder, that folder (beside its experiments), never
@@ -14,15 +15,12 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from dfl_bench.lifecycle import guards
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells
 from dfl_bench.results.paper import load_paper
-
-if TYPE_CHECKING:
-    from dfl_bench.results.publish import Extension
+from dfl_bench.results.report import PLAIN, Report
 
 PROG = "python -m dfl_bench.results"
 PROFILES = tuple(sorted(p.stem for p in (REPO_DIR / "conf" / "profile").glob("*.yaml")))
@@ -104,14 +102,13 @@ def out_folder(records: Path, out: Path | None) -> Path:
     return committed.parent if records.resolve() == committed.resolve() else records
 
 
-def main(
-    argv: list[str] | None = None, extensions: Sequence[Extension] = (), prog: str = PROG
-) -> int:
-    """Load the records, render every selected table per profile (then `extensions`' files, see
-    `publish.write`), print what was written; `prog` is the command the files name."""
+def main(argv: list[str] | None = None, report: Report = PLAIN, prog: str = PROG) -> int:
+    """Load the records, render every selected table per profile with `report`'s decisions and
+    words (`report.Report`; PLAIN: the tables alone), print what was written; `prog` is the
+    command the files name."""
     try:
         args = parse_args(argv, prog)
-        return render(args, argv, extensions, prog)
+        return render(args, argv, report, prog)
     except ValueError as err:
         print(f"[dfl_bench.results] error: {err}", file=sys.stderr)
         return 2
@@ -120,7 +117,7 @@ def main(
 def render(
     args: argparse.Namespace,
     argv: list[str] | None,
-    extensions: Sequence[Extension] = (),
+    report: Report = PLAIN,
     prog: str = PROG,
 ) -> int:
     """`main` on checked arguments: bad input raises ValueError before anything is written."""
@@ -146,10 +143,10 @@ def render(
     present = sorted(frame["profile"].dropna().unique())
     profiles = [args.profile] if args.profile else present or ["quick"]
     paper = load_paper()
-    results = [publish.build(paper, frame, p, args.names, REPO_DIR) for p in profiles]
+    results = [publish.build(paper, frame, p, args.names, REPO_DIR, report) for p in profiles]
     shared = set(profiles) >= set(present)  # the files that sum every profile need them all
     written, kept = publish.write(
-        results, frame, args.out, command.strip(), args.force, shared, extensions
+        results, frame, args.out, command.strip(), args.force, shared, report
     )
     print(
         f"[dfl_bench.results] {len(frame)} records from {args.records} (profiles {present}); "
@@ -159,13 +156,14 @@ def render(
     if kept:
         print(
             f"[dfl_bench.results] kept {len(kept)} table(s) that the new rendering would empty "
-            "out, and the index and verdicts with them (--force replaces them): " + "; ".join(kept)
+            "out, and the files that sum every table with them (--force replaces them): "
+            + "; ".join(kept)
         )
     if not shared:
         print(
-            f"[dfl_bench.results] the index, tables/verdicts.md and the write-up's blocks sum "
-            f"every profile ({present}): left as they are by a rendering of {profiles} (render "
-            "without --profile to rewrite them)"
+            f"[dfl_bench.results] the index and the report's files sum every profile "
+            f"({present}): left as they are by a rendering of {profiles} (render without "
+            "--profile to rewrite them)"
         )
     if args.wandb:
         from dfl_bench.results.wandb_tables import log_tables

@@ -11,7 +11,6 @@ import pandas as pd
 
 from dfl_bench import markdown as md
 from dfl_bench.results.cells import POST_HOC_BUDGETS
-from dfl_bench.results.claims import MARGINS
 from dfl_bench.results.paper import COLUMNS, Published
 from dfl_bench.results.render import (
     FEW,
@@ -26,6 +25,7 @@ from dfl_bench.results.render import (
 )
 from dfl_bench.results.stats import (
     BH,
+    MARGINS,
     MIN_SEEDS,
     Interval,
     adjust_block,

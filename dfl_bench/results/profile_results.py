@@ -1,14 +1,15 @@
-"""What rendering one profile gives (`publish.build`): its tables, agreements and verdicts, the
-one value the write-up (`verdict_report`), the budget runs (`budget_runs`), the W&B tables and
-the files (`publish`) read."""
+"""What rendering one profile gives (`publish.build`): its tables, agreements and the paper's
+noise, the one value a report (`report.Report`), the W&B tables and the files (`publish`) read."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dfl_bench.results.stats import MIN_SEEDS
+from dfl_bench.results.tables import row_configuration
+
 if TYPE_CHECKING:
-    from dfl_bench.results import claims
     from dfl_bench.results.agreement import Agreement
     from dfl_bench.results.noise import Noise
     from dfl_bench.results.tables import Table
@@ -16,18 +17,40 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Rendered:
-    """One profile's tables, agreements and claim verdicts."""
+    """One profile's tables and agreements."""
 
     profile: str
     tables: dict[str, Table]
     agreements: dict[str, Agreement]
-    verdicts: list[tuple[claims.Claim, claims.Verdict, claims.Verdict]]  # after BH
     selected: tuple[str, ...]  # the tables whose files are (re)written; the index lists all
     orders: dict[str, dict[str, Agreement]]  # two-half tables compared out of header order
     noise: Noise  # the paper's (its cells are single runs); ours compare their own seeds
-    on_best: dict[str, claims.Verdict]  # ours decided on the best-of-evaluations accuracy
-    before_fdr: dict[str, claims.Verdict]  # ours before Benjamini-Hochberg across claims
-    on_paired: dict[str, claims.Verdict]  # ours with two cells compared over their common seeds
-    # ours under each variation of the sensitivity table (results/sensitivity.py; at the
-    # profile the write-up decides at only): (its label, verdicts by claim name)
-    sensitivity: tuple[tuple[str, dict[str, claims.Verdict]], ...] = ()
+
+    def cell_seeds(self, beyond: bool = False) -> dict[str, int]:
+        """Every cell of the paper's tables at this profile (those beyond the paper with
+        `beyond`) once (its configuration; a row of two tables is one cell), with its ok seeds;
+        a cell without records counts 0. Other configurations of a row (labelled rows of their
+        own) are no cells of the tables."""
+        cells: dict[str, int] = {}
+        for table in self.tables.values():
+            if table.paper.beyond != beyond:
+                continue
+            ours = table.ours()
+            for key in table.paper.keys():
+                mine = ours.get(key)
+                digest = mine.configuration if mine is not None else None
+                digest = digest or row_configuration(table.paper, table.profile, key)
+                digest = digest or f"{table.paper.experiment}/{key}"
+                cells[digest] = max(cells.get(digest, 0), mine.n["accuracy"] if mine else 0)
+        return cells
+
+    def seeded(self) -> str:
+        """The paper's cells with enough seeds to decide a comparison, of all, and the seeds
+        missing; then the same of the tables beyond the paper."""
+
+        def count(cells: dict[str, int]) -> str:
+            missing = sum(max(0, MIN_SEEDS - n) for n in cells.values())
+            enough = sum(n >= MIN_SEEDS for n in cells.values())
+            return f"{enough} of {len(cells)} ({missing} seeds missing)"
+
+        return f"{count(self.cell_seeds())}; beyond the paper {count(self.cell_seeds(True))}"

@@ -4,31 +4,21 @@ from __future__ import annotations
 
 import platform
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
 from dfl_bench import markdown
-from dfl_bench.lifecycle.records import cell_hash
-from dfl_bench.results import (
-    beyond_tables,
-    beyond_words,
-    budget_runs,
-    claims,
-    figures,
-    render,
-    sensitivity,
-    stats,
-    verdict_report,
-)
+from dfl_bench.results import beyond_tables, figures, render, stats
 from dfl_bench.results.agreement import WITHIN, Agreement, agreement
-from dfl_bench.results.cells import DEFAULT, PAPER_PROFILE, SPREAD, cell_config
+from dfl_bench.results.cells import SPREAD
 from dfl_bench.results.load import pooled
 from dfl_bench.results.noise import paper_noise
-from dfl_bench.results.paper import COLUMN_FIELDS, ORDERS, SELECTED_ACCURACY, Paper
+from dfl_bench.results.paper import COLUMN_FIELDS, ORDERS, Paper
 from dfl_bench.results.profile_results import Rendered
+from dfl_bench.results.report import PLAIN, Report
 from dfl_bench.results.tables import Table, build_table, collapse_threshold
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
 from dfl_bench.untrusted import read_json
@@ -42,42 +32,25 @@ INDEX_HEADER = [
     "wall time",
     *WITHIN,
     "rho acc",
-    "claims paper (holds/fails/inconclusive/n.m.)",
-    "claims ours",
-    "ours differ on best",
-    "ours differ paired by seed",
 ]
 
 
 def build(
-    paper: Paper, frame: pd.DataFrame, profile: str, selected: Sequence[str], repo: Path
+    paper: Paper,
+    frame: pd.DataFrame,
+    profile: str,
+    selected: Sequence[str],
+    repo: Path,
+    report: Report = PLAIN,
 ) -> Rendered:
-    """Tables (in the order each is compared), agreement (both orders of a swapped table),
-    claims of one profile (claims see every table; `names` picks output)."""
+    """Tables (in the order each is compared), agreement (both orders of a swapped table) of one
+    profile (`selected`: the tables whose files are written), then `report`'s decisions on them
+    (a report sees every table)."""
     below = collapse_threshold(frame, profile)
     tables = {
         name: build_table(table.compared(), frame, profile, repo, below)
         for name, table in paper.tables.items()
     }
-    noise = paper_noise(paper.baseline_std)
-    views = claims.views(
-        tables,
-        paper.baseline,
-        noise,
-        default_run(frame, profile),
-        default_run(frame, profile, SELECTED_ACCURACY),
-    )
-
-    def decide(view: claims.View) -> list[claims.Verdict]:
-        return [claims.evaluate(item, view) for item in claims.CLAIMS]
-
-    paper_verdicts, ours_raw, best_raw, paired_raw = (decide(view) for view in views)
-    ours = claims.across_claims(ours_raw)
-    verdicts = list(zip(claims.CLAIMS, claims.across_claims(paper_verdicts), ours, strict=True))
-    names = [item.name for item in claims.CLAIMS]
-    on_best = dict(zip(names, claims.across_claims(best_raw), strict=True))
-    on_paired = dict(zip(names, claims.across_claims(paired_raw), strict=True))
-    before_fdr = dict(zip(names, ours_raw, strict=True))
     agreements = {name: agreement(table) for name, table in tables.items()}
     orders = {
         name: {
@@ -89,47 +62,10 @@ def build(
         for name in paper.tables
         if paper.tables[name].order != "header"
     }
-    return Rendered(
-        profile,
-        tables,
-        agreements,
-        verdicts,
-        tuple(selected),
-        orders,
-        noise,
-        on_best,
-        before_fdr,
-        on_paired,
-        sensitivity.table(paper, frame, profile, repo, default_run)
-        if profile == verdict_report.DECIDED_AT
-        else (),
-    )
+    noise = paper_noise(paper.baseline_std)
+    rendered = Rendered(profile, tables, agreements, tuple(selected), orders, noise)
+    return report.decide(rendered, paper, frame, repo)
 
-
-def default_run(
-    frame: pd.DataFrame, profile: str, field: str = COLUMN_FIELDS["accuracy"]
-) -> claims.Sample | None:
-    """The default configuration's final accuracies (or `field`'s) over its ok seeds at
-    `profile` (Section 10.2's fixed operators); None when it has no ok run."""
-    if frame.empty:
-        return None
-    own = frame[(frame["experiment"] == DEFAULT) & (frame["profile"] == profile)]
-    config = cell_config(DEFAULT, profile, None, "")
-    if config is not None:  # every run of the default configuration, in any folder, once a seed
-        shared = pooled(frame, cell_hash(config), profile, DEFAULT)
-        own = pd.concat([own, shared]).drop_duplicates("path").drop_duplicates("seed")
-    runs = own[own["status"] == "ok"].sort_values("seed")
-    values = pd.to_numeric(runs[field], errors="coerce") * 100
-    seeds = runs["seed"][values.notna()].dropna().astype(int).sort_values().tolist()
-    values = values.dropna()
-    if values.empty:
-        return None
-    return claims.Sample(tuple(float(x) for x in values), f"n={len(values)}, seeds {seeds}")
-
-
-# What a caller adds to a full rendering (the rendered profiles, the output folder -> the files
-# it wrote), after the framework's own files: this repository's campaign adds its blocks so.
-Extension = Callable[[Sequence[Rendered], Path], list[Path]]
 
 SECTION = re.compile(r"^## .*, profile `([^`]+)`$", re.M)
 RECORDS_LINE = re.compile(r"^Records: \d+ \((\d+) ok\)", re.M)
@@ -173,13 +109,12 @@ def write(
     command: str,
     force: bool = False,
     shared: bool = True,
-    extensions: Sequence[Extension] = (),
+    report: Report = PLAIN,
 ) -> tuple[list[Path], list[str]]:
     """Every output file under `out` (tables/, figures/): the paths written, and one line per
     table kept because the new rendering has fewer ok runs in one of its profiles (never
-    replaced unless `force`; the index and verdicts are then kept too, as they sum every table).
-    The files that sum every profile (the index, verdicts.md, the write-up's and the front
-    page's blocks, then each of `extensions`' files) are written only when `shared`: a
+    replaced unless `force`; the files that sum every table are then kept too). The files that
+    sum every profile (the index, then `report`'s own) are written only when `shared`: a
     rendering of every profile present."""
     tables_dir, figures_dir = out / "tables", out / "figures"
     tables_dir.mkdir(parents=True, exist_ok=True)
@@ -192,19 +127,18 @@ def write(
             if lost:
                 kept[name] = f"{tables_dir / name}.md ({'; '.join(lost)})"
     for name in (n for n in names if n not in kept):
-        written += _write_table(results, name, tables_dir, command)
+        written += _write_table(results, name, tables_dir, command, report)
     for r in results:
         selected = {name: r.tables[name] for name in r.selected if name not in kept}
         written += figures.all_figures(selected, frame, r.profile, figures_dir, r.noise.sigma)
     if not kept and shared:
-        written += _write_shared(results, frame, out, command)
-        for extension in extensions:
-            written += extension(results, out)
+        written.append(_write(tables_dir / "README.md", index(results, command, frame, report)))
+        written += report.write(results, out, command)
     return written, list(kept.values())
 
 
 def _write_table(
-    results: Sequence[Rendered], name: str, tables_dir: Path, command: str
+    results: Sequence[Rendered], name: str, tables_dir: Path, command: str, report: Report
 ) -> list[Path]:
     """tables/<name>.md and .tex: the table at each profile that has its records (the first
     alone when it has none yet)."""
@@ -212,11 +146,12 @@ def _write_table(
     shown = [r for r in results if not r.tables[name].records.empty] or results[:1]
     for r in shown:
         table = r.tables[name]
-        mine = [v for v in r.verdicts if v[0].experiment == name]
         md.append(
             beyond_tables.markdown(table)
             if table.paper.beyond
-            else render.markdown(table, r.agreements[name], mine, r.orders.get(name), r.on_paired)
+            else render.markdown(
+                table, r.agreements[name], r.orders.get(name), report.under_table(r, name)
+            )
         )
         tex.append(render.latex(table))
     title = f"# {name}: the paper beside this reproduction\n\nGenerated by `{command}`.\n\n"
@@ -226,35 +161,10 @@ def _write_table(
     ]
 
 
-def _write_shared(
-    results: Sequence[Rendered], frame: pd.DataFrame, out: Path, command: str
-) -> list[Path]:
-    """The files that sum every profile: the index, verdicts.md, the write-up's and its
-    glance's generated blocks (results/README.md)."""
-    tables_dir, readme = out / "tables", out / "README.md"
-    written = [
-        _write(tables_dir / "README.md", index(results, command, frame)),
-        _write(tables_dir / "verdicts.md", verdict_report.markdown_text(results, command)),
-    ]
-    if verdict_report.patch(readme, verdict_report.summary(results)):
-        written.append(readme)
-    if verdict_report.patch(
-        readme, verdict_report.front_verdicts(results), *verdict_report.FRONT_MARKERS
-    ):
-        written.append(readme)
-    for name in (n for n, t in results[0].tables.items() if t.paper.beyond):
-        if verdict_report.patch(
-            readme, beyond_words.table_block(name, results), *beyond_words.table_markers(name)
-        ):
-            written.append(readme)
-        block = beyond_words.beyond_block(name, results)
-        if verdict_report.patch(readme, block, *beyond_words.beyond_markers(name)):
-            written.append(readme)
-    return written
-
-
-def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str:
-    """tables/README.md: every table with agreement, claim verdicts and provenance."""
+def index(
+    results: Sequence[Rendered], command: str, frame: pd.DataFrame, report: Report = PLAIN
+) -> str:
+    """tables/README.md: every table with agreement and provenance (and `report`'s words)."""
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     lines = [
         "# The paper's tables, reproduced",
@@ -262,11 +172,7 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
         f"Generated by `{command}` on {now} ({platform.node()}, {platform.machine()}, "
         f"Python {platform.python_version()}); rendering trains nothing. Each table file holds "
         "one section per profile (profiles are never mixed in one cell); figures are in "
-        "`../figures/`. Accuracy in %, ratios in [0, 1]. Claims are checked on the paper's own "
-        "numbers and on ours; `not measurable` means a needed cell is missing, failed, "
-        "undefined or not printed.",
-        "",
-        *verdict_report.rules(),
+        f"`../figures/`. Accuracy in %, ratios in [0, 1].{report.index_opening()}",
     ]
     for r in results:
         lines += [
@@ -274,9 +180,12 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
             f"## Profile `{r.profile}`",
             "",
             f"Evaluations: {_cadence(frame, r.profile)}. Distinct cells (each configuration "
-            f"once) with {stats.MIN_SEEDS} or more ok seeds: {verdict_report.seeded(r)}.",
+            f"once) with {stats.MIN_SEEDS} or more ok seeds: {r.seeded()}.",
             "",
-            *markdown.table(INDEX_HEADER, (_index_row(n, t, r) for n, t in r.tables.items())),
+            *markdown.table(
+                [*INDEX_HEADER, *report.columns],
+                ([*_index_row(n, t, r), *report.index_cells(r, n)] for n, t in r.tables.items()),
+            ),
         ]
         for name, orders in r.orders.items():
             compared = r.tables[name].paper.order
@@ -293,16 +202,10 @@ def index(results: Sequence[Rendered], command: str, frame: pd.DataFrame) -> str
                 )
                 + ".",
             ]
-        for section, title in claims.SECTIONS.items():
-            lines += ["", f"### {title}", ""]
-            lines.append(
-                render.claims_markdown(
-                    [v for v in r.verdicts if v[0].experiment == section], r.on_paired
-                )
-            )
+        lines += report.index_sections(r)
         lines += ["", f"Figure: `../figures/analyze_measures_{r.profile}.png`."]
         lines += seed_spread(frame, r.profile)
-        lines += budget_runs.runs_table(r) if r.profile == PAPER_PROFILE else []
+        lines += report.index_closing(r)
     return "\n".join(lines) + "\n"
 
 
@@ -389,7 +292,6 @@ def _index_row(name: str, table: Table, r: Rendered) -> list[str]:
         commits += " (WARNING: mixed in a cell)"
     a = r.agreements[name]
     rho = a.spearman["accuracy"]
-    mine = [v for v in r.verdicts if v[0].experiment == name]
     return [
         f"[{name}]({name}.md) ([tex]({name}.tex))",
         f"{len(records)} ({ok})",
@@ -400,24 +302,7 @@ def _index_row(name: str, table: Table, r: Rendered) -> list[str]:
         Agreement.share(a.accuracy_within),
         Agreement.share(a.ratio_within),
         "-" if rho is None else f"{rho:+.2f}",
-        _counts([p for _, p, _ in mine]),
-        _counts([o for _, _, o in mine]),
-        _differ(mine, r.on_best),
-        _differ(mine, r.on_paired),
     ]
-
-
-def _differ(mine: list[tuple[claims.Claim, claims.Verdict, claims.Verdict]], other: dict) -> str:
-    """How many of a table's verdicts on ours differ in `other` (claim name -> Verdict)."""
-    return str(sum(o.status != other[item.name].status for item, _, o in mine)) if mine else "-"
-
-
-def _counts(verdicts: list[claims.Verdict]) -> str:
-    """`holds/fails/inconclusive/not measurable` counts."""
-    if not verdicts:
-        return "-"
-    count = {s: sum(v.status == s for v in verdicts) for s in claims.VERDICTS}
-    return "/".join(str(n) for n in count.values())
 
 
 def _write(path: Path, text: str) -> Path:

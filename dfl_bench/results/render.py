@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from dfl_bench import markdown as md
 from dfl_bench.results.agreement import WITHIN, Agreement
-from dfl_bench.results.claims import Claim, Verdict
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, PaperTable
 from dfl_bench.results.probes import PROBE_FILES, PROBE_STEPS
-from dfl_bench.results.stats import (
-    MIN_SEEDS,
-)
+from dfl_bench.results.stats import MIN_SEEDS
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
 from dfl_bench.schema import CU_ANT, CU_CONS
 
@@ -148,12 +145,11 @@ def commit_notes(table: Table, key: str) -> list[str]:
 def markdown(
     table: Table,
     agreement: Agreement,
-    verdicts: list[tuple[Claim, Verdict, Verdict]],
     orders: dict[str, Agreement] | None = None,
-    paired: Mapping[str, Verdict] | None = None,
+    closing: Sequence[str] = (),
 ) -> str:
-    """The table (paper / ours / difference sub-rows), notes, agreement and claims as Markdown
-    (with the verdicts paired by seed that differ: claims_markdown)."""
+    """The table (paper / ours / difference sub-rows), notes, agreement and the orders of its
+    halves as Markdown, then the lines `closing` (a report's: `report.Report.under_table`)."""
     paper = table.paper
     if paper.beyond:
         raise ValueError(f"{paper.experiment} is a table beyond the paper: beyond_tables.markdown")
@@ -180,9 +176,7 @@ def markdown(
     out += ["", agreement_markdown(agreement)]
     if orders:
         out += ["", *orders_markdown(table, orders)]
-    if verdicts:
-        out += ["", claims_markdown(verdicts, paired)]
-    return "\n".join(out) + "\n"
+    return "\n".join([*out, *closing]) + "\n"
 
 
 def _paper_header(paper: PaperTable) -> list[str]:
@@ -315,38 +309,6 @@ def orders_markdown(table: Table, orders: dict[str, Agreement]) -> list[str]:
 def signed(value: float | None) -> str:
     """A correlation as printed, `-` when undefined."""
     return "-" if value is None else f"{value:+.2f}"
-
-
-def claims_markdown(
-    verdicts: list[tuple[Claim, Verdict, Verdict]], paired: Mapping[str, Verdict] | None = None
-) -> str:
-    """A table's claims: the paper's sentence, the verdict on the paper's numbers and on ours;
-    where ours paired by seed (`paired`, claim name -> Verdict) differs, that verdict after it."""
-    rows = [
-        [
-            f"`{item.name}` ({item.where})",
-            item.sentence,
-            f"**{on_paper.status}**: {on_paper.detail}",
-            f"**{on_ours.status}**: {on_ours.detail}"
-            + (
-                " (as coded, the paper's own numbers fail it too)"
-                if on_paper.status == "fails"
-                else ""
-            )
-            + _paired_note(on_ours, (paired or {}).get(item.name)),
-        ]
-        for item, on_paper, on_ours in verdicts
-    ]
-    header = ["claim", "paper's sentence", "on the paper's numbers", "on ours"]
-    return "\n".join(md.table(header, rows))
-
-
-def _paired_note(ours: Verdict, paired: Verdict | None) -> str:
-    """The verdict paired by seed where it differs from ours (a secondary view: decides
-    nothing), else nothing."""
-    if paired is None or paired.status == ours.status:
-        return ""
-    return f". Paired by seed (secondary, decides nothing): **{paired.status}**: {paired.detail}"
 
 
 def tex_escape(text: str) -> str:

@@ -33,8 +33,6 @@ MIN_SEEDS = 3  # a cell with fewer seeds decides no comparison
 MIN_CELLS = 8  # a correlation over fewer cells gives no verdict
 PERMUTATIONS = 9999
 FDR = 0.05  # Benjamini-Hochberg's false discovery rate across claims
-POWER = 0.8  # the chance a planned seed count decides a comparison (seed plan)
-MAX_SEEDS = 10  # the most seeds a plan gives a cell
 BOOTSTRAP = 2000  # resamples of the bootstrap probability of being the top row
 # Equivalence margins ("on par", "similar", "around") and the agreement's tolerances, declared
 # once: accuracy points (about 2.5 of the paper's stated seed std 0.204) and ratio units.

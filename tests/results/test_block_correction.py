@@ -1,5 +1,5 @@
 """A list that states above / below / equivalent for more than one comparison decides after
-Benjamini-Hochberg within it; an interval a claim prints shows whether Holm undid it."""
+Benjamini-Hochberg within it."""
 
 from __future__ import annotations
 
@@ -41,42 +41,6 @@ def test_a_missing_comparison_keeps_its_place_and_does_not_count():
     adjusted = adjust_block([None, a, None])
     assert adjusted[0] is None and adjusted[2] is None
     assert adjusted[1].adjusted == pytest.approx(a.raw)  # one comparison: q = p
-
-
-def test_an_interval_inside_a_claim_says_when_holm_undoes_it():
-    from dfl_bench.results.claims.framework import HOLM, Family
-
-    family = Family()
-    near = compare_runs(MARGINAL, (), REFERENCE, ())
-    far = compare_runs(NULL, (), REFERENCE, ())
-    family.track(("a",), near)
-    family.track(("b",), far)
-    family.adjust()
-    shown = family.track(("a",), near)
-    assert shown.correction == HOLM and shown.outcome == 0
-    assert shown.text() == near.text() + " (not after Holm)"
-    assert family.track(("b",), far).text() == far.text()  # never decided: nothing to undo
-
-
-def test_rows_against_the_baseline_are_decided_within_their_table():
-    """A row clearly above the baseline stays above after Benjamini-Hochberg over its table; a
-    row with too few seeds is set aside, and no baseline says so."""
-    from dfl_bench.results.baseline_rows import against_baseline
-    from dfl_bench.results.tables import Ours
-
-    def cell(*values: float) -> Ours:
-        n = {"accuracy": len(values)}
-        return Ours(
-            len(values), 0, {}, {}, n, (None, None), (), (), (), values={"accuracy": values}
-        )
-
-    base = cell(95.0, 95.2, 94.8, 95.1)
-    rows = {"up": cell(97.0, 97.1, 96.9, 97.2), "same": cell(95.1, 94.9, 95.0, 95.2)}
-    found = against_baseline({**rows, "few": cell(99.0, 99.0)}, base)
-    assert [key for key, _ in found.compared] == ["up", "same"] and found.few == ("few",)
-    assert [row.split()[0] for row in found.beyond(1)] == ["up"] and found.beyond(-1) == []
-    assert against_baseline(rows, None).missing == "no baseline"
-    assert against_baseline(rows, cell(95.0, 95.1)).missing == "the baseline has 2 seed(s)"
 
 
 def test_the_bootstrap_top_probability_reads_a_cells_seeds_in_any_order():

@@ -62,7 +62,7 @@ def _table(tmp_path, commits):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"cells": {digest: {"commits": commits}}}))
     table = build_table(PAPER.tables["tnorms"], frame, "quick", tmp_path)
-    return table, render.markdown(table, agreement(table), [])
+    return table, render.markdown(table, agreement(table))
 
 
 def test_a_cell_of_two_commits_is_a_warning_unless_its_probes_agree(tmp_path):

@@ -121,9 +121,9 @@ def test_the_collapse_rule_counts_collapses_first_then_the_mean(tmp_path, capsys
 
 
 def test_the_committed_search_pages_are_what_the_committed_records_give(tmp_path):
-    """make tables writes the searches' pages from results/records (campaign/writeup.py); the
-    committed pages are those (a harvest that is not re-rendered fails here)."""
-    from campaign import writeup
+    """make tables writes the searches' pages from results/records (campaign/report/
+    writeup.py); the committed pages are those (a harvest that is not re-rendered fails here)."""
+    from campaign.report import writeup
 
     (tmp_path / "records").symlink_to(REPO / "results" / "records")
     written = {p.relative_to(tmp_path).as_posix() for p in writeup.search_pages(tmp_path)}

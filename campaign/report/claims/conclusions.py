@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dfl_bench.results.claims.deciding import (
+from campaign.report.claims.deciding import (
     as_claimed,
     cell_values,
     difference_text,
     only,
     printed,
 )
-from dfl_bench.results.claims.framework import (
+from campaign.report.claims.framework import (
     BASE,
     SYM_R,
     SYM_S,
@@ -17,7 +17,7 @@ from dfl_bench.results.claims.framework import (
     View,
     claim,
 )
-from dfl_bench.results.claims.symmetric import SUM9_OF_SAME
+from campaign.report.claims.symmetric import SUM9_OF_SAME
 
 SYMMETRIC = {  # Section 10.1's fully symmetric configurations; T_P + I_RC is product_S / product
     "same_symmetric": [*SYM_S, *SYM_R, "lukasiewicz", "nilpotent"],

@@ -2,9 +2,9 @@
 the framework (framework.py: views, comparison rules, `claim`, `evaluate`) and one module per
 part of the paper, whose claims register in the paper's order when imported here."""
 
-from dfl_bench.results.claims import analysis, appendix, conclusions, individual, symmetric
-from dfl_bench.results.claims.conclusions import SYMMETRIC
-from dfl_bench.results.claims.framework import (
+from campaign.report.claims import analysis, appendix, conclusions, individual, symmetric
+from campaign.report.claims.conclusions import SYMMETRIC
+from campaign.report.claims.framework import (
     BASE,
     CLAIMS,
     INCONCLUSIVE,

@@ -1,5 +1,5 @@
 """The seeds a comparison needs (a seed plan's power calculation): Welch's test of a difference
-or TOST within a margin, decided with chance `stats.POWER` at the seed sds measured so far."""
+or TOST within a margin, decided with chance `POWER` at the seed sds measured so far."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import math
 
 from scipy import stats
 
-from dfl_bench.results.stats import ALPHA, MAX_SEEDS, POWER, welch_df
+from dfl_bench.results.stats import ALPHA, welch_df
+
+POWER = 0.8  # the chance a planned seed count decides a comparison (seed plan)
+MAX_SEEDS = 10  # the most seeds a plan gives a cell
 
 
 def difference_power(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dfl_bench.results import sensitivity
-from dfl_bench.results.claims import Verdict
+from campaign.report import sensitivity
+from campaign.report.claims import Verdict
 from dfl_bench.results.tables import COLLAPSE_POINTS
 
 
@@ -41,7 +41,7 @@ def test_each_variation_moves_one_choice_and_leaves_out_only_what_it_names():
 
 
 def test_holm_across_claims_is_stricter_than_benjamini_hochberg():
-    from dfl_bench.results.claims import across_claims
+    from campaign.report.claims import across_claims
 
     decided = [Verdict("holds", "", p=0.02), Verdict("holds", "", p=0.03)]
     assert [v.status for v in across_claims(decided)] == ["holds", "holds"]  # q 0.03, 0.03

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import warnings
 from pathlib import Path
 
 import pytest
 
 from campaign import plan_report
-from campaign import writeup as campaign_writeup
-from dfl_bench.results import beyond_words, publish, verdict_report
+from campaign.report import beyond_words, verdict_report
+from campaign.report import writeup as campaign_writeup
+from campaign.report.paper_report import PaperReport
+from dfl_bench.results import publish
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import Table
@@ -52,41 +55,49 @@ def test_patching_replaces_only_the_block(tmp_path):
     assert not verdict_report.patch(tmp_path / "none.md", "x")
 
 
+STAMP = re.compile(r" on \S+ \([^)]*\); rendering trains nothing")  # the index's time and host
+
+
+def rendered_files(root: Path) -> dict[str, str | bytes]:
+    """Every file `python -m campaign` writes under `root` (results/ or a copy), by its path
+    there; the index without the time and machine it was rendered on."""
+    files: dict[str, str | bytes] = {"README.md": (root / "README.md").read_text()}
+    for folder in ("tables", "recipe_search", "collapse_search"):
+        for path in sorted((root / folder).iterdir()):
+            files[f"{folder}/{path.name}"] = STAMP.sub(" on ...", path.read_text())
+    for path in sorted((root / "figures").iterdir()):
+        files[f"figures/{path.name}"] = path.read_bytes()
+    return files
+
+
 @pytest.mark.slow
-def test_the_committed_block_is_what_the_committed_records_give():
+def test_rendering_the_committed_records_gives_every_committed_file_byte_for_byte(tmp_path):
+    """`make tables` (python -m campaign) on the committed records writes the committed files:
+    every table file, the index (but for its time), verdicts.md, the write-up's blocks, the
+    searches' pages and the figures (a figure is redrawn only when what it shows changed), none
+    more, none fewer."""
+    out = tmp_path / "results"
+    out.mkdir()
+    shutil.copy(README, out / "README.md")  # its generated blocks are patched in place
+    shutil.copytree(REPO / "results" / "figures", out / "figures")
+    (out / "records").symlink_to(REPO / "results" / "records")  # the searches' pages read it
     with warnings.catch_warnings():
-        warnings.simplefilter("error", RecordWarning)
-        warnings.filterwarnings("ignore", ".*one configuration and seed trained", RecordWarning)
+        warnings.simplefilter("ignore", RecordWarning)
         frame = load_records(REPO / "results" / "records")
     paper = load_paper()
     profiles = sorted(frame["profile"].dropna().unique())
-    results = [publish.build(paper, frame, p, list(paper.tables), REPO) for p in profiles]
-    assert verdict_report.summary(results) == committed_block()
-    front = README.read_text()  # its glance: the verdicts and the tables beyond the paper
-    begin, end = verdict_report.FRONT_MARKERS
-    shown = front[front.index(begin) : front.index(end) + len(end)]
-    assert shown == verdict_report.front_verdicts(results)
-    for block, (begin, end) in (  # the campaign's blocks (python -m campaign)
-        (campaign_writeup.paper_budget(results), campaign_writeup.PAPER_BUDGET_MARKERS),
-        (campaign_writeup.campaign(results), campaign_writeup.CAMPAIGN_MARKERS),
-    ):
-        assert front[front.index(begin) : front.index(end) + len(end)] == block
-    for name in (n for n, t in paper.tables.items() if t.beyond):
-        begin, end = beyond_words.table_markers(name)
-        if begin in front:  # the write-up shows this table: as the records give it
-            shown = front[front.index(begin) : front.index(end) + len(end)]
-            assert shown == beyond_words.table_block(name, results), name
-        begin, end = beyond_words.beyond_markers(name)
-        text = README.read_text()
-        if begin in text:  # the write-up's words on it: as the records give them
-            shown = text[text.index(begin) : text.index(end) + len(end)]
-            assert shown == beyond_words.beyond_block(name, results), name
+    report = PaperReport()
+    results = [publish.build(paper, frame, p, list(paper.tables), REPO, report) for p in profiles]
+    written, kept = publish.write(results, frame, out, "python -m campaign", report=report)
+    assert kept == [] and written
+    (out / "records").unlink()
+    assert rendered_files(out) == rendered_files(REPO / "results")
 
 
 def test_the_decided_claims_list_each_verdict_of_ours_with_its_numbers_holds_first():
     from types import SimpleNamespace
 
-    from dfl_bench.results.claims import Claim, Verdict
+    from campaign.report.claims import Claim, Verdict
 
     def item(name):
         return Claim(name, "tnorms", "10.2", "a sentence", lambda view: Verdict("holds", ""))
@@ -225,7 +236,7 @@ def test_the_block_names_a_table_beyond_the_paper_only_at_a_profile_where_it_has
         warnings.simplefilter("ignore", RecordWarning)
         frame = load_records(REPO / "results" / "records")
     paper = load_paper()
-    (rendered,) = [publish.build(paper, frame, "paper", list(paper.tables), REPO)]
+    rendered = publish.build(paper, frame, "paper", list(paper.tables), REPO, PaperReport())
     section = verdict_report.summary([rendered])
     beyond = [name for name, table in rendered.tables.items() if table.paper.beyond]
     empty = [name for name in beyond if not rendered.tables[name].ours()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from dfl_bench.results.claims.deciding import (
+from campaign.report.claims.deciding import (
     above_baseline,
     against_rows,
     all_above,
@@ -22,7 +22,7 @@ from dfl_bench.results.claims.deciding import (
     printed,
     values_text,
 )
-from dfl_bench.results.claims.framework import (
+from campaign.report.claims.framework import (
     NotMeasurable,
     View,
     claim,

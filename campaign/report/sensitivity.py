@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dfl_bench.results import claims
+from campaign.report import claims
 from dfl_bench.results.noise import paper_noise
 from dfl_bench.results.paper import Paper
 from dfl_bench.results.tables import (

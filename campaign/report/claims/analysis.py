@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dfl_bench.results.claims.deciding import (
+from campaign.report.claims.deciding import (
     all_hold,
     claimed_sign,
     correlation,
 )
-from dfl_bench.results.claims.framework import (
+from campaign.report.claims.framework import (
     View,
     claim,
 )

@@ -1,6 +1,6 @@
-"""The campaign's blocks of the write-up (results/README.md), written after the framework's own
-files by `python -m campaign`: the paper's headline at its budget by the headline plan's rule,
-and what the seed plan and the machines say at the profile the write-up decides."""
+"""The campaign's blocks of the write-up (results/README.md), written last by the paper's report
+(paper_report.py, `python -m campaign`): the paper's headline at its budget by the headline
+plan's rule, and what the seed plan and the machines say at the profile the write-up decides."""
 
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ from typing import TYPE_CHECKING
 from campaign import headline, machines, plan_report
 from campaign.headline_plan import FOLDER as PLAN
 from campaign.plan_file import read_plan
+from campaign.report.beyond_words import accuracy_text
+from campaign.report.claims import MARGINS
+from campaign.report.profile_verdicts import DECIDED_AT
+from campaign.report.verdict_report import patch
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import probes, stats
 from dfl_bench.results.beyond_tables import versus
-from dfl_bench.results.beyond_words import accuracy_text
 from dfl_bench.results.cells import PAPER_PROFILE, budget
-from dfl_bench.results.claims import MARGINS
-from dfl_bench.results.verdict_report import DECIDED_AT, patch
 
 if TYPE_CHECKING:
-    from dfl_bench.results.profile_results import Rendered
+    from campaign.report.profile_verdicts import Decided
     from dfl_bench.results.tables import Table
 
 CAMPAIGN_MARKERS = (
@@ -34,7 +35,7 @@ PAPER_BUDGET_MARKERS = (
 )
 
 
-def paper_budget(results: Sequence[Rendered]) -> str:
+def paper_budget(results: Sequence[Decided]) -> str:
     """The write-up's glance at the paper's headline at its budget (results/README.md between
     PAPER_BUDGET_MARKERS): `best` both against sum9 ("more knowledge increases performance")
     and both against the paper's own number, each in the three outcomes of every comparison."""
@@ -116,13 +117,13 @@ def stats_sd(values: Sequence[float]) -> str:
     return f"{statistics.stdev(values):.2f}"
 
 
-def _progress(results: Sequence[Rendered]) -> list[str]:
+def _progress(results: Sequence[Decided]) -> list[str]:
     """The seed plan's progress at its profile, as one line ([] where no profile is the plan's)."""
     lines = [plan_report.progress(r) for r in results]
     return [f"{line[0].upper()}{line[1:]}." for line in lines if line is not None]
 
 
-def campaign(results: Sequence[Rendered]) -> str:
+def campaign(results: Sequence[Decided]) -> str:
     """The write-up's campaign block (results/README.md between CAMPAIGN_MARKERS): how much of
     the seed plan the records hold, at DECIDED_AT the seeds' and machines' effects, then the seed
     plan's claims beside their verdicts now."""
@@ -135,7 +136,7 @@ def campaign(results: Sequence[Rendered]) -> str:
     return "\n".join([*lines, end])
 
 
-def write(results: Sequence[Rendered], out: Path) -> list[Path]:
+def write(results: Sequence[Decided], out: Path) -> list[Path]:
     """Patch the campaign's blocks into `out`/README.md (where it has their markers), and where
     `out` holds the records (`out/records`: the repository's results/) the searches' pages from
     them (recipe_search, collapse_search): the paths written."""

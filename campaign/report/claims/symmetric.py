@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dfl_bench.results import stats
-from dfl_bench.results.agreement import spearman
-from dfl_bench.results.claims.deciding import (
+from campaign.report.claims.deciding import (
     all_hold,
     as_claimed,
     cell_values,
@@ -18,7 +16,7 @@ from dfl_bench.results.claims.deciding import (
     tally,
     tied_with_top,
 )
-from dfl_bench.results.claims.framework import (
+from campaign.report.claims.framework import (
     BASE,
     RANDOM_CU,
     SYM_R,
@@ -27,6 +25,8 @@ from dfl_bench.results.claims.framework import (
     View,
     claim,
 )
+from dfl_bench.results import stats
+from dfl_bench.results.agreement import spearman
 from dfl_bench.schema import CU_ANT, CU_CONS
 
 

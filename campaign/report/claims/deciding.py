@@ -8,15 +8,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from dfl_bench.results import stats
-from dfl_bench.results.agreement import pearson, spearman
-from dfl_bench.results.claims.framework import (
+from campaign.report.claims.framework import (
     BASE,
     SIGNIFICANT,
     Cell,
     NotMeasurable,
     View,
 )
+from dfl_bench.results import stats
+from dfl_bench.results.agreement import pearson, spearman
 
 
 def printed(value: float) -> str:

@@ -1,4 +1,4 @@
-"""The comparison rules of the results module: the compared order of a two-half table, the
+"""The comparison rules of the paper's claims: the compared order of a two-half table, the
 best-of-evaluations accuracy, each cell's own noise behind the comparative words (Welch's interval
 over its seeds; the paper's single runs with its stated std), ties as ties, correlations with a
 permutation p-value and enough cells, and the claims coded from Sections 10.1-10.4 (exact small
@@ -12,14 +12,24 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from dfl_bench.results import claims, power, render, stats
-from dfl_bench.results.claims import framework
+from campaign import power
+from campaign.report import claims
+from campaign.report.claims import framework
+from campaign.report.paper_report import PaperReport, claims_markdown
+from campaign.report.profile_verdicts import Decided, default_run
+from dfl_bench.results import publish, render, stats
 from dfl_bench.results.load import load_records
 from dfl_bench.results.noise import Noise
-from dfl_bench.results.publish import build, default_run
 from tests.results.test_results import PAPER, REPO, write
 
 SWAPPED = PAPER.tables["symmetric_aggregators"]
+
+
+def build(*args) -> Decided:
+    """`publish.build` with the paper's report: the claims decided on the profile's tables."""
+    return publish.build(*args, PaperReport())
+
+
 NOISE = Noise(0.4, "test")  # one run's seed std: two single runs differ beyond 1.11 points
 
 
@@ -88,7 +98,6 @@ def test_both_orders_agreement_is_computed_and_rendered(tmp_path):
     text = render.markdown(
         result.tables["symmetric_aggregators"],
         result.agreements["symmetric_aggregators"],
-        [],
         orders,
     )
     assert "| swapped (compared) | +1.00 |" in text and "| header |" in text
@@ -335,7 +344,7 @@ def test_verdicts_show_long_beside_quick_once_its_records_land(tmp_path):
     for seed, best in enumerate((0.94, 0.95)):
         write(records, "baseline", f"b{seed}", row="ce_pair", seed=seed, accuracy=0.93, best=best)
     write(records, "tnorms", "g", row="godel", accuracy=0.5, best=0.97)
-    assert main(["--records", str(records), "--out", str(out)]) == 0
+    assert main(["--records", str(records), "--out", str(out)], PaperReport()) == 0
     text = (out / "tables" / "verdicts.md").read_text()
     assert "|  | quick | long |" in text
     table = (out / "tables" / "tnorms.md").read_text()  # only the profiles it has records at
@@ -345,7 +354,7 @@ def test_verdicts_show_long_beside_quick_once_its_records_land(tmp_path):
         "| above the baseline beyond the noise | the baseline has 2 seed(s) | no records yet |"
     ) in text
     write(records, "tnorms", "gl", row="godel", profile="long", accuracy=0.5, best=0.80)
-    assert main(["--records", str(records), "--out", str(out)]) == 0
+    assert main(["--records", str(records), "--out", str(out)], PaperReport()) == 0
     text = (out / "tables" / "verdicts.md").read_text()
     assert (
         "| accuracy range (final) | 50.00 (godel) .. 50.00 (godel) | 50.00 (godel) .. 50.00" in text
@@ -422,7 +431,7 @@ def test_one_sample_interval_is_students_t_of_the_mean_minus_the_number():
 def test_nearly_all_beat_their_symmetric_row_counts_ties_as_undecided():
     """12 cells: 9 wins hold (3/4); 6 wins and 6 ties are within the noise (the ties could make
     the share); 6 wins, 2 ties and 4 losses fail (even winning every tie leaves 8 of 12)."""
-    from dfl_bench.results.claims.appendix import SYMMETRIC_S, TNORMS_RMSE
+    from campaign.report.claims.appendix import SYMMETRIC_S, TNORMS_RMSE
 
     def verdict(outcomes: list[int]) -> str:
         values = {}
@@ -610,7 +619,7 @@ def test_the_seed_plan_asks_the_seeds_a_power_calculation_gives_each_undecided_c
     (need,) = [n for n in planned if n.claim == "only_1_beats_only_2"]
     assert need.cells == ("formulas/f1", "formulas/f2") and need.have == (3, 3)
     want = power.seeds_needed(0.2, 0.2, 0.3, 0.5, False)
-    assert need.test == "difference" and need.seeds == want and 3 < want <= stats.MAX_SEEDS
+    assert need.test == "difference" and need.seeds == want and 3 < want <= power.MAX_SEEDS
     assert seed_plan.targets(planned) == {"formulas/f1": want, "formulas/f2": want}
     # equivalence is asked where it is the cheaper decision: +0.05 with sd 0.1
     assert power.seeds_needed(0.1, 0.1, 0.05, 0.5, True) == 2
@@ -650,13 +659,13 @@ def test_a_claims_table_adds_the_paired_verdict_only_where_it_differs_from_ours(
         "a": claims.Verdict("inconclusive", "-0.06 [-0.51, +0.39] (paired by seed)"),
         "b": claims.Verdict("holds", "+0.58 [+0.10, +1.06] (paired by seed)"),
     }
-    rows = render.claims_markdown(verdicts, paired).splitlines()[2:]
+    rows = claims_markdown(verdicts, paired).splitlines()[2:]
     assert rows[0].endswith(
         "**holds**: +0.02 [-0.36, +0.40]. Paired by seed (secondary, decides nothing): "
         "**inconclusive**: -0.06 [-0.51, +0.39] (paired by seed) |"
     )
     assert rows[1].endswith("**holds**: +0.53 [+0.12, +0.94] |")
-    assert render.claims_markdown(verdicts) == render.claims_markdown(verdicts, {})
+    assert claims_markdown(verdicts) == claims_markdown(verdicts, {})
 
 
 def _claim_of(check) -> framework.Claim:
@@ -761,7 +770,7 @@ def test_only_x_needs_every_other_row_shown_not_to_have_the_property():
     """'Only x is above': holds with every other row shown below or equivalent; one row left
     undecided turns it inconclusive (absence of evidence is not evidence); another row shown
     above makes it fail, as does x shown equivalent."""
-    from dfl_bench.results.claims.deciding import only
+    from campaign.report.claims.deciding import only
 
     assert (ABOVE.outcome, SAME.equivalent, OPEN.outcome, OPEN.equivalent) == (1, True, 0, False)
     assert only({"x": ABOVE, "y": SAME}, ["x"])[0] is True
@@ -793,3 +802,63 @@ def test_any_two_verdicts_that_read_one_comparison_differently_are_found():
     unmeasured = framework.Verdict("not measurable", "", comparisons=wide.comparisons)
     assert framework.contradictions({"one": one, "unmeasured": unmeasured}) == []
     assert framework.contradictions({"one": one, "same": one}) == []
+
+
+def test_a_claim_that_holds_and_one_that_fails(tmp_path):
+    rows = {
+        "godel": 0.20,
+        "product": 0.21,
+        "lukasiewicz": 0.97,
+        "yager_p1_5": 0.96,
+        "yager_p2": 0.95,
+        "yager_p20": 0.94,
+        "nilpotent": 0.96,
+    }
+    for (row, acc), seed in ((item, seed) for item in rows.items() for seed in range(3)):
+        write(tmp_path, "tnorms", row, row=row, accuracy=acc + seed / 1000, seed=seed)
+    for seed in range(3):
+        write(tmp_path, "baseline", "b", row="ce_pair", accuracy=0.95 + seed / 1000, seed=seed)
+    result = build(PAPER, load_records(tmp_path), "quick", ["tnorms"], REPO)
+    verdicts = {item.name: (p, o) for item, p, o in result.verdicts}
+    assert verdicts["vanishing_tnorms_best"][1].status == "holds"
+    assert "the top vanishing row lukasiewicz 97.10" in verdicts["vanishing_tnorms_best"][1].detail
+    assert verdicts["godel_product_tnorms_poor"][1].status == "holds"
+    assert verdicts["tnorms_low_cons_better"][1].status == "not measurable"  # cons constant
+    assert verdicts["s_beat_r_same"][1].status == "not measurable"
+    # the paper's own numbers: the T_LK cu_cons contradiction shows as a failing claim
+    assert verdicts["lukasiewicz_cu_cons_below_random"][0].status == "fails"
+    # the appendix text fits Table mnist_symmetric_rmse with its halves swapped (compared so):
+    # RMSE is then lower, if only within the paper's own noise ("slightly worse"): inconclusive
+    paper = verdicts["product_worse_with_rmse"][0]
+    assert paper.status == "inconclusive" and "difference -0.30 [" in paper.detail
+
+
+def test_claim_fails_on_ours(tmp_path):
+    for seed in range(3):
+        write(tmp_path, "formulas", "a", row="f1", accuracy=0.90 + seed / 1000, seed=seed)
+        write(tmp_path, "formulas", "b", row="f2", accuracy=0.95 - seed / 1000, seed=seed)
+    result = build(PAPER, load_records(tmp_path), "quick", ["formulas"], REPO)
+    verdict = {item.name: o for item, _, o in result.verdicts}["only_1_beats_only_2"]
+    assert verdict.status == "fails"
+    assert verdict.detail.startswith("(1) 90.10 vs (2) 94.90: difference -4.80 [")
+
+
+def test_every_claim_names_a_table_or_the_analysis():
+    names = [c.name for c in claims.CLAIMS]
+    assert len(names) == len(set(names))
+    assert {c.experiment for c in claims.CLAIMS} <= set(PAPER.tables) | set(claims.SECTIONS)
+
+
+def test_an_interval_inside_a_claim_says_when_holm_undoes_it():
+    from tests.results.test_block_correction import MARGINAL, NULL, REFERENCE
+
+    family = framework.Family()
+    near = stats.compare_runs(MARGINAL, (), REFERENCE, ())
+    far = stats.compare_runs(NULL, (), REFERENCE, ())
+    family.track(("a",), near)
+    family.track(("b",), far)
+    family.adjust()
+    shown = family.track(("a",), near)
+    assert shown.correction == framework.HOLM and shown.outcome == 0
+    assert shown.text() == near.text() + " (not after Holm)"
+    assert family.track(("b",), far).text() == far.text()  # never decided: nothing to undo

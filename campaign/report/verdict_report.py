@@ -7,19 +7,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from campaign.report import budget_runs, sensitivity
+from campaign.report.baseline_rows import against_baseline
+from campaign.report.beyond_words import accuracy_text, beyond
+from campaign.report.claims import MARGINS, SECTIONS, VERDICTS, contradictions
+from campaign.report.profile_verdicts import DECIDED_AT
 from dfl_bench import markdown
-from dfl_bench.results import budget_runs, sensitivity, stats
+from dfl_bench.results import stats
 from dfl_bench.results.agreement import WITHIN
-from dfl_bench.results.baseline_rows import against_baseline
-from dfl_bench.results.beyond_words import accuracy_text, beyond
 from dfl_bench.results.cells import PAPER_PROFILE
-from dfl_bench.results.claims import MARGINS, SECTIONS, VERDICTS, contradictions
 from dfl_bench.results.paper import load_paper
-from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, row_configuration
+from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table
 from dfl_bench.tasks import PAPER_TASK
 
 if TYPE_CHECKING:
-    from dfl_bench.results.profile_results import Rendered
+    from campaign.report.profile_verdicts import Decided
 
 PROFILES = ("quick", "long")  # always shown, so `long` fills in once its records land
 NO_RECORDS = "no records yet"
@@ -70,7 +72,7 @@ def rules() -> list[str]:
     ]
 
 
-def markdown_text(results: Sequence[Rendered], command: str) -> str:
+def markdown_text(results: Sequence[Decided], command: str) -> str:
     """The whole file: a headline table, then one section per table."""
     by_profile = {r.profile: r for r in results}
     profiles = list(dict.fromkeys([*PROFILES, *by_profile]))
@@ -97,7 +99,7 @@ def markdown_text(results: Sequence[Rendered], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def headline(by_profile: dict[str, Rendered], profiles: list[str]) -> list[list[str]]:
+def headline(by_profile: dict[str, Decided], profiles: list[str]) -> list[list[str]]:
     """Baseline, default configuration, seed noise and claim counts per profile."""
     rows = [["supervised baseline (CE + pair loss)"], ["cells with 3+ seeds"], ["claims"]]
     for profile in profiles:
@@ -108,7 +110,7 @@ def headline(by_profile: dict[str, Rendered], profiles: list[str]) -> list[list[
             continue
         base = r.tables["baseline"].ours().get("ce_pair")
         rows[0].append(accuracy_text(base))
-        rows[1].append(seeded(r))
+        rows[1].append(r.seeded())
         rows[2].append(_claim_counts(r))
     default = ["default configuration (dfl_improves_on_baseline)"]
     for profile in profiles:
@@ -117,7 +119,7 @@ def headline(by_profile: dict[str, Rendered], profiles: list[str]) -> list[list[
     return [rows[0], default, *rows[1:]]
 
 
-def facts(name: str, by_profile: dict[str, Rendered], profiles: list[str]) -> list[list[str]]:
+def facts(name: str, by_profile: dict[str, Decided], profiles: list[str]) -> list[list[str]]:
     """One table's numbers per profile and its claims' verdicts (the paper's, then ours)."""
     labels = [
         "records (ok)",
@@ -151,7 +153,7 @@ def facts(name: str, by_profile: dict[str, Rendered], profiles: list[str]) -> li
     return rows + claim_rows
 
 
-def _table_facts(table: Table, r: Rendered) -> list[str]:
+def _table_facts(table: Table, r: Decided) -> list[str]:
     """The cells of `facts`' number rows for one table at one profile."""
     ours = {
         key: o for key, o in table.ours().items() if o.n_ok and o.number("accuracy") is not None
@@ -187,7 +189,7 @@ def _table_facts(table: Table, r: Rendered) -> list[str]:
     ]
 
 
-def _against_baseline(ours: dict[str, Ours], r: Rendered) -> tuple[str, str]:
+def _against_baseline(ours: dict[str, Ours], r: Decided) -> tuple[str, str]:
     """The rows above and below the baseline beyond the noise, in words (`baseline_rows`)."""
     found = against_baseline(ours, r.tables["baseline"].ours().get("ce_pair"))
     if found.missing:
@@ -199,7 +201,7 @@ def _against_baseline(ours: dict[str, Ours], r: Rendered) -> tuple[str, str]:
     return above + aside, below + aside
 
 
-def _verdict(r: Rendered, name: str) -> str:
+def _verdict(r: Decided, name: str) -> str:
     """One claim's verdict on ours."""
     for item, _, ours in r.verdicts:
         if item.name == name:
@@ -207,55 +209,24 @@ def _verdict(r: Rendered, name: str) -> str:
     raise KeyError(name)
 
 
-def _claim_counts(r: Rendered) -> str:
+def _claim_counts(r: Decided) -> str:
     """How many claims hold, fail, are inconclusive or not measurable on ours."""
     mine = [o for _, _, o in r.verdicts]
     counts = {s: sum(v.status == s for v in mine) for s in VERDICTS}
     return ", ".join(f"{n} {s}" for s, n in counts.items()) + f" (of {len(mine)})"
 
 
-def cell_seeds(r: Rendered, beyond: bool = False) -> dict[str, int]:
-    """Every cell of the paper's tables at `r.profile` (those beyond the paper with `beyond`)
-    once (its configuration; a row of two tables is one cell), with its ok seeds; a cell
-    without records counts 0. Other configurations of a row (labelled rows of their own) are no
-    cells of the tables."""
-    cells: dict[str, int] = {}
-    for table in r.tables.values():
-        if table.paper.beyond != beyond:
-            continue
-        ours = table.ours()
-        for key in table.paper.keys():
-            mine = ours.get(key)
-            digest = mine.configuration if mine is not None else None
-            digest = digest or row_configuration(table.paper, table.profile, key)
-            digest = digest or f"{table.paper.experiment}/{key}"
-            cells[digest] = max(cells.get(digest, 0), mine.n["accuracy"] if mine else 0)
-    return cells
-
-
-def seeded(r: Rendered) -> str:
-    """The paper's cells with enough seeds to decide a comparison, of all, and the seeds
-    missing; then the same of the tables beyond the paper."""
-
-    def count(cells: dict[str, int]) -> str:
-        missing = sum(max(0, stats.MIN_SEEDS - n) for n in cells.values())
-        enough = sum(n >= stats.MIN_SEEDS for n in cells.values())
-        return f"{enough} of {len(cells)} ({missing} seeds missing)"
-
-    return f"{count(cell_seeds(r))}; beyond the paper {count(cell_seeds(r, beyond=True))}"
-
-
-def summary(results: Sequence[Rendered]) -> str:
+def summary(results: Sequence[Decided]) -> str:
     """The write-up's generated block (results/README.md between BEGIN and END): per profile the
     headline numbers and, per table, which claims hold, fail, are inconclusive or cannot be
     measured on ours."""
     lines = [BEGIN, ""]
     for r in results:
-        if not any(cell_seeds(r).values()):  # a budget of the tables beyond the paper only
+        if not any(r.cell_seeds().values()):  # a budget of the tables beyond the paper only
             own = [n for n, t in r.tables.items() if t.paper.beyond and t.ours()]
             lines += [
                 f"**Profile `{r.profile}`**: no cell of the paper's tables; beyond the paper: "
-                f"{seeded(r).split('beyond the paper ')[-1]}.",
+                f"{r.seeded().split('beyond the paper ')[-1]}.",
                 "",
                 *[f"- {name} (beyond the paper): {beyond(r.tables[name])}" for name in own],
                 "",
@@ -265,7 +236,7 @@ def summary(results: Sequence[Rendered]) -> str:
         lines += [
             f"**Profile `{r.profile}`**: baseline {accuracy_text(base)}; "
             f"`dfl_improves_on_baseline` {_verdict(r, 'dfl_improves_on_baseline')}; "
-            f"cells with {stats.MIN_SEEDS}+ seeds: {seeded(r)}; claims on ours: "
+            f"cells with {stats.MIN_SEEDS}+ seeds: {r.seeded()}; claims on ours: "
             f"{_claim_counts(r)}.",
             "",
         ]
@@ -301,10 +272,7 @@ def summary(results: Sequence[Rendered]) -> str:
     return "\n".join([*lines, END])
 
 
-DECIDED_AT = "long"  # the profile whose decided claims the write-up lists with their intervals
-
-
-def decided(r: Rendered) -> list[str]:
+def decided(r: Decided) -> list[str]:
     """The claims our records decide at `r.profile` (holds, fails, inconclusive), each with
     its numbers and intervals and the verdict on the paper's own numbers; then those it does
     not decide, each with its own reason."""
@@ -350,7 +318,7 @@ def patch(readme: Path, block: str, begin: str = BEGIN, end: str = END) -> bool:
 FRONT_MARKERS = ("<!-- verdicts: generated by make tables -->", "<!-- end of the verdicts -->")
 
 
-def front_verdicts(results: Sequence[Rendered]) -> str:
+def front_verdicts(results: Sequence[Decided]) -> str:
     """The write-up's glance of the verdicts (results/README.md between FRONT_MARKERS): at
     DECIDED_AT, the headline comparison with its interval, the claim counts, the claims that
     hold by name and those that fail with the paper's sentence (the numbers and intervals: the
@@ -368,7 +336,7 @@ def front_verdicts(results: Sequence[Rendered]) -> str:
         [
             begin,
             f"At `{r.profile}`, each comparison by the two cells' own seeds (cells with "
-            f"{stats.MIN_SEEDS}+ seeds: {seeded(r)}):",
+            f"{stats.MIN_SEEDS}+ seeds: {r.seeded()}):",
             "",
             f"- `dfl_improves_on_baseline` {_verdict(r, 'dfl_improves_on_baseline')}",
             f"- the paper's claims on our records: {_claim_counts(r)}, after Holm within each "
@@ -388,7 +356,7 @@ def front_verdicts(results: Sequence[Rendered]) -> str:
     )
 
 
-def _changes(r: Rendered, other: dict, template: str, words: str) -> str:
+def _changes(r: Decided, other: dict, template: str, words: str) -> str:
     """The claims whose verdict on ours differs from `other`'s (claim name -> Verdict), each in
     `template` (`{name}`, `{status}`: the other's), counted in `words`."""
     changed = [
@@ -399,12 +367,12 @@ def _changes(r: Rendered, other: dict, template: str, words: str) -> str:
     return f"{len(changed)} {words}" + (f": {', '.join(changed)}" if changed else "")
 
 
-def _fdr_changes(r: Rendered) -> str:
+def _fdr_changes(r: Decided) -> str:
     """How many claims Benjamini-Hochberg made inconclusive, by name."""
     return _changes(r, r.before_fdr, "`{name}` (was {status})", "changed by it")
 
 
-def _best_changes(r: Rendered) -> str:
+def _best_changes(r: Decided) -> str:
     """How many verdicts would differ on the best-of-evaluations accuracy, by name."""
     return _changes(r, r.on_best, "`{name}` ({status})", "would differ")
 
@@ -416,7 +384,7 @@ PAIRED = (
 )
 
 
-def sensitivity_table(r: Rendered) -> list[str]:
+def sensitivity_table(r: Decided) -> list[str]:
     """The write-up's sensitivity table (declared as such, it decides nothing): per variation
     of a choice behind the verdicts, which verdicts on ours move and to what."""
     mine = [(item.name, ours) for item, _, ours in r.verdicts]
@@ -432,6 +400,6 @@ def sensitivity_table(r: Rendered) -> list[str]:
     ]
 
 
-def _paired_changes(r: Rendered) -> str:
+def _paired_changes(r: Decided) -> str:
     """How many verdicts would differ with two cells compared over their common seeds."""
     return _changes(r, r.on_paired, "`{name}` ({status})", "would differ")

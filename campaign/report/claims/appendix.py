@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dfl_bench.results import stats
-from dfl_bench.results.agreement import spearman
-from dfl_bench.results.claims.deciding import (
+from campaign.report.claims.deciding import (
     above_baseline,
     all_above,
     all_hold,
@@ -17,7 +15,7 @@ from dfl_bench.results.claims.deciding import (
     ratio_difference_text,
     tally,
 )
-from dfl_bench.results.claims.framework import (
+from campaign.report.claims.framework import (
     FORMULA_1_CONS,
     FORMULA_1_MARGIN,
     SIGNIFICANT,
@@ -25,6 +23,8 @@ from dfl_bench.results.claims.framework import (
     View,
     claim,
 )
+from dfl_bench.results import stats
+from dfl_bench.results.agreement import spearman
 from dfl_bench.schema import CU_ANT, CU_CONS
 
 TNORMS_RMSE = ["godel", "lukasiewicz", "product", "yager_p2", "yager_p20", "nilpotent"]
