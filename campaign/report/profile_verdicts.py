@@ -68,11 +68,13 @@ def default_run(
     `profile` (Section 10.2's fixed operators); None when it has no ok run."""
     if frame.empty:
         return None
-    own = frame[(frame["experiment"] == DEFAULT) & (frame["profile"] == profile)]
     config = cell_config(DEFAULT, profile, None, "")
-    if config is not None:  # every run of the default configuration, in any folder, once a seed
-        shared = pooled(frame, cell_hash(config), profile, DEFAULT)
-        own = pd.concat([own, shared]).drop_duplicates("path").drop_duplicates("seed")
+    own = (  # every run of the default configuration, in any folder, once a seed: the record
+        # every table counts for it (`pooled`: of a seed trained twice, the one git added first)
+        frame[(frame["experiment"] == DEFAULT) & (frame["profile"] == profile)]
+        if config is None
+        else pooled(frame, cell_hash(config), profile, DEFAULT)
+    )
     runs = own[own["status"] == "ok"].sort_values("seed")
     values = pd.to_numeric(runs[field], errors="coerce") * 100
     seeds = runs["seed"][values.notna()].dropna().astype(int).sort_values().tolist()
