@@ -44,7 +44,7 @@ def decide(r: Rendered, paper: Paper, frame: pd.DataFrame, repo: Path) -> Decide
     )
 
     def verdicts(view: claims.View) -> list[claims.Verdict]:
-        return [claims.evaluate(item, view) for item in claims.CLAIMS]
+        return claims.one_reading(view, claims.CLAIMS)
 
     paper_verdicts, ours_raw, best_raw, paired_raw = (verdicts(view) for view in views)
     ours = claims.across_claims(ours_raw)

@@ -84,9 +84,7 @@ def verdicts(
     noise = paper_noise(paper.baseline_std)
     ours = claims.views(tables, paper.baseline, noise, default_run(frame, profile))[1]
     ours = replace(ours, margins={**ours.margins, "accuracy": variation.margin})
-    decided = claims.across_claims(
-        [claims.evaluate(item, ours) for item in claims.CLAIMS], variation.correction
-    )
+    decided = claims.across_claims(claims.one_reading(ours, claims.CLAIMS), variation.correction)
     return {item.name: v for item, v in zip(claims.CLAIMS, decided, strict=True)}
 
 

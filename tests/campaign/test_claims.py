@@ -129,9 +129,14 @@ def test_welch_uses_each_sides_own_spread_and_ties_hold_zero():
         stats.welch([1.0], [1.0, 2.0])
 
 
-def test_default_run_keeps_each_seed(tmp_path):
+def test_default_run_keeps_each_seed_of_the_default_configuration_wherever_it_is(tmp_path):
+    """The default configuration's runs are the records every table counts for it (here the
+    aggregation table's forall_log_product, the same configuration), not whatever else the
+    default folder holds (a stand-in of another configuration)."""
     for seed, final in enumerate((0.95, 0.97)):
-        write(tmp_path, "default", f"d{seed}", seed=seed, accuracy=final, best=0.99)
+        write(tmp_path, "aggregation", f"d{seed}", row="forall_log_product", seed=seed,
+              accuracy=final, best=0.99)  # fmt: skip
+    write(tmp_path, "default", "other", seed=2, accuracy=0.10)  # another configuration
     run = default_run(load_records(tmp_path), "quick")
     assert (run.values, run.mean, run.seeds) == (
         (95.0, 97.0),
@@ -862,3 +867,42 @@ def test_an_interval_inside_a_claim_says_when_holm_undoes_it():
     assert shown.correction == framework.HOLM and shown.outcome == 0
     assert shown.text() == near.text() + " (not after Holm)"
     assert family.track(("b",), far).text() == far.text()  # never decided: nothing to undo
+
+
+def test_one_comparison_has_one_reading_the_largest_familys():
+    """A claim reading one comparison alone (family of 1: above) and another reading it among
+    many (Holm over 6: not decided) are decided at one reading, the larger family's, and the
+    first says whose reading it took; a claim no other claim shares a comparison with is left
+    as it was."""
+    from campaign.report.claims.deciding import as_claimed
+
+    base, a = ("baseline", "ce_pair"), ("t", "a")
+    others = [("t", f"o{i}") for i in range(5)]
+    values = {
+        base: [95.0, 95.2, 94.8, 95.1],
+        a: [95.6, 95.3, 95.9, 95.4],  # above the baseline alone (p 0.02), not after Holm over 6
+        **{o: [95.0, 95.3, 94.9, 95.0] for o in others},
+    }
+    v = view(values, noise=None)
+
+    def alone(w):
+        return as_claimed(+1, w.interval(a, base)), "alone"
+
+    def among(w):
+        for cell in [a, *others]:
+            w.interval(cell, base)
+        return None, "among"
+
+    def apart(w):
+        return as_claimed(+1, w.interval(others[0], base)), "apart"
+
+    items = [framework.Claim(n, "t", "", "", f) for n, f in
+             (("alone", alone), ("among", among), ("apart", apart))]  # fmt: skip
+    first = [framework.evaluate(item, v) for item in items]
+    assert first[0].status == "holds"  # alone: above at a family of 1
+    assert framework.contradictions({i.name: x for i, x in zip(items, first, strict=True)})
+    once = framework.one_reading(v, items)
+    assert once[0].status == "inconclusive"
+    assert "read as `among` (of 6) reads it" in once[0].detail
+    assert once[2] == first[2]  # nothing shared: as it was
+    assert framework.contradictions({i.name: x for i, x in zip(items, once, strict=True)}) == []

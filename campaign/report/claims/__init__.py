@@ -22,6 +22,7 @@ from campaign.report.claims.framework import (
     claim,
     contradictions,
     evaluate,
+    one_reading,
     views,
 )
 
@@ -44,6 +45,7 @@ __all__ = [
     "claim",
     "contradictions",
     "evaluate",
+    "one_reading",
     "views",
 ]
 

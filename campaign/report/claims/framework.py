@@ -317,17 +317,20 @@ def claim(name: str, experiment: str, where: str, sentence: str) -> Callable[[Ch
     return register
 
 
-def evaluate(item: Claim, view: View) -> Verdict:
+def evaluate(item: Claim, view: View, floor: Mapping[tuple, Reading] | None = None) -> Verdict:
     """Run one claim on one view in two steps, never more: it declares its comparisons (a first
     run, each decided alone), then it is decided once by their Holm-adjusted p-values. A
     comparison met only when deciding (a branch a Holm decision opened) is decided by
-    Bonferroni over the family with it, and the verdict says how many there were."""
+    Bonferroni over the family with it, and the verdict says how many there were. `floor`: a
+    comparison another claim reads too is decided at no smaller p-values than it reads there
+    (`one_reading`), and the verdict names that claim."""
     family = Family()
     looked = replace(view, family=family)
     try:
         item.check(looked)
         declared = len(family.raw)
         family.adjust()
+        read_elsewhere = _floored(family, floor or {})
         holds, detail = item.check(looked)
     except NotMeasurable as err:
         return Verdict("not measurable", str(err))
@@ -345,12 +348,71 @@ def evaluate(item: Claim, view: View) -> Verdict:
         p = decisive_level(item, view, family, holds)
     if len(family.raw) > 1:
         detail += f" [Holm over {len(family.raw)} comparisons]"
+    if read_elsewhere:
+        detail += f" [one comparison, one reading: {'; '.join(read_elsewhere)}]"
     adjusted = family.adjusted or {}
     comparisons = tuple(
         (key, raw.adjusted_to(adjusted[key], correction=HOLM) if key in adjusted else raw)
         for key, raw in family.raw.items()
     )
     return Verdict(status, detail, p, comparisons=comparisons)
+
+
+Reading = tuple[tuple[float, float, float], str]  # adjusted p-values, and whose reading they are
+
+
+def canonical(key: tuple) -> tuple:
+    """A comparison's key with its two cells in one order (a difference's p-values do not
+    depend on which cell comes first)."""
+    if key[0] != "interval":
+        return key
+    _, a, b, column = key
+    return ("interval", *sorted((a, b)), column)
+
+
+def _floored(family: Family, floor: Mapping[tuple, Reading]) -> list[str]:
+    """Raise the family's adjusted p-values of each comparison in `floor` to the reading there
+    (never lower them); the lines that say which comparisons moved and whose reading they took."""
+    moved = []
+    for key, own in (family.adjusted or {}).items():
+        if canonical(key) not in floor:
+            continue
+        p, whose = floor[canonical(key)]
+        raised = tuple(max(a, b) for a, b in zip(own, p, strict=True))
+        if raised != own:
+            family.adjusted[key] = raised  # type: ignore[index]
+            _, a, b, column = key
+            moved.append(f"{'/'.join(a)} - {'/'.join(b)} ({column}) read as {whose} reads it")
+    return moved
+
+
+def one_reading(view: View, items: Sequence[Claim]) -> list[Verdict]:
+    """The claims on one view, every comparison read one way: where measured claims read one
+    comparison differently (each after its own family's correction), it is decided in each of
+    them at the largest adjusted p-values any of them reads it at (its largest family's: the
+    reading no claim's smaller family may overturn), and those claims are decided again."""
+    first = [evaluate(item, view) for item in items]
+    reads: dict[tuple, dict[str, stats.Interval]] = {}
+    for item, verdict in zip(items, first, strict=True):
+        if verdict.status == VERDICTS[-1]:
+            continue
+        for key, interval in verdict.comparisons:
+            if key[0] == "interval":
+                reads.setdefault(canonical(key), {})[item.name] = interval
+    floor: dict[tuple, Reading] = {}
+    for key, by_claim in reads.items():
+        if len({i.word for i in by_claim.values()}) > 1:
+            ps = {name: i.adjusted or i.raw for name, i in by_claim.items()}
+            name = max(ps, key=lambda n: ps[n][0])  # the largest family's, as a rule
+            family = next(len(v.comparisons) for i, v in zip(items, first, strict=True)
+                          if i.name == name)  # fmt: skip
+            strictest = tuple(max(p[k] for p in ps.values()) for k in range(3))
+            floor[key] = (strictest, f"`{name}` (of {family})")  # type: ignore[assignment]
+    touched = {n for key in floor for n in reads[key]}
+    return [
+        evaluate(item, view, floor) if item.name in touched else verdict
+        for item, verdict in zip(items, first, strict=True)
+    ]
 
 
 def decisive_level(item: Claim, view: View, family: Family, holds: bool) -> float:
