@@ -220,6 +220,87 @@ class WouldDrop(RuntimeError):
     for (`prune`), never done on the way (an empty or wrong records folder would empty it)."""
 
 
+def own_file(out: Path, here: Mapping[str, str]) -> dict[str, Any]:
+    """The probe file `out` (empty where there is none); OtherMachine when it was made on
+    another torch build or CPU than `here`'s."""
+    known = read_json(out) if out.is_file() else {}
+    if known and known.get("machine") != here:
+        raise OtherMachine(
+            f"{out} holds probes made on {known.get('machine')}; this machine is {here}, and "
+            "probes compare to the bit only on one machine: nothing changed. Probe here into "
+            "another file (--out), or on that machine."
+        )
+    return known
+
+
+def chosen_cells(
+    records_dir: Path, only: Sequence[str], undecided: bool, repo: Path
+) -> dict[str, Any]:
+    """The cells to probe (`cells_to_probe`), only the configurations `only` names (digest
+    prefixes) and, with `undecided`, only those no committed probe file under `repo` decides."""
+    wanted = cells_to_probe(records_dir)
+    if only:
+        wanted = {d: c for d, c in wanted.items() if any(d.startswith(o) for o in only)}
+    if undecided:
+        wanted = {d: c for d, c in wanted.items() if verdict(repo, d, list(c["commits"])) is None}
+    return wanted
+
+
+def kept_cells(known: Mapping[str, Any], wanted: Mapping[str, Any], others: bool) -> dict[str, Any]:
+    """The file's cells `wanted` still names, each with the probes of its commits now
+    (`_prune`); with `others`, the cells not chosen this time stay as they are too."""
+    held = known.get("cells", {})
+    kept = {d: c for d, c in held.items() if d not in wanted} if others else {}
+    return kept | {d: _prune(cell, wanted[d]) for d, cell in held.items() if d in wanted}
+
+
+def check_dropped(
+    dropped: Sequence[str], before: int, out: Path, records_dir: Path, prune: bool
+) -> None:
+    """WouldDrop when cells are `dropped` without `prune`; with it, their names on stderr."""
+    if dropped and not prune:
+        raise WouldDrop(
+            f"{out}: the records under {records_dir} no longer mix commits in {len(dropped)} of "
+            f"its {before} cell(s) ({', '.join(d[:10] for d in dropped[:5])}): nothing "
+            "changed; --prune drops them"
+        )
+    if dropped:  # never less than it had without a word
+        print(
+            f"[commit_probe] {out} drops {len(dropped)} cell(s) the records under {records_dir} "
+            f"no longer mix commits in: {', '.join(d[:10] for d in dropped)}",
+            file=sys.stderr,
+        )
+
+
+def write_probes(out: Path, known: Mapping[str, Any]) -> None:
+    """The probe file, keys sorted."""
+    out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+
+
+def probe_missing(
+    known: dict[str, Any], wanted: Mapping[str, Any], out: Path, limit: int | None
+) -> None:
+    """Probe each wanted (configuration, commit) the file lacks, at most `limit`, writing the
+    file after each probe."""
+    cells = known["cells"]
+    todo = [
+        (digest, commit, overrides)
+        for digest, cell in wanted.items()
+        for commit, overrides in cell["commits"].items()
+        if commit not in cells.get(digest, {}).get("commits", {})
+    ]
+    for i, (digest, commit, overrides) in enumerate(todo[:limit]):
+        cell = cells.setdefault(digest, {k: wanted[digest][k] for k in ("experiment", "row")})
+        print(
+            f"[commit_probe] {i + 1}/{len(todo)} {cell['experiment']}/{cell['row']} at "
+            f"{commit[:10]}",
+            flush=True,
+        )
+        cell.setdefault("commits", {})[commit] = probe(commit, overrides)
+        cell["same"] = same(cell["commits"])
+        write_probes(out, known)
+
+
 def run(
     records_dir: Path,
     out: Path,
@@ -238,59 +319,14 @@ def run(
     configurations (digest prefixes); `undecided`: just those whose commits no committed probe
     file under `repo` (any machine's) decides yet; the other cells of `out` stay then."""
     here = machine()
-    known = read_json(out) if out.is_file() else {}
-    if known and known.get("machine") != here:
-        raise OtherMachine(
-            f"{out} holds probes made on {known.get('machine')}; this machine is {here}, and "
-            "probes compare to the bit only on one machine: nothing changed. Probe here into "
-            "another file (--out), or on that machine."
-        )
+    known = own_file(out, here)
     known.update(made_by="python -m campaign.commit_probe", probe=list(PROBE), machine=here)
-    wanted = cells_to_probe(records_dir)
-    if only:
-        wanted = {d: c for d, c in wanted.items() if any(d.startswith(o) for o in only)}
-    if undecided:
-        wanted = {d: c for d, c in wanted.items() if verdict(repo, d, list(c["commits"])) is None}
-    if only or undecided:
-        kept = {d: c for d, c in known.get("cells", {}).items() if d not in wanted}
-    else:
-        kept = {}
+    wanted = chosen_cells(records_dir, only, undecided, repo)
     before = set(known.get("cells", {}))
-    cells = known["cells"] = kept | {
-        digest: _prune(cell, wanted[digest])
-        for digest, cell in known.get("cells", {}).items()
-        if digest in wanted
-    }
-    dropped = sorted(before - set(cells))
-    if dropped and not prune:
-        raise WouldDrop(
-            f"{out}: the records under {records_dir} no longer mix commits in {len(dropped)} of "
-            f"its {len(before)} cell(s) ({', '.join(d[:10] for d in dropped[:5])}): nothing "
-            "changed; --prune drops them"
-        )
-    if dropped:  # never less than it had without a word
-        print(
-            f"[commit_probe] {out} drops {len(dropped)} cell(s) the records under {records_dir} "
-            f"no longer mix commits in: {', '.join(d[:10] for d in dropped)}",
-            file=sys.stderr,
-        )
-    out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
-    todo = [
-        (digest, commit, overrides)
-        for digest, cell in wanted.items()
-        for commit, overrides in cell["commits"].items()
-        if commit not in cells.get(digest, {}).get("commits", {})
-    ]
-    for i, (digest, commit, overrides) in enumerate(todo[:limit]):
-        cell = cells.setdefault(digest, {k: wanted[digest][k] for k in ("experiment", "row")})
-        print(
-            f"[commit_probe] {i + 1}/{len(todo)} {cell['experiment']}/{cell['row']} at "
-            f"{commit[:10]}",
-            flush=True,
-        )
-        cell.setdefault("commits", {})[commit] = probe(commit, overrides)
-        cell["same"] = same(cell["commits"])
-        out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    known["cells"] = kept_cells(known, wanted, bool(only or undecided))
+    check_dropped(sorted(before - set(known["cells"])), len(before), out, records_dir, prune)
+    write_probes(out, known)
+    probe_missing(known, wanted, out, limit)
     return known
 
 

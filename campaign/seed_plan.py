@@ -32,7 +32,7 @@ from pathlib import Path
 from campaign import power
 from campaign.plan_file import read_plan
 from campaign.report import claims
-from dfl_bench import markdown
+from campaign.seed_plan_readme import readme
 from dfl_bench.lifecycle import records
 from dfl_bench.lifecycle.file_overrides import refusal
 from dfl_bench.paths import REPO_DIR
@@ -200,87 +200,6 @@ def build_plan(records_dir: Path) -> dict:
     }
 
 
-def readme(p: dict) -> str:
-    """The plan in words: the rule, the cells with their seeds and the claims it cannot help."""
-    extra = {
-        cell: spec["seeds"]
-        - max(n["have"][n["cells"].index(cell)] for n in p["needs"] if cell in n["cells"])
-        for cell, spec in p["cells"].items()
-    }
-    hours = sum(extra[c] * spec["wall_time_s"] for c, spec in p["cells"].items()) / 3600
-    undecidable = sorted({n["claim"] for n in p["needs"] if n["seeds"] is None})
-    planned = sorted({n["claim"] for n in p["needs"] if n["seeds"] is not None})
-    rows = [
-        [
-            f"`{n['claim']}`",
-            " - ".join(f"`{c}`" for c in n["cells"]),
-            n["column"],
-            f"{n['delta']:+.3f}",
-            ", ".join(f"{s:.3f}" for s in n["sds"]),
-            "/".join(map(str, n["have"])),
-            n["test"],
-            "-" if n["seeds"] is None else str(n["seeds"]),
-        ]
-        for n in p["needs"]
-    ]
-    return "\n".join(
-        [
-            "# The seed plan",
-            "",
-            f"Written by `python -m campaign.seed_plan plan` from {p['records']} "
-            f"records, before any planned run trained; `python -m campaign.seed_plan "
-            f"run` trains exactly it. For each comparison that an inconclusive claim at "
-            f"`{p['profile']}` leaves undecided: the seeds per cell that give a {p['power']:.0%} "
-            f"chance to decide it (a difference, or equivalence within the margin: "
-            + ", ".join(f"{k} ±{v:g}" for k, v in p["margins"].items())
-            + f") if its difference and the cells' seed sds are what they show now (runs that "
-            f"did not collapse), each test at {p['alpha']:g} / the claim's comparisons (Holm's "
-            f"first step); at most {p['max_seeds']} seeds a cell.",
-            "",
-            f"Cells to train: {len(p['cells'])}, {sum(extra.values())} runs, about "
-            f"{hours:.1f} h on one thread (each cell's mean wall time per run so far), the "
-            "cheapest cells first.",
-            "",
-            *markdown.table(
-                ["cell", "seeds (planned)", "runs to add", "wall time per run (s)"],
-                [
-                    [f"`{c}`", str(s["seeds"]), str(extra[c]), f"{s['wall_time_s']:.0f}"]
-                    for c, s in p["cells"].items()
-                ],
-            ),
-            "",
-            f"Claims the plan may decide ({len(planned)}): "
-            + (", ".join(f"`{c}`" for c in planned) or "none"),
-            "",
-            f"Claims with a comparison that {p['max_seeds']} seeds a cell cannot decide "
-            f"({len(undecidable)}; its difference sits at the margin or is too small for the "
-            "noise, or a cell has fewer than 2 runs that did not collapse; each comparison with "
-            "its reason below): " + (", ".join(f"`{c}`" for c in undecidable) or "none"),
-            "",
-            "Claims set aside:",
-            "",
-            *(f"- `{a['claim']}`: {a['why']}" for a in p["aside"]),
-            "",
-            "## Every undecided comparison",
-            "",
-            *markdown.table(
-                [
-                    "claim",
-                    "cells",
-                    "column",
-                    "difference",
-                    "seed sds",
-                    "seeds now",
-                    "test",
-                    "seeds to decide",
-                ],
-                rows,
-            ),
-            "",
-        ]
-    )
-
-
 def commands(
     p: dict,
     finished: dict[str, list[int]],
@@ -404,8 +323,8 @@ def write_plan(out: Path, plan: dict, text: str) -> None:
     (out / "README.md").write_text(text)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`plan` writes the plan; `run` trains exactly it; `status` says how far it is."""
+def arguments() -> argparse.ArgumentParser:
+    """The command line: an action, run's extra overrides and the options."""
     parser = argparse.ArgumentParser(prog="python -m campaign.seed_plan")
     parser.add_argument("action", nargs="?", choices=("plan", "run", "status"))
     parser.add_argument("overrides", nargs="*", help="run: more overrides of every job")
@@ -426,16 +345,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the checkout whose code trains (default: this one; a relative --records-dir is its "
         "folder); a frozen checkout keeps the training code fixed while this one changes",
     )
-    args = parser.parse_args(argv)
-    if args.action is None:
-        parser.error("name an action: plan (write the plan), run (train it), status")
-    elif args.action == "plan":
-        if not Path(args.records).is_dir():
-            parser.error(f"--records-dir {args.records} is no folder: a plan is made from records")
-        p = build_plan(Path(args.records))
-        write_plan(args.out, p, readme(p))
-        print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
-        return 0
+    return parser
+
+
+def make_plan(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """`plan`: the plan from the records under --records-dir, written to --out."""
+    if not Path(args.records).is_dir():
+        parser.error(f"--records-dir {args.records} is no folder: a plan is made from records")
+    p = build_plan(Path(args.records))
+    write_plan(args.out, p, readme(p))
+    print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
+    return 0
+
+
+def committed_plan(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[dict, Path]:
+    """The plan under --out and the records folder it trains into (a relative --records-dir is
+    the --repo checkout's); a usage error where either is missing or the plan is unreadable."""
     plan_file = args.out / "plan.json"
     if not plan_file.is_file():
         parser.error(f"no seed plan at {plan_file}; write one with `plan` or name it: --out")
@@ -446,12 +371,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     records_dir = args.repo / args.records  # a relative one: the checkout's
     if not records_dir.is_dir():
         parser.error(f"--records-dir {records_dir} is no folder: the plan trains into one")
-    if args.action == "status":
-        planned = planned_jobs(p, records_dir)  # once for both: it composes every job
-        done = progress(finished_of(p, planned), p)
-        speed = pace(p, planned, records.machine()["cpu"])
-        print("\n".join(status_lines(p, done, args.jobs, speed)))
-        return 0
+    return p, records_dir
+
+
+def show_status(p: dict, records_dir: Path, jobs: int) -> int:
+    """`status`: the unfinished cells and the time left, at `jobs` at a time."""
+    planned = planned_jobs(p, records_dir)  # once for both: it composes every job
+    done = progress(finished_of(p, planned), p)
+    speed = pace(p, planned, records.machine()["cpu"])
+    print("\n".join(status_lines(p, done, jobs, speed)))
+    return 0
+
+
+def train_plan(p: dict, records_dir: Path, args: argparse.Namespace) -> int:
+    """`run`: every planned cell's unfinished seeds, --parallel parts or cells at once, with
+    the --repo checkout's code; 1 when a job of a multirun failed."""
     args.sweeps = Path("multirun", "seed_plan", datetime.now().strftime("%Y-%m-%d_%H-%M-%S"))
     order = list(p["cells"])[::-1] if args.reverse else list(p["cells"])
     # On the CPU each cell's seeds come in --parallel parts, so the last cells keep every worker
@@ -480,6 +414,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         failed = sum(pool.map(train, [(cell, k) for cell in order for k in range(parts)]))
     print(f"[seed_plan] done: {len(p['cells'])} cells, {failed} multirun(s) with a failed job")
     return 1 if failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`plan` writes the plan; `run` trains exactly it; `status` says how far it is."""
+    parser = arguments()
+    args = parser.parse_args(argv)
+    if args.action is None:
+        parser.error("name an action: plan (write the plan), run (train it), status")
+    if args.action == "plan":
+        return make_plan(parser, args)
+    p, records_dir = committed_plan(parser, args)
+    if args.action == "status":
+        return show_status(p, records_dir, args.jobs)
+    return train_plan(p, records_dir, args)
 
 
 if __name__ == "__main__":

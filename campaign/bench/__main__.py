@@ -78,6 +78,79 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def timed_sections(
+    args: argparse.Namespace,
+    data: Any,
+    device: torch.device,
+    extra: list[str],
+    default_threads: int,
+) -> dict[str, Any]:
+    """The chosen sections timed in this process (the floor's with its CLI runs), in order,
+    each at its own torch threads and the default threads restored after it."""
+    out: dict[str, Any] = {}
+    if "floor" in args.sections:
+        with tempfile.TemporaryDirectory(prefix="dfl_bench_") as tmp:
+            out["floor"] = sections.floor_section(
+                data,
+                tuple(args.floor_slices),
+                args.repeats,
+                args.warmup,
+                device,
+                Path(tmp),
+                extra,
+                args.floor_reps,
+            )
+        torch.set_num_threads(default_threads)
+    if "nets" in args.sections:
+        out["nets"] = sections.nets_section(data, args.repeats, args.warmup, device)
+        torch.set_num_threads(default_threads)
+    if "iteration" in args.sections:
+        out["iteration"] = sections.iteration_section(
+            data, args.batch_size, args.threads, args.repeats, args.warmup, device
+        )
+    torch.set_num_threads(default_threads)
+    if "stack_timing" in args.sections:
+        torch.set_num_threads(1)
+        out["stack_timing"] = stack_timing.stack_throughput(
+            args.stack_runs, args.device, repeats=max(3, args.repeats // 3), warmup=args.warmup
+        )
+        torch.set_num_threads(default_threads)
+    if "scaling" in args.sections:
+        out["scaling"] = sections.scaling_section(
+            data, args.batch_sizes, max(3, args.repeats // 3), args.warmup, device
+        )
+    if "eval" in args.sections:
+        out["eval"] = sections.eval_section(
+            data, max(3, args.repeats // 6), args.paper_threads[0], device
+        )
+        torch.set_num_threads(default_threads)
+    return out
+
+
+def run_sections(args: argparse.Namespace, extra: list[str]) -> dict[str, Any]:
+    """The chosen sections timed by CLI runs in a scratch folder: the paper profile's
+    extrapolation per knowledge base and threads, and a sweep's throughput at 1 and 2 jobs."""
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="dfl_bench_") as tmp:
+        if "paper" in args.sections:
+            slices = tuple(args.paper_slices)
+            out["paper"] = [
+                runs.paper_extrapolation(
+                    p, slices, Path(tmp) / "paper" / f"{p}_{t}", extra=[*extra, f"threads={t}"]
+                )
+                for t in args.paper_threads
+                for p in sections.KBS
+            ]
+        if "sweep" in args.sections:
+            out["sweep"] = [
+                runs.sweep_throughput(
+                    n, args.sweep_jobs, args.sweep_steps, Path(tmp) / f"j{n}", extra=extra
+                )
+                for n in (1, 2)
+            ]
+    return out
+
+
 def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run the chosen sections, write bench.json, README.md and scaling.png under --out."""
     args = parse(argv)
@@ -92,59 +165,8 @@ def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
     data = steps.load_data(64, device, args.subset_test)
     extra = ["trainer=gpu"] if device.type == "cuda" else []
     result["paper_run"] = runs.paper_run_records(args.paper_runs)
-    if "floor" in args.sections:
-        with tempfile.TemporaryDirectory(prefix="dfl_bench_") as tmp:
-            result["floor"] = sections.floor_section(
-                data,
-                tuple(args.floor_slices),
-                args.repeats,
-                args.warmup,
-                device,
-                Path(tmp),
-                extra,
-                args.floor_reps,
-            )
-        torch.set_num_threads(default_threads)
-    if "nets" in args.sections:
-        result["nets"] = sections.nets_section(data, args.repeats, args.warmup, device)
-        torch.set_num_threads(default_threads)
-    if "iteration" in args.sections:
-        result["iteration"] = sections.iteration_section(
-            data, args.batch_size, args.threads, args.repeats, args.warmup, device
-        )
-    torch.set_num_threads(default_threads)
-    if "stack_timing" in args.sections:
-        torch.set_num_threads(1)
-        result["stack_timing"] = stack_timing.stack_throughput(
-            args.stack_runs, args.device, repeats=max(3, args.repeats // 3), warmup=args.warmup
-        )
-        torch.set_num_threads(default_threads)
-    if "scaling" in args.sections:
-        result["scaling"] = sections.scaling_section(
-            data, args.batch_sizes, max(3, args.repeats // 3), args.warmup, device
-        )
-    if "eval" in args.sections:
-        result["eval"] = sections.eval_section(
-            data, max(3, args.repeats // 6), args.paper_threads[0], device
-        )
-        torch.set_num_threads(default_threads)
-    with tempfile.TemporaryDirectory(prefix="dfl_bench_") as tmp:
-        if "paper" in args.sections:
-            slices = tuple(args.paper_slices)
-            result["paper"] = [
-                runs.paper_extrapolation(
-                    p, slices, Path(tmp) / "paper" / f"{p}_{t}", extra=[*extra, f"threads={t}"]
-                )
-                for t in args.paper_threads
-                for p in sections.KBS
-            ]
-        if "sweep" in args.sections:
-            result["sweep"] = [
-                runs.sweep_throughput(
-                    n, args.sweep_jobs, args.sweep_steps, Path(tmp) / f"j{n}", extra=extra
-                )
-                for n in (1, 2)
-            ]
+    result |= timed_sections(args, data, device, extra, default_threads)
+    result |= run_sections(args, extra)
     result["machine"]["load_average_end"] = load()
     bench_report.write(result, args.out)
     return result

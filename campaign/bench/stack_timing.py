@@ -77,6 +77,51 @@ def stack_runs(
     return modules, batches
 
 
+def stacked_and_separate(
+    modules: Sequence[Any],
+    batches: Sequence[Sequence[Batch]],
+    dev: torch.device,
+    repeats: int,
+    warmup: int,
+    graph: bool,
+    compile_dfl: bool,
+) -> dict[str, list[float]]:
+    """The samples of one stacked iteration of `modules` (one RunsModule; on CUDA the StackNet
+    layout, with `graph` a CUDA graph) and of their single-run iterations one after another,
+    timed interleaved."""
+    cuda = dev.type == "cuda"
+    stack = RunsModule(
+        modules,
+        [None] * len(modules),
+        grouped=cuda,
+        cuda_graph=cuda and graph,
+        compile_dfl=compile_dfl,
+    )
+    stack = stack.to(dev).train()
+    return interleaved(
+        {
+            "stack": stack_iteration(stack, batches),
+            "separate": separate_iterations(modules, batches),
+        },
+        repeats,
+        warmup,
+        dev,
+    )
+
+
+def throughput_row(r: int, samples: dict[str, list[float]]) -> dict[str, Any]:
+    """One R's row: both summaries, the speed-up and the runs per second of each."""
+    together, separate = summary_ms(samples["stack"]), summary_ms(samples["separate"])
+    return {
+        "runs": r,
+        "stack": together,
+        "separate": separate,
+        "speedup": separate["median_ms"] / together["median_ms"],
+        "stack_runs_per_s": 1000.0 * r / together["median_ms"],
+        "separate_runs_per_s": 1000.0 * r / separate["median_ms"],
+    }
+
+
 def stack_throughput(
     runs: Sequence[int] = (1, 4, 16),
     device: str = "cpu",
@@ -113,31 +158,8 @@ def stack_throughput(
     rows = []
     for r in runs:
         modules, batches = stack_runs(kb, r, data, batch_size, n_batches, variants)
-        cuda = dev.type == "cuda"
-        stack = RunsModule(
-            modules, [None] * r, grouped=cuda, cuda_graph=cuda and graph, compile_dfl=compile_dfl
-        )
-        stack = stack.to(dev).train()
-        samples = interleaved(
-            {
-                "stack": stack_iteration(stack, batches),
-                "separate": separate_iterations(modules, batches),
-            },
-            repeats,
-            warmup,
-            dev,
-        )
-        together, separate = summary_ms(samples["stack"]), summary_ms(samples["separate"])
-        rows.append(
-            {
-                "runs": r,
-                "stack": together,
-                "separate": separate,
-                "speedup": separate["median_ms"] / together["median_ms"],
-                "stack_runs_per_s": 1000.0 * r / together["median_ms"],
-                "separate_runs_per_s": 1000.0 * r / separate["median_ms"],
-            }
-        )
+        samples = stacked_and_separate(modules, batches, dev, repeats, warmup, graph, compile_dfl)
+        rows.append(throughput_row(r, samples))
     return {
         "device": str(dev),
         "threads": torch.get_num_threads(),

@@ -1,25 +1,22 @@
-"""Records of an older form brought to today's, once: `python -m dfl_bench.lifecycle.migrate DIR
-[DIR ...]` rewrites every record under each folder in place (a record whose config hashes to
-another name is written under it and the old file removed; a `reused_from` follows the record
-it names). A harvest migrates the records a frozen older checkout trained the same way. The
-hash is over every setting a config spells (lifecycle/records.hashed_config), so an older form
-is brought here, never hashed as if it were today's.
+"""A record of an older form in today's: the steps from each form this framework has written to
+the next, oldest first. The hash is over every setting a config spells
+(lifecycle/records.hashed_config), so an older form is brought here, never hashed as if it were
+today's. The framework reads older forms in two places: a harvest brings a frozen older
+checkout's records in through `migrate_record` (reproduction/harvest.py), and the loader names
+a record whose config `migrate_config` changes as one of an older form instead of counting it
+(results/load.py). Rewriting a records folder in place, once, is this repository's
+(campaign/migrate_records.py).
 
 Each step is a pure function of a record's config (CONFIG_STEPS) or of the record (RECORD_STEPS)
 that says what trained and what it measured, oldest first;
-a record already in today's form is left byte for byte. Nothing is read as code: a record is
-JSON, a path never leaves its folder.
+a record already in today's form is left as it is. Nothing is read as code: a record is JSON.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from dfl_bench.exits import EXIT_INVALID
 from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle import records
 from dfl_bench.schema import (
@@ -205,76 +202,3 @@ def migrate_record(record: Mapping[str, Any]) -> dict[str, Any]:
     for step in RECORD_STEPS:
         out = step(out)
     return out
-
-
-def own_records(root: Path) -> list[Path]:
-    """The record files `<experiment>/<name>.json` that lie in `root` itself: no symbolic link
-    is followed, neither a folder's nor a file's (a link would have the migration delete and
-    write records elsewhere)."""
-    return sorted(
-        path
-        for folder in root.iterdir()
-        if folder.is_dir() and not folder.is_symlink()
-        for path in folder.glob("*.json")
-        if path.is_file() and not path.is_symlink()
-    )
-
-
-def migrate_folder(root: Path) -> list[tuple[Path, Path]]:
-    """Every record under `root` (`<experiment>/<hash>.json`) in today's form, each under its
-    config's hash; returns (old, new) for each file renamed. A ValueError before anything is
-    written when a new name is taken by another record or a record cannot be migrated; a file
-    that is no record is left as it is and named on stderr."""
-    todo: list[tuple[Path, Path, dict[str, Any]]] = []
-    for path in own_records(root):
-        record = records.read_record(path)
-        if record is None:
-            why = records.defect(path)
-            print(f"[migrate] {path}: left as it is ({why})", file=sys.stderr)
-            continue
-        try:
-            new = migrate_record(record)
-        except ValueError as err:
-            raise ValueError(f"{path}: {err}; nothing was migrated") from None
-        target = path.with_name(f"{records.config_hash(new['config'])}.json")
-        if new == record and target == path:
-            continue
-        if target != path and target.exists():
-            raise ValueError(f"{path} would become {target}, which holds another record")
-        todo.append((path, target, new))
-    renamed = {
-        f"{old.parent.name}/{old.name}": f"{new.parent.name}/{new.name}"
-        for old, new, _ in todo
-        if old != new
-    }
-    for old, new, record in todo:
-        records.write_record(new, record)
-        if old != new:
-            old.unlink()
-    for path in own_records(root):  # a reused copy names its source's new place
-        record = records.read_record(path)
-        if record is not None and record.get("reused_from") in renamed:
-            records.write_record(path, {**record, "reused_from": renamed[record["reused_from"]]})
-    return [(old, new) for old, new, _ in todo if old != new]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Migrate each folder; one line per folder."""
-    parser = argparse.ArgumentParser(prog="python -m dfl_bench.lifecycle.migrate")
-    parser.add_argument("folders", nargs="+", type=Path, help="records folders (<experiment>/)")
-    args = parser.parse_args(argv)
-    for folder in args.folders:
-        if not folder.is_dir():
-            print(f"[migrate] {folder} is no folder", file=sys.stderr)
-            return EXIT_INVALID
-        try:
-            moved = migrate_folder(folder)
-        except ValueError as err:
-            print(f"[migrate] {err}", file=sys.stderr)
-            return EXIT_INVALID
-        print(f"[migrate] {folder}: {len(moved)} record(s) renamed to their config's hash")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -46,8 +46,6 @@ from dfl_bench.operators.registry import Param, register
 Binary = Callable[[Tensor, Tensor, float], Tensor]
 Partials = Callable[[Tensor, Tensor, float], tuple[Tensor, Tensor]]
 
-FAMILIES = ("hamacher", "frank", "dombi", "schweizer_sklar", "aczel_alsina")
-
 
 def _tiny(x: Tensor) -> float:
     """The dtype's smallest normal number."""
@@ -394,6 +392,7 @@ T_NORMS = {  # name -> (T, A_T, residuum, its parameter, T's formula, the residu
         "exp(-((-log c)^p - (-log a)^p)^(1/p))",
     ),
 }  # fmt: skip
+FAMILIES = tuple(T_NORMS)  # each registers its six operators below
 PARTIALS: dict[str, Partials] = {  # name -> (dT/da, dT/db) at inputs >= EPS
     "hamacher": hamacher_partials,
     "frank": frank_partials,

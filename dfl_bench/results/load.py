@@ -227,8 +227,8 @@ def counted_once(rows: list[dict[str, Any]], root: Path) -> tuple[list[dict[str,
         where, name = place.relative_to(root).as_posix(), path.relative_to(root).as_posix()
         if migrate_config(row["config"]) != row["config"]:
             aside.append(
-                f"{name} is in an older form (bring the folder to today's once: "
-                f"python -m dfl_bench.lifecycle.migrate {root})"
+                f"{name} is in an older form, read as today's {where} (rewrite it there in "
+                "today's form: lifecycle.migrate.migrate_record)"
             )
         elif place in counted:
             aside.append(f"{name} is a copy of {where}")

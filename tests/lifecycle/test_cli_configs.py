@@ -205,7 +205,15 @@ def test_the_paper_baseline_is_same_without_the_dfl_loss():
 
 
 def test_kb_names_match_the_registry():
+    """Every conf/kb option names a registered knowledge base: the package's, imported by
+    dfl_bench.logic, or the one its `_target_` names (importing it registers it, as a job
+    does), and every registered one has its option."""
+    from dfl_bench.logic.kb_registry import from_target
+
     options = {p.stem: yaml.safe_load(p.read_text()) for p in (CONF / "kb").glob("*.yaml")}
+    for option in options.values():
+        if "_target_" in option:
+            from_target(option["_target_"], option["name"])
     assert set(kb_names()) <= set(options)
     assert all(o["name"] in kb_names() for o in options.values())
     assert all(o["scope"] == "family" for o in options.values())

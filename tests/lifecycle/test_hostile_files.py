@@ -62,7 +62,7 @@ def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(fields, tmp_
     import warnings
 
     from campaign.commit_probe import probe_overrides
-    from dfl_bench.lifecycle import migrate
+    from campaign.migrate_records import migrate_folder
     from dfl_bench.lifecycle.file_overrides import PATH_KEYS
     from dfl_bench.reproduction import harvest
     from dfl_bench.results.load import load_records
@@ -81,7 +81,7 @@ def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(fields, tmp_
     except ValueError as err:
         outputs.append(str(err))
     try:
-        migrate.migrate_folder(root)
+        migrate_folder(root)
     except ValueError as err:
         outputs.append(str(err))
     with warnings.catch_warnings():

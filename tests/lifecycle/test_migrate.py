@@ -1,6 +1,7 @@
-"""Records brought to today's form once (lifecycle/migrate.py): what a migrated record says is
-what trained, it lands in the cell its job composes today, and every committed record is
-already in today's form."""
+"""A record of an older form in today's (lifecycle/migrate.py, the steps a harvest and the
+loader read older forms through): what a migrated record says is what trained, it lands in the
+cell its job composes today, and every committed record is already in today's form. Rewriting a
+folder in place is campaign/migrate_records.py's (tests/campaign/test_migrate_records.py)."""
 
 from __future__ import annotations
 
@@ -52,26 +53,6 @@ def test_every_committed_record_is_in_todays_form():
         assert "optimizer" not in (record["config"].get("profile") or {}), path
         assert migrate.migrate_record(record) == record, path
     assert checked >= 900
-
-
-def test_a_folder_is_migrated_under_new_names_and_a_copy_follows_its_source(tmp_path):
-    record = old_record()
-    source = tmp_path / "mnist_addition" / f"{record['config_hash']}.json"
-    records.write_record(source, record)
-    copy = {**record, "experiment": "other", "reused_from": f"mnist_addition/{source.name}"}
-    records.write_record(tmp_path / "other" / source.name, copy)
-    moved = migrate.migrate_folder(tmp_path)
-    new_name = f"{records.config_hash(migrate.migrate_config(record['config']))}.json"
-    assert sorted((old.name, new.name) for old, new in moved) == [(source.name, new_name)] * 2
-    assert not source.exists()
-    again = records.read_record(tmp_path / "other" / new_name)
-    assert again is not None and again["reused_from"] == f"mnist_addition/{new_name}"
-    assert migrate.migrate_folder(tmp_path) == []  # nothing left to move
-
-
-def test_a_missing_folder_is_an_error(tmp_path, capsys):
-    assert migrate.main([str(tmp_path / "typo")]) == 2
-    assert "is no folder" in capsys.readouterr().err
 
 
 def test_a_run_evaluated_on_its_validation_split_alone_names_that_accuracy_validation():
@@ -167,17 +148,6 @@ def test_each_added_key_is_written_only_where_todays_configuration_has_it():
         "name": "mnist_addition", "digits": 2, "valuation": "log", "validation": 0.0,
         "loss": "exact",
     }  # fmt: skip
-
-
-def test_a_frozen_checkouts_record_whose_config_is_today_is_renamed_to_todays_hash(tmp_path):
-    """A record made before the hash covered the added keys (its config spells them) keeps its
-    config and moves to the name that config hashes to today."""
-    committed = next((REPO_DIR / "results" / "records" / "mnist_addition_frontier_nets").glob("*"))
-    record = json.loads(committed.read_text())
-    old = tmp_path / "mnist_addition_frontier_nets" / "0123456789abcdef.json"
-    records.write_record(old, {**record, "config_hash": old.stem})
-    assert migrate.migrate_folder(tmp_path) == [(old, old.with_name(committed.name))]
-    assert records.read_record(old.with_name(committed.name)) == record
 
 
 def test_a_schedule_no_step_followed_leaves_the_config_at_the_rate_that_trained():

@@ -267,7 +267,7 @@ def test_a_package_in_the_working_directory_never_runs(tmp_path):
 
 
 def test_the_migration_follows_no_symbolic_link(tmp_path):
-    from dfl_bench.lifecycle.migrate import migrate_folder, own_records
+    from campaign.migrate_records import migrate_folder, own_records
 
     elsewhere = tmp_path / "elsewhere" / "exp"
     elsewhere.mkdir(parents=True)
@@ -314,7 +314,8 @@ def _committed_record() -> dict:
 def test_a_record_of_another_shape_stops_the_migration_naming_its_key(spoil, key, tmp_path):
     import json
 
-    from dfl_bench.lifecycle import migrate, records
+    from campaign import migrate_records
+    from dfl_bench.lifecycle import records
 
     record = _committed_record()
     spoil(record["config"])
@@ -323,8 +324,8 @@ def test_a_record_of_another_shape_stops_the_migration_naming_its_key(spoil, key
     path = folder / f"{records.config_hash(record['config'])}.json"
     path.write_text(json.dumps({**record, "config_hash": path.stem}))
     with pytest.raises(ValueError, match=f"{key} is a .*, not a mapping; nothing was migrated"):
-        migrate.migrate_folder(tmp_path)
-    assert migrate.main([str(tmp_path)]) == 2
+        migrate_records.migrate_folder(tmp_path)
+    assert migrate_records.main([str(tmp_path)]) == 2
 
 
 @pytest.mark.parametrize(
@@ -343,8 +344,8 @@ def test_every_reader_of_a_file_from_others_says_one_line_for_a_hostile_file(
     loader and the probe file: a deep, malformed or mistyped file is one line, no traceback."""
     import warnings
 
-    from campaign import commit_probe
-    from dfl_bench.lifecycle import migrate, records
+    from campaign import commit_probe, migrate_records
+    from dfl_bench.lifecycle import records
     from dfl_bench.results.load import RecordWarning, load_records
     from dfl_bench.untrusted import UntrustedFile, read_json
 
@@ -355,7 +356,7 @@ def test_every_reader_of_a_file_from_others_says_one_line_for_a_hostile_file(
     with pytest.raises(UntrustedFile, match=why):
         read_json(path)
     assert why in records.defect(path)
-    migrate.migrate_folder(tmp_path / "records")
+    migrate_records.migrate_folder(tmp_path / "records")
     assert why in capsys.readouterr().err and path.read_text() == text  # named, left alone
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RecordWarning)

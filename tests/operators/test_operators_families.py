@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from dfl_bench.operators import build
-from dfl_bench.operators.families import T_NORMS
+from dfl_bench.operators.families import FAMILIES, T_NORMS
 
 grid = torch.arange(1, 32, dtype=torch.float64) / 32  # interior points: limits are pointwise
 A, B = torch.meshgrid(grid, grid, indexing="ij")
@@ -93,9 +93,7 @@ def test_the_s_implication_of_the_product_member_is_reichenbach(family: str):
     torch.testing.assert_close(got, build("implication", "reichenbach")(A, B))
 
 
-@pytest.mark.parametrize(
-    "family", ["hamacher", "frank", "dombi", "schweizer_sklar", "aczel_alsina"]
-)
+@pytest.mark.parametrize("family", FAMILIES)
 def test_the_parameter_is_p_from_the_command_line_and_a_bad_one_names_the_range(family: str):
     from dfl_bench.lifecycle import sweep, train
 
@@ -106,7 +104,6 @@ def test_the_parameter_is_p_from_the_command_line_and_a_bad_one_names_the_range(
             build("tnorm", family, p=-3.0)
 
 
-FAMILIES = ["hamacher", "frank", "dombi", "schweizer_sklar", "aczel_alsina"]
 CORNERS = torch.tensor([0.0, 1e-38, 1e-7, 0.5, 1 - 1e-7, 1.0])  # float32, subnormal included
 
 

@@ -57,10 +57,13 @@ CONTRACT = {
 YAML_OVERRIDES = {("forall", "log_product"): {"reduction": "mean"}}
 
 
-def test_registered_names_are_the_contract() -> None:
+def test_the_contracts_names_stay_registered() -> None:
+    """Every name that configs, experiments and records spell stays registered (renaming or
+    dropping one would orphan them); a name added to the registry needs no edit here (its
+    option file is checked below, its laws by the law tests)."""
     assert set(KINDS) == set(CONTRACT)
     for kind, names in CONTRACT.items():
-        assert set(choices(kind)) == names
+        assert names <= set(choices(kind)), sorted(names - set(choices(kind)))
 
 
 def option_text(kind: str, name: str) -> str:
@@ -118,7 +121,7 @@ def test_operator_set_from_option_files() -> None:
     ("args", "params", "match"),
     [
         (("quantifier", "product"), {}, r"valid kinds: \['tnorm'"),
-        (("tnorm", "einstein"), {}, r"valid choices: \['aczel_alsina', 'dombi', 'drastic'"),
+        (("tnorm", "no_such_tnorm"), {}, r"valid choices: \['aczel_alsina', 'dombi', 'drastic'"),
         (("tnorm", "frank"), {"p": 0.0}, r"p must be a number in \[1e-06, 1e\+30\]"),
         (("tnorm", "hamacher"), {"p": -0.5}, r"p must be a number in \[1e-06, 1e\+06\] or 0"),
         (("tnorm", "hamacher"), {"p": 1e-8}, r"p=1e-08 is out of range"),

@@ -143,6 +143,16 @@ def test_cli_quick_writes_the_expected_files(tmp_path) -> None:
     assert "--quick" in (tmp_path / "README.md").read_text()
 
 
+def test_every_family_has_its_grid_of_parameters_for_the_theory():
+    """`make theory` measures each family over its own p grid (family_theory.PARAMETERS, chosen
+    on both sides of its named members and limits): a family added to operators/families.py
+    without one is named here, not by a KeyError of `make theory`."""
+    from dfl_bench.operators.families import FAMILIES
+    from dfl_bench.theory import family_theory
+
+    assert sorted(family_theory.PARAMETERS) == sorted(FAMILIES)
+
+
 def test_family_measures_meet_their_closed_forms():
     """The product members' S-implication is Reichenbach: in the corner U(0, 1/2)^2 its
     consequent share is E[a] / (E[a] + E[1 - c]) = 1/4; Lukasiewicz (Schweizer-Sklar p = 1)

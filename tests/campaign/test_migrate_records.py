@@ -1,0 +1,79 @@
+"""This repository's records brought to today's form once, in place (campaign/migrate_records.py,
+through the framework's steps, dfl_bench/lifecycle/migrate.py): a folder is rewritten under its
+configs' hashes, a copy follows its source, and every committed record is already in today's
+form, loads and counts from its own place."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+from campaign import migrate_records
+from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle.migrate import migrate_config
+from dfl_bench.paths import REPO_DIR
+from dfl_bench.results.load import RecordWarning, load_records
+
+ROOT = REPO_DIR / "results" / "records"
+OLD = Path(__file__).resolve().parents[1] / "data" / "old_records"
+
+
+def old_record() -> dict:
+    """A committed record of the `minute` budget as written before its optimizer moved (the
+    form tests/lifecycle/test_migrate.py migrates step by step)."""
+    return json.loads((OLD / "budget_optimizer_in_profile.json").read_text())
+
+
+def test_a_folder_is_migrated_under_new_names_and_a_copy_follows_its_source(tmp_path):
+    record = old_record()
+    source = tmp_path / "mnist_addition" / f"{record['config_hash']}.json"
+    records.write_record(source, record)
+    copy = {**record, "experiment": "other", "reused_from": f"mnist_addition/{source.name}"}
+    records.write_record(tmp_path / "other" / source.name, copy)
+    moved = migrate_records.migrate_folder(tmp_path)
+    new_name = f"{records.config_hash(migrate_config(record['config']))}.json"
+    assert sorted((old.name, new.name) for old, new in moved) == [(source.name, new_name)] * 2
+    assert not source.exists()
+    again = records.read_record(tmp_path / "other" / new_name)
+    assert again is not None and again["reused_from"] == f"mnist_addition/{new_name}"
+    assert migrate_records.migrate_folder(tmp_path) == []  # nothing left to move
+
+
+def test_a_missing_folder_is_an_error(tmp_path, capsys):
+    assert migrate_records.main([str(tmp_path / "typo")]) == 2
+    assert "is no folder" in capsys.readouterr().err
+
+
+def test_a_frozen_checkouts_record_whose_config_is_today_is_renamed_to_todays_hash(tmp_path):
+    """A record made before the hash covered the added keys (its config spells them) keeps its
+    config and moves to the name that config hashes to today."""
+    committed = next((ROOT / "mnist_addition_frontier_nets").glob("*"))
+    record = json.loads(committed.read_text())
+    old = tmp_path / "mnist_addition_frontier_nets" / "0123456789abcdef.json"
+    records.write_record(old, {**record, "config_hash": old.stem})
+    assert migrate_records.migrate_folder(tmp_path) == [(old, old.with_name(committed.name))]
+    assert records.read_record(old.with_name(committed.name)) == record
+
+
+def test_every_committed_record_is_left_as_it_is_and_counts_from_its_own_place(tmp_path):
+    """The migration ran once: over a copy of results/records it renames and rewrites nothing,
+    and the loader counts every committed record, each from its own place
+    (`<experiment>/<config hash>.json`, so for the configuration its config composes), naming
+    none as a copy, a misplaced record or one of an older form."""
+    copy = tmp_path / "records"
+    shutil.copytree(ROOT, copy)
+    before = {path.relative_to(copy): path.read_bytes() for path in copy.rglob("*.json")}
+    assert len(before) >= 1000
+    assert migrate_records.migrate_folder(copy) == []
+    assert {path.relative_to(copy): path.read_bytes() for path in copy.rglob("*.json")} == before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RecordWarning)
+        warnings.filterwarnings("ignore", ".*one configuration and seed trained", RecordWarning)
+        frame = load_records(ROOT)
+    assert sorted(Path(p).relative_to(ROOT) for p in frame["path"]) == sorted(before)
+    for place, experiment, run in zip(
+        frame["path"], frame["experiment"], frame["run"], strict=True
+    ):
+        assert Path(place) == ROOT / experiment / f"{run}.json", place
