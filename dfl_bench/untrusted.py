@@ -10,7 +10,9 @@ read here runs: it is data until a caller checks its fields.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +96,27 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
         )
         raise UntrustedFile(path, f"holds a {type(value).__name__}, not a {wanted}")
     return value
+
+
+def unlinked(path: str | Path) -> Path:
+    """`path` where a rendering may write: neither it nor its folder a symbolic link (a link a
+    records folder or a pull request brings would write elsewhere); UntrustedFile otherwise."""
+    path = Path(path)
+    for place in (path.parent, path):
+        if place.is_symlink():
+            raise UntrustedFile(place, "a symbolic link (nothing is written through one)")
+    return path
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write `text` at `path` (`unlinked`), following no link even if one appears meanwhile."""
+    path = unlinked(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UntrustedFile(path, "a symbolic link (nothing is written through one)") from None
+        raise
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    return path

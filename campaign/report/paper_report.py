@@ -18,6 +18,7 @@ from dfl_bench.results.cells import PAPER_PROFILE
 from dfl_bench.results.paper import Paper
 from dfl_bench.results.profile_results import Rendered
 from dfl_bench.results.report import Report
+from dfl_bench.untrusted import write_text
 
 ClaimVerdicts = list[tuple[Claim, Verdict, Verdict]]  # a claim, on the paper's numbers, on ours
 
@@ -68,7 +69,7 @@ class PaperReport(Report):
         """tables/verdicts.md, then the write-up's blocks (results/README.md, where it has their
         markers: `readme_blocks`, then the campaign's, writeup.py)."""
         verdicts = out / "tables" / "verdicts.md"
-        verdicts.write_text(verdict_report.markdown_text(results, command))
+        write_text(verdicts, verdict_report.markdown_text(results, command))
         written, readme = [verdicts], out / "README.md"
         for block, begin, end in readme_blocks(results):
             if verdict_report.patch(readme, block, begin, end):

@@ -19,6 +19,7 @@ from dfl_bench.results.cells import PAPER_PROFILE
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table
 from dfl_bench.tasks import PAPER_TASK
+from dfl_bench.untrusted import write_text
 
 if TYPE_CHECKING:
     from campaign.report.profile_verdicts import Decided
@@ -315,7 +316,7 @@ def patch(readme: Path, block: str, begin: str = BEGIN, end: str = END) -> bool:
     start, stop = text.find(begin), text.find(end)
     if start < 0 or stop < start:
         return False
-    readme.write_text(text[:start] + block + text[stop + len(end) :])
+    write_text(readme, text[:start] + block + text[stop + len(end) :])
     return True
 
 

@@ -20,6 +20,7 @@ from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import probes, stats
 from dfl_bench.results.beyond_tables import versus
 from dfl_bench.results.cells import PAPER_PROFILE, budget
+from dfl_bench.untrusted import write_text
 
 if TYPE_CHECKING:
     from campaign.report.profile_verdicts import Decided
@@ -167,6 +168,6 @@ def search_pages(out: Path) -> list[Path]:
     for path, text in pages.items():
         if not path.is_file() or path.read_text() != text:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            write_text(path, text)
             written.append(path)
     return written

@@ -21,7 +21,7 @@ from dfl_bench.results.profile_results import Rendered
 from dfl_bench.results.report import PLAIN, Report
 from dfl_bench.results.tables import Table, build_table, collapse_threshold
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
-from dfl_bench.untrusted import read_json
+from dfl_bench.untrusted import read_json, unlinked, write_text
 
 INDEX_HEADER = [
     "table",
@@ -116,7 +116,7 @@ def write(
     replaced unless `force`; the files that sum every table are then kept too). The files that
     sum every profile (the index, then `report`'s own) are written only when `shared`: a
     rendering of every profile present."""
-    tables_dir, figures_dir = out / "tables", out / "figures"
+    tables_dir, figures_dir = unlinked(out / "tables"), unlinked(out / "figures")
     tables_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     names = list(dict.fromkeys(name for r in results for name in r.selected))
@@ -306,6 +306,5 @@ def _index_row(name: str, table: Table, r: Rendered) -> list[str]:
 
 
 def _write(path: Path, text: str) -> Path:
-    """Write a text file."""
-    path.write_text(text)
-    return path
+    """Write a text file (through no symbolic link: `untrusted.write_text`)."""
+    return write_text(path, text)

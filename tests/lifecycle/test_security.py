@@ -476,3 +476,28 @@ def test_a_plans_override_sets_what_a_result_depends_on_not_how_runs_are_kept():
     assert "a file does not choose it" in refusal("force=true", applied=True)
     assert refusal("row=yager_p2", applied=True) is None
     assert refusal("kb.w_dfl=2", applied=True) is None
+
+
+def test_a_rendering_writes_through_no_symbolic_link(tmp_path, capsys):
+    """A records folder whose tables/ is a link (a pull request may commit one) is refused in
+    one line, and the folder it points to is left as it was."""
+    from dfl_bench.results.__main__ import main
+    from dfl_bench.untrusted import UntrustedFile, write_text
+
+    records = tmp_path / "records"
+    formulas = Path(__file__).parents[2] / "results" / "records" / "formulas"
+    committed = next(formulas.glob("*.json"))
+    (records / "formulas").mkdir(parents=True)
+    (records / "formulas" / committed.name).write_text(committed.read_text())
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "README.md").write_text("precious")
+    (records / "tables").symlink_to(victim)
+    assert main(["--records-dir", str(records)]) == 2
+    assert "a symbolic link (nothing is written through one)" in capsys.readouterr().err
+    assert [p.name for p in victim.iterdir()] == ["README.md"]
+    assert (victim / "README.md").read_text() == "precious"
+    (tmp_path / "link.md").symlink_to(victim / "README.md")
+    with pytest.raises(UntrustedFile, match="a symbolic link"):
+        write_text(tmp_path / "link.md", "overwritten")
+    assert (victim / "README.md").read_text() == "precious"
