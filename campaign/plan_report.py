@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from campaign.plan_file import read_plan
 from campaign.report.claims import VERDICTS
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.untrusted import read_json
 
 if TYPE_CHECKING:
     from campaign.report.profile_verdicts import Decided
@@ -33,15 +33,35 @@ def _plan_at(r: Decided, plan_file: Path) -> dict | None:
     """The committed seed plan where it is of `r.profile`, else None."""
     if not plan_file.is_file():
         return None
-    plan = read_json(plan_file)
+    plan = read_plan(plan_file)  # a file from others: its cells checked, then its needs
+    needs = plan.get("needs", [])
+    if not isinstance(needs, list) or not all(_a_need(n) for n in needs):
+        raise ValueError(
+            f"{plan_file}: its needs are no list of {{claim: name, seeds: a count or null, "
+            "cells: [names]}}"
+        )
+    for key, kind in (("power", float), ("max_seeds", int)):
+        if isinstance(plan.get(key), bool) or not isinstance(plan.get(key), kind | int):
+            raise ValueError(f"{plan_file}: its {key} is no number, got {plan.get(key)!r}")
     return plan if plan["profile"] == r.profile else None
+
+
+def _a_need(need: object) -> bool:
+    """Whether a plan's need has the shape the report reads."""
+    return (
+        isinstance(need, dict)
+        and isinstance(need.get("claim"), str)
+        and (need.get("seeds") is None or type(need.get("seeds")) is int)
+        and isinstance(need.get("cells"), list)
+        and all(isinstance(c, str) for c in need["cells"])
+    )
 
 
 def _claims(plan: dict) -> dict[str, list[dict]]:
     """The plan's claims (inconclusive when it was written), each with its undecided
     comparisons then."""
     needs: dict[str, list[dict]] = {}
-    for need in plan["needs"]:
+    for need in plan.get("needs", []):
         needs.setdefault(need["claim"], []).append(need)
     return needs
 

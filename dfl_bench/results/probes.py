@@ -4,6 +4,7 @@ campaign.commit_probe` makes them; the tables read them here."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -24,18 +25,38 @@ def same(commits: Mapping[str, Mapping[str, Any]]) -> bool | None:
     return all(n == numbers[0] for n in numbers[1:])
 
 
+def cells_of(path: Path) -> dict[str, dict[str, Any]]:
+    """A probe file's cells (configuration -> {"commits": {commit: its probe}}), read as a file
+    from others: one that is no such mapping is skipped with a warning naming what is wrong
+    (the tables render without it)."""
+    try:
+        cells = read_json(path).get("cells", {})
+    except (OSError, ValueError) as err:
+        why = str(err)
+    else:
+        shaped = isinstance(cells, dict) and all(
+            isinstance(cell, dict)
+            and isinstance(cell.get("commits", {}), dict)
+            and all(isinstance(e, dict) for e in cell.get("commits", {}).values())
+            for cell in cells.values()
+        )
+        if shaped:
+            return cells
+        why = f"{path}: its cells are no mapping of configurations to their commits' probes"
+    warnings.warn(f"{why}; the probe file is skipped", ProbeWarning, stacklevel=2)
+    return {}
+
+
+class ProbeWarning(UserWarning):
+    """A committed probe file that cannot be read as one."""
+
+
 @cache
 def probed(repo: Path) -> list[dict[str, dict[str, Any]]]:
     """The committed probes, one mapping (configuration -> its commits' probes and `same`) per
     machine's file (`results/commit_probes_<model>_<capability>.json`, and the older `PROBES`
     and `results/commit_probes_avx2.json`); [] without."""
-    out = []
-    for path in sorted(repo.glob(PROBE_FILES)):
-        try:
-            out.append(read_json(path).get("cells", {}))
-        except (OSError, ValueError):
-            continue
-    return out
+    return [cells_of(path) for path in sorted(repo.glob(PROBE_FILES))]
 
 
 def verdict(repo: Path, configuration: str | None, commits: Sequence[str]) -> bool | None:
@@ -58,11 +79,7 @@ def deciding_files(repo: Path, configuration: str | None, commits: Sequence[str]
     `configuration` and found them alike."""
     out = []
     for path in sorted(repo.glob(PROBE_FILES)):
-        try:
-            cells = read_json(path).get("cells", {})
-        except (OSError, ValueError):
-            continue
-        entries = cells.get(configuration or "", {}).get("commits", {})
+        entries = cells_of(path).get(configuration or "", {}).get("commits", {})
         if commits and all(c in entries for c in commits):
             if same({c: entries[c] for c in commits}) is True:
                 out.append(path.relative_to(repo).as_posix())

@@ -501,3 +501,44 @@ def test_a_rendering_writes_through_no_symbolic_link(tmp_path, capsys):
     with pytest.raises(UntrustedFile, match="a symbolic link"):
         write_text(tmp_path / "link.md", "overwritten")
     assert (victim / "README.md").read_text() == "precious"
+
+
+@pytest.mark.parametrize("cells", ["[]", '{"x": "text"}', '{"x": {"commits": [1]}}'])
+def test_a_probe_file_of_another_shape_is_skipped_by_the_tables_and_refused_by_the_prober(
+    cells, tmp_path, capsys
+):
+    from campaign import commit_probe
+    from dfl_bench.results import probes
+
+    (tmp_path / "results").mkdir()
+    path = tmp_path / "results" / "commit_probes_x.json"
+    path.write_text(f'{{"machine": {{}}, "cells": {cells}}}')
+    with pytest.warns(probes.ProbeWarning, match="the probe file is skipped"):
+        assert probes.verdict(tmp_path, "x", ["a", "b"]) is None
+    (tmp_path / "records").mkdir()
+    args = ["--records-dir", str(tmp_path / "records"), "--out", str(path)]
+    assert commit_probe.main(args) == 2
+    assert "its cells are no mapping" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("plan", "said"),
+    [
+        ('{"profile": "long", "cells": {"nosuch/row": {"seeds": 3}}}', "names no experiment"),
+        ('{"profile": "long", "cells": {"baseline/ce_pair": {"seeds": "3"}}}', "no whole number"),
+        ('{"profile": "long", "cells": {}, "needs": [{"claim": 1}]}', "its needs are no list"),
+    ],
+)
+def test_the_write_up_reads_a_committed_plan_as_a_file_from_others(plan, said, tmp_path):
+    """A plan file of another shape stops the write-up's rendering with one line (it was a
+    KeyError or a TypeError), before any block is written."""
+    from campaign import plan_report
+
+    path = tmp_path / "plan.json"
+    path.write_text(plan)
+
+    class Profile:
+        profile = "long"
+
+    with pytest.raises(ValueError, match=said):
+        plan_report.outcome(Profile, path)
