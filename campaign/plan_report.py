@@ -38,7 +38,7 @@ def _plan_at(r: Decided, plan_file: Path) -> dict | None:
     if not isinstance(needs, list) or not all(_a_need(n) for n in needs):
         raise ValueError(
             f"{plan_file}: its needs are no list of {{claim: name, seeds: a count or null, "
-            "cells: [names]}}"
+            "cells: [names]}"
         )
     for key, kind in (("power", float), ("max_seeds", int)):
         if isinstance(plan.get(key), bool) or not isinstance(plan.get(key), kind | int):

@@ -14,7 +14,7 @@ import pytest
 
 from campaign import power
 from campaign.report import claims
-from campaign.report.claims import framework
+from campaign.report.claims import framework, verdicts
 from campaign.report.paper_report import PaperReport, claims_markdown
 from campaign.report.profile_verdicts import Decided, default_run
 from dfl_bench.results import publish, render, stats
@@ -694,7 +694,7 @@ def test_a_failing_claims_p_is_that_of_the_comparison_that_makes_it_fail_not_of_
         outcomes = [v.family.track(key, interval).outcome for key, interval in pairs]
         return (False if -1 in outcomes else True if outcomes == [1, 1] else None), ""
 
-    verdict = framework.evaluate(_claim_of(check), _Family())
+    verdict = verdicts.evaluate(_claim_of(check), _Family())
     assert verdict.status == "fails"
     assert verdict.p == pytest.approx(stats.holm([WIN.raw[0], LOSS.raw[0]])[1])
     assert verdict.p < 1e-6  # not the win's (the largest decided p, the rule before)
@@ -705,7 +705,7 @@ def test_a_claim_that_fails_on_a_fact_has_p_zero_whatever_it_read():
         assert v.family.track(("win",), WIN).outcome in (-1, 0, 1)  # read, not what decides
         return False, "a ratio is defined where the claim says it is not"
 
-    verdict = framework.evaluate(_claim_of(check), _Family())
+    verdict = verdicts.evaluate(_claim_of(check), _Family())
     assert (verdict.status, verdict.p) == ("fails", 0.0)
 
 
@@ -724,7 +724,7 @@ def test_a_claim_is_decided_in_one_pass_after_declaring_its_comparisons():
             return (False if third == -1 else None), ""
         return (True if (first, second) == (1, 1) else None), ""
 
-    verdict = framework.evaluate(_claim_of(check), _Family())
+    verdict = verdicts.evaluate(_claim_of(check), _Family())
     own = [n for family, n in runs if family == runs[0][0]]  # the rest: `decisive_level`'s p
     assert own == [0, 2]  # declared, then decided: two runs of its family, never a third
     assert verdict.status == "fails"
@@ -793,7 +793,7 @@ def test_any_two_verdicts_that_read_one_comparison_differently_are_found():
     one = framework.Verdict("holds", "", comparisons=((("interval", a, base, "accuracy"), ABOVE),))
     other = framework.Verdict("holds", "", comparisons=((("interval", base, a, "accuracy"), SAME),))
     apart = framework.Verdict("holds", "", comparisons=((("interval", b, base, "accuracy"), SAME),))
-    found = framework.contradictions({"one": one, "other": other, "apart": apart})
+    found = verdicts.contradictions({"one": one, "other": other, "apart": apart})
     cells = "baseline/ce_pair - t/a (accuracy)"  # in sorted order, one's `above` flipped
     assert found == [f"`one` reads {cells} as below (of 1), `other` as equivalent (of 1)"]
     wide = framework.Verdict(
@@ -801,12 +801,12 @@ def test_any_two_verdicts_that_read_one_comparison_differently_are_found():
         comparisons=((("interval", a, base, "accuracy"), OPEN),
                      (("interval", b, base, "accuracy"), SAME)),
     )  # fmt: skip
-    assert framework.contradictions({"one": one, "wide": wide}) == [
+    assert verdicts.contradictions({"one": one, "wide": wide}) == [
         f"`one` reads {cells} as below (of 1), `wide` as inconclusive (of 2)"
     ]
     unmeasured = framework.Verdict("not measurable", "", comparisons=wide.comparisons)
-    assert framework.contradictions({"one": one, "unmeasured": unmeasured}) == []
-    assert framework.contradictions({"one": one, "same": one}) == []
+    assert verdicts.contradictions({"one": one, "unmeasured": unmeasured}) == []
+    assert verdicts.contradictions({"one": one, "same": one}) == []
 
 
 def test_a_claim_that_holds_and_one_that_fails(tmp_path):
@@ -898,11 +898,11 @@ def test_one_comparison_has_one_reading_the_largest_familys():
 
     items = [framework.Claim(n, "t", "", "", f) for n, f in
              (("alone", alone), ("among", among), ("apart", apart))]  # fmt: skip
-    first = [framework.evaluate(item, v) for item in items]
+    first = [verdicts.evaluate(item, v) for item in items]
     assert first[0].status == "holds"  # alone: above at a family of 1
-    assert framework.contradictions({i.name: x for i, x in zip(items, first, strict=True)})
-    once = framework.one_reading(v, items)
+    assert verdicts.contradictions({i.name: x for i, x in zip(items, first, strict=True)})
+    once = verdicts.one_reading(v, items)
     assert once[0].status == "inconclusive"
     assert "read as `among` (of 6) reads it" in once[0].detail
     assert once[2] == first[2]  # nothing shared: as it was
-    assert framework.contradictions({i.name: x for i, x in zip(items, once, strict=True)}) == []
+    assert verdicts.contradictions({i.name: x for i, x in zip(items, once, strict=True)}) == []

@@ -135,9 +135,15 @@ def test_the_seed_plans_progress_counts_each_cells_planned_seeds_with_an_ok_run(
     import pandas as pd
 
     plan = tmp_path / "plan.json"
-    cells = {"formulas/f1": {"seeds": 3}, "formulas/f2": {"seeds": 2}}
-    needs = [{"claim": "x"}, {"claim": "y"}, {"claim": "x"}]  # y has no verdict: not measurable
-    plan.write_text(json.dumps({"profile": "long", "cells": cells, "needs": needs}))
+    cells = {
+        "formulas/f1": {"seeds": 3, "override": "row=f1"},
+        "formulas/f2": {"seeds": 2, "override": "row=f2"},
+    }
+    needs = [  # y has no verdict: not measurable
+        {"claim": c, "seeds": 3, "cells": ["formulas/f1"]} for c in ("x", "y", "x")
+    ]
+    spec = {"profile": "long", "power": 0.8, "max_seeds": 10, "cells": cells, "needs": needs}
+    plan.write_text(json.dumps(spec))
     records = pd.DataFrame(
         [  # f1: seeds 0, 2 ok, 1 failed, 5 beyond the plan; f2: 0 and 1 ok; another config
             ("a", 0, "ok"), ("a", 1, "failed"), ("a", 2, "ok"), ("a", 5, "ok"),
@@ -165,7 +171,10 @@ def test_the_seed_plans_claims_stand_beside_their_verdicts_now(tmp_path):
     import pandas as pd
 
     plan = tmp_path / "plan.json"
-    cells = {"formulas/f1": {"seeds": 2}, "formulas/f2": {"seeds": 2}}
+    cells = {
+        "formulas/f1": {"seeds": 2, "override": "row=f1"},
+        "formulas/f2": {"seeds": 2, "override": "row=f2"},
+    }
     needs = [  # a: both comparisons decidable (f1 complete, f2 not); b: none (f3 not planned)
         {"claim": "a", "cells": ["formulas/f1", "formulas/f2"], "seeds": 6},
         {"claim": "a", "cells": ["formulas/f1", "formulas/f3"], "seeds": 10},

@@ -41,7 +41,8 @@ def test_the_seed_plans_status_counts_the_planned_seeds_whose_records_are_ok(tmp
         (job,) = [j for j in where if {f"row={row}", f"seed={seed}"} <= set(j.overrides)]
         job.path.parent.mkdir(parents=True, exist_ok=True)
         fields = {"status": status, "seed": seed, "config_hash": job.path.stem}
-        job.path.write_text(json.dumps({**record, **fields}))
+        config = {**record["config"], "seed": seed}  # a record's seed is its config's
+        job.path.write_text(json.dumps({**record, **fields, "config": config}))
     finished = seed_plan.finished_seeds(p, tmp_path)
     assert finished == {"formulas/f1": [0, 2], "formulas/f2": [0]}  # f1's seed 3 is not planned
     done = seed_plan.progress(finished, p)
@@ -79,6 +80,7 @@ def test_a_machines_pace_is_the_median_of_its_latest_planned_runs_over_their_cel
         (job,) = [j for j in jobs if f"seed={seed}" in j.overrides]
         job.path.parent.mkdir(parents=True, exist_ok=True)
         fields = {"seed": seed, "config_hash": job.path.stem, "wall_time_s": wall}
+        fields["config"] = {**record["config"], "seed": seed}
         machine = {**(record.get("machine") or {}), "cpu": cpu}
         job.path.write_text(
             json.dumps({**record, **fields, "machine": machine, "finished": f"2026-12-{day}"})
@@ -152,7 +154,8 @@ def test_the_seed_plans_run_trains_in_the_checkout_it_is_given(tmp_path, monkeyp
     ]
     job.path.parent.mkdir(parents=True, exist_ok=True)
     record = json.loads(next((REPO / "results/records/formulas").glob("*.json")).read_text())
-    job.path.write_text(json.dumps({**record, "seed": 0, "config_hash": job.path.stem}))
+    fields = {"seed": 0, "config_hash": job.path.stem, "config": {**record["config"], "seed": 0}}
+    job.path.write_text(json.dumps({**record, **fields}))
     ran.clear()
     assert seed_plan.main([*argv, "--records-dir", "records"]) == 0 and ran == []  # finished
 

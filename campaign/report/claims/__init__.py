@@ -18,12 +18,14 @@ from campaign.report.claims.framework import (
     Sample,
     Verdict,
     View,
-    across_claims,
     claim,
+    views,
+)
+from campaign.report.claims.verdicts import (
+    across_claims,
     contradictions,
     evaluate,
     one_reading,
-    views,
 )
 
 __all__ = [
