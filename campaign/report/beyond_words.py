@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from campaign import recipe_search
 from dfl_bench.results import beyond_tables, stats
 from dfl_bench.results.beyond_tables import ANOTHER_TASK, versus_block
 from dfl_bench.results.paper import COLUMN_FIELDS
@@ -30,6 +31,13 @@ WORDS = (
 )
 
 
+# The searches whose declared rule chooses (recipe_search.py, collapse_search.py): their pages
+RULED = {
+    **{e: f"recipe_search/{e}.md" for e in recipe_search.EXPERIMENTS},
+    "mnist_addition_collapse_nets": "collapse_search/README.md",
+}
+
+
 def accuracy_text(ours: Ours | None) -> str:
     """`94.58 ± 0.47 (n=5)`, or `missing`."""
     if ours is None or not ours.n_ok:
@@ -50,6 +58,13 @@ def beyond(table: Table) -> str:
     few seeds."""
 
     ours = table.ours()
+    if table.paper.experiment in RULED:
+        filled = sum(bool(ours.get(key) and ours[key].n_ok) for key in table.paper.keys())
+        return (
+            f"a search, decided by the rule its yaml declared, not by comparisons between its "
+            f"rows: {filled} of {len(table.paper.keys())} candidates have records "
+            f"([`{RULED[table.paper.experiment]}`]({RULED[table.paper.experiment]}))"
+        )
     reference = table.paper.reference or ""
     others = [key for key in table.paper.keys() if key != reference]
     compared = [key for key in others if table.comparable(key, reference)]
