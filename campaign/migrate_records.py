@@ -36,7 +36,8 @@ def own_records(root: Path) -> list[Path]:
 def migrate_folder(root: Path) -> list[tuple[Path, Path]]:
     """Every record under `root` (`<experiment>/<hash>.json`) in today's form, each under its
     config's hash; returns (old, new) for each file renamed. A ValueError before anything is
-    written when a new name is taken by another record or a record cannot be migrated; a file
+    written when a new name is taken by another record (or by two of the folder's records) or a
+    record cannot be migrated; a file
     that is no record is left as it is and named on stderr."""
     todo: list[tuple[Path, Path, dict[str, Any]]] = []
     for path in own_records(root):
@@ -54,6 +55,9 @@ def migrate_folder(root: Path) -> list[tuple[Path, Path]]:
             continue
         if target != path and target.exists():
             raise ValueError(f"{path} would become {target}, which holds another record")
+        twin = next((old for old, t, _ in todo if t == target), None)
+        if twin is not None:  # two older forms of one run: neither may silently replace the other
+            raise ValueError(f"{twin} and {path} would both become {target}; nothing was migrated")
         todo.append((path, target, new))
     renamed = {
         f"{old.parent.name}/{old.name}": f"{new.parent.name}/{new.name}"

@@ -10,6 +10,8 @@ import shutil
 import warnings
 from pathlib import Path
 
+import pytest
+
 from campaign import migrate_records
 from dfl_bench.lifecycle import records
 from dfl_bench.lifecycle.migrate import migrate_config
@@ -77,3 +79,17 @@ def test_every_committed_record_is_left_as_it_is_and_counts_from_its_own_place(t
         frame["path"], frame["experiment"], frame["run"], strict=True
     ):
         assert Path(place) == ROOT / experiment / f"{run}.json", place
+
+
+def test_two_records_that_would_become_one_stop_the_migration_before_it_writes(tmp_path):
+    """Two older forms of one run (its numbers differ) land on one name: the migration refuses
+    both, naming them, and leaves each file as it was (one was deleted before)."""
+    record = old_record()
+    first = tmp_path / "mnist_addition" / f"{record['config_hash']}.json"
+    records.write_record(first, {**record, "test_accuracy": 0.2})
+    second = first.with_name("0123456789abcdef.json")
+    records.write_record(second, {**record, "test_accuracy": 0.3, "config_hash": second.stem})
+    before = {p: p.read_text() for p in (first, second)}
+    with pytest.raises(ValueError, match="would both become"):
+        migrate_records.migrate_folder(tmp_path)
+    assert {p: p.read_text() for p in (first, second)} == before
