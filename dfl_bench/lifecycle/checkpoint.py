@@ -23,6 +23,7 @@ import torch
 
 from dfl_bench.lifecycle.private_api import set_received_sigterm
 from dfl_bench.training import RunsModule
+from dfl_bench.untrusted import read_json
 
 NAME = "last.ckpt"
 MEMBERS = "members.json"  # the runs (`<experiment>/<config hash>`) a checkpoint folder holds
@@ -86,7 +87,7 @@ def read_members(folder: Path) -> list[str] | None:
     folder from before the file existed, named by its config hash) or its file is unreadable."""
     path = folder / MEMBERS
     try:
-        keys = json.loads(path.read_text())
+        keys = read_json(path, expect=object)  # a file from others: bounded, no link followed
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as err:

@@ -29,6 +29,8 @@ def held(path: Path, holder: str, wait: bool = False) -> Iterator[None]:
     """Hold an exclusive flock on `path` for the block, writing `holder` into the file; raise
     BlockingIOError (its `holder`: what the file says) when another process holds it, or with
     `wait` wait for it to let go."""
+    if path.parent.is_symlink():
+        raise AlreadyRunning(f"cannot write its lock {path} ({path.parent} is a symbolic link)")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)  # a link: refused

@@ -31,7 +31,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     UNIT_FIELDS,
     VALIDATION_ACCURACY,
 )
-from dfl_bench.untrusted import UntrustedFile, read_json
+from dfl_bench.untrusted import UntrustedFile, read_json, unlinked
 
 
 def without_code(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -134,7 +134,10 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
             return f"{key} {value!r} is not a number"
         if value is not None and not math.isnan(value) and not 0 <= value <= 1:
             return f"{key} {value!r} lies outside [0, 1] (a share, never a percent)"
-    budget = (record["config"].get("profile") or {}).get("max_steps")
+    profile = record["config"].get("profile")
+    if not isinstance(profile, dict) or not isinstance(record.get("profile", ""), str):
+        return "its profile is no budget (config.profile a mapping, profile its name)"
+    budget = profile.get("max_steps")
     steps = record["steps"]
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
         return f"steps {steps!r} is not a whole number of steps"
@@ -190,7 +193,8 @@ def find_done(records_dir: str | Path, path: str | Path) -> Path | None:
     file name and config both hash to `path`'s name."""
     path = Path(path)
     for other in sorted(Path(records_dir).glob(f"*/{path.name}")):
-        record = read_record(other) if other.parent != path.parent else None
+        linked = other.parent.is_symlink()  # a folder that is a link holds no run of this folder
+        record = read_record(other) if other.parent != path.parent and not linked else None
         if (
             record
             and record["status"] == "ok"
@@ -232,7 +236,7 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
         raise ValueError(f"run record lacks the contract fields {missing}")
     if record["status"] not in STATUSES:
         raise ValueError(f"record status {record['status']!r} is not one of {list(STATUSES)}")
-    path = Path(path)
+    path = unlinked(Path(path))  # a linked folder or file would write elsewhere
     path.parent.mkdir(parents=True, exist_ok=True)
     why = defect(path)
     if why is not None:

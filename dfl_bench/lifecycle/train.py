@@ -31,7 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench import tasks
 from dfl_bench.exits import EXIT_FAILED, EXIT_INVALID  # noqa: E402  (0: every job ok or skipped)
 from dfl_bench.lifecycle import guards, loggers, records
-from dfl_bench.lifecycle.job import Job, fit_runs, job_name, lock_paths, settled_record
+from dfl_bench.lifecycle.job import Job, fit_runs, job_name, job_paths, lock_paths, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.lifecycle.resolve import resolved_config
 from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
@@ -39,6 +39,7 @@ from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import TEST_ACCURACY
 from dfl_bench.tasks.contract import TaskRun, check_data_module
+from dfl_bench.untrusted import unlinked
 
 
 class JobFailed(RuntimeError):
@@ -133,6 +134,9 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, A
     guards.check_config(config, task=task)
     guards.check_writable(to_absolute_path(cfg.records_dir), "records_dir")
     guards.check_writable(to_absolute_path(cfg.checkpoint_dir), "checkpoint_dir")
+    record, ckpt_dir = job_paths(cfg, config)
+    for place in (record.parent, record, ckpt_dir.parent, ckpt_dir):  # none writes elsewhere
+        unlinked(place)
     check_trainer(cfg)
     effective_flags(config, cfg, list(overrides))
     loggers.check(config["logger"])

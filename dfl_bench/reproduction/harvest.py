@@ -25,6 +25,7 @@ from typing import Any
 
 from dfl_bench.lifecycle import migrate, records
 from dfl_bench.lifecycle.file_overrides import located, refusal
+from dfl_bench.lifecycle.guards import PLAIN_NAME
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cells
 
@@ -99,8 +100,11 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
     kept: list[Path] = []
     refused: list[str] = []
     for path in sorted(source.glob("*/*.json")):
-        if path.parent.is_symlink():
-            refused.append(f"{path.parent}: a symbolic link, not a folder of the records")
+        if path.parent.is_symlink() or (dest / path.parent.name).is_symlink():
+            refused.append(f"{path.parent.name}: a symbolic link, not a folder of the records")
+            continue
+        if not PLAIN_NAME.fullmatch(path.parent.name):
+            refused.append(f"{path.parent.name!r}: no plain name for an experiment's folder")
             continue
         why = records.defect(path)
         if why is not None:

@@ -5,6 +5,7 @@ planted checkpoint in a job: tests/lifecycle/test_reliability.py."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -542,3 +543,45 @@ def test_the_write_up_reads_a_committed_plan_as_a_file_from_others(plan, said, t
 
     with pytest.raises(ValueError, match=said):
         plan_report.outcome(Profile, path)
+
+
+def test_a_record_whose_profile_is_no_budget_is_set_aside_not_a_traceback(tmp_path):
+    from dfl_bench.lifecycle import records
+
+    path = tmp_path / "default" / "0123456789abcdef.json"
+    path.parent.mkdir()
+    fields = dict.fromkeys(records.RECORD_FIELDS)
+    spoiled = {**fields, "status": "failed", "seed": 0, "config": {"profile": "x"}}
+    path.write_text(json.dumps(spoiled))
+    assert "its profile is no budget" in records.defect(path)
+    records.write_record(path, {**fields, "status": "failed", "seed": 0, "config": {}})
+    assert path.with_name(path.name + ".invalid").exists()
+
+
+def test_a_linked_experiment_folder_is_neither_written_through_nor_reused_from(tmp_path, capsys):
+    """A records folder whose experiment folder is a link (to elsewhere) is refused before the
+    job trains; one in another experiment's place is no record to reuse; the harvest writes
+    through none; a checkpoint's members file is read as a file from others."""
+    from dfl_bench.lifecycle import checkpoint, records
+    from dfl_bench.reproduction import harvest
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "default").symlink_to(outside)
+    done = warm_cli.run(smoke_overrides(tmp_path), tmp_path, ENV)
+    assert done.returncode == 2 and "a symbolic link" in done.stderr, done.stderr
+    assert list(outside.iterdir()) == []
+    with pytest.raises(ValueError, match="a symbolic link"):
+        whole = {**dict.fromkeys(records.RECORD_FIELDS), "status": "failed"}
+        records.write_record(tmp_path / "records" / "default" / "a.json", whole)
+    assert records.find_done(tmp_path / "records", tmp_path / "records" / "mine" / "x.json") is None
+    source = tmp_path / "background" / "default"
+    source.mkdir(parents=True)
+    (source / "0123456789abcdef.json").write_text("{}")
+    with pytest.raises(ValueError, match="a symbolic link, not a folder of the records"):
+        harvest.harvest(source.parent, tmp_path / "records", "results/records")
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / checkpoint.MEMBERS).write_text("[" * 200_000 + "]" * 200_000)
+    assert checkpoint.read_members(tmp_path / "ckpt") == []
+    assert "nested deeper than" in capsys.readouterr().err
