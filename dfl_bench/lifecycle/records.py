@@ -134,8 +134,8 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
             return f"{key} {value!r} is not a number"
         if value is not None and not math.isnan(value) and not 0 <= value <= 1:
             return f"{key} {value!r} lies outside [0, 1] (a share, never a percent)"
-    profile = record["config"].get("profile")
-    if not isinstance(profile, dict) or not isinstance(record.get("profile", ""), str):
+    profile = record["config"].get("profile") or {}
+    if not isinstance(profile, dict) or not isinstance(record.get("profile") or "", str):
         return "its profile is no budget (config.profile a mapping, profile its name)"
     budget = profile.get("max_steps")
     steps = record["steps"]
@@ -151,6 +151,11 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     best = record.get(BEST_TEST_ACCURACY)
     if record["status"] == "ok" and None not in (best, accuracy) and not best >= accuracy:
         return f"{BEST_TEST_ACCURACY} {best!r} lies below its final test accuracy {accuracy!r}"
+    return _identity(record, path)
+
+
+def _identity(record: dict[str, Any], path: Path | None) -> str | None:
+    """Why `record`'s seed, experiment, hash or source do not name it (`invalid`), or None."""
     seed = record["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         return f"seed {seed!r} is not a seed"

@@ -90,6 +90,26 @@ def unprintable_keys(value: Any, key: str = "") -> list[str]:
     return [key] if isinstance(value, str) and not value.isprintable() else []
 
 
+def _unharvestable(
+    out: dict[str, Any], trained_at: str, named: str, commit: str | None
+) -> str | None:
+    """Why the new record `out` (moved to `named`) may not be harvested, or None."""
+    left = [p for p in absolute_paths(out) if p not in (named, f"{OVERRIDE}{named}")]
+    unplain = [why for o in located(out.get("overrides") or []) if (why := refusal(o))]
+    unprintable = unprintable_keys(out)
+    if unplain:
+        return f"an override is no plain config override ({unplain[0]})"
+    if unprintable:
+        return f"its {unprintable[0]!r} is no printable line of text"
+    if left:
+        return f"keeps the absolute path {left[0]}"
+    if trained_at.endswith("-dirty"):
+        return f"trained on a dirty tree ({trained_at})"
+    if commit is not None and trained_at != commit:
+        return f"trained at {trained_at}, not {commit}"
+    return None
+
+
 def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> Harvest:
     """Copy the ok records under `source` that `dest` lacks, their records folder `named`;
     ValueError (nothing written) when a file there is no whole record, or a new record would
@@ -128,21 +148,9 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
                     f"({target.name}); which one counts is not the harvest's to choose"
                 )
             continue
-        left = [p for p in absolute_paths(out) if p not in (named, f"{OVERRIDE}{named}")]
-        trained_at = str(record.get("git_commit"))
-        theirs = located(out.get("overrides") or [])
-        unplain = [why for o in theirs if (why := refusal(o)) is not None]
-        unprintable = unprintable_keys(out)
-        if unplain:
-            refused.append(f"{path}: an override is no plain config override ({unplain[0]})")
-        elif unprintable:
-            refused.append(f"{path}: its {unprintable[0]!r} is no printable line of text")
-        elif left:
-            refused.append(f"{path}: keeps the absolute path {left[0]}")
-        elif trained_at.endswith("-dirty"):
-            refused.append(f"{path}: trained on a dirty tree ({trained_at})")
-        elif commit is not None and trained_at != commit:
-            refused.append(f"{path}: trained at {trained_at}, not {commit}")
+        why = _unharvestable(out, str(record.get("git_commit")), named, commit)
+        if why is not None:
+            refused.append(f"{path}: {why}")
         else:
             todo.append((target, out))
             sources.append(path)
