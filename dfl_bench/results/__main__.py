@@ -93,6 +93,12 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     return args
 
 
+def shown(text: str) -> str:
+    """`text` with each character that is no printable one (a terminal escape, a newline in a
+    folder's name) written as its escape: one line, nothing a terminal would act on."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def out_folder(records: Path, out: Path | None) -> Path:
     """Where to render: `out` when named, results/ for the committed results/records, else the
     records folder itself (tables/ and figures/ beside its experiments), never results/."""
@@ -132,8 +138,8 @@ def render(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RecordWarning)
         frame = load_records(args.records)
-    for warning in caught:
-        print(f"[dfl_bench.results] warning: {warning.message}", file=sys.stderr)
+    for warning in caught:  # a file's or folder's name from others: its escapes shown, not run
+        print(f"[dfl_bench.results] warning: {shown(str(warning.message))}", file=sys.stderr)
     if frame.empty:
         skipped = f" ({len(caught)} file(s) skipped above)" if caught else ""
         raise ValueError(f"{args.records} holds no run record{skipped}")

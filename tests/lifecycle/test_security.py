@@ -585,3 +585,19 @@ def test_a_linked_experiment_folder_is_neither_written_through_nor_reused_from(t
     (tmp_path / "ckpt" / checkpoint.MEMBERS).write_text("[" * 200_000 + "]" * 200_000)
     assert checkpoint.read_members(tmp_path / "ckpt") == []
     assert "nested deeper than" in capsys.readouterr().err
+
+
+def test_a_folder_name_with_terminal_escapes_is_shown_escaped_by_the_renderer(tmp_path, capsys):
+    from dfl_bench.results.__main__ import main
+
+    records = tmp_path / "records"
+    formulas = Path(__file__).parents[2] / "results" / "records" / "formulas"
+    committed = next(formulas.glob("*.json"))
+    (records / "formulas").mkdir(parents=True)
+    (records / "formulas" / committed.name).write_text(committed.read_text())
+    odd = records / "aggr\x1b[2J\nregation"
+    odd.mkdir()
+    (odd / committed.name).write_text(committed.read_text())
+    main(["--records-dir", str(records), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "aggr\\x1b[2J\\nregation" in err
