@@ -24,7 +24,7 @@ from dfl_bench import paths
 from dfl_bench.lifecycle import records
 from dfl_bench.lifecycle.file_overrides import check_file_overrides, located
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
-from dfl_bench.results.probes import PROBE_STEPS, cells_of, same, verdict
+from dfl_bench.results.probes import PROBE_STEPS, same, verdict, well_shaped
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
 from dfl_bench.untrusted import UntrustedFile, read_json
 
@@ -224,7 +224,7 @@ def own_file(out: Path, here: Mapping[str, str]) -> dict[str, Any]:
     """The probe file `out` (empty where there is none); OtherMachine when it was made on
     another torch build or CPU than `here`'s."""
     known = read_json(out) if out.is_file() else {}
-    if "cells" in known and cells_of(out) == {} and known["cells"] != {}:
+    if not well_shaped(known.get("cells", {})):
         raise UntrustedFile(out, "its cells are no mapping of configurations to their probes")
     if known and known.get("machine") != here:
         raise OtherMachine(

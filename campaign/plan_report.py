@@ -40,8 +40,8 @@ def _plan_at(r: Decided, plan_file: Path) -> dict | None:
             f"{plan_file}: its needs are no list of {{claim: name, seeds: a count or null, "
             "cells: [names]}"
         )
-    for key, kind in (("power", float), ("max_seeds", int)):
-        if isinstance(plan.get(key), bool) or not isinstance(plan.get(key), kind | int):
+    for key, kind in (("power", (int, float)), ("max_seeds", int)):
+        if isinstance(plan.get(key), bool) or not isinstance(plan.get(key), kind):
             raise ValueError(f"{plan_file}: its {key} is no number, got {plan.get(key)!r}")
     return plan if plan["profile"] == r.profile else None
 

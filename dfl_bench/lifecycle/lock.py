@@ -18,6 +18,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from dfl_bench.untrusted import UntrustedFile, unlinked
+
 
 class AlreadyRunning(RuntimeError):
     """Another process holds this job's lock, or the lock cannot be written (a full disk, a
@@ -29,11 +31,12 @@ def held(path: Path, holder: str, wait: bool = False) -> Iterator[None]:
     """Hold an exclusive flock on `path` for the block, writing `holder` into the file; raise
     BlockingIOError (its `holder`: what the file says) when another process holds it, or with
     `wait` wait for it to let go."""
-    if path.parent.is_symlink():
-        raise AlreadyRunning(f"cannot write its lock {path} ({path.parent} is a symbolic link)")
     try:
+        unlinked(path)  # neither the lock nor its folder a link, which would write elsewhere
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)  # a link: refused
+    except UntrustedFile as err:
+        raise AlreadyRunning(f"cannot write its lock {path} ({err.why})") from None
     except OSError as err:
         why = "a symbolic link" if err.errno == errno.ELOOP else err.strerror or err
         raise AlreadyRunning(f"cannot write its lock {path} ({why})") from None

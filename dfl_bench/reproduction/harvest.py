@@ -115,8 +115,7 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
     ValueError (nothing written) when a file there is no whole record, or a new record would
     keep an absolute path, names a dirty tree or (given `commit`) another commit than the one
     the background run trained at."""
-    todo: list[tuple[Path, dict[str, Any]]] = []
-    sources: list[Path] = []  # the file each of `todo` comes from
+    todo: dict[Path, tuple[Path, dict[str, Any]]] = {}  # target -> (its source file, record)
     kept: list[Path] = []
     refused: list[str] = []
     for path in sorted(source.glob("*/*.json")):
@@ -140,9 +139,9 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
             if records.read_record(target) != out:
                 kept.append(target)
             continue
-        twin = next((p for p, (t, o) in zip(sources, todo, strict=True) if t == target), None)
-        if twin is not None:
-            if _without_hash(todo[sources.index(twin)][1]) != _without_hash(out):
+        if target in todo:
+            twin, theirs = todo[target]
+            if _without_hash(theirs) != _without_hash(out):
                 refused.append(
                     f"{path} and {twin}: two records of one configuration and seed "
                     f"({target.name}); which one counts is not the harvest's to choose"
@@ -152,14 +151,13 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
         if why is not None:
             refused.append(f"{path}: {why}")
         else:
-            todo.append((target, out))
-            sources.append(path)
+            todo[target] = (path, out)
     if refused:
         raise ValueError(
             f"{len(refused)} record(s) cannot be harvested, so nothing was harvested: "
             + "; ".join(refused[:3])
         )
-    return Harvest([records.write_record(target, out) for target, out in todo], kept)
+    return Harvest([records.write_record(target, out) for target, (_, out) in todo.items()], kept)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

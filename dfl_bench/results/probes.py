@@ -25,30 +25,34 @@ def same(commits: Mapping[str, Mapping[str, Any]]) -> bool | None:
     return all(n == numbers[0] for n in numbers[1:])
 
 
+class ProbeWarning(UserWarning):
+    """A committed probe file that cannot be read as one."""
+
+
+def well_shaped(cells: Any) -> bool:
+    """Whether a probe file's `cells` map configurations to {"commits": {commit: its probe}}."""
+    return isinstance(cells, dict) and all(
+        isinstance(cell, dict)
+        and isinstance(cell.get("commits", {}), dict)
+        and all(isinstance(e, dict) for e in cell.get("commits", {}).values())
+        for cell in cells.values()
+    )
+
+
 def cells_of(path: Path) -> dict[str, dict[str, Any]]:
-    """A probe file's cells (configuration -> {"commits": {commit: its probe}}), read as a file
-    from others: one that is no such mapping is skipped with a warning naming what is wrong
-    (the tables render without it)."""
+    """A probe file's cells, read as a file from others: one that is no such mapping
+    (`well_shaped`) is skipped with a warning naming what is wrong (the tables render without
+    it)."""
     try:
         cells = read_json(path).get("cells", {})
     except (OSError, ValueError) as err:
         why = str(err)
     else:
-        shaped = isinstance(cells, dict) and all(
-            isinstance(cell, dict)
-            and isinstance(cell.get("commits", {}), dict)
-            and all(isinstance(e, dict) for e in cell.get("commits", {}).values())
-            for cell in cells.values()
-        )
-        if shaped:
+        if well_shaped(cells):
             return cells
         why = f"{path}: its cells are no mapping of configurations to their commits' probes"
     warnings.warn(f"{why}; the probe file is skipped", ProbeWarning, stacklevel=2)
     return {}
-
-
-class ProbeWarning(UserWarning):
-    """A committed probe file that cannot be read as one."""
 
 
 @cache

@@ -58,15 +58,6 @@ class OptimizerSpec:
     cosine_final: float | None = None
     warmup: int = 0
 
-    def settings(self) -> dict[str, Any]:
-        """The settings it trains with, as a config gives them (name, arguments, schedule)."""
-        schedule = {SCHEDULE: self.cosine_final, WARMUP: self.warmup or None}
-        return {
-            "name": self.name,
-            **self.kwargs,
-            **{k: v for k, v in schedule.items() if v is not None},
-        }
-
     def build(self, parameters: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
         """The optimizer on `parameters`."""
         return self.cls(parameters, **self.kwargs)

@@ -24,8 +24,8 @@ def resolved(*overrides: str) -> dict:
 
 
 def trained_with(config: dict) -> dict:
-    """The optimizer settings the run `config` builds trains with."""
-    return task_of(config).build(config, OperatorSet.from_config(config)).optimizer.settings()
+    """The optimizer arguments the run `config` builds trains with."""
+    return dict(task_of(config).build(config, OperatorSet.from_config(config)).optimizer.kwargs)
 
 
 def test_a_command_line_rate_wins_over_the_budgets_and_is_what_the_run_trains_with():

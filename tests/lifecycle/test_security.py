@@ -479,6 +479,14 @@ def test_a_plans_override_sets_what_a_result_depends_on_not_how_runs_are_kept():
     assert refusal("kb.w_dfl=2", applied=True) is None
 
 
+def one_committed_record(records: Path) -> Path:
+    """A committed formulas record, copied to its place under `records`; the committed file."""
+    committed = next((Path(__file__).parents[2] / "results/records/formulas").glob("*.json"))
+    (records / "formulas").mkdir(parents=True)
+    (records / "formulas" / committed.name).write_text(committed.read_text())
+    return committed
+
+
 def test_a_rendering_writes_through_no_symbolic_link(tmp_path, capsys):
     """A records folder whose tables/ is a link (a pull request may commit one) is refused in
     one line, and the folder it points to is left as it was."""
@@ -486,10 +494,7 @@ def test_a_rendering_writes_through_no_symbolic_link(tmp_path, capsys):
     from dfl_bench.untrusted import UntrustedFile, write_text
 
     records = tmp_path / "records"
-    formulas = Path(__file__).parents[2] / "results" / "records" / "formulas"
-    committed = next(formulas.glob("*.json"))
-    (records / "formulas").mkdir(parents=True)
-    (records / "formulas" / committed.name).write_text(committed.read_text())
+    one_committed_record(records)
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "README.md").write_text("precious")
@@ -591,10 +596,7 @@ def test_a_folder_name_with_terminal_escapes_is_shown_escaped_by_the_renderer(tm
     from dfl_bench.results.__main__ import main
 
     records = tmp_path / "records"
-    formulas = Path(__file__).parents[2] / "results" / "records" / "formulas"
-    committed = next(formulas.glob("*.json"))
-    (records / "formulas").mkdir(parents=True)
-    (records / "formulas" / committed.name).write_text(committed.read_text())
+    committed = one_committed_record(records)
     odd = records / "aggr\x1b[2J\nregation"
     odd.mkdir()
     (odd / committed.name).write_text(committed.read_text())
