@@ -79,12 +79,16 @@ class PaperReport(Report):
 
 def readme_blocks(results: Sequence[Decided]) -> Iterator[tuple[str, str, str]]:
     """The write-up's blocks of the verdicts, each with its markers: the summary, its glance,
-    then per table beyond the paper its rows and its words."""
+    then per table beyond the paper its rows, its words and its sentence beside published
+    numbers."""
     yield verdict_report.summary(results), verdict_report.BEGIN, verdict_report.END
     yield verdict_report.front_verdicts(results), *verdict_report.FRONT_MARKERS
     for name in (n for n, t in results[0].tables.items() if t.paper.beyond):
         yield beyond_words.table_block(name, results), *beyond_words.table_markers(name)
         yield beyond_words.beyond_block(name, results), *beyond_words.beyond_markers(name)
+        if results[0].tables[name].paper.published:
+            block = beyond_words.published_block(name, results)
+            yield block, *beyond_words.published_markers(name)
 
 
 def of_table(r: Decided, name: str) -> ClaimVerdicts:

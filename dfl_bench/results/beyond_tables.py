@@ -244,17 +244,40 @@ def _split_cells(own: pd.DataFrame) -> list[str]:
     return [f"{n}: [{100 * low:.1f}, {100 * high:.1f}]", f"{100 * predicted:.2f}"]
 
 
-def published_markdown(table: Table) -> list[str]:
-    """The rows the experiment declares beside the published numbers (`headline: true`), per
-    task setting, beside other systems' numbers: each against our seeds (Student's 95% interval
-    of our mean minus it; its own noise not counted), decided after Benjamini-Hochberg over the
-    block's comparisons; a cell whose network is not the system's says so."""
+@dataclass(frozen=True)
+class PublishedCell:
+    """One published number beside a declared row of ours: where the block shows it (`row`,
+    `column`), the row, its network and seeds, the system, the number as shown, and the test
+    that decides it (after the block's correction), else what stands in its place."""
+
+    row: int
+    column: int
+    key: str
+    net: str
+    ours: Ours | None
+    published: Published
+    shown: str
+    decided: Interval | None
+    instead: str = ""
+
+    def text(self) -> str:
+        """The cell as the table shows it."""
+        if self.decided is None:
+            return self.shown + self.instead
+        return f"{self.shown}: ours {self.decided.text()} {self.decided.word}"
+
+
+def published_cells(table: Table) -> tuple[list[str], list[list[str]], list[PublishedCell]]:
+    """The published block of `table`: its header, its rows, and each published number beside
+    a declared row (`headline: true`) with the test that decides it (Student's 95% interval of
+    our mean minus it, its own noise not counted), after Benjamini-Hochberg over the block; a
+    budget declared post hoc decides none."""
     published = table.paper.published
     systems = list(dict.fromkeys(p.system for p in published))
     settings = list(dict.fromkeys(p.setting for p in published))
     header = ["task", "ours: declared row, network (n)", "ours (final)"]
     header += [md.text(f"{s} ({_net_of(published, s)})") for s in systems]
-    body, cells_of = [], []  # cells_of: per published cell, (its row, its column, shown, test)
+    body, found = [], []
     for setting in settings:
         for key, net in _declared(table, setting):
             ours = table.ours().get(key)
@@ -269,18 +292,30 @@ def published_markdown(table: Table) -> list[str]:
                     shown, test = _published_test(theirs[0], ours)
                     if theirs[0].net and theirs[0].net != net:
                         shown += " (another network)"
-                    cells_of.append((len(body), len(cells) - 1, shown, test))
+                    found.append(
+                        (len(body), len(cells) - 1, key, net, ours, theirs[0], shown, test)
+                    )
             body.append(cells)
+    if POST_HOC_BUDGETS.get(table.profile):  # a budget chosen on these test records decides none
+        found = [(*f[:7], "" if isinstance(f[7], Interval) else f[7]) for f in found]
+    tests = adjust_block([f[7] if isinstance(f[7], Interval) else None for f in found])
+    cells_of = [
+        PublishedCell(*f[:7], decided, "" if decided is not None else f[7])
+        for f, decided in zip(found, tests, strict=True)
+    ]
+    for cell in cells_of:
+        body[cell.row][cell.column] = cell.text()
+    return header, body, cells_of
+
+
+def published_markdown(table: Table) -> list[str]:
+    """The rows the experiment declares beside the published numbers (`headline: true`), per
+    task setting, beside other systems' numbers: each against our seeds (Student's 95% interval
+    of our mean minus it; its own noise not counted), decided after Benjamini-Hochberg over the
+    block's comparisons; a cell whose network is not the system's says so."""
+    published = table.paper.published
+    header, body, cells_of = published_cells(table)
     post_hoc = POST_HOC_BUDGETS.get(table.profile)
-    if post_hoc:  # a budget chosen on these very test records decides no comparison
-        cells_of = [
-            (r, c, shown, "" if isinstance(t, Interval) else t) for r, c, shown, t in cells_of
-        ]
-    tests = adjust_block([test if isinstance(test, Interval) else None for *_, test in cells_of])
-    for (row, column, shown, test), decided in zip(cells_of, tests, strict=True):
-        body[row][column] = (
-            f"{shown}: ours {decided.text()} {decided.word}" if decided else shown + test
-        )
     sources = "; ".join(dict.fromkeys(md.text(f"{p.system}: {p.source}") for p in published))
     return [
         "Beside published systems (final test accuracy of the sum, %):",
