@@ -59,6 +59,11 @@ def paper_budget(results: Sequence[Decided]) -> str:
         return "\n".join([begin, f"{head}: {text}.", end])
     kept = stats.kept_runs(both.values["accuracy"], both.collapsed.get("accuracy", ()))
     other = stats.kept_runs(sum9.values["accuracy"], sum9.collapsed.get("accuracy", ()))
+    if min(len(kept), len(other)) < stats.MIN_SEEDS:  # no word from fewer runs that count
+        few = f"fewer than {stats.MIN_SEEDS} runs that did not collapse on a side"
+        return "\n".join(
+            [begin, f"{head}, n = {len(kept)}/{len(other)}: {few}, nothing decided.", end]
+        )
     own = stats.one_sample(kept, paper["both"], MARGINS["accuracy"])
     phrase = {"equivalent": "equivalent to", "inconclusive": "not shown different from"}
     own_word = phrase.get(own.word, own.word)

@@ -906,3 +906,18 @@ def test_one_comparison_has_one_reading_the_largest_familys():
     assert "read as `among` (of 6) reads it" in once[0].detail
     assert once[2] == first[2]  # nothing shared: as it was
     assert verdicts.contradictions({i.name: x for i, x in zip(items, once, strict=True)}) == []
+
+
+def test_a_cell_beside_a_stated_number_needs_three_runs_that_did_not_collapse():
+    """No above or below from fewer than three runs that count: a cell of four seeds, two of
+    them collapsed, is not compared with a number the paper states (its two other runs lie far
+    above it, which Student's t over two runs would call above)."""
+    cell = ("tnorms", "product")
+    v = view({cell: [97.0, 97.1, 20.0, 21.0]}, noise=None)
+    v = replace(v, collapsed={(*cell, "accuracy"): (False, False, True, True)})
+    assert stats.one_sample([97.0, 97.1], 90.0).outcome == 1  # what two runs would say
+    with pytest.raises(framework.NotMeasurable, match="fewer than 3 runs not collapsed"):
+        v.versus(cell, "accuracy", 90.0)
+    three = replace(v, collapsed={(*cell, "accuracy"): (False, False, False, True)})
+    three = replace(three, samples={(*cell, "accuracy"): (97.0, 97.1, 97.2, 20.0)})
+    assert three.versus(cell, "accuracy", 90.0).word == "above"

@@ -252,3 +252,35 @@ def test_the_block_names_a_table_beyond_the_paper_only_at_a_profile_where_it_has
     assert len(empty) >= 5
     for name in beyond:
         assert (f"- {name} (beyond the paper)" in section) is (name not in empty), name
+
+
+def test_the_paper_budget_sentence_decides_nothing_from_fewer_than_three_runs_that_count():
+    """`both` of four seeds, two of them collapsed: its two other runs lie far above `sum9` and
+    far below the paper's 98.0, which Welch and Student's t over two runs would call; the
+    sentence says that nothing is decided and carries no verdict word."""
+    from types import SimpleNamespace
+
+    from dfl_bench.results.cells import PAPER_PROFILE
+
+    def ours(values, collapsed=()):
+        return SimpleNamespace(
+            n_ok=len(values),
+            n={"accuracy": len(values)},
+            values={"accuracy": values},
+            collapsed={"accuracy": collapsed},
+            number=lambda column: sum(values) / len(values),
+            std={"accuracy": 0.1},
+        )
+
+    both = ours([99.5, 99.6, 10.0, 11.0], (False, False, True, True))
+    sum9 = ours([97.0, 97.1, 97.2, 97.1])
+    paper = SimpleNamespace(number=lambda column: 98.0)
+    best = SimpleNamespace(
+        records=SimpleNamespace(empty=False),
+        ours=lambda: {"both": both, "sum9": sum9},
+        pairs=lambda: {"both": (paper, None), "sum9": (paper, None)},
+    )
+    decided = SimpleNamespace(profile=PAPER_PROFILE, tables={"best": best})
+    text = campaign_writeup.paper_budget([decided])
+    assert "n = 2/4: fewer than 3 runs that did not collapse on a side, nothing decided." in text
+    assert not re.search(r"\*\*(holds|fails|inconclusive)\*\*|\b(above|below|equivalent)\b", text)

@@ -216,8 +216,10 @@ class View:
         margin = self.margins[column] if margin is None else margin
         if self.noise is None:
             kept = stats.kept_runs(self.seeds(cell, column), self.collapses(cell, column))
-            if len(kept) < 2:
-                raise NotMeasurable(f"{cell[0]}/{cell[1]}: fewer than 2 runs not collapsed")
+            if len(kept) < stats.MIN_SEEDS:  # no above or below from fewer runs that count
+                raise NotMeasurable(
+                    f"{cell[0]}/{cell[1]}: fewer than {stats.MIN_SEEDS} runs not collapsed"
+                )
             raw = stats.one_sample(kept, reference, margin)
         else:
             delta = self.get(*cell, column) - reference
