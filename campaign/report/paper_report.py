@@ -5,7 +5,8 @@ writeup.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -71,24 +72,34 @@ class PaperReport(Report):
         verdicts = out / "tables" / "verdicts.md"
         write_text(verdicts, verdict_report.markdown_text(results, command))
         written, readme = [verdicts], out / "README.md"
-        for block, begin, end in readme_blocks(results):
-            if verdict_report.patch(readme, block, begin, end):
+        text = readme.read_text() if readme.exists() else ""
+        for begin, end, block in readme_blocks(results):
+            if begin in text and verdict_report.patch(readme, block(), begin, end):
                 written.append(readme)
         return written + writeup.write(results, out)
 
 
-def readme_blocks(results: Sequence[Decided]) -> Iterator[tuple[str, str, str]]:
-    """The write-up's blocks of the verdicts, each with its markers: the summary, its glance,
-    then per table beyond the paper its rows, its words and its sentence beside published
-    numbers."""
-    yield verdict_report.summary(results), verdict_report.BEGIN, verdict_report.END
-    yield verdict_report.front_verdicts(results), *verdict_report.FRONT_MARKERS
+def readme_blocks(results: Sequence[Decided]) -> Iterator[tuple[str, str, Callable[[], str]]]:
+    """The write-up's blocks of the verdicts, each its markers and what renders it (called only
+    where the write-up has the markers): the summary, its glance, then per table beyond the
+    paper its rows, its words, its sentence beside published numbers (at the profile its
+    records have, and at each profile with its records) and its runs by seed; then the
+    contrasts between rows of two tables."""
+    yield verdict_report.BEGIN, verdict_report.END, lambda: verdict_report.summary(results)
+    yield *verdict_report.FRONT_MARKERS, lambda: verdict_report.front_verdicts(results)
     for name in (n for n, t in results[0].tables.items() if t.paper.beyond):
-        yield beyond_words.table_block(name, results), *beyond_words.table_markers(name)
-        yield beyond_words.beyond_block(name, results), *beyond_words.beyond_markers(name)
-        if results[0].tables[name].paper.published:
-            block = beyond_words.published_block(name, results)
-            yield block, *beyond_words.published_markers(name)
+        yield *beyond_words.table_markers(name), partial(beyond_words.table_block, name, results)
+        yield *beyond_words.beyond_markers(name), partial(beyond_words.beyond_block, name, results)
+        yield *beyond_words.seeds_markers(name), partial(beyond_words.seeds_block, name, results)
+        if not results[0].tables[name].paper.published:
+            continue
+        block = partial(beyond_words.published_block, name, results)
+        yield *beyond_words.published_markers(name), block
+        for profile in (r.profile for r in results):
+            yield *beyond_words.published_markers(name, profile), partial(block, profile)
+    for name in beyond_words.CONTRASTS:
+        block = partial(beyond_words.contrast_block, name, results)
+        yield *beyond_words.contrast_markers(name), block
 
 
 def of_table(r: Decided, name: str) -> ClaimVerdicts:
