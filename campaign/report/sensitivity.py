@@ -15,15 +15,14 @@ from pathlib import Path
 import pandas as pd
 
 from campaign.report import claims
-from dfl_bench.results.noise import paper_noise
-from dfl_bench.results.paper import Paper
-from dfl_bench.results.tables import (
+from dfl_bench.results.cells import (
     COLLAPSE_POINTS,
     CPU,
     build_table,
     collapse_threshold,
     device_of,
 )
+from dfl_bench.results.paper import Paper, paper_noise
 
 COLLAPSE_LINES = (4.0, 6.0, 7.5)  # points under the baseline's mean, beside the rule's
 ACCURACY_MARGINS = (0.25, 1.0)  # TOST margins of the accuracy (points), beside the rule's 0.5

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 
 from dfl_bench import markdown as md
 from dfl_bench.results.agreement import WITHIN, Agreement
+from dfl_bench.results.cells import COLLAPSE_POINTS, Ours, Table, devices
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, PaperTable
 from dfl_bench.results.probes import PROBE_FILES, PROBE_STEPS
 from dfl_bench.results.stats import MIN_SEEDS
-from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
 from dfl_bench.schema import CU_ANT, CU_CONS
 
 HEADERS = {"accuracy": "Accuracy", "cons": "cons", CU_CONS: CU_CONS, CU_ANT: CU_ANT}
