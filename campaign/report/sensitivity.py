@@ -1,5 +1,5 @@
 """The sensitivity table (declared as such: it decides nothing): which verdicts on ours move
-when one choice behind them moves — the collapse line (tables.COLLAPSE_POINTS) at other
+when one choice behind them moves — the collapse line (cells.COLLAPSE_POINTS) at other
 heights, one low run of the headline's cells left out, the GPU-trained runs left out, the
 accuracy's equivalence margin at other widths, Holm instead of Benjamini-Hochberg across
 claims. The verdicts of each variation are decided as the rules decide ours (Holm within a

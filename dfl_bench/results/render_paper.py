@@ -152,7 +152,7 @@ def markdown(
     halves as Markdown, then the lines `closing` (a report's: `report.Report.under_table`)."""
     paper = table.paper
     if paper.beyond:
-        raise ValueError(f"{paper.experiment} is a table beyond the paper: beyond_tables.markdown")
+        raise ValueError(f"{paper.experiment} is a table beyond the paper: render_beyond.markdown")
     notes, per_row = footnotes(table)
     out = [
         f"## {paper.experiment}, profile `{table.profile}`",
