@@ -26,7 +26,7 @@ from omegaconf import OmegaConf
 
 from dfl_bench import markdown
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
-from dfl_bench.results import cells
+from dfl_bench.results import cell_configs
 
 EXPERIMENT = "mnist_addition_budget_nets"
 WARMUP = "mnist_addition_warmup_nets"
@@ -192,7 +192,7 @@ def report(records_dir: Path) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m campaign.addition_budget")
-    parser.add_argument("--records-dir", type=Path, default=Path(cells.RECORDS))
+    parser.add_argument("--records-dir", type=Path, default=Path(cell_configs.RECORDS))
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--warmup-adopted", action="store_true", help="answer the warmup rule")
     args = parser.parse_args(argv)

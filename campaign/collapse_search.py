@@ -20,7 +20,7 @@ from typing import Any
 from campaign.addition_budget import declared, records_frame
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import cells
+from dfl_bench.results import cell_configs
 
 EXPERIMENT = "mnist_addition_collapse_nets"
 OUT = REPO_DIR / "results" / "collapse_search"
@@ -89,7 +89,7 @@ def report(frame: Any) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m campaign.collapse_search")
-    parser.add_argument("--records-dir", type=Path, default=Path(cells.RECORDS))
+    parser.add_argument("--records-dir", type=Path, default=Path(cell_configs.RECORDS))
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--chosen", action="store_true", help="print the chosen candidate")
     args = parser.parse_args(argv)

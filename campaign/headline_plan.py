@@ -29,7 +29,7 @@ from campaign.headline import CELLS, DECISION, PAPER
 from campaign.seed_plan import write_plan
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import cells, stats
+from dfl_bench.results import cell_configs, stats
 from dfl_bench.schema import TEST_ACCURACY
 
 FOLDER = REPO_DIR / "results" / "headline_plan"
@@ -141,7 +141,7 @@ def readme(p: dict) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m campaign.headline_plan")
-    parser.add_argument("--records-dir", "--records", dest="records", default=cells.RECORDS)
+    parser.add_argument("--records-dir", "--records", dest="records", default=cell_configs.RECORDS)
     parser.add_argument("--out", type=Path, default=FOLDER)
     args = parser.parse_args(argv)
     if not Path(args.records).is_dir():

@@ -24,8 +24,8 @@ import pandas as pd
 
 from campaign.report.claims import MARGINS
 from dfl_bench.results import stats
+from dfl_bench.results.cells import collapse_threshold
 from dfl_bench.results.paper import COLUMN_FIELDS
-from dfl_bench.results.tables import collapse_threshold
 
 if TYPE_CHECKING:
     from dfl_bench.results.profile_results import Rendered

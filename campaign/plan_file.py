@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dfl_bench.lifecycle.file_overrides import check_file_overrides
 from dfl_bench.reproduction.plan import JOB_SECONDS
-from dfl_bench.results import cells
+from dfl_bench.results import cell_configs
 from dfl_bench.untrusted import read_json
 
 CELL = re.compile(r"[A-Za-z0-9_]+/-?[A-Za-z0-9_][A-Za-z0-9_.+=,-]*")  # a folder name each side
@@ -22,15 +22,17 @@ def read_plan(plan_file: Path) -> dict:
     p = read_json(plan_file)
     if not isinstance(p, dict) or not isinstance(p.get("cells"), dict):
         raise ValueError(f"{plan_file} holds no plan (a mapping with `cells`)")
-    if p.get("profile") not in cells.profiles():
-        raise ValueError(f"{plan_file}: profile {p.get('profile')!r} is none of {cells.profiles()}")
+    if p.get("profile") not in cell_configs.profiles():
+        raise ValueError(
+            f"{plan_file}: profile {p.get('profile')!r} is none of {cell_configs.profiles()}"
+        )
     for cell, spec in p["cells"].items():
         if not CELL.fullmatch(str(cell)) or ".." in str(cell):
             raise ValueError(
                 f"{plan_file}: cell {str(cell)[:80]!r} is no <experiment>/<row> of plain names "
                 "(letters, digits, _ . + = , -)"
             )
-        if str(cell).split("/", 1)[0] not in cells.experiments():
+        if str(cell).split("/", 1)[0] not in cell_configs.experiments():
             raise ValueError(f"{plan_file}: cell {cell!r} names no experiment")
         seeds = spec.get("seeds") if isinstance(spec, dict) else None
         if type(seeds) is not int or not 1 <= seeds <= 100:

@@ -26,7 +26,7 @@ from typing import Any
 from campaign.addition_budget import best_and_near, declared, records_frame
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import cells
+from dfl_bench.results import cell_configs
 
 EXPERIMENTS = ("digit_ceiling_search", "mnist_addition_recipe_nets", "mnist_addition_minute_search")
 OUT = REPO_DIR / "results" / "recipe_search"
@@ -169,7 +169,7 @@ def final_seeds(final: Mapping[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m campaign.recipe_search")
-    parser.add_argument("--records-dir", type=Path, default=Path(cells.RECORDS))
+    parser.add_argument("--records-dir", type=Path, default=Path(cell_configs.RECORDS))
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--experiment", choices=EXPERIMENTS, help="one experiment only")
     parser.add_argument("--chosen", metavar="NET", help="print the network's chosen candidate")

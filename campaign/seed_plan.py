@@ -37,8 +37,8 @@ from dfl_bench.lifecycle import records
 from dfl_bench.lifecycle.file_overrides import refusal
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
-from dfl_bench.results import cells, stats
-from dfl_bench.results.tables import Ours
+from dfl_bench.results import cell_configs, stats
+from dfl_bench.results.cells import Ours
 from dfl_bench.untrusted import read_json
 
 FOLDER = REPO_DIR / "results" / "seed_plan"
@@ -222,7 +222,7 @@ def commands(
         sweep = folder / f"part{k}" if parts > 1 else folder
         out[cell] = [
             *(sys.executable, "-m", "dfl_bench", "-m"),
-            *cells.base_overrides(cell.split("/", 1)[0]),
+            *cell_configs.base_overrides(cell.split("/", 1)[0]),
             spec["override"],
             f"seed={','.join(map(str, missing))}",
             f"profile={p['profile']}",
@@ -328,7 +328,7 @@ def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m campaign.seed_plan")
     parser.add_argument("action", nargs="?", choices=("plan", "run", "status"))
     parser.add_argument("overrides", nargs="*", help="run: more overrides of every job")
-    parser.add_argument("--records-dir", "--records", dest="records", default=cells.RECORDS)
+    parser.add_argument("--records-dir", "--records", dest="records", default=cell_configs.RECORDS)
     parser.add_argument("--out", type=Path, default=FOLDER)
     parser.add_argument("--jobs", type=int, default=1, help="jobs at once on the CPU (joblib)")
     parser.add_argument("--device", choices=DEVICES, default="cpu")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hydra import compose, initialize_config_dir
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
@@ -68,3 +70,18 @@ def composed(
         del cfg["hydra"]
     OmegaConf.set_struct(cfg, True)
     return cfg, hydra_cfg
+
+
+def built_data(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every data module the paper's task builds from here on, in order (its `data` counted)."""
+    from dfl_bench.tasks.mnist_kb import MnistKB
+
+    built: list[Any] = []
+    data = MnistKB.data
+
+    def counted(self: MnistKB, configs: Any) -> Any:
+        built.append(data(self, configs))
+        return built[-1]
+
+    monkeypatch.setattr(MnistKB, "data", counted)
+    return built

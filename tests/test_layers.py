@@ -90,6 +90,14 @@ def test_the_framework_never_imports_the_campaign():
     assert not list(PACKAGE.rglob("claims/*.py"))  # the paper's claims: campaign/report/claims/
 
 
+def test_the_campaigns_tests_live_with_the_campaign():
+    """tests/results/ tests the framework's results; a test of a campaign module (a plan, a
+    search, the probes, the machines) lives in tests/campaign/."""
+    results_tests = sorted((ROOT / "tests" / "results").rglob("*.py"))
+    found = [str(path.relative_to(ROOT)) for path in results_tests if imports(path, "campaign")]
+    assert found == []
+
+
 def named_imports(path: Path, package: str) -> set[str]:
     """The `package` modules a file imports by a string (`importlib.import_module`,
     `__import__`)."""

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dfl_bench.results import stats
-from dfl_bench.results.tables import Ours
+from dfl_bench.results.cells import Ours
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from campaign import recipe_search
-from dfl_bench.results import beyond_tables, stats
-from dfl_bench.results.beyond_tables import ANOTHER_TASK, versus_block
-from dfl_bench.results.cells import POST_HOC_BUDGETS
+from dfl_bench.results import render_beyond, stats
+from dfl_bench.results.cell_configs import POST_HOC_BUDGETS
+from dfl_bench.results.cells import COLLAPSE_POINTS, Ours, Table
 from dfl_bench.results.paper import COLUMN_FIELDS
-from dfl_bench.results.render import MISSING
-from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table
+from dfl_bench.results.render_beyond import ANOTHER_TASK, versus_block
+from dfl_bench.results.render_paper import MISSING
 from dfl_bench.schema import DIGIT_ACCURACY, GRADIENT_REACHED
 from dfl_bench.tasks import PAPER_TASK
 
@@ -219,7 +219,7 @@ def published_block(name: str, results: Sequence[Rendered], profile: str | None 
             return "\n".join([begin, f"No records of `{name}` at `{profile}`.", end])
         r = found[0]
     table = r.tables[name]
-    _, _, every = beyond_tables.published_cells(table)
+    _, _, every = render_beyond.published_cells(table)
     cells = [c for c in every if c.published.accuracy is not None]  # a time-out is no number
     system = cells[0].published.system if cells else None
     post_hoc = POST_HOC_BUDGETS.get(r.profile)
@@ -283,7 +283,7 @@ def table_block(name: str, results: Sequence[Rendered]) -> str:
     with records of it (the Markdown table of its table file, without the notes' marks)."""
 
     r = with_its_records(results, name)
-    text = beyond_tables.markdown(r.tables[name])
+    text = render_beyond.markdown(r.tables[name])
     tables = [  # each Markdown table of the file, with the line that introduces it
         [lead, *(re.sub(r" \[\d+\]", "", line) for line in rows.splitlines())]
         for lead, rows in re.findall(r"([^\n|][^\n]*)\n\n((?:\|[^\n]*\n?)+)", text)

@@ -15,7 +15,7 @@ from campaign.report import beyond_words, budget_runs, verdict_report, writeup
 from campaign.report.claims import SECTIONS, VERDICTS, Claim, Verdict
 from campaign.report.profile_verdicts import Decided, decide
 from dfl_bench import markdown as md
-from dfl_bench.results.cells import PAPER_PROFILE
+from dfl_bench.results.cell_configs import PAPER_PROFILE
 from dfl_bench.results.paper import Paper
 from dfl_bench.results.profile_results import Rendered
 from dfl_bench.results.report import Report

@@ -12,7 +12,7 @@ import pandas as pd
 
 from campaign.report import claims, sensitivity
 from dfl_bench.lifecycle.records import cell_hash
-from dfl_bench.results.cells import DEFAULT, cell_config
+from dfl_bench.results.cell_configs import DEFAULT, cell_config
 from dfl_bench.results.load import pooled
 from dfl_bench.results.paper import COLUMN_FIELDS, SELECTED_ACCURACY, Paper
 from dfl_bench.results.profile_results import Rendered

@@ -1,5 +1,5 @@
 """The sensitivity table (declared as such: it decides nothing): which verdicts on ours move
-when one choice behind them moves — the collapse line (tables.COLLAPSE_POINTS) at other
+when one choice behind them moves — the collapse line (cells.COLLAPSE_POINTS) at other
 heights, one low run of the headline's cells left out, the GPU-trained runs left out, the
 accuracy's equivalence margin at other widths, Holm instead of Benjamini-Hochberg across
 claims. The verdicts of each variation are decided as the rules decide ours (Holm within a
@@ -15,15 +15,14 @@ from pathlib import Path
 import pandas as pd
 
 from campaign.report import claims
-from dfl_bench.results.noise import paper_noise
-from dfl_bench.results.paper import Paper
-from dfl_bench.results.tables import (
+from dfl_bench.results.cells import (
     COLLAPSE_POINTS,
     CPU,
     build_table,
     collapse_threshold,
     device_of,
 )
+from dfl_bench.results.paper import Paper, paper_noise
 
 COLLAPSE_LINES = (4.0, 6.0, 7.5)  # points under the baseline's mean, beside the rule's
 ACCURACY_MARGINS = (0.25, 1.0)  # TOST margins of the accuracy (points), beside the rule's 0.5

@@ -15,9 +15,9 @@ from campaign.report.profile_verdicts import DECIDED_AT
 from dfl_bench import markdown
 from dfl_bench.results import stats
 from dfl_bench.results.agreement import WITHIN
-from dfl_bench.results.cells import PAPER_PROFILE
+from dfl_bench.results.cell_configs import PAPER_PROFILE
+from dfl_bench.results.cells import COLLAPSE_POINTS, Ours, Table
 from dfl_bench.results.paper import load_paper
-from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table
 from dfl_bench.tasks import PAPER_TASK
 from dfl_bench.untrusted import write_text
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import lightning as L
 import torch
@@ -53,14 +53,24 @@ from dfl_bench.tasks.contract import Task, TaskRun
 from dfl_bench.training import RunsModule
 
 
+class Built(NamedTuple):
+    """What a job's check builds from its composed config (train.checked), handed on to train."""
+
+    config: dict[str, Any]  # resolved and checked
+    module: TaskRun  # its run
+    data: Any  # its task's data module for this run alone, not loaded
+
+
 @dataclass
 class Job:
-    """One job: its composed config and Hydra node, then what running it gave."""
+    """One job: its composed config and Hydra node, what its check built, then what running it
+    gave."""
 
     cfg: DictConfig
     hydra_cfg: DictConfig
     config: dict[str, Any] = field(default_factory=dict)
     module: TaskRun | None = None  # its run
+    data: Any = None  # its data module (Built.data) until training takes it
     record: dict[str, Any] | None = None
     error: str | None = None  # why it has no ok record (for Hydra's JobFailed)
 
@@ -286,8 +296,10 @@ def _last_checkpoint(hooks: Sequence[L.Callback]) -> checkpoint.LastCheckpoint:
 
 
 def _built(jobs: Sequence[Job], run_loggers: Sequence[Any]) -> tuple[Any, RunsModule]:
-    """The task's data for the jobs' runs and the RunsModule that trains them (the grouped layout
-    on CUDA where the task's runs have one)."""
+    """The data for the jobs' runs and the RunsModule that trains them (the grouped layout on CUDA
+    where the task's runs have one). One job's data is the module its check built, taken from
+    the job (which then holds no loaded data); a stack of several trains on one data module of
+    all its runs."""
     cfg = jobs[0].cfg
     task = jobs[0].task
     cuda = uses_cuda(cfg)
@@ -300,7 +312,11 @@ def _built(jobs: Sequence[Job], run_loggers: Sequence[Any]) -> tuple[Any, RunsMo
         cuda_graph=grouped and bool(cfg.get("cuda_graph", True)),
         compile_dfl=grouped and bool(cfg.get("compile_dfl", False)),
     )
-    return task.data([j.config for j in jobs]), module
+    alone = jobs[0].data if len(jobs) == 1 else None
+    data = alone if alone is not None else task.data([j.config for j in jobs])
+    for j in jobs:
+        j.data = None  # from here the training holds it
+    return data, module
 
 
 def final_status(

@@ -60,7 +60,7 @@ def run_sweep(jobs: Sequence[Job], stack_size: int) -> None:
     twins: dict[str, list[Job]] = {}
     for job in jobs:
         try:
-            job.config, job.module = train.prepared(job.cfg, job.hydra_cfg.overrides.task)
+            job.config, job.module, job.data = train.prepared(job.cfg, job.hydra_cfg.overrides.task)
         except ValueError as err:
             job.error = f"[dfl_bench] invalid configuration: {err}"
             continue

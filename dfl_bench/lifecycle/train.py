@@ -6,9 +6,11 @@
 
 Each job (Hydra task function `main`):
   1. resolves and checks the config (guards.py: values, ignored overrides, writable folders; an
-     experiment's `row` picks that table row's operators) and builds the operators, so a bad
-     configuration fails here, before any data is loaded (a sweep checks all jobs first: sweep.py);
-  2. then lives the lifecycle of job.py: lock, skip or reuse, train (resuming from
+     experiment's `row` picks that table row's operators) and builds the operators, its run and
+     its data module (not loaded), so a bad configuration fails here, before any data is loaded
+     (a sweep checks all jobs first: sweep.py);
+  2. then lives the lifecycle of job.py with the objects built in 1: lock, skip or reuse, train
+     (resuming from
      `<checkpoint_dir>/<experiment>/<hash>/last.ckpt`), record, print its summary.
 """
 
@@ -31,14 +33,22 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench import tasks
 from dfl_bench.exits import EXIT_FAILED, EXIT_INVALID  # noqa: E402  (0: every job ok or skipped)
 from dfl_bench.lifecycle import guards, loggers, records
-from dfl_bench.lifecycle.job import Job, fit_runs, job_name, job_paths, lock_paths, settled_record
+from dfl_bench.lifecycle.job import (
+    Built,
+    Job,
+    fit_runs,
+    job_name,
+    job_paths,
+    lock_paths,
+    settled_record,
+)
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.lifecycle.resolve import resolved_config
 from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import TEST_ACCURACY
-from dfl_bench.tasks.contract import TaskRun, check_data_module
+from dfl_bench.tasks.contract import check_data_module
 from dfl_bench.untrusted import unlinked
 
 
@@ -56,14 +66,14 @@ def main(cfg: DictConfig) -> float | None:
     """
     hydra_cfg = HydraConfig.get()
     try:
-        config, module = prepared(cfg, hydra_cfg.overrides.task)
+        built = prepared(cfg, hydra_cfg.overrides.task)
     except ValueError as err:
         print(f"[dfl_bench] invalid configuration: {err}", file=sys.stderr)
         if hydra_cfg.mode != RunMode.MULTIRUN:
             leave_no_run_folder(hydra_cfg)
         raise SystemExit(EXIT_INVALID) from None
     try:
-        record = run_prepared(cfg, hydra_cfg, config, module)
+        record = run_prepared(cfg, hydra_cfg, built)
     except (AlreadyRunning, records.RecordNotWritten) as err:
         fail(f"[dfl_bench] {job_name(hydra_cfg)}: {err}", hydra_cfg)
     if record.get("status") != "ok":
@@ -96,8 +106,9 @@ def fail(message: str, hydra_cfg: DictConfig) -> NoReturn:
     raise SystemExit(EXIT_FAILED)
 
 
-def prepared(cfg: DictConfig, overrides: Sequence[str]) -> tuple[dict[str, Any], TaskRun]:
-    """The checked config and its run, built after seeding so its weights follow `seed`."""
+def prepared(cfg: DictConfig, overrides: Sequence[str]) -> Built:
+    """The checked config, its run and its data module, built after seeding so the run's
+    weights follow `seed`."""
     guards.check_seed(cfg.seed)
     L.seed_everything(cfg.seed, workers=True, verbose=False)  # before the weights are drawn
     return checked(cfg, overrides)
@@ -105,14 +116,12 @@ def prepared(cfg: DictConfig, overrides: Sequence[str]) -> tuple[dict[str, Any],
 
 def run(cfg: DictConfig, hydra_cfg: DictConfig) -> dict[str, Any]:
     """One job, from its composed config: check and build it, then `run_prepared`."""
-    return run_prepared(cfg, hydra_cfg, *prepared(cfg, hydra_cfg.overrides.task))
+    return run_prepared(cfg, hydra_cfg, prepared(cfg, hydra_cfg.overrides.task))
 
 
-def run_prepared(
-    cfg: DictConfig, hydra_cfg: DictConfig, config: dict[str, Any], module: TaskRun
-) -> dict[str, Any]:
+def run_prepared(cfg: DictConfig, hydra_cfg: DictConfig, built: Built) -> dict[str, Any]:
     """One checked job: lock, skip if done, reuse, else train (resuming) and record (job.py)."""
-    job = Job(cfg, hydra_cfg, config, module)
+    job = Job(cfg, hydra_cfg, *built)
     path, ckpt_dir = job.paths
     # a sweep's jobs run in folders of its sweep folder: their parent names the sweep
     output = OmegaConf.select(hydra_cfg, "runtime.output_dir", default=None)
@@ -125,9 +134,10 @@ def run_prepared(
         return fit_runs([job], ckpt_dir)[0]
 
 
-def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, Any], TaskRun]:
-    """The resolved config and its module: a bad configuration raises ValueError here, before
-    any data is loaded (values, ignored overrides, folders, operators, rows, optimizer)."""
+def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> Built:
+    """The resolved config, its run and its data module, each setting checked where its object
+    is built: a bad configuration raises ValueError here, before any data is loaded (values,
+    ignored overrides, folders, operators, rows, optimizer, data settings)."""
     task = tasks.task_of(cfg)  # the job's task, looked up once
     guards.check_overrides(cfg, overrides, task)
     config = resolved_config(cfg)
@@ -142,5 +152,6 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> tuple[dict[str, A
     loggers.check(config["logger"])
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})
     module = task.build(config, operators)  # the task's run for this config
-    check_data_module(task.data([config]), task.NAME)  # built, not loaded: nothing is read yet
-    return config, module
+    data = task.data([config])  # built, not loaded: nothing is read yet
+    check_data_module(data, task.NAME)
+    return Built(config, module, data)

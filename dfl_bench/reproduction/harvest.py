@@ -27,7 +27,7 @@ from dfl_bench.lifecycle import migrate, records
 from dfl_bench.lifecycle.file_overrides import located, refusal
 from dfl_bench.lifecycle.guards import PLAIN_NAME
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import cells
+from dfl_bench.results import cell_configs
 
 OVERRIDE = "records_dir="
 
@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--records-dir", "--records", dest="records", type=Path)
     parser.add_argument("--commit", help="the full commit id every new record must name")
     args = parser.parse_args(argv)
-    dest = args.records or REPO_DIR / cells.RECORDS
+    dest = args.records or REPO_DIR / cell_configs.RECORDS
     if not args.source.is_dir():
         parser.error(f"--from {args.source} is no folder")
     if args.source.resolve() == dest.resolve():

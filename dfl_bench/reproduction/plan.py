@@ -18,7 +18,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from dfl_bench.lifecycle import guards, records, resolve, sweep
 from dfl_bench.results import config_cache
-from dfl_bench.results.cells import (
+from dfl_bench.results.cell_configs import (
     BEYOND_BUDGETS,
     CONF,
     SPREAD,

@@ -38,7 +38,7 @@ from dfl_bench.lifecycle import loggers, records
 from dfl_bench.lifecycle.lock import held
 from dfl_bench.reproduction import plan
 from dfl_bench.reproduction.plan import Job
-from dfl_bench.results import cells
+from dfl_bench.results import cell_configs
 
 # Overrides that leave what every job trains alone: logging, paths, flags, names, `hydra.*`. A
 # table's rows (`rows.*`, `families.*`, `row`) are not hashed themselves, but they are what a job
@@ -82,7 +82,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--records-dir",
         "--records",
         dest="records",
-        default=cells.RECORDS,
+        default=cell_configs.RECORDS,
         help="run records folder (the jobs' records_dir)",
     )
     parser.add_argument("--logger", default="wandb", help=f"one of {loggers.choices()}")
@@ -108,9 +108,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             "one budget in the tables"
         )
     check_cell_meaning(args.overrides)
-    args.names = cells.selected(args.tables)
+    args.names = cell_configs.selected(args.tables)
     if not args.tables.strip():  # every table: those reproduced at another budget stay out
-        args.aside = [n for n in args.names if not cells.reproduced_at(n, args.profile)]
+        args.aside = [n for n in args.names if not cell_configs.reproduced_at(n, args.profile)]
         args.names = [n for n in args.names if n not in args.aside]
     else:
         args.aside = []
@@ -133,7 +133,7 @@ def check_cell_meaning(overrides: Sequence[str]) -> None:
             "cells (the device is not hashed) and runs each experiment as stacks"
         )
     named = keys.get("experiment_name")
-    if named is not None and named.split("=", 1)[1] in cells.experiments():
+    if named is not None and named.split("=", 1)[1] in cell_configs.experiments():
         raise ValueError(
             f"{named} is a table's: name a separate experiment for a changed configuration"
         )
@@ -154,9 +154,9 @@ def multirun_command(
         "-m",
         "dfl_bench",
         "-m",
-        *cells.base_overrides(experiment),
+        *cell_configs.base_overrides(experiment),
         f"seed={','.join(map(str, range(n_seeds)))}",
-        *cells.budget_overrides(experiment, args.profile),
+        *cell_configs.budget_overrides(experiment, args.profile),
         f"records_dir={args.records}",
         f"logger={args.logger}",
         "progress_bar=false",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dfl_bench.lifecycle import guards
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import cells
+from dfl_bench.results import cell_configs
 from dfl_bench.results.paper import load_paper
 from dfl_bench.results.report import PLAIN, Report
 
@@ -43,7 +43,7 @@ def shown_command(prog: str, argv: Sequence[str]) -> str:
             if not value and rest:
                 value = rest.pop(0)
                 arg = f"{arg} {shlex.quote(value)}"
-            if value and Path(value) == Path(cells.RECORDS):
+            if value and Path(value) == Path(cell_configs.RECORDS):
                 continue
             kept.append(arg)
             continue
@@ -53,14 +53,15 @@ def shown_command(prog: str, argv: Sequence[str]) -> str:
 
 def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     """Command-line options; an unknown table or profile is a one-line error naming the choices."""
-    shown = [n for n in cells.experiments() if n != cells.DEFAULT]  # file names: composes nothing
+    # file names: composes nothing
+    shown = [n for n in cell_configs.experiments() if n != cell_configs.DEFAULT]
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument(
         "--records-dir",
         "--records",
         dest="records",
         type=Path,
-        default=Path(cells.RECORDS),
+        default=Path(cell_configs.RECORDS),
         help="run records folder (the jobs' records_dir)",
     )
     parser.add_argument(
@@ -81,8 +82,9 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     chosen = [n for n in (args.tables or ",".join(names)).split(",") if n]
     if not chosen:
         parser.error(f"--tables {args.tables!r} names no experiment; leave it out for all")
-    valid = [*cells.experiments(), *cells.SEARCHES]  # as `make reproduce-tables TABLES=`, and
-    # the searches (their tables render; reproduce-tables trains none of them)
+    # as `make reproduce-tables TABLES=`, and the searches (their tables render;
+    # reproduce-tables trains none of them)
+    valid = [*cell_configs.experiments(), *cell_configs.SEARCHES]
     unknown = [n for n in chosen if n not in valid]
     if unknown:
         parser.error(f"unknown experiment(s) {unknown} in --tables; valid choices: {valid}")
@@ -104,7 +106,7 @@ def out_folder(records: Path, out: Path | None) -> Path:
     records folder itself (tables/ and figures/ beside its experiments), never results/."""
     if out is not None:
         return out
-    committed = REPO_DIR / cells.RECORDS
+    committed = REPO_DIR / cell_configs.RECORDS
     return committed.parent if records.resolve() == committed.resolve() else records
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dfl_bench.results.cells import Table
 from dfl_bench.results.paper import COLUMNS
 from dfl_bench.results.stats import MARGINS
-from dfl_bench.results.tables import Table
 from dfl_bench.schema import CU_CONS
 
 ACCURACY_TOLERANCE = MARGINS["accuracy"]  # points of accuracy: the equivalence margin

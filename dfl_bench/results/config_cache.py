@@ -28,9 +28,10 @@ T = TypeVar("T")
 
 
 # The package's folders whose code composes no config (what renders, times or derives
-# theory); every other module counts (reproduction/ too), results/cells.py and this one included.
+# theory); every other module counts (reproduction/ too), results/cell_configs.py and this one
+# included.
 NOT_COMPOSING = ("bench", "theory")
-COMPOSING_RESULTS = ("cells.py", "config_cache.py")
+COMPOSING_RESULTS = ("cell_configs.py", "config_cache.py")
 
 
 def composes(relative: Path) -> bool:

@@ -18,8 +18,8 @@ from scipy.stats import t as t_dist  # noqa: E402
 
 from dfl_bench.results import stats  # noqa: E402
 from dfl_bench.results.agreement import pearson  # noqa: E402
+from dfl_bench.results.cells import Table  # noqa: E402
 from dfl_bench.results.paper import COLUMN_FIELDS, COLUMNS, main_tables  # noqa: E402
-from dfl_bench.results.tables import Table  # noqa: E402
 from dfl_bench.schema import CU_ANT, CU_CONS
 from dfl_bench.untrusted import unlinked  # noqa: E402
 

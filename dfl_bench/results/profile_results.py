@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dfl_bench.results.cells import row_configuration
 from dfl_bench.results.stats import MIN_SEEDS
-from dfl_bench.results.tables import row_configuration
 
 if TYPE_CHECKING:
     from dfl_bench.results.agreement import Agreement
-    from dfl_bench.results.noise import Noise
-    from dfl_bench.results.tables import Table
+    from dfl_bench.results.cells import Table
+    from dfl_bench.results.paper import Noise
 
 
 @dataclass(frozen=True)

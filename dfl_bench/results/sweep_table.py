@@ -10,10 +10,10 @@ from pathlib import Path
 
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
+from dfl_bench.results.cells import build_table
 from dfl_bench.results.load import load_records
 from dfl_bench.results.paper import COLUMNS, load_paper
-from dfl_bench.results.render import HEADERS, ours_value, paper_value, plain
-from dfl_bench.results.tables import build_table
+from dfl_bench.results.render_paper import HEADERS, ours_value, paper_value, plain
 
 
 def sweep_table(records_dir: str | Path, experiment: str, profile: str) -> str:

@@ -239,9 +239,9 @@ def test_paper_run_records_are_read_with_relative_paths(tmp_path):
 
 def test_the_gpu_session_covers_every_table_and_reports_its_targets():
     from campaign.bench import cuda_report, cuda_session
-    from dfl_bench.results import cells
+    from dfl_bench.results import cell_configs
 
-    assert sorted(cuda_session.ORDER.split(",")) == sorted(cells.experiments())
+    assert sorted(cuda_session.ORDER.split(",")) == sorted(cell_configs.experiments())
     runs = [{"seed": 0, "status": "ok", "test_accuracy": 0.9, "cons_ratio": 0.1, "cu_ant": 0.9}]
     variants = ("graph", "compiled", "eager", "alone")
     check = {k: {"exit": 0, "runs": runs, "stack_wall_s": 1.0} for k in variants}

@@ -17,9 +17,9 @@ from campaign.report import claims
 from campaign.report.claims import framework, verdicts
 from campaign.report.paper_report import PaperReport, claims_markdown
 from campaign.report.profile_verdicts import Decided, default_run
-from dfl_bench.results import publish, render, stats
+from dfl_bench.results import publish, render_paper, stats
 from dfl_bench.results.load import load_records
-from dfl_bench.results.noise import Noise
+from dfl_bench.results.paper import Noise
 from tests.results.test_results import PAPER, REPO, write
 
 SWAPPED = PAPER.tables["symmetric_aggregators"]
@@ -95,7 +95,7 @@ def test_both_orders_agreement_is_computed_and_rendered(tmp_path):
     assert orders["swapped"].ratio_within == (36, 36)
     assert orders["header"].ratio_within[0] < 36
     assert result.agreements["symmetric_aggregators"] == orders["swapped"]
-    text = render.markdown(
+    text = render_paper.markdown(
         result.tables["symmetric_aggregators"],
         result.agreements["symmetric_aggregators"],
         orders,
@@ -113,7 +113,7 @@ def test_agreement_and_claims_use_the_final_accuracy(tmp_path):
     result = build(PAPER, load_records(tmp_path), "quick", ["tnorms"], REPO)
     ours = result.tables["tnorms"].ours()["godel"]
     assert ours.number("accuracy") == pytest.approx(20.0)
-    assert render.ours_value(ours, "accuracy") == "20.00 (best 97.00)"
+    assert render_paper.ours_value(ours, "accuracy") == "20.00 (best 97.00)"
     assert result.agreements["tnorms"].accuracy_within == (1, 1)
 
 

@@ -78,7 +78,7 @@ def test_rows_against_the_baseline_are_decided_within_their_table():
     """A row clearly above the baseline stays above after Benjamini-Hochberg over its table; a
     row with too few seeds is set aside, and no baseline says so."""
     from campaign.report.baseline_rows import against_baseline
-    from dfl_bench.results.tables import Ours
+    from dfl_bench.results.cells import Ours
 
     def cell(*values: float) -> Ours:
         n = {"accuracy": len(values)}

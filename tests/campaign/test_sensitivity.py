@@ -7,7 +7,7 @@ import pandas as pd
 
 from campaign.report import sensitivity
 from campaign.report.claims import Verdict
-from dfl_bench.results.tables import COLLAPSE_POINTS
+from dfl_bench.results.cells import COLLAPSE_POINTS
 
 
 def frame() -> pd.DataFrame:

@@ -16,9 +16,9 @@ from campaign.report import beyond_words, verdict_report
 from campaign.report import writeup as campaign_writeup
 from campaign.report.paper_report import PaperReport
 from dfl_bench.results import publish
+from dfl_bench.results.cells import Table
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import load_paper
-from dfl_bench.results.tables import Table
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "results" / "README.md"
@@ -260,7 +260,7 @@ def test_the_paper_budget_sentence_decides_nothing_from_fewer_than_three_runs_th
     sentence says that nothing is decided and carries no verdict word."""
     from types import SimpleNamespace
 
-    from dfl_bench.results.cells import PAPER_PROFILE
+    from dfl_bench.results.cell_configs import PAPER_PROFILE
 
     def ours(values, collapsed=()):
         return SimpleNamespace(

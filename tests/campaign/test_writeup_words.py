@@ -131,7 +131,7 @@ def test_a_published_sentence_says_each_comparison_by_its_decision(monkeypatch):
     from types import SimpleNamespace
 
     from campaign.report import beyond_words
-    from dfl_bench.results import beyond_tables, stats
+    from dfl_bench.results import render_beyond, stats
     from dfl_bench.results.paper import Published
 
     def ours(values, collapsed=()):
@@ -147,16 +147,16 @@ def test_a_published_sentence_says_each_comparison_by_its_decision(monkeypatch):
     tied = stats.one_sample([78.0, 82.0, 80.5], 80.0)
     few = ": fewer than 3 of our runs did not collapse, no comparison"
     cells = [
-        beyond_tables.PublishedCell(0, 3, "a_n4", "net", ours([70, 71, 72]), dp[4], "80", below),
-        beyond_tables.PublishedCell(1, 3, "a_n15", "net", ours([78, 82, 80.5]), dp[15], "80", tied),
-        beyond_tables.PublishedCell(
+        render_beyond.PublishedCell(0, 3, "a_n4", "net", ours([70, 71, 72]), dp[4], "80", below),
+        render_beyond.PublishedCell(1, 3, "a_n15", "net", ours([78, 82, 80.5]), dp[15], "80", tied),
+        render_beyond.PublishedCell(
             2, 3, "a_n100", "net", ours([90, 91, 0, 0], (False, False, True, True)), dp[100],
             "80", None, few,
         ),
     ]  # fmt: skip
     rendered = SimpleNamespace(profile="frontier", tables={"t": None})
     monkeypatch.setattr(beyond_words, "with_its_records", lambda results, name: rendered)
-    monkeypatch.setattr(beyond_tables, "published_cells", lambda table: ([], [], cells))
+    monkeypatch.setattr(render_beyond, "published_cells", lambda table: ([], [], cells))
     block = beyond_words.published_block("t", [rendered])
     parts = block.split("**")[1].split("; ")
     assert parts[0].endswith(f"{below.text()}: below") and below.word == "below"
@@ -220,8 +220,8 @@ def test_a_published_sentence_at_a_budget_chosen_post_hoc_decides_nothing(monkey
     from types import SimpleNamespace
 
     from campaign.report import beyond_words
-    from dfl_bench.results import beyond_tables
-    from dfl_bench.results.cells import POST_HOC_BUDGETS
+    from dfl_bench.results import render_beyond
+    from dfl_bench.results.cell_configs import POST_HOC_BUDGETS
     from dfl_bench.results.paper import Published
 
     assert "minute" in POST_HOC_BUDGETS
@@ -230,10 +230,10 @@ def test_a_published_sentence_at_a_budget_chosen_post_hoc_decides_nothing(monkey
         collapsed={"accuracy": (False, False, False)},
     )  # fmt: skip
     dpl = Published("DeepProbLog", (("digits", 1),), 97.2, "a paper")
-    cell = beyond_tables.PublishedCell(0, 3, "product_sum", "paper", ours, dpl, "97.2", None)
+    cell = render_beyond.PublishedCell(0, 3, "product_sum", "paper", ours, dpl, "97.2", None)
     minute = SimpleNamespace(profile="minute", tables={"t": None})
     long = SimpleNamespace(profile="long", tables={"t": None})
-    monkeypatch.setattr(beyond_tables, "published_cells", lambda table: ([], [], [cell]))
+    monkeypatch.setattr(render_beyond, "published_cells", lambda table: ([], [], [cell]))
     block = beyond_words.published_block("t", [long, minute], "minute")
     assert block.startswith(beyond_words.published_markers("t", "minute")[0])
     assert "profile `minute`" in block and "**Post hoc**" in block

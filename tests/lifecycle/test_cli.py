@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import warm_cli
 from hydra.core.hydra_config import HydraConfig
-from jobs import composed, rows_experiment
+from jobs import built_data, composed, rows_experiment
 from omegaconf import OmegaConf
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
@@ -237,6 +237,13 @@ def test_bad_parameter_fails_before_training(tmp_path, monkeypatch, capsys):
         train.main(cfg)
     assert exit_.value.code == train.EXIT_INVALID
     assert re.search(r"invalid configuration: .*valid choices: \['adam'", capsys.readouterr().err)
+
+
+def test_a_job_builds_its_data_module_once_from_its_check_to_its_record(tmp_path, monkeypatch):
+    built = built_data(monkeypatch)
+    record = train.run(*composed(tmp_path))
+    assert record["status"] == "ok" and record["data_checksum"] == built[0].checksum
+    assert len(built) == 1
 
 
 @pytest.mark.parametrize(("requested", "n_jobs", "expected"), [(3, 2, 3), (None, None, 1)])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dfl_bench.reproduction import plan
-from dfl_bench.results import cells
+from dfl_bench.results import cell_configs
 
 pytestmark = pytest.mark.slow  # composes every job of every experiment (half a minute)
 
@@ -22,8 +22,8 @@ FIXTURE = Path(__file__).resolve().parents[1] / "data" / "config_hashes.json"
 
 def current_hashes(records_dir: Path) -> dict[str, list[str]]:
     """{experiment: sorted config hashes of its jobs} at profile quick, one seed."""
-    jobs = plan.plan(cells.experiments(), "quick", 1, records_dir)
-    hashes: dict[str, list[str]] = {name: [] for name in cells.experiments()}
+    jobs = plan.plan(cell_configs.experiments(), "quick", 1, records_dir)
+    hashes: dict[str, list[str]] = {name: [] for name in cell_configs.experiments()}
     for job in jobs:
         hashes[job.experiment].append(job.path.stem)
     return {name: sorted(values) for name, values in hashes.items()}

@@ -12,7 +12,7 @@ import pytest
 
 from dfl_bench.lifecycle import migrate, records
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import cells
+from dfl_bench.results import cell_configs
 
 OLD = Path(__file__).resolve().parents[1] / "data" / "old_records"
 
@@ -37,7 +37,7 @@ def test_a_budgets_optimizer_moves_into_the_optimizer_that_trained():
 @pytest.mark.slow  # composes the experiment's cell
 def test_a_migrated_record_fills_the_cell_its_job_composes_today():
     new = migrate.migrate_record(old_record())
-    today = cells.cell_config("mnist_addition", "minute", "row", "product_sum")
+    today = cell_configs.cell_config("mnist_addition", "minute", "row", "product_sum")
     assert today is not None and today["optimizer"]["lr"] == 0.002
     assert records.cell_hash(new["config"]) == records.cell_hash(today)
 

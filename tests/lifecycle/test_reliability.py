@@ -181,7 +181,7 @@ def test_an_override_the_experiment_row_replaces_is_refused(tmp_path, no_data):
 
 def test_a_value_override_beside_a_row_is_honoured(tmp_path):
     cfg, hydra_cfg = composed(tmp_path, "+experiment=same_symmetric", "row=godel_S", "kb.w_dfl=2.5")
-    config, _ = train.checked(cfg, hydra_cfg.overrides.task)
+    config = train.checked(cfg, hydra_cfg.overrides.task).config
     assert config["kb"]["w_dfl"] == 2.5 and config["tnorm"]["name"] == "godel"
 
 
@@ -411,7 +411,7 @@ def test_a_gpu_trainer_without_a_gpu_is_refused_before_training(tmp_path, no_dat
 
 def test_gpu_only_flags_on_the_cpu_are_recorded_off_with_a_note(tmp_path, capsys):
     cfg, _ = composed(tmp_path, "compile_dfl=true")
-    config, _ = train.checked(cfg, ["compile_dfl=true"])
+    config = train.checked(cfg, ["compile_dfl=true"]).config
     assert (config["compile_dfl"], config["cuda_graph"]) == (False, False)
     assert "compile_dfl=true is ignored on the CPU" in capsys.readouterr().err
 
@@ -481,7 +481,7 @@ def test_an_unwritable_records_folder_fails_before_training(tmp_path, no_data):
 @pytest.mark.slow
 def test_a_second_identical_job_is_refused_while_the_first_runs(tmp_path):
     cfg, hydra_cfg = composed(tmp_path)
-    config, _ = train.checked(cfg)
+    config = train.checked(cfg).config
     digest = records.config_hash(config)
     lock = tmp_path / "checkpoints" / config["experiment_name"] / f"{digest}.lock"
     with job_lock([lock]), pytest.raises(AlreadyRunning, match=r"already running \(pid \d+"):
@@ -494,7 +494,7 @@ def test_a_second_identical_job_into_one_records_folder_is_refused_whatever_its_
     tmp_path,
 ):
     cfg, hydra_cfg = composed(tmp_path)
-    config, _ = train.checked(cfg)
+    config = train.checked(cfg).config
     record = tmp_path / "records" / config["experiment_name"] / f"{records.config_hash(config)}"
     other, other_hydra = composed(tmp_path, f"checkpoint_dir={tmp_path / 'elsewhere'}")
     with job_lock([record.with_name(f".{record.name}.lock")]):

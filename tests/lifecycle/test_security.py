@@ -1,6 +1,6 @@
 """Nothing loaded runs code and no path leaves its folder: a checkpoint whose pickle
 calls a command, an override whose `_target_` names one, a name that becomes a path outside
-records_dir. The record's git_commit in commit_probe: tests/results/test_commit_probe.py; a
+records_dir. The record's git_commit in commit_probe: tests/campaign/test_commit_probe.py; a
 planted checkpoint in a job: tests/lifecycle/test_reliability.py."""
 
 from __future__ import annotations

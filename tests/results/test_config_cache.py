@@ -56,11 +56,12 @@ def test_the_fingerprint_follows_every_file_a_config_depends_on(tmp_path, monkey
         (package / "registry.py").write_text("P = 1\n")
         assert fingerprint() == first
         (package / "results").mkdir()
-        (package / "results" / "render.py").write_text("WIDTH = 80\n")  # renders, composes none
+        # renders, composes none
+        (package / "results" / "render_paper.py").write_text("WIDTH = 80\n")
         assert fingerprint() == first
-        (package / "results" / "cells.py").write_text("SEEDS = 3\n")
+        (package / "results" / "cell_configs.py").write_text("SEEDS = 3\n")
         assert fingerprint() != first
-        (package / "results" / "cells.py").unlink()
+        (package / "results" / "cell_configs.py").unlink()
         (package / "reproduction").mkdir()
         (package / "reproduction" / "plan.py").write_text("SEEDS = 3\n")  # plans: composes
         assert fingerprint() != first
@@ -108,12 +109,12 @@ def test_a_cell_composes_inside_a_running_hydra_app_and_leaves_the_app_as_it_was
     from hydra.core.global_hydra import GlobalHydra
 
     from dfl_bench.paths import CONFIG_DIR
-    from dfl_bench.results import cells
+    from dfl_bench.results import cell_configs
 
-    cells.cell_config.cache_clear()
+    cell_configs.cell_config.cache_clear()
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         app = GlobalHydra.instance().hydra
-        config = cells.cell_config("mnist_addition", "smoke", "row", "product_sum_n2")
+        config = cell_configs.cell_config("mnist_addition", "smoke", "row", "product_sum_n2")
         assert config is not None and config["task"]["digits"] == 2
         assert GlobalHydra.instance().hydra is app
-    cells.cell_config.cache_clear()
+    cell_configs.cell_config.cache_clear()

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from dfl_bench.results import stats
-from dfl_bench.results.beyond_tables import spread as _spread
 from dfl_bench.results.load import load_records
+from dfl_bench.results.render_beyond import spread as _spread
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = (REPO / "docs" / "fidelity.md").read_text()

@@ -42,9 +42,9 @@ def test_the_fingerprint_sees_data_labels_and_marker_sizes():
 def test_paper_vs_ours_shows_seed_intervals_collapsed_runs_and_names_the_cells_off_the_line(
     tmp_path, monkeypatch
 ):
+    from dfl_bench.results.cells import build_table, collapse_threshold
     from dfl_bench.results.load import load_records
     from dfl_bench.results.paper import load_paper
-    from dfl_bench.results.tables import build_table, collapse_threshold
     from tests.results.test_results import REPO, write
 
     for seed in range(3):

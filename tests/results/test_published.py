@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dfl_bench.results.beyond_tables import _published_test
 from dfl_bench.results.paper import Published, published_of
+from dfl_bench.results.render_beyond import _published_test
 from dfl_bench.results.stats import Interval
 
 ADDITION = {  # an experiment of MNIST addition whose rows train 4 and 15 digits
@@ -77,9 +77,9 @@ def test_a_note_and_an_sd_are_shown_beside_the_number():
 def test_ours_beside_published_numbers_is_a_declared_row_never_a_hand_made_configuration(
     tmp_path,
 ):
-    from dfl_bench.results.beyond_tables import published_markdown
+    from dfl_bench.results.cells import build_table
     from dfl_bench.results.load import load_records
-    from dfl_bench.results.tables import build_table
+    from dfl_bench.results.render_beyond import published_markdown
     from tests.results.test_results import PAPER, REPO, write
 
     for seed in range(3):
@@ -117,7 +117,7 @@ def test_a_sum_tasks_split_noise_and_digit_prediction_are_each_runs_averaged():
     count (125 of 250), and each run's digit accuracy squared, averaged (not the mean squared)."""
     import pandas as pd
 
-    from dfl_bench.results.beyond_tables import _split_cells
+    from dfl_bench.results.render_beyond import _split_cells
 
     config = {"task": {"digits": 1}, "data": {"subset_test": 500}}
     own = pd.DataFrame(
@@ -139,9 +139,9 @@ def test_text_from_a_published_entry_is_shown_as_text():
 def test_a_budget_chosen_on_the_test_set_decides_no_comparison_and_says_so():
     """The `minute` budget was chosen on the test accuracy of the records its table reports:
     its published comparison is shown, marked post hoc, and decided nothing."""
-    from dfl_bench.results import cells
+    from dfl_bench.results import cell_configs
 
-    assert "minute" in cells.POST_HOC_BUDGETS
+    assert "minute" in cell_configs.POST_HOC_BUDGETS
     text = (REPO / "results/tables/mnist_addition.md").read_text()
     minute = text.split("## mnist_addition, profile `minute`")[1].split("\n## ")[0]
     assert "**Post hoc**" in minute

@@ -19,9 +19,9 @@ import pytest
 
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
+from dfl_bench.results.cells import record_keys, trained_rows
 from dfl_bench.results.load import load_records
 from dfl_bench.results.paper import load_paper
-from dfl_bench.results.tables import record_keys, trained_rows
 
 ROOT = REPO_DIR / "results" / "records"
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "record_cells.json"

@@ -21,7 +21,7 @@ import warm_cli
 
 from dfl_bench.lifecycle import records
 from dfl_bench.reproduction import plan, reproduce
-from dfl_bench.results import cells
+from dfl_bench.results import cell_configs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -58,9 +58,10 @@ def reproduce_args(tmp: Path, *args: str, render: bool = False) -> list[str]:
 
 
 def test_every_experiment_and_the_default_config_are_selectable():
-    names = cells.selected("")
-    assert names[-1] == cells.DEFAULT and {"same_symmetric", "baseline", "best"} <= set(names)
-    assert cells.selected("tnorms, best,tnorms") == ["tnorms", "best"]
+    names = cell_configs.selected("")
+    assert names[-1] == cell_configs.DEFAULT
+    assert {"same_symmetric", "baseline", "best"} <= set(names)
+    assert cell_configs.selected("tnorms, best,tnorms") == ["tnorms", "best"]
 
 
 @pytest.mark.parametrize(
@@ -244,7 +245,7 @@ def test_smoke_reproduction_of_one_experiment_of_each_kind_then_a_rerun_skips_it
     assert n == len(planned) and f"all {n} jobs ok" in first
     assert len(re.findall(rf"\[reproduce\] {n}/{n} jobs ok", first)) == 1  # the last line once
     tables = {p.stem for p in (in_tmp_warm / "results" / "tables").glob("*.md")}
-    assert set(SMOKE_TABLES) - {cells.DEFAULT} <= tables
+    assert set(SMOKE_TABLES) - {cell_configs.DEFAULT} <= tables
     assert any((in_tmp_warm / "results" / "figures").glob("*.png"))
     rerun = reproduce_args(in_tmp_warm, "--spread-seeds=2", "--tables=best,default")
     assert reproduce.main(rerun) == 0
@@ -411,17 +412,22 @@ def test_a_fresh_clone_at_the_defaults_has_nothing_to_train():
     the paper reproduced at another budget stay out (named), and a pinned budget never mixes."""
     args = reproduce.parse_args([])
     assert args.profile == "quick" and set(args.aside) == {
-        n for n in cells.BEYOND_BUDGETS if "quick" not in cells.BEYOND_BUDGETS[n]
+        n for n in cell_configs.BEYOND_BUDGETS if "quick" not in cell_configs.BEYOND_BUDGETS[n]
     }
-    jobs = plan.plan(args.names, args.profile, args.seeds, REPO / cells.RECORDS, args.spread_seeds)
+    jobs = plan.plan(
+        args.names, args.profile, args.seeds, REPO / cell_configs.RECORDS, args.spread_seeds
+    )
     assert jobs and [j for j in jobs if not j.done()] == []
 
 
 def test_an_experiment_that_pins_its_budget_trains_at_its_own_whatever_the_profile(tmp_path):
     name = "digit_ceiling_nets"
-    assert cells.own_budget(name) == "frontier_nets" and cells.own_budget("baseline") is None
-    assert cells.budget_overrides(name, "quick") == []
-    assert cells.budget_overrides("baseline", "quick") == ["profile=quick"]
+    assert (
+        cell_configs.own_budget(name) == "frontier_nets"
+        and cell_configs.own_budget("baseline") is None
+    )
+    assert cell_configs.budget_overrides(name, "quick") == []
+    assert cell_configs.budget_overrides("baseline", "quick") == ["profile=quick"]
     at = {p: [j.path for j in plan.plan([name], p, 1, tmp_path)] for p in ("quick", "long")}
     assert at["quick"] == at["long"]  # one configuration: its own budget, nothing mixed in
     args = reproduce.parse_args(["--tables", name])

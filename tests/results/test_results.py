@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from dfl_bench.lifecycle.records import config_hash
-from dfl_bench.results import beyond_tables, publish, render
+from dfl_bench.results import publish, render_beyond, render_paper
 from dfl_bench.results.__main__ import main
 from dfl_bench.results.agreement import agreement, spearman
-from dfl_bench.results.cells import cell_config
+from dfl_bench.results.cell_configs import cell_config
+from dfl_bench.results.cells import build_table, collapse_threshold
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import cell_key, load_paper
 from dfl_bench.results.publish import build
 from dfl_bench.results.report import Report
-from dfl_bench.results.tables import build_table, collapse_threshold
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = load_paper()
@@ -126,9 +126,11 @@ def test_mean_std_n_over_seeds_final_first_best_beside(tmp_path):
     assert ours.mean["accuracy"] == pytest.approx(92.0)  # the final accuracy: the primary number
     assert ours.std["accuracy"] == pytest.approx(2.0)  # sample std of 90, 92, 94
     assert ours.best == pytest.approx((94.0, 1.0))  # selected on the test set: beside it
-    assert render.ours_value(ours, "accuracy") == "92.00 ± 2.00 (best 94.00 ± 1.00)"
+    assert render_paper.ours_value(ours, "accuracy") == "92.00 ± 2.00 (best 94.00 ± 1.00)"
     # Δ against the paper's 20.4 uses our final accuracy
-    assert render.difference(PAPER.tables["tnorms"].rows[0][1][0], ours, "accuracy") == "+71.60"
+    assert (
+        render_paper.difference(PAPER.tables["tnorms"].rows[0][1][0], ours, "accuracy") == "+71.60"
+    )
 
 
 def test_a_run_collapsed_below_the_baseline_by_more_than_five_points_is_counted(tmp_path):
@@ -141,7 +143,7 @@ def test_a_run_collapsed_below_the_baseline_by_more_than_five_points_is_counted(
     assert below == pytest.approx(90.0)
     ours = build_table(PAPER.tables["tnorms"], frame, "quick", REPO, below).ours()["godel"]
     assert ours.collapsed["accuracy"] == (False, True, False) and ours.n_collapsed == 1
-    assert render.ours_value(ours, "accuracy").endswith("(1 of 3 collapsed)")
+    assert render_paper.ours_value(ours, "accuracy").endswith("(1 of 3 collapsed)")
     assert collapse_threshold(frame, "long") is None  # no baseline there: nothing collapses
 
 
@@ -172,19 +174,19 @@ def test_marks_missing_failed_undefined(tmp_path):
     write(tmp_path, "tnorms", "u", row="product", cu_ant=None)
     write(tmp_path, "tnorms", "n", row="lukasiewicz", cu_ant=math.nan)  # an old record with NaN
     ours = tnorms_table(tmp_path).ours()
-    assert render.ours_value(ours["godel"], "accuracy") == render.FAILED
-    assert render.ours_value(ours["product"], "cu_ant") == render.UNDEFINED
-    assert render.ours_value(ours["lukasiewicz"], "cu_ant") == render.UNDEFINED
-    assert render.ours_value(ours.get("nilpotent"), "accuracy") == render.MISSING
-    text = render.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)))
+    assert render_paper.ours_value(ours["godel"], "accuracy") == render_paper.FAILED
+    assert render_paper.ours_value(ours["product"], "cu_ant") == render_paper.UNDEFINED
+    assert render_paper.ours_value(ours["lukasiewicz"], "cu_ant") == render_paper.UNDEFINED
+    assert render_paper.ours_value(ours.get("nilpotent"), "accuracy") == render_paper.MISSING
+    text = render_paper.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)))
     assert "failed: non-finite loss: step 3" in text and "ours n=0 (few), 1 failed" in text
 
 
 def test_paper_dash_and_blank_marks():
     cells = PAPER.tables["same_symmetric"].rows[0][1]
-    assert render.paper_value(cells[1], "cu_ant") == render.UNDEFINED  # printed "-"
+    assert render_paper.paper_value(cells[1], "cu_ant") == render_paper.UNDEFINED  # printed "-"
     blank = PAPER.tables["same_symmetric"].rows[3][1][0]
-    assert render.paper_value(blank, "cons") == render.NOT_PRINTED
+    assert render_paper.paper_value(blank, "cons") == render_paper.NOT_PRINTED
 
 
 def test_corrupt_file_warns_names_it_and_is_kept(tmp_path):
@@ -357,12 +359,12 @@ def test_a_rendering_passes_a_report_each_profile_and_its_words_go_where_it_says
 
 
 def test_the_renderer_takes_every_name_a_reproduction_takes(tmp_path, capsys):
-    from dfl_bench.results import cells
+    from dfl_bench.results import cell_configs
 
     records = tmp_path / "records"
     write(records, "default", "")
     out = tmp_path / "out"
-    assert main([f"--records={records}", f"--out={out}", f"--tables={cells.DEFAULT}"]) == 0
+    assert main([f"--records={records}", f"--out={out}", f"--tables={cell_configs.DEFAULT}"]) == 0
     assert sorted(p.name for p in (out / "tables").iterdir()) == ["README.md"]
     assert "| default | 1 | 0 |" in (out / "tables" / "README.md").read_text()
 
@@ -386,7 +388,7 @@ def families_table(tmp_path: Path):
 
 
 def test_a_table_beyond_the_paper_compares_each_row_with_its_reference(tmp_path):
-    text = beyond_tables.markdown(families_table(tmp_path))
+    text = render_beyond.markdown(families_table(tmp_path))
     header = (
         "| row | n | Accuracy | cons | cu_cons | cu_ant | wall time (min) | accuracy - product |"
     )
@@ -411,7 +413,7 @@ def test_mixed_commits_warn(tmp_path):
     write(tmp_path, "tnorms", "b", row="godel", seed=1, commit="bbb")
     table = tnorms_table(tmp_path)
     assert table.mixed_commits == {"godel": ("aaa", "bbb")}
-    assert "WARNING" in render.markdown(table, agreement(table))
+    assert "WARNING" in render_paper.markdown(table, agreement(table))
 
 
 def test_provenance_and_reuse_become_footnotes(tmp_path):
@@ -422,7 +424,7 @@ def test_provenance_and_reuse_become_footnotes(tmp_path):
     path = write(tmp_path, "tnorms", "p", row="godel", extra_config={"provenance": provenance})
     record = json.loads(path.read_text())
     path.write_text(json.dumps({**record, "reused_from": "aggregation/exists_gm_p1_5"}))
-    text = render.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)))
+    text = render_paper.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)))
     assert "`kb.w_dfl`: authors' code (config.py)" in text
     assert "tnorm.p" not in text
     assert "reused from aggregation/exists_gm_p1_5" in text
@@ -597,7 +599,7 @@ def test_a_cell_averages_one_configuration_and_labels_each_other(tmp_path):
     assert extra.keys() == {"godel, kb.w_dfl=0.001", "godel, profile.max_steps=40"}
     assert extra["godel, kb.w_dfl=0.001"].number("accuracy") == pytest.approx(50.0)
     assert extra["godel, profile.max_steps=40"].n_ok == 1
-    text = render.markdown(table, agreement(table))
+    text = render_paper.markdown(table, agreement(table))
     assert "| **godel, kb.w_dfl=0.001 (not in the paper)** paper |" in text
     assert ". another configuration than row `godel` (kb.w_dfl=0.001): not averaged" in text
     assert not any("w_dfl`: authors' code" in n for n in extra["godel, kb.w_dfl=0.001"].notes)
@@ -619,7 +621,7 @@ def test_a_record_counts_for_the_row_whose_configuration_it_trained(tmp_path):
     assert (ours["product_sum_n2"].n_ok, ours["product_sum"].n_ok) == (3, 3)
     assert ours["product_sum_n2"].number("accuracy") == pytest.approx(90.0)
     assert not any(row.extra for row in table.rows)
-    text = beyond_tables.markdown(table)
+    text = render_beyond.markdown(table)
     line = next(x for x in text.splitlines() if x.startswith("| product_sum_n2 "))
     assert line.startswith("| product_sum_n2 [1] | 3 | 90.00 ± 0.00 (best 90.00 ± 0.00) |")
     assert line.endswith("| another task setting |")
@@ -730,13 +732,13 @@ def test_a_cell_trained_on_two_devices_says_which_seeds_trained_where(tmp_path):
     write(tmp_path, "tnorms", "a", row="godel", seed=0)
     write(tmp_path, "tnorms", "b", row="product", seed=0)
     write(tmp_path, "tnorms", "c", row="product", seed=1)
-    cpu_only = render.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)))
+    cpu_only = render_paper.markdown(tnorms_table(tmp_path), agreement(tnorms_table(tmp_path)))
     assert "trained on" not in cpu_only and "devices: cpu 3" in cpu_only
     gpu = {"trainer": {"accelerator": "gpu"}}
     write(tmp_path, "tnorms", "d", row="godel", seed=1, extra_config=gpu)
     table = tnorms_table(tmp_path)
     assert table.ours()["godel"].n_ok == 2  # one cell: the device is not hashed
-    text = render.markdown(table, agreement(table))
+    text = render_paper.markdown(table, agreement(table))
     assert "trained on cpu: seed(s) 0; gpu: seed(s) 1 (two devices" in text
     assert text.count("trained on") == 1 and "devices: cpu 3, gpu 1" in text
 
@@ -753,7 +755,7 @@ def untrained_table(tmp_path: Path):
 
 
 def test_runs_no_gradient_reached_are_named_in_a_footnote(tmp_path):
-    text = beyond_tables.markdown(untrained_table(tmp_path))
+    text = render_beyond.markdown(untrained_table(tmp_path))
     assert "no gradient reached the network in seed(s) 0, 1 (ADAM's moments were 0" in text
     assert text.count("no gradient reached") == 1
 

@@ -180,7 +180,7 @@ def test_the_main_text_tables_are_one_flag_of_the_data_file():
     ],
 )
 def test_a_published_number_is_compared_with_our_seeds(seeds, word):
-    from dfl_bench.results.tables import Ours
+    from dfl_bench.results.cells import Ours
     from tests.results.test_published import published_cell
 
     values = {"accuracy": seeds}
@@ -198,7 +198,7 @@ def test_a_published_number_is_compared_with_our_seeds(seeds, word):
 
 
 def test_a_published_number_is_compared_with_our_runs_that_did_not_collapse():
-    from dfl_bench.results.tables import Ours
+    from dfl_bench.results.cells import Ours
     from tests.results.test_published import published_cell
 
     published = Published.parse(

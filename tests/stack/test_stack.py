@@ -17,7 +17,7 @@ import lightning as L
 import pytest
 import torch
 import warm_cli
-from jobs import composed, rows_experiment
+from jobs import built_data, composed, rows_experiment
 from lightning.pytorch.loggers import Logger
 from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
@@ -134,10 +134,10 @@ def train_stack(
     built = [train.prepared(cfg, overrides) for cfg, overrides in zip(cfgs, runs, strict=True)]
     recorders = [Recorder() for _ in runs]
     poison = [cfg.debug.nan_at_step for cfg in cfgs]
-    stack = RunsModule([run for _, run in built], recorders, poison, grouped=layout, **gpu_path)
+    stack = RunsModule([b.module for b in built], recorders, poison, grouped=layout, **gpu_path)
     seeds = [cfg.seed for cfg in cfgs]
     trainer = build_trainer(cfgs[0], [])
-    trainer.fit(stack, datamodule=StackDataModule(built[0][0]["data"], seeds, seeds))
+    trainer.fit(stack, datamodule=StackDataModule(built[0].config["data"], seeds, seeds))
     return stack, recorders
 
 
@@ -240,6 +240,15 @@ def test_the_gpu_layout_computes_what_each_run_computes():
 def sweep_jobs(tmp: Path, *runs: tuple[str, ...]) -> list[lifecycle.Job]:
     """Jobs as the stacked launcher hands them to `run_sweep`."""
     return [lifecycle.Job(*composed(tmp, *SHORT, *overrides)) for overrides in runs]
+
+
+def test_a_stack_of_one_trains_on_the_data_module_its_check_built(tmp_path, monkeypatch):
+    built = built_data(monkeypatch)
+    jobs = sweep_jobs(tmp_path, ("seed=0",), ("seed=1",))
+    stack_sweep.run_sweep(jobs, stack_size=1)
+    assert [job.record["status"] for job in jobs] == ["ok", "ok"]
+    assert [d.seeds for d in built] == [[0], [1]]  # one each, none for training
+    assert [job.data for job in jobs] == [None, None]  # no job keeps its loaded data
 
 
 @pytest.mark.slow
@@ -548,7 +557,7 @@ def test_every_job_trains_as_one_runs_module_grouped_only_on_a_gpu(tmp_path):
     addition_gpu = lifecycle.Job(*composed(tmp_path, "profile=smoke", "task=mnist_addition"))
     addition_gpu.cfg.trainer.accelerator = "gpu"
     for job, like in ((cpu, cpu), (gpu, cpu), (addition, addition), (addition_gpu, addition)):
-        job.config, job.module = train.prepared(like.cfg, [])  # the GPU job as this CPU builds it
+        job.config, job.module, job.data = train.prepared(like.cfg, [])  # the GPU job as built here
     assert not lifecycle._built([cpu], [None])[1].grouped
     assert lifecycle._built([gpu], [None])[1].grouped  # one run: the StackNet layout and graphs
     assert not lifecycle._built([addition_gpu], [None])[1].grouped  # no grouped layout: its own

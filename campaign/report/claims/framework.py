@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from dfl_bench.results import stats
-from dfl_bench.results.noise import Noise
-from dfl_bench.results.tables import BASELINE, Table
+from dfl_bench.results.cells import BASELINE, Table
+from dfl_bench.results.paper import Noise
 
 MARGINS = stats.MARGINS
 RANDOM_CU = 0.1  # cu_cons of random guessing among the 10 digits (Section 10.1.1)
@@ -383,6 +383,6 @@ def views(
 DEFAULT_CELL = "forall_log_product"  # Table aggregation's row of Section 10.2's fixed operators
 
 
-BASE = BASELINE  # the supervised baseline's cell (tables.py: its runs set the collapse line)
+BASE = BASELINE  # the supervised baseline's cell (results/cells.py: its runs set the collapse line)
 SYM_S = ["godel_S", "product_S", "yager_p1_5_S", "yager_p2_S", "yager_p20_S"]
 SYM_R = [row.replace("_S", "_R") for row in SYM_S]

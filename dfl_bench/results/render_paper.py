@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 
 from dfl_bench import markdown as md
 from dfl_bench.results.agreement import WITHIN, Agreement
+from dfl_bench.results.cells import COLLAPSE_POINTS, Ours, Table, devices
 from dfl_bench.results.paper import COLUMNS, DASH, PaperCell, PaperTable
 from dfl_bench.results.probes import PROBE_FILES, PROBE_STEPS
 from dfl_bench.results.stats import MIN_SEEDS
-from dfl_bench.results.tables import COLLAPSE_POINTS, Ours, Table, devices
 from dfl_bench.schema import CU_ANT, CU_CONS
 
 HEADERS = {"accuracy": "Accuracy", "cons": "cons", CU_CONS: CU_CONS, CU_ANT: CU_ANT}
@@ -152,7 +152,7 @@ def markdown(
     halves as Markdown, then the lines `closing` (a report's: `report.Report.under_table`)."""
     paper = table.paper
     if paper.beyond:
-        raise ValueError(f"{paper.experiment} is a table beyond the paper: beyond_tables.markdown")
+        raise ValueError(f"{paper.experiment} is a table beyond the paper: render_beyond.markdown")
     notes, per_row = footnotes(table)
     out = [
         f"## {paper.experiment}, profile `{table.profile}`",

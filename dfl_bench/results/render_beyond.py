@@ -10,9 +10,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dfl_bench import markdown as md
-from dfl_bench.results.cells import POST_HOC_BUDGETS
+from dfl_bench.results.cell_configs import POST_HOC_BUDGETS
+from dfl_bench.results.cells import Ours, Table
 from dfl_bench.results.paper import COLUMNS, Published
-from dfl_bench.results.render import (
+from dfl_bench.results.render_paper import (
     FEW,
     HEADERS,
     MISSING,
@@ -34,7 +35,6 @@ from dfl_bench.results.stats import (
     kept_runs,
     one_sample,
 )
-from dfl_bench.results.tables import Ours, Table
 from dfl_bench.schema import (
     DIGIT_ACCURACY,
     TEST_ACCURACY,

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from campaign import commit_probe
-from dfl_bench.results import probes, render
+from dfl_bench.results import probes, render_paper
 from dfl_bench.results.agreement import agreement
+from dfl_bench.results.cells import build_table
 from dfl_bench.results.load import load_records
-from dfl_bench.results.tables import build_table
 from tests.results.test_results import PAPER, write
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,7 +62,7 @@ def _table(tmp_path, commits):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"cells": {digest: {"commits": commits}}}))
     table = build_table(PAPER.tables["tnorms"], frame, "quick", tmp_path)
-    return table, render.markdown(table, agreement(table))
+    return table, render_paper.markdown(table, agreement(table))
 
 
 def test_a_cell_of_two_commits_is_a_warning_unless_its_probes_agree(tmp_path):
