@@ -90,6 +90,8 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
     except _TwiceKey as err:
         why = f"gives the key {err.args[0]!r} twice (which one holds?)"
         raise UntrustedFile(path, why) from None
+    except ValueError as err:  # a number json cannot read (an integer of over 4,300 digits)
+        raise UntrustedFile(path, f"not JSON ({str(err).split(';')[0]})") from None
     if not isinstance(value, expect):
         wanted = " or ".join(
             t.__name__ for t in (expect if isinstance(expect, tuple) else (expect,))

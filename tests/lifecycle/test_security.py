@@ -336,6 +336,7 @@ def test_a_record_of_another_shape_stops_the_migration_naming_its_key(spoil, key
         ("{not json", "not JSON"),
         ("[]", "list"),
         ('{"status": "failed", "status": "ok"}', "gives the key 'status' twice"),
+        ('{"seed": ' + "9" * 5000 + "}", "4300 digits"),
     ],
 )
 def test_every_reader_of_a_file_from_others_says_one_line_for_a_hostile_file(
