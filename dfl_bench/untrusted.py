@@ -13,9 +13,13 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
+# A name that becomes a folder or file name (an experiment's records folder, a row's label, a
+# profile in a figure's name): no separator, no "." or "..", nothing that leaves its folder.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_=+,-][A-Za-z0-9_=+,.-]*")
 MAX_BYTES = 64 * 2**20  # the largest file read (a probe file of every cell is a few MB)
 MAX_NESTING = 64  # a record nests 5 deep; nothing of ours nests more than 10
 

@@ -604,3 +604,25 @@ def test_a_folder_name_with_terminal_escapes_is_shown_escaped_by_the_renderer(tm
     main(["--records-dir", str(records), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert "\x1b" not in err and "aggr\\x1b[2J\\nregation" in err
+
+
+def test_a_records_profile_that_is_no_plain_name_writes_no_figure_outside_its_folder(
+    tmp_path, capsys
+):
+    """A record's profile names its figures' files: `x/../../../escaped` would have the
+    renderer write a figure three folders up from figures/; such a record is no whole record."""
+    import json
+
+    from dfl_bench.lifecycle import records as records_module
+    from dfl_bench.results.__main__ import main
+
+    records, out = tmp_path / "records", tmp_path / "out"
+    path = records / "formulas" / one_committed_record(records).name
+    record = json.loads(path.read_text())
+    record["profile"] = "x/../../../escaped"
+    path.write_text(json.dumps(record))
+    (out / "figures" / "formulas_paper_vs_ours_x").mkdir(parents=True)
+    assert "is no plain name" in records_module.invalid(record)
+    assert main(["--records-dir", str(records), "--out", str(out), "--tables", "formulas"]) == 2
+    assert "is no plain name" in capsys.readouterr().err
+    assert not list(tmp_path.glob("escaped*"))
