@@ -137,6 +137,10 @@ def test_a_home_that_cannot_be_written_prints_no_librarys_warning(logger, tmp_pa
         ("kb=both\nseed=1", "not one printable line"),
         ("nonsense.key=1", "no key of the configuration"),
         (["kb=both"], "a list, not a text"),
+        ("row=ce_pair,ce_only", "a sweep"),  # a plan's multirun would train both rows
+        ("kb.w_dfl=range(1,1000)", "a sweep"),
+        ("tnorm=yager,godel", "a sweep"),
+        ("kb.w_dfl=(", "not an override Hydra reads"),
     ],
 )
 def test_an_override_read_from_a_file_is_a_plain_config_override(override, why):
@@ -626,3 +630,24 @@ def test_a_records_profile_that_is_no_plain_name_writes_no_figure_outside_its_fo
     assert main(["--records-dir", str(records), "--out", str(out), "--tables", "formulas"]) == 2
     assert "is no plain name" in capsys.readouterr().err
     assert not list(tmp_path.glob("escaped*"))
+
+
+def test_a_plans_override_that_sweeps_is_refused_before_anything_trains(tmp_path, capsys):
+    """A plan cell's override `row=ce_pair,ce_only` made `seed_plan run`'s multirun train two
+    rows for one planned cell, and `status` never counted either; it is refused in one line."""
+    import json
+
+    from campaign import seed_plan
+
+    out, records = tmp_path / "plan", tmp_path / "records"
+    out.mkdir()
+    records.mkdir()
+    cell = {"seeds": 1, "override": "row=ce_pair,ce_only", "wall_time_s": 5}
+    plan = {"profile": "smoke", "cells": {"baseline/ce_pair": cell}}
+    (out / "plan.json").write_text(json.dumps(plan))
+    args = ["run", "--out", str(out), "--records-dir", str(records)]
+    with pytest.raises(SystemExit) as exit_:
+        seed_plan.main(args)
+    assert exit_.value.code == 2
+    assert "is refused (a sweep" in capsys.readouterr().err
+    assert not any(records.iterdir())
