@@ -248,21 +248,35 @@ def test_a_records_own_folders_are_taken_off_before_its_overrides_are_checked():
     assert located(["data.cache_dir=/x"]) == ["data.cache_dir=/x"]  # still checked, refused
 
 
-def test_a_package_in_the_working_directory_never_runs(tmp_path):
-    """`python -m dfl_bench` puts the working directory first on sys.path: a folder holding a
-    library's name (omegaconf, imported at once; torchvision, by Lightning) must not run."""
+@pytest.mark.parametrize("entry", ["dfl_bench", "dfl_bench.results"])
+def test_a_package_in_the_working_directory_never_runs(entry, tmp_path):
+    """`python -m dfl_bench...` puts the working directory first on sys.path: a folder holding a
+    library's name (omegaconf, imported at once; torchvision, by Lightning; pandas, by the
+    renderer) must not run, whichever of the package's entry points the README names runs."""
     import subprocess
     import sys
 
     marker = tmp_path / "ran"
-    for name in ("omegaconf", "torchvision", "hydra"):
+    for name in ("omegaconf", "torchvision", "hydra", "pandas", "numpy"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text(
             f"open({str(marker)!r}, 'w').close()\nraise SystemExit(99)\n"
         )
+    args = {
+        "dfl_bench": ["--help"],
+        "dfl_bench.results": [
+            "--records-dir",
+            str(tmp_path / "records"),
+            "--out",
+            "out",
+            "--tables",
+            "formulas",
+        ],
+    }[entry]
+    one_committed_record(tmp_path / "records")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
-        [sys.executable, "-m", "dfl_bench", "--help"],
+        [sys.executable, "-m", entry, *args],
         cwd=tmp_path,
         capture_output=True,
         text=True,
