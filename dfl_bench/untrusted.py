@@ -14,6 +14,7 @@ import errno
 import json
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,24 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _plain_bytes(path: Path) -> bytes:
+    """The bytes of the plain file at `path`, opened without following a link or waiting on a
+    pipe (a FIFO named `*.json` would hang its reader); UntrustedFile for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UntrustedFile(path, "a symbolic link (not followed)") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UntrustedFile(path, "not a plain file (a pipe, a device or a socket)")
+        if info.st_size > MAX_BYTES:
+            raise UntrustedFile(path, f"{info.st_size:,} bytes, more than the {MAX_BYTES:,} read")
+        return handle.read(MAX_BYTES + 1)
+
+
 def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
     """The JSON value in the file at `path`, of type `expect`; `UntrustedFile` otherwise
     (FileNotFoundError where there is no file)."""
@@ -77,11 +96,9 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
         raise UntrustedFile(path, "a symbolic link (not followed)")
     if path.is_dir():
         raise UntrustedFile(path, "a folder, not a file")
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        raise UntrustedFile(path, f"{size:,} bytes, more than the {MAX_BYTES:,} read")
+    data = _plain_bytes(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         why = f"not JSON (not UTF-8 text: {err.reason} at byte {err.start})"
         raise UntrustedFile(path, why) from None

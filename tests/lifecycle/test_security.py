@@ -665,3 +665,39 @@ def test_a_plans_override_that_sweeps_is_refused_before_anything_trains(tmp_path
     assert exit_.value.code == 2
     assert "is refused (a sweep" in capsys.readouterr().err
     assert not any(records.iterdir())
+
+
+def test_a_pipe_named_like_a_record_is_refused_not_waited_on(tmp_path):
+    """A FIFO `<hash>.json` in a records folder or a folder to harvest hung the renderer's
+    loader and the harvest for ever (reading it waits for a writer); it is no plain file. Read
+    in a thread, so the test fails (not hangs) where the reader would wait."""
+    import threading
+    import warnings
+
+    from dfl_bench.reproduction.harvest import harvest
+    from dfl_bench.results.load import RecordWarning, load_records
+    from dfl_bench.untrusted import UntrustedFile, read_json
+
+    folder = tmp_path / "records" / "formulas"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "0123456789abcdef.json")
+    said: list[str] = []
+
+    def readers() -> None:
+        with pytest.raises(UntrustedFile, match="not a plain file"):
+            read_json(folder / "0123456789abcdef.json")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RecordWarning)
+            load_records(tmp_path / "records")
+        said.extend(str(w.message) for w in caught)
+        with pytest.raises(ValueError, match="not a plain file"):
+            harvest(tmp_path / "records", tmp_path / "dest", "dest")
+        said.append("done")
+
+    reader = threading.Thread(target=readers, daemon=True)
+    reader.start()
+    reader.join(timeout=60)
+    if reader.is_alive():  # let the waiting reader go before failing
+        with open(folder / "0123456789abcdef.json", "w"):
+            pass
+    assert said[-1:] == ["done"] and any("not a plain file" in s for s in said)
