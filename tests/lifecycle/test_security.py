@@ -301,7 +301,15 @@ def test_the_migration_follows_no_symbolic_link(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "cell", ["best/../../../../elsewhere", "best/leak_${oc.env:SECRET}", "best/a/b", "../best/x"]
+    "cell",
+    [
+        "best/../../../../elsewhere",
+        "best/leak_${oc.env:SECRET}",
+        "best/a/b",
+        "../best/x",
+        "baseline/ce_pair,.",  # its sweep folder a Hydra sweep: the run failed, not the reading
+        "baseline/a=b",
+    ],
 )
 def test_a_plans_cell_name_is_a_plain_experiment_and_row(cell, tmp_path):
     import json
