@@ -9,6 +9,7 @@ whose commits give the same probe numbers is no mixed-commit warning.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import re
 import shutil
@@ -20,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from dfl_bench import paths
 from dfl_bench.lifecycle import records
 from dfl_bench.lifecycle.file_overrides import check_file_overrides, located
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
@@ -106,27 +106,30 @@ def known_commit(commit: str) -> str | None:
     return None if found.returncode == 0 else f"commit {commit} is not in this repository"
 
 
+_EXTRACTED: dict[str, Path] = {}  # commit -> its files, extracted by this process
+
+
 def checkout(commit: str) -> Path:
-    """The commit's tracked files (git archive), extracted once under the cache folder
-    (paths.cache_root()/commits; a temporary one with the caches off). ValueError for a commit
-    `known_commit` refuses."""
+    """The commit's tracked files (git archive), extracted by this process into a folder of its
+    own (a fresh private temporary folder, removed at exit): nothing found on disk is run as a
+    commit's code (a cache folder edited, cut off or planted, or a link to elsewhere, would run
+    its code and have the probe call two commits alike). ValueError for a commit `known_commit`
+    refuses."""
     why = known_commit(commit)
     if why is not None:
         raise ValueError(why)
-    root = paths.cache_root() or Path(tempfile.mkdtemp(prefix="dfl_bench_commits_"))
-    folder = root / "commits" / commit
-    if (folder / COMPLETE).is_file():
-        return folder
-    if folder.exists():  # a partial extraction (cut off, or made before the marker): redone
-        shutil.rmtree(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}.", dir=folder.parent))
+    if commit in _EXTRACTED and (_EXTRACTED[commit] / COMPLETE).is_file():
+        return _EXTRACTED[commit]
+    root = Path(tempfile.mkdtemp(prefix=f"dfl_bench_commit_{commit[:12]}_"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     archive = subprocess.run(
         ["git", "archive", commit], cwd=REPO_DIR, capture_output=True, check=True
     )
-    subprocess.run(["tar", "-x", "-C", str(partial)], input=archive.stdout, check=True)
-    (partial / COMPLETE).write_text(commit + "\n")
-    partial.rename(folder)  # whole or not there: never a folder half extracted
+    folder = root / commit
+    folder.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    (folder / COMPLETE).write_text(commit + "\n")
+    _EXTRACTED[commit] = folder
     return folder
 
 

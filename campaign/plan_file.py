@@ -11,7 +11,9 @@ from dfl_bench.reproduction.plan import JOB_SECONDS
 from dfl_bench.results import cell_configs
 from dfl_bench.untrusted import read_json
 
-CELL = re.compile(r"[A-Za-z0-9_]+/-?[A-Za-z0-9_][A-Za-z0-9_.+=,-]*")  # a folder name each side
+# A folder name each side; no `,` or `=`: the row names a Hydra sweep folder (hydra.sweep.dir),
+# where `a,b` is a sweep Hydra refuses and `=` no override it reads.
+CELL = re.compile(r"[A-Za-z0-9_]+/-?[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
 def read_plan(plan_file: Path) -> dict:
@@ -30,7 +32,7 @@ def read_plan(plan_file: Path) -> dict:
         if not CELL.fullmatch(str(cell)) or ".." in str(cell):
             raise ValueError(
                 f"{plan_file}: cell {str(cell)[:80]!r} is no <experiment>/<row> of plain names "
-                "(letters, digits, _ . + = , -)"
+                "(letters, digits, _ . + -)"
             )
         if str(cell).split("/", 1)[0] not in cell_configs.experiments():
             raise ValueError(f"{plan_file}: cell {cell!r} names no experiment")

@@ -13,9 +13,14 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
+# A name that becomes a folder or file name (an experiment's records folder, a row's label, a
+# profile in a figure's name): no separator, no "." or "..", nothing that leaves its folder.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_=+,-][A-Za-z0-9_=+,.-]*")
 MAX_BYTES = 64 * 2**20  # the largest file read (a probe file of every cell is a few MB)
 MAX_NESTING = 64  # a record nests 5 deep; nothing of ours nests more than 10
 
@@ -65,6 +70,24 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _plain_bytes(path: Path) -> bytes:
+    """The bytes of the plain file at `path`, opened without following a link or waiting on a
+    pipe (a FIFO named `*.json` would hang its reader); UntrustedFile for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UntrustedFile(path, "a symbolic link (not followed)") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UntrustedFile(path, "not a plain file (a pipe, a device or a socket)")
+        if info.st_size > MAX_BYTES:
+            raise UntrustedFile(path, f"{info.st_size:,} bytes, more than the {MAX_BYTES:,} read")
+        return handle.read(MAX_BYTES + 1)
+
+
 def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
     """The JSON value in the file at `path`, of type `expect`; `UntrustedFile` otherwise
     (FileNotFoundError where there is no file)."""
@@ -73,11 +96,9 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
         raise UntrustedFile(path, "a symbolic link (not followed)")
     if path.is_dir():
         raise UntrustedFile(path, "a folder, not a file")
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        raise UntrustedFile(path, f"{size:,} bytes, more than the {MAX_BYTES:,} read")
+    data = _plain_bytes(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         why = f"not JSON (not UTF-8 text: {err.reason} at byte {err.start})"
         raise UntrustedFile(path, why) from None
@@ -90,6 +111,8 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
     except _TwiceKey as err:
         why = f"gives the key {err.args[0]!r} twice (which one holds?)"
         raise UntrustedFile(path, why) from None
+    except ValueError as err:  # a number json cannot read (an integer of over 4,300 digits)
+        raise UntrustedFile(path, f"not JSON ({str(err).split(';')[0]})") from None
     if not isinstance(value, expect):
         wanted = " or ".join(
             t.__name__ for t in (expect if isinstance(expect, tuple) else (expect,))

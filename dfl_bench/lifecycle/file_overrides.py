@@ -7,8 +7,9 @@ sets the job's environment), a package (`group@pkg=`), an interpolation or resol
 anywhere: Hydra unescapes `$\\{...\\}` into one), a `_target_` (code to build), a key that
 sets a path (PATH_KEYS: a file from others names no folder to write in; a record's own
 `records_dir` and `checkpoint_dir`, where it ran, are taken off by `located` before the check),
-a debug flag, and any text that is not one printable line. Nothing here runs or resolves the text
-it checks.
+a debug flag, a sweep (`row=a,b` or `range(...)` in a plan's multirun trains configurations
+the plan does not name, which its status never counts), and any text that is not one printable
+line. Nothing here runs or resolves the text it checks.
 
     >>> refusal("kb=both") is None
     True
@@ -26,6 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
 from dfl_bench.paths import CONFIG_DIR
@@ -86,11 +89,32 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) ->
         return f"{parts[0]!r} is no key of the configuration"
     if key in config_groups(conf_dir) and (".." in value or not OPTION.fullmatch(value)):
         return "a config group's option must be a name (no path)"
+    if (why := one_value(override)) is not None:
+        return why
     if applied and parts[0] in NOT_HASHED and parts[0] not in APPLIED_ONLY:
         return (
             f"{parts[0]} is how a run is kept or shown, not what it computes (`force` reruns "
             "over finished records): a file does not choose it"
         )
+    return None
+
+
+@cache
+def _parser() -> OverridesParser:
+    return OverridesParser.create()
+
+
+@cache
+def one_value(override: str) -> str | None:
+    """Why Hydra does not read `override` as one value, or None: a sweep (`a,b`, `range(...)`,
+    `choice(...)`, `glob(...)`) would have a tool that applies it in a multirun train jobs the
+    file does not name."""
+    try:
+        parsed = _parser().parse_override(override)
+    except HydraException:
+        return "not an override Hydra reads"
+    if parsed.is_sweep_override():
+        return "a sweep (a,b / range / choice / glob: several jobs), not one value"
     return None
 
 

@@ -8,7 +8,6 @@ job writes to, so a records folder that cannot be written fails now, not after t
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,8 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench.checks import MAX_SEED, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
+from dfl_bench.untrusted import PLAIN_NAME
 
-# A name that becomes a folder or file name (an experiment's records folder, a row's label): no
-# separator, no "." or "..", nothing that leaves the folder it is written in.
-PLAIN_NAME = re.compile(r"[A-Za-z0-9_=+,-][A-Za-z0-9_=+,.-]*")
 MAX_NAME = 100  # characters (a file name may have 255 bytes; a lock or a W&B run adds to it)
 
 

@@ -31,7 +31,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     UNIT_FIELDS,
     VALIDATION_ACCURACY,
 )
-from dfl_bench.untrusted import UntrustedFile, read_json, unlinked
+from dfl_bench.untrusted import PLAIN_NAME, UntrustedFile, read_json, unlinked
 
 
 def without_code(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -137,6 +137,8 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     profile = record["config"].get("profile") or {}
     if not isinstance(profile, dict) or not isinstance(record.get("profile") or "", str):
         return "its profile is no budget (config.profile a mapping, profile its name)"
+    if record.get("profile") and not PLAIN_NAME.fullmatch(record["profile"]):
+        return f"profile {record['profile']!r} is no plain name (a figure's file is named by it)"
     budget = profile.get("max_steps")
     steps = record["steps"]
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):

@@ -32,6 +32,13 @@ def trainer_settings(cfg: DictConfig) -> dict[str, Any]:
     }
 
 
+# Trainer arguments of Lightning's own update, which a run's step (manual optimization) never
+# uses: one either stops the run with Lightning's traceback or is silently not applied.
+MANUAL_STEP = {
+    "accumulate_grad_batches": 1,
+    "gradient_clip_val": None,
+    "gradient_clip_algorithm": None,
+}
 GPU_ONLY = ("cuda_graph", "compile_dfl")  # job flags that act on a CUDA device only
 
 
@@ -44,6 +51,12 @@ def check_trainer(cfg: DictConfig) -> None:
             f"trainer.{owned[0]} is set by the job (profile, progress_bar, logger); conf/trainer "
             "may set any other lightning.Trainer argument"
         )
+    for key, default in MANUAL_STEP.items():
+        if cfg.trainer.get(key, default) not in (default, None):
+            raise ValueError(
+                f"trainer.{key}={cfg.trainer[key]}: a run's step makes its own update (manual "
+                f"optimization), which Lightning's {key} never reaches; leave it unset"
+            )
     if str(cfg.trainer.get("accelerator")) in ("gpu", "cuda") and not torch.cuda.is_available():
         raise ValueError(
             f"trainer.accelerator={cfg.trainer.accelerator}: this machine has no CUDA GPU "

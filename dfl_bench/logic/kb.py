@@ -181,9 +181,18 @@ def build_kb(
     spec = KBS[name]
     families = spec.families
     valid = [f.name for f in families]
+    if formulas is not None and (isinstance(formulas, str) or not isinstance(formulas, Sequence)):
+        raise ValueError(f"kb.formulas must be a list of formulas (e.g. [1, 2]), got {formulas!r}")
     chosen = valid if formulas is None else [_family_name(name, k, valid) for k in formulas]
     if not chosen:
         raise ValueError(f"select at least one formula of {name!r}; valid choices: {valid}")
+    if not isinstance(weights or {}, Mapping):
+        raise ValueError(
+            f"kb.weights must map formulas to weights (e.g. {{1: 2.0}}), got {weights!r}"
+        )
+    for k, v in (weights or {}).items():
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < math.inf:
+            raise ValueError(f"kb.weights.{k} must be a finite number >= 0, got {v!r}")
     w = {_family_name(name, k, valid): v for k, v in (weights or {}).items()}
     selected = [f for f in families if f.name in chosen]
     divisors = {n: v for n, v in spec.divisors.items() if n in chosen}

@@ -205,25 +205,29 @@ def test_a_records_commit_is_a_full_hex_id_this_repository_knows_or_nothing_runs
     assert not (tmp_path / "cache").exists() and not Path("/tmp/dfl_bench_escaped").exists()
 
 
-def test_a_known_commit_is_checked_out_under_the_cache_folder_it_is_told(tmp_path, monkeypatch):
+def test_a_commits_code_is_extracted_fresh_never_taken_from_a_folder_on_disk(tmp_path, monkeypatch):
+    """A folder in the cache marked whole (a link to elsewhere, a planted or edited one, one cut
+    off) ran its code as the commit's and could have the probe call two commits alike: the
+    probe extracts each commit itself into a private folder of its own, reused by this process
+    only."""
+    import subprocess
+
     monkeypatch.setenv("DFL_BENCH_CACHE", str(tmp_path / "cache"))
     head = _head()
+    planted = tmp_path / "planted"
+    (planted / "dfl_bench").mkdir(parents=True)
+    (planted / "dfl_bench" / "__main__.py").write_text("raise SystemExit('planted')\n")
+    (planted / commit_probe.COMPLETE).write_text(head + "\n")
+    (tmp_path / "cache" / "commits").mkdir(parents=True)
+    (tmp_path / "cache" / "commits" / head).symlink_to(planted)
     folder = commit_probe.checkout(head)
-    assert folder == tmp_path / "cache" / "commits" / head and (folder / "dfl_bench").is_dir()
-
-
-def test_a_partly_extracted_commit_folder_is_extracted_again_not_reused(tmp_path, monkeypatch):
-    """A folder cut off while it was extracted holds some modules: the probe would import the
-    rest from this checkout and report the commits alike. Only a folder marked whole is reused."""
-    monkeypatch.setenv("DFL_BENCH_CACHE", str(tmp_path / "cache"))
-    head = _head()
-    partial = tmp_path / "cache" / "commits" / head
-    (partial / "dfl_bench").mkdir(parents=True)  # the package's folder, without its modules
-    folder = commit_probe.checkout(head)
-    assert (folder / "dfl_bench" / "__main__.py").is_file()
-    assert (folder / commit_probe.COMPLETE).read_text().strip() == head
-    (folder / "conf" / "config.yaml").unlink()  # a marked folder is reused as it is
-    assert commit_probe.checkout(head) == folder and not (folder / "conf" / "config.yaml").exists()
+    assert not folder.is_relative_to(tmp_path) and folder.name == head
+    main = subprocess.run(
+        ["git", "show", f"{head}:dfl_bench/__main__.py"], capture_output=True, text=True
+    ).stdout
+    assert (folder / "dfl_bench" / "__main__.py").read_text() == main
+    assert commit_probe.checkout(head) == folder  # once per process
+    assert oct(folder.parent.stat().st_mode & 0o777) == "0o700"
 
 
 @pytest.mark.parametrize(

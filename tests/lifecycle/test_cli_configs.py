@@ -288,11 +288,27 @@ def test_bad_provenance_raises(entries, message):
 
 
 def test_trainer_options_pass_through_and_the_jobs_own_settings_are_refused():
-    cfg = compose_job(["+trainer.gradient_clip_val=0.5", "profile=smoke"])
+    cfg = compose_job(["+trainer.detect_anomaly=true", "profile=smoke"])
     trainer = build_trainer(cfg, [])
-    assert (trainer.gradient_clip_val, trainer.max_steps) == (0.5, cfg.profile.max_steps)
+    assert (trainer._detect_anomaly, trainer.max_steps) == (True, cfg.profile.max_steps)
     with pytest.raises(ValueError, match=r"trainer.max_steps is set by the job"):
         check_trainer(compose_job(["+trainer.max_steps=3"]))
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "+trainer.accumulate_grad_batches=1000",  # Lightning's traceback at the first step
+        "+trainer.gradient_clip_val=0.5",  # never applied: the step makes its own update
+        "+trainer.gradient_clip_val=nan",
+        "+trainer.gradient_clip_algorithm=value",
+    ],
+)
+def test_a_trainer_argument_of_lightnings_own_update_is_refused_naming_it(override):
+    key = override.split("=")[0].lstrip("+")
+    with pytest.raises(ValueError, match=rf"^{key}=.*\(manual optimization\)"):
+        check_trainer(compose_job([override, "profile=smoke"]))
+    check_trainer(compose_job(["+trainer.accumulate_grad_batches=1", "profile=smoke"]))
 
 
 @pytest.mark.parametrize("experiment", EACH_EXPERIMENT)

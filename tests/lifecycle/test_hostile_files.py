@@ -20,7 +20,8 @@ HOSTILE_TEXTS = st.sampled_from(
         "/etc/passwd", "\x1b]0;TITLE\x07\x1b[2K", "kb=both\nseed=1", "a" * 300,
         "hydra.job.env_set={X:1}", "--experimental-rerun=x.pickle", "+task._target_=os.system",
         "data.cache_dir=/tmp/c", "records_dir=../out", "row=f1", "kb=sum9", "",
-        "kb.w_dfl=$\\{oc.env:DFL_TEST_SECRET\\}",
+        "kb.w_dfl=$\\{oc.env:DFL_TEST_SECRET\\}", "row=f1,f2", "kb.w_dfl=range(1,9)",
+        "x/../../../escaped",
     ]
 )  # fmt: skip
 JSON = st.recursive(
@@ -42,7 +43,7 @@ def _spoiled(fields: dict) -> dict:
 
 RECORD_FIELDS = st.dictionaries(
     st.sampled_from(["name", "row", "overrides", "config", "status", "git_commit", "seed",
-                     "experiment", "log_dir", "reused_from", "test_accuracy"]),
+                     "experiment", "log_dir", "reused_from", "test_accuracy", "profile"]),
     JSON | st.lists(HOSTILE_TEXTS, max_size=4),
     max_size=4,
 )  # fmt: skip
@@ -123,3 +124,4 @@ def test_a_hostile_plan_is_refused_in_one_line_before_anything_runs(cell, spec, 
 def test_the_generated_hostile_texts_include_what_the_probes_found():
     texts = HOSTILE_TEXTS.elements
     assert "$\\{oc.env:DFL_TEST_SECRET\\}" in texts and "../../../../elsewhere" in texts
+    assert "row=f1,f2" in texts and "x/../../../escaped" in texts

@@ -137,6 +137,10 @@ def test_a_home_that_cannot_be_written_prints_no_librarys_warning(logger, tmp_pa
         ("kb=both\nseed=1", "not one printable line"),
         ("nonsense.key=1", "no key of the configuration"),
         (["kb=both"], "a list, not a text"),
+        ("row=ce_pair,ce_only", "a sweep"),  # a plan's multirun would train both rows
+        ("kb.w_dfl=range(1,1000)", "a sweep"),
+        ("tnorm=yager,godel", "a sweep"),
+        ("kb.w_dfl=(", "not an override Hydra reads"),
     ],
 )
 def test_an_override_read_from_a_file_is_a_plain_config_override(override, why):
@@ -244,21 +248,35 @@ def test_a_records_own_folders_are_taken_off_before_its_overrides_are_checked():
     assert located(["data.cache_dir=/x"]) == ["data.cache_dir=/x"]  # still checked, refused
 
 
-def test_a_package_in_the_working_directory_never_runs(tmp_path):
-    """`python -m dfl_bench` puts the working directory first on sys.path: a folder holding a
-    library's name (omegaconf, imported at once; torchvision, by Lightning) must not run."""
+@pytest.mark.parametrize("entry", ["dfl_bench", "dfl_bench.results"])
+def test_a_package_in_the_working_directory_never_runs(entry, tmp_path):
+    """`python -m dfl_bench...` puts the working directory first on sys.path: a folder holding a
+    library's name (omegaconf, imported at once; torchvision, by Lightning; pandas, by the
+    renderer) must not run, whichever of the package's entry points the README names runs."""
     import subprocess
     import sys
 
     marker = tmp_path / "ran"
-    for name in ("omegaconf", "torchvision", "hydra"):
+    for name in ("omegaconf", "torchvision", "hydra", "pandas", "numpy"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text(
             f"open({str(marker)!r}, 'w').close()\nraise SystemExit(99)\n"
         )
+    args = {
+        "dfl_bench": ["--help"],
+        "dfl_bench.results": [
+            "--records-dir",
+            str(tmp_path / "records"),
+            "--out",
+            "out",
+            "--tables",
+            "formulas",
+        ],
+    }[entry]
+    one_committed_record(tmp_path / "records")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
-        [sys.executable, "-m", "dfl_bench", "--help"],
+        [sys.executable, "-m", entry, *args],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -283,7 +301,15 @@ def test_the_migration_follows_no_symbolic_link(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "cell", ["best/../../../../elsewhere", "best/leak_${oc.env:SECRET}", "best/a/b", "../best/x"]
+    "cell",
+    [
+        "best/../../../../elsewhere",
+        "best/leak_${oc.env:SECRET}",
+        "best/a/b",
+        "../best/x",
+        "baseline/ce_pair,.",  # its sweep folder a Hydra sweep: the run failed, not the reading
+        "baseline/a=b",
+    ],
 )
 def test_a_plans_cell_name_is_a_plain_experiment_and_row(cell, tmp_path):
     import json
@@ -336,6 +362,7 @@ def test_a_record_of_another_shape_stops_the_migration_naming_its_key(spoil, key
         ("{not json", "not JSON"),
         ("[]", "list"),
         ('{"status": "failed", "status": "ok"}', "gives the key 'status' twice"),
+        ('{"seed": ' + "9" * 5000 + "}", "4300 digits"),
     ],
 )
 def test_every_reader_of_a_file_from_others_says_one_line_for_a_hostile_file(
@@ -603,3 +630,82 @@ def test_a_folder_name_with_terminal_escapes_is_shown_escaped_by_the_renderer(tm
     main(["--records-dir", str(records), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert "\x1b" not in err and "aggr\\x1b[2J\\nregation" in err
+
+
+def test_a_records_profile_that_is_no_plain_name_writes_no_figure_outside_its_folder(
+    tmp_path, capsys
+):
+    """A record's profile names its figures' files: `x/../../../escaped` would have the
+    renderer write a figure three folders up from figures/; such a record is no whole record."""
+    import json
+
+    from dfl_bench.lifecycle import records as records_module
+    from dfl_bench.results.__main__ import main
+
+    records, out = tmp_path / "records", tmp_path / "out"
+    path = records / "formulas" / one_committed_record(records).name
+    record = json.loads(path.read_text())
+    record["profile"] = "x/../../../escaped"
+    path.write_text(json.dumps(record))
+    (out / "figures" / "formulas_paper_vs_ours_x").mkdir(parents=True)
+    assert "is no plain name" in records_module.invalid(record)
+    assert main(["--records-dir", str(records), "--out", str(out), "--tables", "formulas"]) == 2
+    assert "is no plain name" in capsys.readouterr().err
+    assert not list(tmp_path.glob("escaped*"))
+
+
+def test_a_plans_override_that_sweeps_is_refused_before_anything_trains(tmp_path, capsys):
+    """A plan cell's override `row=ce_pair,ce_only` made `seed_plan run`'s multirun train two
+    rows for one planned cell, and `status` never counted either; it is refused in one line."""
+    import json
+
+    from campaign import seed_plan
+
+    out, records = tmp_path / "plan", tmp_path / "records"
+    out.mkdir()
+    records.mkdir()
+    cell = {"seeds": 1, "override": "row=ce_pair,ce_only", "wall_time_s": 5}
+    plan = {"profile": "smoke", "cells": {"baseline/ce_pair": cell}}
+    (out / "plan.json").write_text(json.dumps(plan))
+    args = ["run", "--out", str(out), "--records-dir", str(records)]
+    with pytest.raises(SystemExit) as exit_:
+        seed_plan.main(args)
+    assert exit_.value.code == 2
+    assert "is refused (a sweep" in capsys.readouterr().err
+    assert not any(records.iterdir())
+
+
+def test_a_pipe_named_like_a_record_is_refused_not_waited_on(tmp_path):
+    """A FIFO `<hash>.json` in a records folder or a folder to harvest hung the renderer's
+    loader and the harvest for ever (reading it waits for a writer); it is no plain file. Read
+    in a thread, so the test fails (not hangs) where the reader would wait."""
+    import threading
+    import warnings
+
+    from dfl_bench.reproduction.harvest import harvest
+    from dfl_bench.results.load import RecordWarning, load_records
+    from dfl_bench.untrusted import UntrustedFile, read_json
+
+    folder = tmp_path / "records" / "formulas"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "0123456789abcdef.json")
+    said: list[str] = []
+
+    def readers() -> None:
+        with pytest.raises(UntrustedFile, match="not a plain file"):
+            read_json(folder / "0123456789abcdef.json")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RecordWarning)
+            load_records(tmp_path / "records")
+        said.extend(str(w.message) for w in caught)
+        with pytest.raises(ValueError, match="not a plain file"):
+            harvest(tmp_path / "records", tmp_path / "dest", "dest")
+        said.append("done")
+
+    reader = threading.Thread(target=readers, daemon=True)
+    reader.start()
+    reader.join(timeout=60)
+    if reader.is_alive():  # let the waiting reader go before failing
+        with open(folder / "0123456789abcdef.json", "w"):
+            pass
+    assert said[-1:] == ["done"] and any("not a plain file" in s for s in said)

@@ -363,3 +363,19 @@ def test_sibling_folds_may_reuse_an_index() -> None:
     want = ops.forall(ops.tconorm(acc, acc), dim=0)
     got = KnowledgeBase([fam])({"digit": p}, ops).formula_valuations["twice"]
     torch.testing.assert_close(got, want.reshape(1))
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"weights": [float("nan")]}, "kb.weights must map formulas to weights"),
+        ({"weights": {1: float("nan")}}, "kb.weights.1 must be a finite number >= 0"),
+        ({"weights": {1: True}}, "kb.weights.1 must be a finite number >= 0"),
+        ({"weights": {1: -1.0}}, "kb.weights.1 must be a finite number >= 0"),
+        ({"formulas": 5}, "kb.formulas must be a list of formulas"),
+    ],
+)
+def test_a_knowledge_bases_options_of_another_shape_are_one_error_naming_the_key(options, said):
+    """`kb.weights=[nan]` was an AttributeError traceback; a NaN weight trained a NaN loss."""
+    with pytest.raises(ValueError, match=said):
+        build_kb("same", **options)
