@@ -369,9 +369,9 @@ def test_sibling_folds_may_reuse_an_index() -> None:
     ("options", "said"),
     [
         ({"weights": [float("nan")]}, "kb.weights must map formulas to weights"),
-        ({"weights": {1: float("nan")}}, "kb.weights.1 must be a finite number >= 0"),
-        ({"weights": {1: True}}, "kb.weights.1 must be a finite number >= 0"),
-        ({"weights": {1: -1.0}}, "kb.weights.1 must be a finite number >= 0"),
+        ({"weights": {1: float("nan")}}, "kb.weights: the weight of same/1 must be"),
+        ({"weights": {1: True}}, "kb.weights: the weight of same/1 must be"),
+        ({"weights": {1: -1.0}}, "kb.weights: the weight of same/1 must be"),
         ({"formulas": 5}, "kb.formulas must be a list of formulas"),
     ],
 )
