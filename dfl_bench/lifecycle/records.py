@@ -150,6 +150,11 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
         isinstance(wall, bool) or not isinstance(wall, int | float) or not 0 <= wall < math.inf
     ):
         return f"wall_time_s {wall!r} is not a time in seconds"
+    where = record.get("machine")
+    if where is not None and not (
+        isinstance(where, dict) and all(isinstance(v, str | None) for v in where.values())
+    ):
+        return f"machine {where!r} is no machine (a mapping of names, as records.machine writes)"
     best = record.get(BEST_TEST_ACCURACY)
     if record["status"] == "ok" and None not in (best, accuracy) and not best >= accuracy:
         return f"{BEST_TEST_ACCURACY} {best!r} lies below its final test accuracy {accuracy!r}"

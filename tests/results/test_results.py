@@ -808,6 +808,8 @@ def test_a_seed_trained_twice_counts_with_the_tables_own_record_and_names_the_ot
         ({"best_test_accuracy": float("nan")}, "best_test_accuracy nan lies below its final"),
         ({"steps": "4"}, "steps '4' is not a whole number of steps"),
         ({"seed": None}, "seed None is not a seed"),
+        ({"machine": "x"}, "machine 'x' is no machine"),
+        ({"machine": {"cpu": ["x"]}}, r"machine \{'cpu': \['x'\]\} is no machine"),
         ({"experiment": "/abs/where"}, "experiment '/abs/where' is no experiment's name"),
     ],
 )
