@@ -168,3 +168,31 @@ def test_no_two_modules_share_a_file_name():
         if path.name not in ("__init__.py", "__main__.py")
     ]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def floors(room: Path) -> int:
+    """The floors of a package's import graph: the most modules on one chain of imports inside it
+    (a module imported by none of its siblings' importers is floor 1)."""
+    package = ".".join(room.relative_to(ROOT).parts)
+    edges = {
+        p.stem: {m.split(".")[2] for m in imports(p, package) if m.count(".") >= 2} - {p.stem}
+        for p in room.glob("*.py")
+    }
+
+    def height(name: str) -> int:
+        return 1 + max((height(below) for below in edges.get(name, ())), default=0)
+
+    return max(height(name) for name in edges)
+
+
+def test_the_results_room_stays_small():
+    """What a user of the framework needs for any experiment, apart from this repository's
+    verdicts (campaign/report/): at most 20 modules, 4,000 lines and 8 floors."""
+    room = PACKAGE / "results"
+    modules = sorted(room.glob("*.py"))
+    lines = sum(len(p.read_text().splitlines()) for p in modules)
+    assert (len(modules) <= 20, lines <= 4000, floors(room) <= 8) == (True, True, True), (
+        len(modules),
+        lines,
+        floors(room),
+    )

@@ -1,7 +1,6 @@
-"""The paper's numbers (Section 10 and the appendix), loaded from `paper_numbers.yaml`, its only
-stated seed noise (Section 10's baseline 95.18 ± 0.204: how its single-run numbers are compared;
-our cells are compared by their own seeds: stats.py), and the layout of each experiment beyond
-the paper (its rows, from its sweep in conf/experiment/)."""
+"""The paper's numbers (Section 10 and the appendix) from `paper_numbers.yaml`, its one stated
+seed noise (the baseline's 95.18 ± 0.204, for its single-run numbers; our cells by their own
+seeds: stats.py), and each experiment beyond the paper's rows (its sweep in conf/experiment/)."""
 
 from __future__ import annotations
 
@@ -212,13 +211,10 @@ class Noise:
     sigma: float
     source: str
 
-    def stderr(self, n_a: int = 1, n_b: int = 1) -> float:
-        """Standard error of the difference of two means over n_a and n_b seeds."""
-        return self.sigma * math.sqrt(1 / n_a + 1 / n_b)
-
     def margin(self, n_a: int = 1, n_b: int = 1) -> float:
-        """Z standard errors of a difference: beyond it a win is "much better", within it a tie."""
-        return Z * self.stderr(n_a, n_b)
+        """Z standard errors of the difference of two means over n_a and n_b seeds: beyond it a
+        win is "much better", within it a tie."""
+        return Z * self.sigma * math.sqrt(1 / n_a + 1 / n_b)
 
 
 def paper_noise(baseline_std: float) -> Noise:
