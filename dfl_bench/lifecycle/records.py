@@ -139,6 +139,9 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
         return "its profile is no budget (config.profile a mapping, profile its name)"
     if record.get("profile") and not PLAIN_NAME.fullmatch(record["profile"]):
         return f"profile {record['profile']!r} is no plain name (a figure's file is named by it)"
+    for row in (record.get("row"), record["config"].get("row")):
+        if row is not None and not (isinstance(row, str) and PLAIN_NAME.fullmatch(row)):
+            return f"row {row!r} is no plain name (a table's row, LaTeX and Markdown, shows it)"
     budget = profile.get("max_steps")
     steps = record["steps"]
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):

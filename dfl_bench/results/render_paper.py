@@ -238,9 +238,8 @@ def _tex_body(table: Table, per_row: Mapping[int, list[int]]) -> list[str]:
     labels = table.paper.group_labels
     body = []
     for index, row in enumerate(table.rows):
-        label = (
-            row.label if row.label.startswith("$") or "\\&" in row.label else tex_escape(row.label)
-        )
+        written = not row.extra and (row.label.startswith("$") or "\\&" in row.label)
+        label = row.label if written else tex_escape(row.label)  # a record's row: text only
         marks = "".join(f"$^{{{m}}}$" for m in per_row.get(index, []))
         for kind in ("paper", "ours", r"$\Delta$"):
             cells = [label if kind == "paper" else "", kind + (marks if kind == "ours" else "")]

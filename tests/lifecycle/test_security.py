@@ -709,3 +709,54 @@ def test_a_pipe_named_like_a_record_is_refused_not_waited_on(tmp_path):
         with open(folder / "0123456789abcdef.json", "w"):
             pass
     assert said[-1:] == ["done"] and any("not a plain file" in s for s in said)
+
+
+def _record_beside(records: Path, change) -> Path:
+    """A committed formulas record and beside it a copy `change`d, at its own place."""
+    from dfl_bench.lifecycle.records import config_hash
+
+    committed = one_committed_record(records)
+    record = json.loads(committed.read_text())
+    change(record)
+    record["config_hash"] = config_hash(record["config"])
+    path = records / "formulas" / f"{record['config_hash']}.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+@pytest.mark.parametrize("where", ["row", "config"])
+def test_a_records_row_that_is_no_plain_name_is_no_whole_record(tmp_path, where):
+    """A record's row is a table's row label, in LaTeX too: `$\\input{/etc/passwd}$` was
+    written into the .tex as it stood (a label in $ is the paper's LaTeX); such a record is no
+    whole record, skipped by the tables and refused by the harvest."""
+    from dfl_bench.lifecycle import records as records_module
+    from dfl_bench.results.__main__ import main
+
+    hostile = "$\\input{/etc/passwd}$"
+
+    def change(record):
+        (record if where == "row" else record["config"])["row"] = hostile
+        record["config"]["optimizer"]["lr"] = 0.00123
+
+    path = _record_beside(tmp_path / "records", change)
+    assert "row '$\\\\input{/etc/passwd}$' is no plain name" in records_module.invalid(
+        json.loads(path.read_text())
+    )
+    main(["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / "out")])
+    for table in (tmp_path / "out" / "tables").iterdir():
+        assert "input{/etc/passwd}" not in table.read_text(), table.name
+
+
+def test_a_records_setting_in_a_row_label_is_text_in_latex(tmp_path):
+    """A record of another configuration is a row labelled by how it differs; a setting that
+    holds `\\&` had that label written into the .tex as the paper's LaTeX (`\\input{...}`
+    with it); a record's label is escaped as text."""
+    from dfl_bench.results.__main__ import main
+
+    def change(record):
+        record["config"]["optimizer"]["name"] = "x\\&\\input{/etc/passwd}"
+
+    _record_beside(tmp_path / "records", change)
+    main(["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / "out")])
+    tex = (tmp_path / "out" / "tables" / "formulas.tex").read_text()
+    assert "optimizer.name=x" in tex and "\\input{" not in tex
