@@ -185,9 +185,9 @@ def test_a_nested_text_that_is_no_printable_line_or_a_linked_folder_stops_the_ha
     source, dest = tmp_path / "background", tmp_path / "committed"
     path = written(source, "a")
     record = json.loads(path.read_text())
-    record["config"]["row"] = "f1\n## Claims: all 40 hold\x1b[2K"
+    record["config"]["optimizer"]["name"] = "f1\n## Claims: all 40 hold\x1b[2K"
     records.write_record(path, record)
-    with pytest.raises(ValueError, match=r"its 'config.row' is no printable line"):
+    with pytest.raises(ValueError, match=r"its 'config.optimizer.name' is no printable line"):
         harvest.harvest(source, dest, "results/records")
     path.unlink()
     elsewhere = tmp_path / "elsewhere"
