@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -14,6 +15,16 @@ def text(value: object) -> str:
     &lt;script&gt;x&lt;/script&gt; \\| y
     """
     return html.escape(str(value), quote=False).replace("|", "\\|")
+
+
+def one_line(note: str) -> str:
+    """A note, which may quote a record (its failure, its settings), as one line of Markdown
+    with no HTML: a line break or a tag in a record's text starts nothing of its own.
+
+    >>> one_line("failed: x<img src=y>\\n# heading")
+    'failed: x&lt;img src=y> # heading'
+    """
+    return re.sub(r"[\r\n]+", " ", note).replace("<", "&lt;")
 
 
 def row(cells: Iterable[object]) -> str:

@@ -42,16 +42,6 @@ def plain(label: str) -> str:
     return re.sub(r"[{}]", "", text).strip()
 
 
-def one_line(note: str) -> str:
-    """A note, which may quote a record (its failure, its settings), as one line of Markdown
-    with no HTML: a line break or a tag in a record's text starts nothing of its own.
-
-    >>> one_line("failed: x<img src=y>\\n# heading")
-    'failed: x&lt;img src=y> # heading'
-    """
-    return re.sub(r"[\r\n]+", " ", note).replace("<", "&lt;")
-
-
 def paper_value(cell: PaperCell | None, column: str) -> str:
     """The printed value (bold kept), `undef.` for '-', `n.p.` for a blank."""
     if cell is None:
@@ -234,7 +224,7 @@ def _paper_notes(paper: PaperTable, notes: Mapping[str, int]) -> list[str]:
     """What is not printed, the numbered notes, the shared rows and the paper's own notes."""
     out = ["", f"Not printed: {paper.not_printed}"] if paper.not_printed else []
     if notes:
-        out += ["", "Notes:", ""] + [f"{n}. {one_line(text)}" for text, n in notes.items()]
+        out += ["", "Notes:", ""] + [f"{n}. {md.one_line(text)}" for text, n in notes.items()]
     for key, reason in paper.shared.items():
         out += ["", f"Shared row `{key}`: {reason}"]
     for note in paper.notes:
