@@ -158,6 +158,9 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
         isinstance(where, dict) and all(isinstance(v, str | None) for v in where.values())
     ):
         return f"machine {where!r} is no machine (a mapping of names, as records.machine writes)"
+    stack = record.get("stack")
+    if stack is not None and not (isinstance(stack, list) and all(type(k) is str for k in stack)):
+        return f"stack {stack!r:.80} is no stack (the list of the jobs it trained with)"
     best = record.get(BEST_TEST_ACCURACY)
     if record["status"] == "ok" and None not in (best, accuracy) and not best >= accuracy:
         return f"{BEST_TEST_ACCURACY} {best!r} lies below its final test accuracy {accuracy!r}"

@@ -181,6 +181,18 @@ def test_time_estimate_from_records_of_the_profile_else_the_default(tmp_path):
     assert plan.estimate(10, 6.0, 2) == 60.0 / min(2, os.cpu_count() or 1)
 
 
+@pytest.mark.parametrize("stack", [5, "x" * 1000])
+def test_a_records_stack_that_is_no_list_of_jobs_is_no_whole_record(tmp_path, stack):
+    """A record's stack divides its wall time in the GPU estimate: an int was a TypeError
+    traceback of the planner, a text of 1,000 characters an estimate 1,000 times short."""
+    record = {k: None for k in records.RECORD_FIELDS} | {"config": {}, "test_accuracy": 0.5}
+    record |= {"seed": 0, "status": "ok", "profile": "long", "wall_time_s": 40.0, "stack": stack}
+    assert "is no stack" in records.invalid(record)
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "s.json").write_text(json.dumps(record))
+    assert plan.job_seconds("long", tmp_path, "gpu") == 10000 * plan.GPU_ITERATION_S
+
+
 def test_multirun_command_selects_the_experiment_seeds_and_launcher(tmp_path):
     args = reproduce.parse_args(
         ["--jobs=2", f"--records={tmp_path}", "experiment_name=k8", "model.ntn_k=8"]
