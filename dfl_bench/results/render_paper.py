@@ -312,12 +312,13 @@ def signed(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f}"
 
 
+TEX = {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}"}
+TEX |= {c: "\\" + c for c in "&%#_{}$"} | {"±": r"$\pm$", "Δ": r"$\Delta$", "σ": r"$\sigma$"}
+
+
 def tex_escape(text: str) -> str:
-    """Text for LaTeX: escape the special characters."""
-    out = text.replace("\\", r"\textbackslash{}")
-    for char in "&%#_{}$":
-        out = out.replace(char, "\\" + char)
-    return out.replace("±", r"$\pm$").replace("Δ", r"$\Delta$").replace("σ", r"$\sigma$")
+    """Text for LaTeX: each special character escaped in one pass (no escape escaped again)."""
+    return "".join(TEX.get(char, char) for char in text)
 
 
 def tex_value(text: str) -> str:

@@ -874,3 +874,13 @@ def test_help_composes_no_experiment(monkeypatch, capsys):
     with pytest.raises(SystemExit) as done:
         cli.parse_args(["--help"])
     assert done.value.code == 0 and "same_symmetric" in capsys.readouterr().out
+
+
+def test_latex_text_escapes_every_special_character_once():
+    """A backslash became `\\textbackslash\\{\\}` (its braces escaped again) and `^`, `~` stayed
+    raw, so a record's value with them broke the .tex."""
+    from dfl_bench.results.render_paper import tex_escape
+
+    assert tex_escape("a\\b^c~d{e}_f & 1 ± 2") == (
+        r"a\textbackslash{}b\textasciicircum{}c\textasciitilde{}d\{e\}\_f \& 1 $\pm$ 2"
+    )
