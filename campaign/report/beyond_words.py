@@ -5,6 +5,7 @@ the runs that collapsed, and a table's generated block as the write-up shows it.
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,7 @@ from dfl_bench.results.cell_configs import POST_HOC_BUDGETS
 from dfl_bench.results.cells import COLLAPSE_POINTS, Ours, Table
 from dfl_bench.results.paper import COLUMN_FIELDS
 from dfl_bench.results.render_beyond import ANOTHER_TASK, versus_block
-from dfl_bench.results.render_paper import MISSING
+from dfl_bench.results.render_paper import MISSING, mean_std
 from dfl_bench.schema import DIGIT_ACCURACY, GRADIENT_REACHED
 from dfl_bench.tasks import PAPER_TASK
 
@@ -47,12 +48,7 @@ def accuracy_text(ours: Ours | None) -> str:
         return "missing"
     if ours.number("accuracy") is None:  # runs that measured a validation split only
         return "no test accuracy"
-    std = ours.std["accuracy"]
-    return (
-        f"{ours.number('accuracy'):.2f}"
-        + ("" if std is None else f" ± {std:.2f}")
-        + (f" (n={ours.n['accuracy']})")
-    )
+    return f"{mean_std(ours.number('accuracy'), ours.std['accuracy'], 2)} (n={ours.n['accuracy']})"
 
 
 def beyond(table: Table) -> str:
@@ -263,14 +259,9 @@ def _runs_text(ours: Ours | None) -> str:
     how many collapsed; or `no runs`."""
     if ours is None or ours.number("accuracy") is None:
         return "no runs"
-    std = ours.std["accuracy"]
     collapsed = sum(ours.collapsed.get("accuracy", ()))
-    return (
-        f"{ours.number('accuracy'):.2f}"
-        + ("" if std is None else f" ± {std:.2f}")
-        + f" (n={ours.n['accuracy']}"
-        + (f", {collapsed} collapsed)" if collapsed else ")")
-    )
+    n = f"n={ours.n['accuracy']}" + (f", {collapsed} collapsed" if collapsed else "")
+    return f"{mean_std(ours.number('accuracy'), ours.std['accuracy'], 2)} ({n})"
 
 
 def table_markers(name: str) -> tuple[str, str]:
@@ -436,8 +427,5 @@ def _mean_text(values: Sequence[float]) -> str:
     """`81.90 ± 1.47 (n=4)` of a list of accuracies (%)."""
     if not values:
         return "none"
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return f"{mean:.2f} (n=1)"
-    sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
-    return f"{mean:.2f} ± {sd:.2f} (n={len(values)})"
+    sd = statistics.stdev(values) if len(values) > 1 else None
+    return f"{mean_std(statistics.fmean(values), sd, 2)} (n={len(values)})"
