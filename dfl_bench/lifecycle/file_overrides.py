@@ -1,6 +1,11 @@
 """Overrides read from a file (a record's `overrides`, a plan's cell, a harvest's records) are
-untrusted: each must be a plain `key=value` over a key of the configuration (a config group or a
-top-level key of conf/config.yaml, at any depth below it). Refused: a Hydra flag
+untrusted: each must be a plain `key=value` that sets one value, decided on what Hydra parses of
+it: a config group's option (a name), or a key some yaml of the configuration sets (or one a
+command line adds, ADDED) to a number, true/false, null or a plain text. Refused: a deletion
+(`~kb`), a dict or list value (`data={cache_dir:/x}` sets every key inside it), a mapping set
+whole (`data=5`), null for a group, a key no yaml sets (`+model.foo=1` trains the same numbers
+under another hash), an argument of the trainer or the logger (`+trainer.default_root_dir=/x`
+names a folder: a file chooses their option, `trainer=cpu`), a Hydra flag
 (`--experimental-rerun=...` loads a pickle), a Hydra setting at any depth (`hydra.job.env_set`
 sets the job's environment), a package (`group@pkg=`), an interpolation or resolver (`${oc.env:
 ...}` would put the reader's secrets into a result) in any spelling (a `$` or a backslash
@@ -43,6 +48,18 @@ OPTION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,-]*")  # a group's option(s): nam
 PATH_KEYS = frozenset(
     {"records_dir", "checkpoint_dir", "data.cache_dir", "data.root", "logger.save_dir"}
 )
+OPTION_ONLY = ("trainer", "logger")  # groups a file chooses an option of, never an argument
+# Keys no yaml sets that a command line adds with `+` (docs/training.md, docs/tasks.md): the
+# optimizer's schedules, the held-out share of the paper's task, the tests' signals.
+ADDED = frozenset(
+    {
+        "optimizer.warmup",
+        "optimizer.cosine_final",
+        "data.validation",
+        "debug.sigterm_at_step",
+        "debug.sigint_at_step",
+    }
+)
 WHERE_IT_RAN = ("records_dir", "checkpoint_dir")  # a record's own folders, not a setting of it
 APPLIED_ONLY = ("row",)  # the one unhashed key a plan's override may set: which row of a table
 
@@ -60,6 +77,61 @@ def known_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
     primary = OmegaConf.to_container(OmegaConf.load(Path(conf_dir) / "config.yaml"))
     keys = {str(k) for k in primary if k not in ("defaults", "hydra")}  # type: ignore[union-attr]
     return config_groups(conf_dir) | keys
+
+
+def _package(path: Path, conf_dir: Path) -> str:
+    """Where the yaml `path` under `conf_dir` puts its keys: its `# @package` line, else its
+    group (`tnorm`), "" for config.yaml and `_global_`."""
+    for line in path.read_text().splitlines():
+        if line.startswith("# @package "):
+            package = line.removeprefix("# @package ").strip()
+            return "" if package == "_global_" else package
+    return ".".join(path.relative_to(conf_dir).parent.parts)
+
+
+def _leaves(node: Any, prefix: str) -> set[str]:
+    """The dotted keys of the values in `node` under `prefix` (an empty mapping is one)."""
+    if isinstance(node, dict) and node:
+        return {leaf for k, v in node.items() for leaf in _leaves(v, f"{prefix}.{k}".lstrip("."))}
+    return {prefix}
+
+
+@cache
+def known_leaves(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
+    """Every dotted key a yaml under `conf_dir` sets (config.yaml's, each group option's under
+    its package; not Hydra's, not a `defaults` list) and those ADDED."""
+    root, leaves = Path(conf_dir), set(ADDED)
+    for path in sorted(root.rglob("*.yaml")):
+        if path.relative_to(root).parts[0] == "hydra":
+            continue
+        node = OmegaConf.to_container(OmegaConf.load(path))
+        if isinstance(node, dict):
+            node = {k: v for k, v in node.items() if k not in ("defaults", "hydra")}
+            leaves |= _leaves(node, _package(path, root)) if node else set()
+    return frozenset(leaves)
+
+
+def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None:
+    """Why Hydra's parsed `key=value` from a file sets something other than one value of the
+    configuration under `conf_dir`, or None."""
+    if isinstance(value, dict | list):
+        return "a dict or list value: a file sets one value (a name, a number, true/false, a text)"
+    parts = key.split(".")
+    if parts[0] in OPTION_ONLY and len(parts) > 1:
+        return (
+            f"{key} is an argument of the {parts[0]} (one names a folder): a file chooses its "
+            f"option ({parts[0]}=NAME)"
+        )
+    if key in config_groups(conf_dir):
+        if not isinstance(value, str) or ".." in value or not OPTION.fullmatch(value):
+            return "a config group's option must be a name (no path, not null)"
+        return None
+    if key not in known_leaves(conf_dir):
+        nested = any(leaf.startswith(f"{key}.") for leaf in known_leaves(conf_dir))
+        if nested:
+            return f"{key} holds several keys: a file sets one of them ({key}.KEY=value)"
+        return f"{key} is set by no yaml of the configuration (nothing reads it)"
+    return None
 
 
 def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) -> str | None:
@@ -90,6 +162,11 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) ->
     if key in config_groups(conf_dir) and (".." in value or not OPTION.fullmatch(value)):
         return "a config group's option must be a name (no path)"
     if (why := one_value(override)) is not None:
+        return why
+    parsed = _parser().parse_override(override)
+    if parsed.is_delete():
+        return "a deletion (~): a file sets a value, it removes none"
+    if (why := value_refusal(key.replace("/", "."), parsed.value(), conf_dir)) is not None:
         return why
     if applied and parts[0] in NOT_HASHED and parts[0] not in APPLIED_ONLY:
         return (

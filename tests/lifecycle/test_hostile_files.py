@@ -21,7 +21,9 @@ HOSTILE_TEXTS = st.sampled_from(
         "hydra.job.env_set={X:1}", "--experimental-rerun=x.pickle", "+task._target_=os.system",
         "data.cache_dir=/tmp/c", "records_dir=../out", "row=f1", "kb=sum9", "",
         "kb.w_dfl=$\\{oc.env:DFL_TEST_SECRET\\}", "row=f1,f2", "kb.w_dfl=range(1,9)",
-        "x/../../../escaped",
+        "x/../../../escaped", "data={cache_dir:../../../../elsewhere}", "++data={root:/tmp/x}",
+        "+trainer.default_root_dir=/tmp/x", "~kb=same", "~data=", "data=5", "model=null",
+        "+model.foo=1",
     ]
 )  # fmt: skip
 JSON = st.recursive(
@@ -59,6 +61,8 @@ def _files_outside(root: Path, before: set[Path]) -> set[Path]:
 @given(fields=RECORD_FIELDS)
 @example(fields={"overrides": ["row=f1", "kb.w_dfl=$\\{oc.env:DFL_TEST_SECRET\\}"]})
 @example(fields={"overrides": ["row=f1", "data.cache_dir=/tmp/elsewhere"], "name": "\x1b]0;T\x07"})
+@example(fields={"overrides": ["row=f1", "data={cache_dir:../../../../elsewhere}"]})
+@example(fields={"overrides": ["+trainer.default_root_dir=/tmp/x", "~kb=same"]})
 def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(fields, tmp_path_factory):
     import warnings
 
@@ -97,6 +101,8 @@ def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(fields, tmp_
     else:  # what a probe would train: no interpolation in any spelling, no path set
         assert not any(c in o for o in accepted for c in ("$", "\\", "..", "\n"))
         assert not any(o.split("=")[0].lstrip("+~") in PATH_KEYS for o in accepted)
+        assert not any(o.startswith("~") or "{" in o or "[" in o for o in accepted)
+        assert not any(o.lstrip("+").startswith(("trainer.", "logger.")) for o in accepted)
     assert not any(SECRET in text for text in outputs)
     assert _files_outside(base, before) == set()  # nothing written beside its folders
 
@@ -125,3 +131,4 @@ def test_the_generated_hostile_texts_include_what_the_probes_found():
     texts = HOSTILE_TEXTS.elements
     assert "$\\{oc.env:DFL_TEST_SECRET\\}" in texts and "../../../../elsewhere" in texts
     assert "row=f1,f2" in texts and "x/../../../escaped" in texts
+    assert "data={cache_dir:../../../../elsewhere}" in texts and "~kb=same" in texts

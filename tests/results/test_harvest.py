@@ -153,6 +153,9 @@ def test_a_record_of_an_older_form_lands_migrated_at_its_new_hash(tmp_path):
         ({"name": "f1\x1b]0;TITLE\x07\x1b[2K\x1b[1A"}, "its .name. is no printable line"),
         ({"overrides": ["row=f1", "kb.w_dfl=$\\{oc.env:SECRET\\}"]}, "an interpolation"),
         ({"overrides": ["row=f1", "data.cache_dir=/some/path"]}, "sets a path"),
+        ({"overrides": ["row=f1", "data={cache_dir:../../../../tmp/x}"]}, "a dict or list value"),
+        ({"overrides": ["row=f1", "+trainer.default_root_dir=../x"]}, "argument of the trainer"),
+        ({"overrides": ["row=f1", "~kb=same"]}, "a deletion"),
     ],
 )
 def test_a_record_that_would_print_escapes_or_set_a_secret_or_path_is_refused(
