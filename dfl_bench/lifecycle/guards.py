@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench.checks import MAX_SEED, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
+from dfl_bench.lifecycle.file_overrides import config_groups, known_keys, known_leaves
+from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.untrusted import PLAIN_NAME
 
 MAX_NAME = 100  # characters (a file name may have 255 bytes; a lock or a W&B run adds to it)
@@ -90,10 +93,95 @@ def check_seed(seed: Any) -> None:
     _integer(seed, "seed", 0, MAX_SEED)
 
 
+# config.yaml's own mappings whose keys nothing else checks (each is read by name or passed on
+# as keyword arguments): a key there that no yaml sets nor ADDED declares is refused here.
+CLOSED = ("model", "data", "debug")
+OPEN = ("rows", "provenance", "row_provenance")  # an experiment's tables: any keys
+
+
+@cache
+def required_keys(conf_dir: str = CONFIG_DIR) -> dict[str, bool]:
+    """The top-level keys every job reads -> whether its value is a mapping: the groups of
+    config.yaml's defaults list and its own keys (but the tables of OPEN)."""
+    primary = OmegaConf.to_container(OmegaConf.load(Path(conf_dir) / "config.yaml"))
+    assert isinstance(primary, dict)
+    groups = [k for d in primary["defaults"] if isinstance(d, dict) for k in d if " " not in k]
+    out = {group: True for group in groups}
+    for key, value in primary.items():
+        if key not in ("defaults", "hydra", *OPEN):
+            out[str(key)] = isinstance(value, dict)
+    return out
+
+
+@cache
+def top_level_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
+    """The top-level keys a job's config may hold: the configuration's (`known_keys`) and those
+    an experiment's yaml sets (its tables, its `rule`)."""
+    return known_keys(conf_dir) | {leaf.split(".")[0] for leaf in known_leaves(conf_dir)}
+
+
+def check_present(cfg: Mapping[str, Any]) -> None:
+    """Every key a job reads is in the composed `cfg` (read without resolving it): `~data` or
+    `~kb` would fail deep inside the job with a KeyError."""
+    for key, mapping in required_keys().items():
+        if key not in cfg:
+            how = (
+                f"choose one of {options(key)}"
+                if key in config_groups()
+                else f"set {key}.KEY=value instead"
+                if mapping
+                else "set a value instead"
+            )
+            raise ValueError(f"{key} is required: every job reads it (`~{key}` deletes it); {how}")
+
+
+def options(group: str, conf_dir: str = CONFIG_DIR) -> list[str]:
+    """The options of config group `group` (its yamls)."""
+    return sorted(p.stem for p in (Path(conf_dir) / group).glob("*.yaml"))
+
+
+def check_keys(config: Mapping[str, Any]) -> None:
+    """The shape of a resolved job config: every key a job reads there (`check_present`), a
+    mapping where the configuration has one (`data=5`, `model=null`), and no key that nothing
+    reads (`+foo=1`, `+model.foo=1`: the same numbers under another hash): at the top level the
+    configuration's keys (`top_level_keys`), in CLOSED mappings the keys a yaml sets or a command
+    line adds (file_overrides.ADDED); every group's own keys are checked where it is built."""
+    check_present(config)
+    for key, mapping in required_keys().items():
+        if mapping and not isinstance(config[key], Mapping):
+            valid = options(key) if key in config_groups() else closed_keys(key)
+            raise ValueError(
+                f"{key}={config[key]!r} is not a mapping of its keys; set one of them "
+                f"({key}.KEY=value): {valid}"
+            )
+    unknown = sorted(set(map(str, config)) - top_level_keys())
+    if unknown:
+        raise ValueError(
+            f"{unknown[0]} is no key of the configuration: nothing reads it (it would train the "
+            f"same numbers under another hash); valid keys: {sorted(required_keys())}"
+        )
+    for key in CLOSED:
+        extra = sorted(set(map(str, config[key])) - set(closed_keys(key)))
+        if extra:
+            raise ValueError(
+                f"{key}.{extra[0]} is no key of {key}: nothing reads it (it would train the same "
+                f"numbers under another hash); valid keys: {closed_keys(key)}"
+            )
+
+
+@cache
+def closed_keys(key: str, conf_dir: str = CONFIG_DIR) -> list[str]:
+    """The keys mapping `key` of config.yaml may hold: those a yaml sets or ADDED declares."""
+    prefix = f"{key}."
+    return sorted({k.removeprefix(prefix).split(".")[0] for k in known_leaves(conf_dir)
+                   if k.startswith(prefix)})  # fmt: skip
+
+
 def check_config(config: Mapping[str, Any], task: Any = None) -> None:
     """Every value a job relies on but what its objects check where they are built (the
     optimizer: `tasks.optim.spec`, when the task builds its run), before any data is loaded;
     `task`: the job's, where already looked up."""
+    check_keys(config)
     check_name(config.get("experiment_name"), "experiment_name")
     if config.get("row") is not None:
         check_name(config["row"], "row")

@@ -138,6 +138,7 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> Built:
     """The resolved config, its run and its data module, each setting checked where its object
     is built: a bad configuration raises ValueError here, before any data is loaded (values,
     ignored overrides, folders, operators, rows, optimizer, data settings)."""
+    guards.check_present(cfg)  # `~data`: before anything reads it
     task = tasks.task_of(cfg)  # the job's task, looked up once
     guards.check_overrides(cfg, overrides, task)
     config = resolved_config(cfg)

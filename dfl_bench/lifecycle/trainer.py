@@ -3,6 +3,7 @@ fixes itself (budget, logging cadence, no validation loop), its callbacks and to
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import sys
@@ -45,6 +46,12 @@ GPU_ONLY = ("cuda_graph", "compile_dfl")  # job flags that act on a CUDA device 
 def check_trainer(cfg: DictConfig) -> None:
     """conf/trainer passes any Trainer argument except those the job sets itself; a GPU trainer
     needs a CUDA device."""
+    arguments = set(inspect.signature(L.Trainer.__init__).parameters) - {"self"}
+    unknown = sorted(set(map(str, cfg.trainer)) - arguments)
+    if unknown:
+        raise ValueError(
+            f"trainer.{unknown[0]} is no lightning.Trainer argument; valid: {sorted(arguments)}"
+        )
     owned = sorted({*trainer_settings(cfg), "logger", "callbacks"} & set(cfg.trainer))
     if owned:
         raise ValueError(

@@ -5,11 +5,13 @@ conf/task/mnist_kb.yaml names `MnistKB`."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dfl_bench.checks import integer_in
 from dfl_bench.logic import from_target
+from dfl_bench.logic.kb import build_kb
 from dfl_bench.operators import OperatorSet
 from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS
 from dfl_bench.tasks.contract import Task
@@ -25,6 +27,20 @@ def registered(kb: Mapping[str, Any]) -> None:
         from_target(str(kb["_target_"]), str(kb.get("name")))
 
 
+def kb_keys() -> list[str]:
+    """The keys of a `kb` mapping: its name, DFL weight and `_target_`, and `build_kb`'s options."""
+    return sorted({"_target_", "name", "w_dfl", *inspect.signature(build_kb).parameters})
+
+
+def check_kb_keys(kb: Mapping[str, Any]) -> None:
+    """No key in `kb` that `build_kb` does not take (`+kb.foo=1` failed in it with a TypeError)."""
+    extra = sorted(set(map(str, kb)) - set(kb_keys()))
+    if extra:
+        raise ValueError(
+            f"kb.{extra[0]} is no key of kb: nothing reads it; valid keys: {kb_keys()}"
+        )
+
+
 class MnistKB(Task):
     """Section 9.3's model and loss for one knowledge base, operators, optimizer and budget."""
 
@@ -34,6 +50,7 @@ class MnistKB(Task):
     def check(self, config: Mapping[str, Any]) -> None:
         """The knowledge base (one of a user's own folder imported by its `_target_`), the data
         and the NTN heads' settings (the DFL weight: where its run is built, `DFLRun`)."""
+        check_kb_keys(config["kb"])
         registered(config["kb"])
         super().check(config)
         check_data(config["data"])

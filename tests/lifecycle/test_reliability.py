@@ -377,11 +377,53 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("kb.weights={same/2:-1}", r"the weight of same/2 must be a finite number >= 0"),
         ("data.source=web", r"data.source='web' is not valid; choose one of \['auto'"),
         ("data.root=/no/such/folder", r"data.root=/no/such/folder is not a folder"),
+        # a key every job reads deleted or not a mapping, a key nothing reads added
+        ("~data", r"^data is required: every job reads it \(`~data` deletes it\)"),
+        ("~kb", r"^kb is required: .*choose one of \['both', 'ce_only'"),
+        ("~optimizer", r"^optimizer is required: .*choose one of \['adam', 'sgd'\]"),
+        ("~profile", r"^profile is required: .*choose one of \['frontier'"),
+        ("data=5", r"^data=5 is not a mapping of its keys; .*\['batch_size', 'cache_dir'"),
+        ("model=null", r"^model=None is not a mapping of its keys; .*\['ntn_bias', 'ntn_k'\]"),
+        ("+kb.foo=1", r"^kb.foo is no key of kb: nothing reads it; valid keys: \['_target_'"),
+        ("+data.foo=1", r"^data.foo is no key of data: nothing reads it"),
+        ("+model.foo=1", r"^model.foo is no key of model: .*valid keys: \['ntn_bias', 'ntn_k'\]"),
+        ("+debug.foo=1", r"^debug.foo is no key of debug: .*'sigint_at_step', 'sigterm_at_step'"),
+        ("+foo=1", r"^foo is no key of the configuration: nothing reads it .*valid keys: \["),
+        ("++model={ntn_k:3,x:1}", r"^model.x is no key of model"),
+        ("+trainer.foo=1", r"^trainer.foo is no lightning.Trainer argument; valid: \["),
     ],
 )
 def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
     with pytest.raises(ValueError, match=message):
         train.run(*composed(tmp_path, override))
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ("+data.validation=0.1",),
+        ("+optimizer.warmup=2", "+optimizer.cosine_final=0.1"),
+        ("+debug.sigterm_at_step=3", "+debug.sigint_at_step=99"),
+        ("+trainer.detect_anomaly=true",),
+        ("+experiment=best",),
+        ("~net", "+net._target_=dfl_bench.tasks.mnist.nets.MnistNet", "+net.name=paper"),
+    ],
+)
+def test_the_keys_a_command_line_adds_as_documented_pass(tmp_path, no_data, overrides):
+    train.checked(composed(tmp_path, *overrides)[0], overrides)
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [("~data", "data"), ("~kb", "kb"), ("~optimizer", "optimizer"), ("data=5", "data"),
+     ("model=null", "model"), ("+kb.foo=1", "kb.foo"), ("+data.foo=1", "data.foo"),
+     ("+model.foo=1", "model.foo"), ("+foo=1", "foo")],
+)  # fmt: skip
+def test_a_deleted_mistyped_or_unknown_key_is_one_line_exit_2(tmp_path, override, key):
+    done = cli(tmp_path, override)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr.startswith(f"[dfl_bench] invalid configuration: {key}")
+    assert done.stderr.count("\n") == 1 and not (tmp_path / "records").exists()
 
 
 def test_without_the_mnist_package_a_run_is_refused_in_one_line_before_training(
