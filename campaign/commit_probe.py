@@ -26,7 +26,7 @@ from dfl_bench.lifecycle.file_overrides import check_file_overrides, located
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results.probes import PROBE_STEPS, same, verdict, well_shaped
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
-from dfl_bench.untrusted import UntrustedFile, read_json
+from dfl_bench.untrusted import UntrustedFile, read_json, write_text
 
 PROBE = (
     "profile=quick",
@@ -128,7 +128,7 @@ def checkout(commit: str) -> Path:
     folder = root / commit
     folder.mkdir()
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    (folder / COMPLETE).write_text(commit + "\n")
+    write_text(folder / COMPLETE, commit + "\n")
     _EXTRACTED[commit] = folder
     return folder
 
@@ -278,8 +278,8 @@ def check_dropped(
 
 
 def write_probes(out: Path, known: Mapping[str, Any]) -> None:
-    """The probe file, keys sorted."""
-    out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    """The probe file, keys sorted (through no symbolic link: UntrustedFile)."""
+    write_text(out, json.dumps(known, indent=1, sort_keys=True) + "\n")
 
 
 def probe_missing(
