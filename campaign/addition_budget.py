@@ -27,6 +27,7 @@ from omegaconf import OmegaConf
 from dfl_bench import markdown
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results import cell_configs
+from dfl_bench.untrusted import UntrustedFile, out_folder, write_text
 
 EXPERIMENT = "mnist_addition_budget_nets"
 WARMUP = "mnist_addition_warmup_nets"
@@ -202,9 +203,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines, answer = warmup_lines(records_frame(args.records_dir))
         print(lines[-1])
         return {True: ADOPTED, False: NOT_ADOPTED, None: PENDING}[answer]
-    args.out.mkdir(parents=True, exist_ok=True)
     text = report(args.records_dir)
-    (args.out / "README.md").write_text(text)
+    try:
+        write_text(out_folder(args.out, "README.md") / "README.md", text)
+    except UntrustedFile as err:
+        print(f"[addition_budget] {err}", file=sys.stderr)
+        return 2
     print(text)
     return 0
 

@@ -28,6 +28,7 @@ from dfl_bench import markdown, tasks
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.tasks.sum_formula import add_digits
 from dfl_bench.training import RunsModule
+from dfl_bench.untrusted import UntrustedFile, out_folder, write_text
 
 EXPERIMENT = "mnist_addition_frontier_nets"
 STEPS = (0, 10, 20, 50, 100, 200, 500, 1000)
@@ -189,10 +190,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if any(s < 0 for s in args.steps):
         parser.error(f"--steps must be >= 0, got {args.steps}")
+    try:  # refused before anything trains
+        out_folder(args.out, "traces.json", "README.md")
+    except UntrustedFile as err:
+        print(f"[addition_collapse] {err}", file=sys.stderr)
+        return 2
     torch.set_num_threads(1)
     steps = sorted(set(args.steps))
     traces = [trace(args.row, seed, steps, args.experiment, args.on) for seed in args.seeds]
-    args.out.mkdir(parents=True, exist_ok=True)
     named = [] if args.experiment == EXPERIMENT else [f"--experiment {args.experiment}"]
     command = "python -m campaign.addition_collapse " + " ".join(
         [*named, f"--row {args.row}", "--seeds", *map(str, args.seeds), "--steps",
@@ -202,8 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         command += f" --on {args.on}"
     if args.out != OUT:
         command += f" --out {args.out.as_posix()}"
-    (args.out / "traces.json").write_text(json.dumps(traces, indent=1) + "\n")
-    (args.out / "README.md").write_text(markdown_text(traces, command) + "\n")
+    write_text(args.out / "traces.json", json.dumps(traces, indent=1) + "\n")
+    write_text(args.out / "README.md", markdown_text(traces, command) + "\n")
     print(f"[addition_collapse] wrote {args.out / 'README.md'}", file=sys.stderr)
     return 0
 

@@ -21,6 +21,7 @@ from campaign.addition_budget import declared, records_frame
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
+from dfl_bench.untrusted import UntrustedFile, out_folder, write_text
 
 EXPERIMENT = "mnist_addition_collapse_nets"
 OUT = REPO_DIR / "results" / "collapse_search"
@@ -106,8 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return PENDING
         print(pick)
         return CHOSEN
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "README.md").write_text(report(frame))
+    try:
+        write_text(out_folder(args.out, "README.md") / "README.md", report(frame))
+    except UntrustedFile as err:
+        print(f"[collapse_search] {err}", file=sys.stderr)
+        return 2
     print(f"wrote {args.out / 'README.md'}")
     return 0
 

@@ -26,7 +26,7 @@ from dfl_bench.lifecycle.file_overrides import check_file_overrides, located
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results.probes import PROBE_STEPS, same, verdict, well_shaped
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
-from dfl_bench.untrusted import UntrustedFile, read_json
+from dfl_bench.untrusted import PLAIN_NAME, UntrustedFile, read_json, write_text
 
 PROBE = (
     "profile=quick",
@@ -56,6 +56,70 @@ COMPLETE = ".extracted"  # written last in a commit's folder: it is whole
 COMMIT_ID = re.compile(r"[0-9a-f]{40}")  # what a record's git_commit must be to be checked out
 
 
+def shown(value: Any) -> str:
+    """`value` as printed: its text where every character is printable, else its ascii() (a
+    terminal escape or a newline from a file never reaches the terminal as itself)."""
+    text = str(value)
+    return text if text.isprintable() else ascii(text)
+
+
+def unfit(record: Mapping[str, Any], path: Any) -> str | None:
+    """Why a record's fields cannot name a cell to probe (its experiment or folder no plain name,
+    its commit no commit id, its row no printable text), or None."""
+    experiment, row = record.get("experiment"), record.get("row")
+    for name in (experiment, Path(str(path)).parent.name):
+        if not isinstance(name, str) or not PLAIN_NAME.fullmatch(name):
+            return f"its experiment {shown(name)} is no plain name"
+    commit = record.get("git_commit")
+    if not isinstance(commit, str) or not PLAIN_NAME.fullmatch(commit):
+        return f"its git_commit {shown(commit)} is no commit id"  # known_commit checks it more
+    if isinstance(row, str) and not row.isprintable():
+        return f"its row {shown(row)} is no printable text"
+    return None
+
+
+def _same_value(given: Any, held: Any) -> bool:
+    """Whether an override's value is the value a config holds (1 and 1.0, '2' and 2 alike)."""
+
+    def number(value: Any) -> float | None:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            return None
+
+    if number(given) is not None and number(held) is not None:
+        return number(given) == number(held)
+    return given == held
+
+
+def override_mismatch(overrides: Sequence[str], config: Mapping[str, Any]) -> str | None:
+    """Which of a record's overrides (but the probe's own keys) set a value its `config` does not
+    hold: `key=value, the record's other` for each, or None. A record whose overrides do not give
+    its configuration would have the probe train another one under its cell."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    try:
+        parsed = OverridesParser.create().parse_overrides([str(o) for o in overrides])
+    except Exception:  # noqa: BLE001 - not an override at all: the probe's own check refuses it
+        return None
+    differ = []
+    for override in parsed:
+        key = override.key_or_group
+        if override.is_delete() or override.is_sweep_override() or key.split(".")[0] in OWN_KEYS:
+            continue
+        held: Any = config
+        for part in key.split("."):
+            held = held.get(part, KeyError) if isinstance(held, Mapping) else KeyError
+        given = override.value()
+        if held is KeyError or isinstance(held, Mapping | list) or isinstance(given, dict | list):
+            continue  # a config group's choice, or a key the record's config has no value at
+        if not _same_value(given, held):
+            differ.append(f"{key}={shown(given)}, the record's {shown(held)}")
+    return "; ".join(differ) or None
+
+
 def probe_overrides(overrides: Sequence[str], conf_dir: str = CONFIG_DIR) -> list[str]:
     """A record's overrides (in its commit's own vocabulary: `conf_dir` is that commit's conf/)
     with the probe's budget instead of its profile, seed, threads, logging and folders; each a
@@ -77,19 +141,28 @@ def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
         warnings.simplefilter("ignore")
         frame = load_records(records_dir)
     own = frame[(frame["status"] == "ok") & frame["reused_from"].isna()]
+    fit = []
+    for _, record in own.iterrows():
+        why = unfit(record, record["path"])
+        if why is not None:
+            print(f"[commit_probe] skipped {shown(record['path'])}: {why}", file=sys.stderr)
+        fit.append(why is None)
     out: dict[str, dict[str, Any]] = {}
-    for digest, group in own.groupby("configuration"):
+    for digest, group in own.loc[own.index[fit]].groupby("configuration"):
         if group["git_commit"].nunique() < 2:
             continue
         commits: dict[str, list[str]] = {}
+        configs: dict[str, Any] = {}
         for _, record in group.sort_values("seed").iterrows():
-            overrides = read_json(record["path"]).get("overrides")
-            commits.setdefault(str(record["git_commit"]), overrides)
+            whole = read_json(record["path"])
+            commits.setdefault(str(record["git_commit"]), whole.get("overrides"))
+            configs.setdefault(str(record["git_commit"]), whole.get("config"))
         row = group["row"].iloc[0]
         out[str(digest)] = {
             "experiment": str(group["experiment"].iloc[0]),
             "row": None if not isinstance(row, str) else row,
             "commits": commits,
+            "configs": configs,
         }
     return out
 
@@ -128,7 +201,7 @@ def checkout(commit: str) -> Path:
     folder = root / commit
     folder.mkdir()
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    (folder / COMPLETE).write_text(commit + "\n")
+    write_text(folder / COMPLETE, commit + "\n")
     _EXTRACTED[commit] = folder
     return folder
 
@@ -278,8 +351,8 @@ def check_dropped(
 
 
 def write_probes(out: Path, known: Mapping[str, Any]) -> None:
-    """The probe file, keys sorted."""
-    out.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    """The probe file, keys sorted (through no symbolic link: UntrustedFile)."""
+    write_text(out, json.dumps(known, indent=1, sort_keys=True) + "\n")
 
 
 def probe_missing(
@@ -296,12 +369,16 @@ def probe_missing(
     ]
     for i, (digest, commit, overrides) in enumerate(todo[:limit]):
         cell = cells.setdefault(digest, {k: wanted[digest][k] for k in ("experiment", "row")})
-        print(
-            f"[commit_probe] {i + 1}/{len(todo)} {cell['experiment']}/{cell['row']} at "
-            f"{commit[:10]}",
-            flush=True,
-        )
-        cell.setdefault("commits", {})[commit] = probe(commit, overrides)
+        name = f"{shown(cell['experiment'])}/{shown(cell['row'])} at {shown(commit[:10])}"
+        print(f"[commit_probe] {i + 1}/{len(todo)} {name}", flush=True)
+        config = wanted[digest].get("configs", {}).get(commit)
+        why = override_mismatch(overrides or [], config if isinstance(config, dict) else {})
+        if why is not None:  # it would train another configuration under this cell
+            why = f"its overrides do not give its record's configuration: {why}"
+            print(f"[commit_probe] refused {name} ({digest[:10]}): {why}", file=sys.stderr)
+            cell.setdefault("commits", {})[commit] = {"error": why}
+        else:
+            cell.setdefault("commits", {})[commit] = probe(commit, overrides)
         cell["same"] = same(cell["commits"])
         write_probes(out, known)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs, stats
 from dfl_bench.schema import TEST_ACCURACY
+from dfl_bench.untrusted import UntrustedFile
 
 FOLDER = REPO_DIR / "results" / "headline_plan"
 PROFILE = "paper"
@@ -150,7 +152,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         p = build_plan(Path(args.records))
     except ValueError as err:
         parser.error(str(err))
-    write_plan(args.out, p, readme(p))
+    try:
+        write_plan(args.out, p, readme(p))
+    except UntrustedFile as err:
+        print(f"[headline_plan] {err}", file=sys.stderr)
+        return 2
     print(f"[headline_plan] {p['cells']} written to {args.out}")
     return 0
 

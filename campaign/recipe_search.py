@@ -27,6 +27,7 @@ from campaign.addition_budget import best_and_near, declared, records_frame
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
+from dfl_bench.untrusted import UntrustedFile, out_folder, write_text
 
 EXPERIMENTS = ("digit_ceiling_search", "mnist_addition_recipe_nets", "mnist_addition_minute_search")
 OUT = REPO_DIR / "results" / "recipe_search"
@@ -188,10 +189,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return PENDING
         print(picks[args.chosen])
         return CHOSEN
-    args.out.mkdir(parents=True, exist_ok=True)
-    for experiment in [args.experiment] if args.experiment else EXPERIMENTS:
-        (args.out / f"{experiment}.md").write_text(report(experiment, frame))
-        print(f"wrote {args.out / experiment}.md")
+    experiments = [args.experiment] if args.experiment else EXPERIMENTS
+    try:
+        out_folder(args.out, *(f"{experiment}.md" for experiment in experiments))
+        for experiment in experiments:
+            write_text(args.out / f"{experiment}.md", report(experiment, frame))
+            print(f"wrote {args.out / experiment}.md")
+    except UntrustedFile as err:
+        print(f"[recipe_search] {err}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -39,7 +39,7 @@ from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
 from dfl_bench.results import cell_configs, stats
 from dfl_bench.results.cells import Ours
-from dfl_bench.untrusted import read_json
+from dfl_bench.untrusted import UntrustedFile, out_folder, read_json, write_text
 
 FOLDER = REPO_DIR / "results" / "seed_plan"
 PROFILE = "long"  # the profile whose inconclusive claims the plan decides
@@ -317,10 +317,11 @@ def status_lines(
 
 
 def write_plan(out: Path, plan: dict, text: str) -> None:
-    """A plan's folder: plan.json (what the runner trains) and README.md (`text`, in words)."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "plan.json").write_text(json.dumps(plan, indent=1) + "\n")
-    (out / "README.md").write_text(text)
+    """A plan's folder: plan.json (what the runner trains) and README.md (`text`, in words);
+    UntrustedFile, nothing written, where the folder or either file is a symbolic link."""
+    out_folder(out, "plan.json", "README.md")
+    write_text(out / "plan.json", json.dumps(plan, indent=1) + "\n")
+    write_text(out / "README.md", text)
 
 
 def arguments() -> argparse.ArgumentParser:
@@ -353,7 +354,11 @@ def make_plan(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if not Path(args.records).is_dir():
         parser.error(f"--records-dir {args.records} is no folder: a plan is made from records")
     p = build_plan(Path(args.records))
-    write_plan(args.out, p, readme(p))
+    try:
+        write_plan(args.out, p, readme(p))
+    except UntrustedFile as err:
+        print(f"[seed_plan] {err}", file=sys.stderr)
+        return 2
     print(f"[seed_plan] {len(p['cells'])} cells to train; written to {args.out}")
     return 0
 

@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from dfl_bench.untrusted import write_text
+
 
 def text(value: object) -> str:
     """Text read from a file shown as text: HTML escaped and `|` kept from splitting a cell.
@@ -37,10 +39,16 @@ def table(header: Sequence[object], rows: Iterable[Iterable[object]]) -> list[st
     return [row(header), "|" + "---|" * len(header), *(row(r) for r in rows)]
 
 
+def write(path: str | Path, text: str) -> Path:
+    """Write `text` at `path` (untrusted.write_text: through no symbolic link), its folder made
+    where it is missing."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return write_text(path, text)
+
+
 def report(path: Path, lines: Sequence[str]) -> str:
     """Write a Markdown report (its lines, newline-joined) to `path`, print it and return it."""
     text = "\n".join(lines)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    write(path, text)
     print(text)
     return text

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from dfl_bench.untrusted import write_bytes
+
 REPO_DIR = Path(__file__).resolve().parent.parent
 CONFIG_DIR = str(REPO_DIR / "conf")
 # $DFL_BENCH_CACHE values that turn every cache off (any case, spaces around ignored)
@@ -59,9 +61,9 @@ def home_writable() -> bool:
         folder = Path.home() / ".cache"
         folder.mkdir(parents=True, exist_ok=True)
         probe = folder / f".dfl_bench-write-test.{os.getpid()}"
-        probe.write_bytes(b"")
+        write_bytes(probe, b"")
         probe.unlink()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a link where the probe goes
         return False
     return True
 

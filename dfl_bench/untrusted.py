@@ -2,7 +2,8 @@
 no symbolic link followed, bounded size and nesting (checked before parsing, so a 200,000-deep
 file is one line, not a RecursionError), UTF-8 text, valid JSON, the kind of value the reader
 expects; anything else one `UntrustedFile` error (a ValueError) naming the file and why. Nothing
-read here runs: it is data until a caller checks its fields.
+read here runs: it is data until a caller checks its fields. It is also the one writer
+(`writer`, `write_text`, `write_bytes`): no file is written through a symbolic link.
 
     >>> nesting("[[{}]]"), nesting('["[[[[", {}]')
     (3, 2)
@@ -16,7 +17,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 # A name that becomes a folder or file name (an experiment's records folder, a row's label, a
 # profile in a figure's name): no separator, no "." or "..", nothing that leaves its folder.
@@ -131,15 +132,48 @@ def unlinked(path: str | Path) -> Path:
     return path
 
 
-def write_text(path: str | Path, text: str) -> Path:
-    """Write `text` at `path` (`unlinked`), following no link even if one appears meanwhile."""
+def out_folder(folder: str | Path, *names: str) -> Path:
+    """`folder`, made where it is missing, to write the files `names` in: neither it nor any of
+    them a symbolic link (UntrustedFile before anything is made: a dangling link is no folder to
+    make either)."""
+    folder = Path(folder)
+    for name in names:
+        unlinked(folder / name)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+WRITE_MODES = {"w": os.O_TRUNC, "a": os.O_APPEND, "x": os.O_EXCL}  # the modes `writer` opens
+
+
+def writer(path: str | Path, mode: str = "w") -> IO[Any]:
+    """The one way a file is written: `path` (`unlinked`) opened for writing (`mode` "w", "a"
+    or "x", with "b" for bytes), following no link even if one appears meanwhile. A caller hands
+    the open file to what writes (json.dump, savefig, np.savez, to_csv, tarfile)."""
     path = unlinked(path)
+    if mode.replace("b", "") not in WRITE_MODES:
+        raise ValueError(f"writer opens a file to write ('w', 'a', 'x'), not {mode!r}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | WRITE_MODES[mode.replace("b", "")]
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        fd = os.open(path, flags, 0o644)
     except OSError as err:
         if err.errno == errno.ELOOP:
             raise UntrustedFile(path, "a symbolic link (nothing is written through one)") from None
         raise
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
+    if "b" in mode:
+        return os.fdopen(fd, mode)
+    return os.fdopen(fd, mode, encoding="utf-8")
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write `text` at `path` (`writer`)."""
+    with writer(path) as out:
         out.write(text)
-    return path
+    return Path(path)
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write `data` at `path` (`writer`)."""
+    with writer(path, "wb") as out:
+        out.write(data)
+    return Path(path)

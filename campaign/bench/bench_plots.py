@@ -10,6 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from dfl_bench.untrusted import writer  # noqa: E402
+
 
 def plot(result: dict[str, Any], path: Path) -> None:
     """Log-log plot of the scaling section with b^1 and b^2 reference slopes."""
@@ -41,5 +43,6 @@ def plot(result: dict[str, Any], path: Path) -> None:
     )
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with writer(path, "wb") as out:
+        fig.savefig(out, format=Path(path).suffix.lstrip(".") or "png", dpi=120)
     plt.close(fig)

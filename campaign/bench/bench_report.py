@@ -18,6 +18,7 @@ from campaign.bench.targets import (
 from campaign.bench.targets_report import targets_markdown
 from dfl_bench import markdown
 from dfl_bench.schema import TEST_ACCURACY
+from dfl_bench.untrusted import write_text
 
 GPU_NOTE = (
     "GPU: every timing is bracketed by `torch.cuda.synchronize()`; at these sizes a step is "
@@ -467,7 +468,7 @@ def write(result: dict[str, Any], out: Path) -> None:
     """bench.json (everything), README.md and, with the scaling section, scaling.png."""
     out.mkdir(parents=True, exist_ok=True)
     result["eval_fraction"] = eval_fraction(result)
-    (out / "bench.json").write_text(json.dumps(result, indent=2) + "\n")
-    (out / "README.md").write_text(readme(result))
+    write_text(out / "bench.json", json.dumps(result, indent=2) + "\n")
+    write_text(out / "README.md", readme(result))
     if "scaling" in result:
         bench_plots.plot(result, out / "scaling.png")

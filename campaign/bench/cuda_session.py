@@ -53,6 +53,7 @@ from campaign.bench.cuda_report import TABLE
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import CONS_RATIO, CU_ANT, TEST_ACCURACY
+from dfl_bench.untrusted import write_text, writer
 
 QUICK_STEPS = 1000
 # the reproduction's order when time may not suffice: the seed spread, the main-text tables,
@@ -77,7 +78,7 @@ class Session:
         self.device = device
         self.results: dict[str, Any] = {"machine": machine()}
         out.mkdir(parents=True, exist_ok=True)
-        self.log = open(out / "session.log", "a")
+        self.log = writer(out / "session.log", "a")
 
     def left(self) -> float:
         """Seconds left of the budget."""
@@ -99,12 +100,12 @@ class Session:
             self.results[name] = {"error": f"{type(err).__name__}: {err}"}
         self.results[name + "_wall_s"] = round(time.perf_counter() - tic, 1)
         self.say(json.dumps(self.results[name])[:2000])
-        (self.out / "session.json").write_text(json.dumps(self.results, indent=1))
+        write_text(self.out / "session.json", json.dumps(self.results, indent=1))
 
     def cli(self, args: Sequence[str], name: str, timeout: float) -> subprocess.CompletedProcess:
         """`python -m dfl_bench ...` with its output in `<scratch>/<name>.log`."""
         self.scratch.mkdir(parents=True, exist_ok=True)
-        with open(self.scratch / f"{name}.log", "w") as log:
+        with writer(self.scratch / f"{name}.log") as log:
             return subprocess.run(
                 [sys.executable, "-m", "dfl_bench", *args],
                 cwd=REPO_DIR,
@@ -281,7 +282,7 @@ def until_budget(
     started = time.time()
     session.scratch.mkdir(parents=True, exist_ok=True)
     tic = time.perf_counter()
-    with open(session.scratch / f"{name}.log", "w") as log:
+    with writer(session.scratch / f"{name}.log") as log:
         proc = subprocess.Popen(
             command, cwd=REPO_DIR, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -321,7 +322,8 @@ def pack_records(args: argparse.Namespace, since: float, out: Path) -> int:
     folder = (REPO_DIR / args.records).resolve()
     base = REPO_DIR if folder.is_relative_to(REPO_DIR) else folder.parent
     new = new_records(args, since)
-    with tarfile.open(out / "records.tar.gz", "w:gz") as tar:
+    packed = writer(out / "records.tar.gz", "wb")
+    with packed, tarfile.open(fileobj=packed, mode="w:gz") as tar:
         for path in new:
             tar.add(path, arcname=str(path.relative_to(base)))
     return len(new)
@@ -375,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.render:
         results = json.loads((args.out / "session.json").read_text())
-        (args.out / "README.md").write_text(cuda_report.report(results))
+        write_text(args.out / "README.md", cuda_report.report(results))
         return
     session = Session(args.out, args.scratch, args.budget, args.device)
     started = time.time()
@@ -394,9 +396,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             session.say(f"== {name}: skipped ({session.left():.0f} s left)")
             continue
         session.stage(name, run)
-    (args.out / "README.md").write_text(cuda_report.report(session.results))
+    write_text(args.out / "README.md", cuda_report.report(session.results))
     session.say(f"== {pack_records(args, started, args.out)} new records in records.tar.gz")
-    with tarfile.open(args.out / "logs.tar.gz", "w:gz") as tar:  # at most a few files come back
+    logs = writer(args.out / "logs.tar.gz", "wb")
+    with logs, tarfile.open(fileobj=logs, mode="w:gz") as tar:  # at most a few files come back
         for log in sorted(args.scratch.glob("*.log")):
             tar.add(log, arcname=log.name)
         if (REPO_DIR / "multirun" / "reproduce").is_dir():

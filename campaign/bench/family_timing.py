@@ -23,6 +23,7 @@ from dfl_bench import markdown
 from dfl_bench.logic import build_kb
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import REPO_DIR
+from dfl_bench.untrusted import write_text
 
 CONF = REPO_DIR / "conf"
 TARGET = 2.0  # a family's DFL term at most twice the product set's
@@ -129,5 +130,5 @@ def main(argv: Sequence[str] | None = None) -> None:
     command = shlex.join(["python", "-m", "campaign.bench", "time-families", *sys.argv[2:]])
     page = report(samples, args.batch_size, command)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(page)
+    write_text(args.out, page)
     print(page)

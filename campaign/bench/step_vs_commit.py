@@ -22,6 +22,7 @@ from pathlib import Path
 from dfl_bench import markdown
 from dfl_bench.lifecycle.records import git
 from dfl_bench.paths import REPO_DIR
+from dfl_bench.untrusted import write_text
 
 # One process: the default configuration's module for `kb`, `steps` timed iterations
 # (median ms on stdout), with the bench API both revisions have (bench/steps.py, timing.py).
@@ -91,7 +92,7 @@ def compare(base: str, kbs: Sequence[str], rounds: int, steps: int, warmup: int)
 def write(result: dict, out: Path, command: str) -> Path:
     """`out/step_vs_commit.md` (and .json): one row per knowledge base."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "step_vs_commit.json").write_text(json.dumps(result, indent=1) + "\n")
+    write_text(out / "step_vs_commit.json", json.dumps(result, indent=1) + "\n")
     kbs = [k for k, v in result.items() if isinstance(v, dict)]
     rows = [
         [
@@ -115,7 +116,7 @@ def write(result: dict, out: Path, command: str) -> Path:
         "",
     ]
     path = out / "step_vs_commit.md"
-    path.write_text("\n".join(text))
+    write_text(path, "\n".join(text))
     return path
 
 

@@ -23,7 +23,7 @@ import torch
 
 from dfl_bench.lifecycle.private_api import set_received_sigterm
 from dfl_bench.training import RunsModule
-from dfl_bench.untrusted import read_json
+from dfl_bench.untrusted import UntrustedFile, read_json, unlinked, write_text
 
 NAME = "last.ckpt"
 MEMBERS = "members.json"  # the runs (`<experiment>/<config hash>`) a checkpoint folder holds
@@ -40,14 +40,13 @@ def save(trainer: L.Trainer, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        trainer.save_checkpoint(tmp, weights_only=False)
+        trainer.save_checkpoint(unlinked(tmp), weights_only=False)  # through no link
         os.replace(tmp, path)
-    except OSError as err:
+    except (OSError, UntrustedFile) as err:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
-        raise CheckpointNotWritten(
-            f"checkpoint {path} cannot be written ({err.strerror or err})"
-        ) from None
+        why = getattr(err, "strerror", None) or err
+        raise CheckpointNotWritten(f"checkpoint {path} cannot be written ({why})") from None
 
 
 def defect(path: Path) -> str | None:
@@ -78,7 +77,7 @@ def write_members(folder: Path, keys: Sequence[str]) -> None:
     """Tie the checkpoint folder to its runs (`<experiment>/<config hash>` each), atomically."""
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{MEMBERS}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(list(keys), indent=1))
+    write_text(tmp, json.dumps(list(keys), indent=1))
     os.replace(tmp, folder / MEMBERS)
 
 

@@ -39,6 +39,7 @@ from dfl_bench.lifecycle.lock import held
 from dfl_bench.reproduction import plan
 from dfl_bench.reproduction.plan import Job
 from dfl_bench.results import cell_configs
+from dfl_bench.untrusted import writer
 
 # Overrides that leave what every job trains alone: logging, paths, flags, names, `hydra.*`. A
 # table's rows (`rows.*`, `families.*`, `row`) are not hashed themselves, but they are what a job
@@ -305,7 +306,7 @@ def run_experiment(
     finishes (and every minute); on `Interrupted` the whole group gets SIGTERM (each job saves
     its checkpoint) and is waited for, its last words going to the log only. `running` holds
     the multiruns under way (for the main thread to stop those that other threads started)."""
-    with open(log_path, "w") as log:
+    with writer(log_path) as log:
         log.write(" ".join(command) + "\n")
         proc = subprocess.Popen(
             command,

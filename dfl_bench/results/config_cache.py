@@ -22,6 +22,7 @@ import hydra
 import omegaconf
 
 from dfl_bench.paths import CONFIG_DIR, cache_root
+from dfl_bench.untrusted import UntrustedFile, write_text
 
 PACKAGE = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -87,9 +88,9 @@ def cached(kind: str, key: Any, compute: Callable[[], T]) -> T:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(value, sort_keys=True))
+        write_text(tmp, json.dumps(value, sort_keys=True))
         os.replace(tmp, path)
-    except OSError:
+    except (OSError, UntrustedFile):  # a cache: kept only where it can be
         pass
     return value
 

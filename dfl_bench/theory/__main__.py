@@ -16,6 +16,7 @@ from dfl_bench.theory.gradient_ascent import (
 )
 from dfl_bench.theory.nonvanishing import default_cases, fraction_table
 from dfl_bench.theory.theory_report import write_readme
+from dfl_bench.untrusted import writer
 
 AGGREGATOR_PS = (1.5, 2.0, 3.0, 5.0, 10.0)
 BINARY_PS = (0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
@@ -53,9 +54,11 @@ def main(argv: list[str] | None = None) -> int:
 
     cases = default_cases(range(2, defaults["max_n"] + 1), AGGREGATOR_PS, BINARY_PS)
     fractions = fraction_table(cases, samples, args.seed)
-    fractions.to_csv(out / "fractions.csv", index=False)
+    with writer(out / "fractions.csv") as csv:
+        fractions.to_csv(csv, index=False)
     ascent = ascent_table(protocols, inits, args.seed)
-    ascent.to_csv(out / "gradient_ascent.csv", index=False)
+    with writer(out / "gradient_ascent.csv") as csv:
+        ascent.to_csv(csv, index=False)
     files = [
         out / "fractions.csv",
         out / "gradient_ascent.csv",

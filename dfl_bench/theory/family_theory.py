@@ -38,6 +38,7 @@ from dfl_bench import markdown  # noqa: E402
 from dfl_bench.operators import build  # noqa: E402
 from dfl_bench.operators.families import FAMILIES  # noqa: E402
 from dfl_bench.theory.nonvanishing import count_nonvanishing  # noqa: E402
+from dfl_bench.untrusted import write_text, writer  # noqa: E402
 
 PARAMETERS = {  # each family's p grid: both sides of its named members and limits
     "hamacher": (0.0, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0),
@@ -122,7 +123,8 @@ def figure(table: pd.DataFrame, family: str, path: Path) -> Path:
     left.set_title(f"{family}: where the derivative does not vanish", fontsize=10)
     right.set_title(f"{family}: cons under uniform and corner truth values", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path)
+    with writer(path, "wb") as out:
+        fig.savefig(out, format="png")
     plt.close(fig)
     return path
 
@@ -160,10 +162,11 @@ def write(out: Path, samples: int, seed: int, command: str) -> list[Path]:
     """families.csv, the figures and README.md under `out`."""
     out.mkdir(parents=True, exist_ok=True)
     table = family_table(samples, seed)
-    table.to_csv(out / "families.csv", index=False)
+    with writer(out / "families.csv") as csv:
+        table.to_csv(csv, index=False)
     files = [out / "families.csv"]
     files += [figure(table, family, out / f"families_{family}.png") for family in FAMILIES]
-    (out / "README.md").write_text(readme(table, command, samples, seed))
+    write_text(out / "README.md", readme(table, command, samples, seed))
     return [*files, out / "README.md"]
 
 

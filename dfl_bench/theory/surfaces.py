@@ -22,6 +22,7 @@ from PIL import Image  # noqa: E402
 from torch import Tensor  # noqa: E402
 
 from dfl_bench.operators import build  # noqa: E402
+from dfl_bench.untrusted import writer  # noqa: E402
 
 Binary = Callable[[Tensor, Tensor], Tensor]
 RMSE_OTHER_TRUTH = 1 - math.sqrt(0.9)
@@ -211,7 +212,8 @@ def save_png(fig: plt.Figure, path: Path) -> None:
     plt.close(fig)
     buffer.seek(0)
     path.parent.mkdir(parents=True, exist_ok=True)
-    Image.open(buffer).convert("RGB").quantize(colors=256).save(path, optimize=True)
+    with writer(path, "wb") as out:
+        Image.open(buffer).convert("RGB").quantize(colors=256).save(out, "PNG", optimize=True)
 
 
 def draw_all(out: Path, resolution: int) -> list[Path]:

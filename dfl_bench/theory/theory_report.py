@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from dfl_bench import markdown
+from dfl_bench.untrusted import write_text
 
 Z_FLAG = 4.0
 
@@ -116,5 +117,5 @@ def write_readme(
         *[f"- `{f.name}`" for f in files],
         "",
     ]
-    path.write_text("\n".join(text))
+    write_text(path, "\n".join(text))
     return path

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -275,3 +276,70 @@ def test_a_probe_file_loses_cells_only_when_asked_and_says_so(tmp_path, capsys, 
     assert out.read_text() == before
     assert commit_probe.main([*args, "--prune"]) == 0
     assert "drops 1 cell(s)" in capsys.readouterr().err
+
+
+def _pair(records: Path, commits: Sequence[str], extra: str = "", folder: str = "") -> None:
+    """A committed same_symmetric record as seeds 0 and 1 at `commits`, `extra` added to their
+    overrides, under `records/<folder or its experiment>/`."""
+    from dfl_bench.lifecycle.records import config_hash
+
+    committed = sorted((REPO / "results" / "records" / "same_symmetric").glob("*.json"))
+    source = json.loads(committed[0].read_text())
+    for seed, commit in zip((0, 1), commits, strict=True):
+        record = json.loads(json.dumps(source))
+        record.update(seed=seed, git_commit=commit)
+        record["config"]["seed"] = seed
+        kept = [o for o in record["overrides"] if not o.startswith("seed=")]
+        record["overrides"] = [*kept, f"seed={seed}", *([extra] if extra else [])]
+        record["config_hash"] = config_hash(record["config"])
+        if folder:
+            record["experiment"] = record["config"]["experiment_name"] = folder
+            record["config_hash"] = config_hash(record["config"])
+        place = records / (folder or record["experiment"])
+        place.mkdir(parents=True, exist_ok=True)
+        (place / f"{record['config_hash']}.json").write_text(json.dumps(record))
+
+
+def _commits() -> list[str]:
+    return [_head(), subprocess.run(["git", "rev-parse", "HEAD~1"], cwd=REPO, capture_output=True,
+                                    text=True, check=True).stdout.strip()]  # fmt: skip
+
+
+def test_a_record_whose_overrides_do_not_give_its_config_is_refused_not_probed(
+    tmp_path, monkeypatch, capsys
+):
+    honest, forged = tmp_path / "honest", tmp_path / "forged"
+    _pair(honest, _commits())
+    _pair(forged, _commits(), "model.ntn_k=1")  # the records' config says ntn_k: 50
+    alike = {"numbers": {"cu_ant": 0.5}}
+    probed = []
+    monkeypatch.setattr(commit_probe, "probe", lambda c, o: probed.append((c, o)) or alike)
+    known = commit_probe.run(forged, tmp_path / "forged.json")
+    assert probed == []  # nothing trained
+    (cell,) = known["cells"].values()
+    assert cell["same"] is None
+    for result in cell["commits"].values():
+        assert "model.ntn_k=1, the record's 50" in result["error"]
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all("refused same_symmetric/" in line for line in err)
+    known = commit_probe.run(honest, tmp_path / "honest.json")
+    assert sorted(c for c, _ in probed) == sorted(_commits())  # both commits probed
+    (cell,) = known["cells"].values()
+    assert cell["same"] is True
+
+
+def test_a_records_commit_or_folder_with_terminal_escapes_is_skipped_and_printed_escaped(
+    tmp_path, capsys, monkeypatch
+):
+    records = tmp_path / "records"
+    monkeypatch.setattr(commit_probe, "probe", lambda c, o: {"error": "not probed here"})
+    _pair(records, ["\x1b]0;PWNED\x07", "\x1b[2K\x1b[1A"])
+    _pair(records, _commits(), folder="x\x1b]0;PWN2\x07")
+    out = tmp_path / "probes.json"
+    assert commit_probe.main([f"--records-dir={records}", f"--out={out}", "--limit=2"]) == 0
+    printed = capsys.readouterr()
+    assert "\x1b" not in printed.out + printed.err and "\x07" not in printed.out + printed.err
+    assert printed.err.count("[commit_probe] skipped") == 4
+    assert "'\\x1b]0;PWNED\\x07' is no commit id" in printed.err
+    assert "\\x1b]0;PWN2\\x07" in printed.err and "is no plain name" in printed.err
+    assert json.loads(out.read_text())["cells"] == {}

