@@ -353,6 +353,8 @@ def make_plan(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """`plan`: the plan from the records under --records-dir, written to --out."""
     if not Path(args.records).is_dir():
         parser.error(f"--records-dir {args.records} is no folder: a plan is made from records")
+    if not any(Path(args.records).glob("*/*.json")):
+        parser.error(f"--records-dir {args.records} holds no record: a plan is made from records")
     p = build_plan(Path(args.records))
     try:
         write_plan(args.out, p, readme(p))

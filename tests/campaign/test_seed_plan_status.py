@@ -232,3 +232,13 @@ def test_status_without_a_plan_or_with_a_records_folder_that_is_not_there_is_one
     assert no_plan.value.code == no_folder.value.code == 2
     err = capsys.readouterr().err
     assert "no seed plan at" in err and "is no folder" in err and "Traceback" not in err
+
+
+def test_a_plan_from_a_records_folder_without_records_is_a_usage_error(tmp_path, capsys):
+    import pytest
+
+    (tmp_path / "records").mkdir()
+    with pytest.raises(SystemExit) as empty:
+        seed_plan.main(["plan", "--records-dir", str(tmp_path / "records"), "--out", str(tmp_path)])
+    assert empty.value.code == 2 and "holds no record" in capsys.readouterr().err
+    assert not (tmp_path / "plan.json").exists()
