@@ -151,16 +151,14 @@ TEXTS = _fails(lambda v: isinstance(v, list) and all(type(o) is str for o in v),
 
 
 def _source(value: Any) -> bool:
-    """Whether `value` names a record under its records folder, `<experiment>/<file>` (as
-    `reuse_done` writes it: `<experiment>/<hash>.json`)."""
+    """Whether `value` names a record in its records folder, `<experiment>/<file>`."""
     parts = value.split("/") if isinstance(value, str) else []
     return len(parts) == 2 and all(map(plain_name, parts))
 
 
-# What each field of a record that the tools read must be where it is given and not null (an
-# older record may lack it): the job's own checks (dfl_bench/checks.py) where it has one; a
-# `*` stands for every key of its mapping. Every text in a record is a printable line besides
-# (`unprintable_keys`); the seed, the experiment and the status are `invalid`'s.
+# What each field of a record that the tools read must be where given and not null (an older
+# record may lack it), by the job's own checks (dfl_bench/checks.py) where it has one; `*`: every
+# key of its mapping. Every text is a printable line besides (`unprintable_keys`).
 FIELDS: dict[str, Callable[[Any, str], None]] = {
     "name": TEXT,
     "reason": TEXT,
@@ -194,9 +192,8 @@ FIELDS: dict[str, Callable[[Any, str], None]] = {
 
 
 def _given(record: Mapping[str, Any], dotted: str) -> Iterator[tuple[str, Any]]:
-    """Each (dotted key, value) of `record` at `dotted` (a `*` every key of its mapping) that
-    is given and not null; a parent that is no mapping gives none (a group of another shape is
-    the migration's to name: lifecycle/migrate.shape_defect)."""
+    """Each (dotted key, value) of `record` at `dotted` (`*`: every key) given and not null; a
+    parent that is no mapping gives none (migrate.shape_defect names a group of another shape)."""
     nodes: list[tuple[str, Any]] = [("", record)]
     for part in dotted.split("."):
         nodes = [
