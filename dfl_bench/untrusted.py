@@ -22,8 +22,19 @@ from typing import IO, Any
 # A name that becomes a folder or file name (an experiment's records folder, a row's label, a
 # profile in a figure's name): no separator, no "." or "..", nothing that leaves its folder.
 PLAIN_NAME = re.compile(r"[A-Za-z0-9_=+,-][A-Za-z0-9_=+,.-]*")
+MAX_NAME = 100  # characters (a file name may have 255 bytes; a lock or a W&B run adds to it)
 MAX_BYTES = 64 * 2**20  # the largest file read (a probe file of every cell is a few MB)
 MAX_NESTING = 64  # a record nests 5 deep; nothing of ours nests more than 10
+
+
+def plain_name(value: Any) -> bool:
+    """Whether `value` is a text that may name a file or folder: a PLAIN_NAME of at most
+    MAX_NAME characters.
+
+    >>> plain_name("yager_p1_5"), plain_name("../up"), plain_name("a" * 101), plain_name(3)
+    (True, False, False, False)
+    """
+    return isinstance(value, str) and len(value) <= MAX_NAME and bool(PLAIN_NAME.fullmatch(value))
 
 
 class UntrustedFile(ValueError):

@@ -11,12 +11,15 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dfl_bench.checks import MAX_SEED, fraction, integer_in, number
+from dfl_bench.kinds import KINDS
 from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through here too)
     BEST_TEST_ACCURACY,
     CELL_ASIDE,
@@ -31,7 +34,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     UNIT_FIELDS,
     VALIDATION_ACCURACY,
 )
-from dfl_bench.untrusted import PLAIN_NAME, UntrustedFile, read_json, unlinked
+from dfl_bench.untrusted import MAX_NAME, UntrustedFile, plain_name, read_json, unlinked
 
 
 def without_code(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -108,10 +111,125 @@ def defect(path: str | Path) -> str | None:
     return invalid(record, Path(path))
 
 
+def unprintable_keys(value: Any, key: str = "") -> Iterator[str]:
+    """The dotted key of every text in `value`, at any depth, that is no printable line, and of
+    every key that is none (a terminal escape or a newline in a config's key or value reaches a
+    table's cell, its heading or a terminal)."""
+    if isinstance(value, dict):
+        for name, inner in value.items():
+            dotted = f"{key}.{name}".lstrip(".")
+            if not str(name).isprintable():
+                yield dotted
+            yield from unprintable_keys(inner, dotted)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from unprintable_keys(inner, f"{key}[{index}]")
+    elif isinstance(value, str) and not value.isprintable():
+        yield key
+
+
+MAX_TEXT = 2000  # characters of a record's free text (a job's name, a failure's reason)
+COMMIT = re.compile(r"[0-9a-f]{1,64}(-dirty)?")  # as records.git_commit writes it
+
+
+def _fails(test: Callable[[Any], bool], what: str) -> Callable[[Any, str], None]:
+    """A field's check: a ValueError `<key> <value> is <what>` where `test` fails."""
+
+    def check(value: Any, key: str) -> None:
+        if not test(value):
+            raise ValueError(f"{key} {value!r:.80} is {what}")
+
+    return check
+
+
+PLAIN = _fails(plain_name, f"no plain name (<= {MAX_NAME} of A-Za-z0-9_=+,.-: it may name a file)")
+TEXT = _fails(lambda v: isinstance(v, str) and len(v) <= MAX_TEXT, f"no text of <= {MAX_TEXT}")
+SCALAR = _fails(lambda v: isinstance(v, str | int | float), "no number, text or true/false")
+STAMP = _fails(lambda v: isinstance(v, str) and len(v) <= 64, "no time")
+GIT = _fails(lambda v: isinstance(v, str) and bool(COMMIT.fullmatch(v)), "no git commit id")
+TEXTS = _fails(lambda v: isinstance(v, list) and all(type(o) is str for o in v), "no list of texts")
+
+
+def _source(value: Any) -> bool:
+    """Whether `value` names a record in its records folder, `<experiment>/<file>`."""
+    parts = value.split("/") if isinstance(value, str) else []
+    return len(parts) == 2 and all(map(plain_name, parts))
+
+
+# What each field of a record that the tools read must be where given and not null (an older
+# record may lack it), by the job's own checks (dfl_bench/checks.py) where it has one; `*`: every
+# key of its mapping. Every text is a printable line besides (`unprintable_keys`).
+FIELDS: dict[str, Callable[[Any, str], None]] = {
+    "name": TEXT,
+    "reason": TEXT,
+    "git_commit": GIT,
+    "started": STAMP,
+    "finished": STAMP,
+    "reused_from": _fails(_source, "no record's place (<experiment>/<file>)"),
+    "overrides": TEXTS,
+    "profile": PLAIN,
+    "row": PLAIN,
+    "config.row": PLAIN,
+    "config.experiment_name": PLAIN,
+    "config.profile.name": PLAIN,
+    "config.profile.max_steps": lambda v, k: integer_in(v, k, 1),
+    "config.profile.eval_every": lambda v, k: integer_in(v, k, 0),
+    "config.profile.log_every": lambda v, k: integer_in(v, k, 1),
+    "config.profile.metrics_tail": lambda v, k: number(v, k, 0.0, open_low=True),
+    "config.threads": lambda v, k: integer_in(v, k, 1),
+    "config.task.name": PLAIN,
+    "config.task.digits": lambda v, k: integer_in(v, k, 1),
+    "config.task.validation": fraction,
+    "config.kb.name": PLAIN,
+    "config.kb.w_dfl": lambda v, k: number(v, k, 0.0, open_low=False),
+    "config.optimizer.name": PLAIN,
+    "config.optimizer.lr": lambda v, k: number(v, k, 0.0, open_low=True),
+    "config.net.name": PLAIN,
+    "config.trainer.accelerator": PLAIN,
+    **{f"config.{kind}.name": PLAIN for kind in KINDS},
+    **{f"config.{kind}.*": SCALAR for kind in KINDS},
+}
+
+
+def _given(record: Mapping[str, Any], dotted: str) -> Iterator[tuple[str, Any]]:
+    """Each (dotted key, value) of `record` at `dotted` (`*`: every key) given and not null; a
+    parent that is no mapping gives none (migrate.shape_defect names a group of another shape)."""
+    nodes: list[tuple[str, Any]] = [("", record)]
+    for part in dotted.split("."):
+        nodes = [
+            (f"{key}.{name}".lstrip("."), value[name])
+            for key, value in nodes
+            if isinstance(value, Mapping)
+            for name in (value if part == "*" else [part] if part in value else [])
+        ]
+    return iter([(key, value) for key, value in nodes if value is not None])
+
+
+def unfit(record: Mapping[str, Any]) -> str | None:
+    """Why a field of `record` is not what FIELDS declares (one line naming the key), or None.
+
+    >>> unfit({"config": {"optimizer": {"lr": "abc"}, "tnorm": {"name": 5}}})
+    "config.optimizer.lr must be a finite number > 0.0, got 'abc'"
+    """
+    for dotted, check in FIELDS.items():
+        for key, value in _given(record, dotted):
+            try:
+                check(value, key)
+            except ValueError as err:
+                return str(err)
+    return None
+
+
+def one_line(text: str) -> str:
+    """`text` as one printable line of at most MAX_TEXT characters (a record's free text)."""
+    return "".join(c if c.isprintable() else " " for c in text)[:MAX_TEXT]
+
+
 def invalid(record: Any, path: Path | None = None) -> str | None:
     """Why `record` is not a whole run record (every RECORD_FIELDS, a known status, a config, a
-    test accuracy when ok, its config's seed; at `path`: its config hash, its experiment its
-    folder's, and a `reused_from` not naming itself)."""
+    test accuracy when ok, every text in it a printable line, each field of FIELDS' kind, its
+    config's seed; at `path`: its config hash, its experiment its folder's, and a `reused_from`
+    not naming itself)."""
     if not isinstance(record, dict):
         return f"a JSON {type(record).__name__}, not a run record"
     missing = [k for k in RECORD_FIELDS if k not in record]
@@ -137,11 +255,12 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     profile = record["config"].get("profile") or {}
     if not isinstance(profile, dict) or not isinstance(record.get("profile") or "", str):
         return "its profile is no budget (config.profile a mapping, profile its name)"
-    if record.get("profile") and not PLAIN_NAME.fullmatch(record["profile"]):
-        return f"profile {record['profile']!r} is no plain name (a figure's file is named by it)"
-    for row in (record.get("row"), record["config"].get("row")):
-        if row is not None and not (isinstance(row, str) and PLAIN_NAME.fullmatch(row)):
-            return f"row {row!r} is no plain name (a table's row, LaTeX and Markdown, shows it)"
+    unprintable = next(unprintable_keys(record), None)
+    if unprintable is not None:
+        return f"its {unprintable!r} is no printable line of text"
+    why = unfit(record)
+    if why is not None:
+        return why
     budget = profile.get("max_steps")
     steps = record["steps"]
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
@@ -170,14 +289,11 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
 def _identity(record: dict[str, Any], path: Path | None) -> str | None:
     """Why `record`'s seed, experiment, hash or source do not name it (`invalid`), or None."""
     seed = record["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        return f"seed {seed!r} is not a seed"
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        return f"seed {seed!r} is not a seed (an integer in [0, {MAX_SEED}], as a job's)"
     experiment = record.get("experiment")
-    if experiment is not None and not (
-        isinstance(experiment, str) and experiment and "/" not in experiment
-        and not experiment.startswith(".")
-    ):  # fmt: skip
-        return f"experiment {experiment!r} is no experiment's name (it names a folder)"
+    if experiment is not None and not plain_name(experiment):
+        return f"experiment {experiment!r:.80} is no experiment's name (a plain one: a folder)"
     if record["config"].get("seed", seed) != seed:
         return f"seed {seed!r} is not its config's seed {record['config'].get('seed')!r}"
     if path is not None:
@@ -373,7 +489,7 @@ def make_record(
     record.update(summary)
     record.update(
         status=status,
-        reason=reason,
+        reason=None if reason is None else one_line(reason),  # its reader's: `invalid`
         config=dict(config),
         seed=config.get("seed"),
         profile=config.get("profile", {}).get("name"),

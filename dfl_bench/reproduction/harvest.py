@@ -25,9 +25,9 @@ from typing import Any
 
 from dfl_bench.lifecycle import migrate, records
 from dfl_bench.lifecycle.file_overrides import located, refusal
-from dfl_bench.lifecycle.guards import PLAIN_NAME
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
+from dfl_bench.untrusted import plain_name
 
 OVERRIDE = "records_dir="
 
@@ -80,27 +80,17 @@ def _without_hash(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != "config_hash"}
 
 
-def unprintable_keys(value: Any, key: str = "") -> list[str]:
-    """The dotted keys of every text in `value`, at any depth, that is no printable line (a
-    terminal escape or a newline in a nested `config.row` reaches a table's heading)."""
-    if isinstance(value, dict):
-        return [k for n, v in value.items() for k in unprintable_keys(v, f"{key}.{n}".lstrip("."))]
-    if isinstance(value, list):
-        return [k for i, v in enumerate(value) for k in unprintable_keys(v, f"{key}[{i}]")]
-    return [key] if isinstance(value, str) and not value.isprintable() else []
-
-
 def _unharvestable(
     out: dict[str, Any], trained_at: str, named: str, commit: str | None
 ) -> str | None:
     """Why the new record `out` (moved to `named`) may not be harvested, or None."""
     left = [p for p in absolute_paths(out) if p not in (named, f"{OVERRIDE}{named}")]
     unplain = [why for o in located(out.get("overrides") or []) if (why := refusal(o))]
-    unprintable = unprintable_keys(out)
     if unplain:
         return f"an override is no plain config override ({unplain[0]})"
-    if unprintable:
-        return f"its {unprintable[0]!r} is no printable line of text"
+    why = records.invalid(out)  # as migrated and moved (every text a printable line, ...)
+    if why is not None:
+        return f"not a whole run record ({why})"
     if left:
         return f"keeps the absolute path {left[0]}"
     if trained_at.endswith("-dirty"):
@@ -122,7 +112,7 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
         if path.parent.is_symlink() or (dest / path.parent.name).is_symlink():
             refused.append(f"{path.parent.name}: a symbolic link, not a folder of the records")
             continue
-        if not PLAIN_NAME.fullmatch(path.parent.name):
+        if not plain_name(path.parent.name):
             refused.append(f"{path.parent.name!r}: no plain name for an experiment's folder")
             continue
         why = records.defect(path)

@@ -10,6 +10,7 @@ edited while a process runs would otherwise file that process's old answers unde
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ import hydra
 import omegaconf
 
 from dfl_bench.paths import CONFIG_DIR, cache_root
-from dfl_bench.untrusted import UntrustedFile, write_text
+from dfl_bench.untrusted import UntrustedFile, read_json, write_text
 
 PACKAGE = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -78,10 +79,8 @@ def cached(kind: str, key: Any, compute: Callable[[], T]) -> T:
         return compute()
     name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
     path = place / kind / f"{name}.json"
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError, ValueError):  # none there, or no JSON of ours
+        return read_json(path, expect=object)  # a file others may have put there
     value = compute()
     if files_fingerprint() != place.name:
         return value  # conf/ or the code changed since this process loaded it: keep nothing

@@ -1,8 +1,10 @@
 """Files from others, generated hostile (hypothesis): a record or a plan whose fields are any
 JSON, whose texts carry interpolations, escapes, terminal codes and paths that leave their
-folder. Every tool that reads them (the harvest, the migration, the renderer's loader, the
-commit probe's override check, the plan reader) answers with a result or one ValueError line:
-no other exception, nothing written outside its folders, no secret in anything it returns."""
+folder, and whose config values are of kinds no job accepts. Every tool that reads them (the
+harvest, the migration, the renderer's loader and a table, the commit probe's cells and override
+check, the plan reader) answers with a result or one ValueError line: no other exception,
+nothing written outside its folders, no secret and no control character in anything it returns
+or renders."""
 
 from __future__ import annotations
 
@@ -45,10 +47,34 @@ def _spoiled(fields: dict) -> dict:
 
 RECORD_FIELDS = st.dictionaries(
     st.sampled_from(["name", "row", "overrides", "config", "status", "git_commit", "seed",
-                     "experiment", "log_dir", "reused_from", "test_accuracy", "profile"]),
-    JSON | st.lists(HOSTILE_TEXTS, max_size=4),
+                     "experiment", "log_dir", "reused_from", "test_accuracy", "profile",
+                     "finished", "started", "reason", "\x1b]0;T\x07"]),
+    JSON | st.lists(HOSTILE_TEXTS, max_size=4) | st.sampled_from([2**63, "a" * 250]),
     max_size=4,
 )  # fmt: skip
+# Config values a tool reads, as no job would take them (a dotted key into the record's config).
+CONFIG_FIELDS = st.dictionaries(
+    st.sampled_from(["optimizer.lr", "tnorm.name", "tnorm.p", "kb.name", "kb.w_dfl",
+                     "profile.name", "row", "experiment_name", "task.digits", "threads",
+                     "tnorm.\x1b[2K", "\x1b]0;T\x07", "provenance.kb.\x1b[1A"]),
+    JSON | st.sampled_from([2**63, "abc", 5, ["same"], {"a": 1}, "a" * 250]),
+    max_size=3,
+)  # fmt: skip
+
+
+def _set(config: dict, dotted: str, value) -> None:
+    """`config` with `value` at the dotted key (a parent that is no mapping becomes one)."""
+    *parents, key = dotted.split(".")
+    for name in parents:
+        if not isinstance(config.get(name), dict):
+            config[name] = {}
+        config = config[name]
+    config[key] = value
+
+
+def _printable(text: str) -> bool:
+    """One or more lines of printable text (no terminal escape, no other control character)."""
+    return all(line.isprintable() for line in text.split("\n"))
 
 
 def _files_outside(root: Path, before: set[Path]) -> set[Path]:
@@ -58,26 +84,59 @@ def _files_outside(root: Path, before: set[Path]) -> set[Path]:
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(fields=RECORD_FIELDS)
-@example(fields={"overrides": ["row=f1", "kb.w_dfl=$\\{oc.env:DFL_TEST_SECRET\\}"]})
-@example(fields={"overrides": ["row=f1", "data.cache_dir=/tmp/elsewhere"], "name": "\x1b]0;T\x07"})
-@example(fields={"overrides": ["row=f1", "data={cache_dir:../../../../elsewhere}"]})
-@example(fields={"overrides": ["+trainer.default_root_dir=/tmp/x", "~kb=same"]})
-def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(fields, tmp_path_factory):
+@given(fields=RECORD_FIELDS, config=CONFIG_FIELDS)
+@example(fields={"overrides": ["row=f1", "kb.w_dfl=$\\{oc.env:DFL_TEST_SECRET\\}"]}, config={})
+@example(
+    fields={"overrides": ["row=f1", "data.cache_dir=/tmp/elsewhere"], "name": "\x1b]0;T\x07"},
+    config={},
+)
+@example(fields={}, config={})  # unspoiled: counted in its cell, which has two commits
+@example(fields={"git_commit": ["a", "b"]}, config={})
+@example(fields={"git_commit": {"x": 1}, "reason": "\x1b]0;T\x07\n| row |"}, config={})
+@example(fields={"finished": {"a": 1}}, config={})
+@example(fields={"reused_from": ["x"]}, config={})
+@example(fields={"profile": "p" * 250}, config={"profile.name": "p" * 250})
+@example(fields={"seed": 2**63}, config={"seed": 2**63})
+@example(fields={}, config={"optimizer.lr": "abc", "tnorm.name": 5})
+@example(fields={}, config={"kb.name": ["same"]})
+@example(fields={}, config={"tnorm.name": "\x1b]0;T\x07\n| row |", "tnorm.\x1b[2K": 1})
+@example(fields={"git_commit": "\x1b]0;T\x07\n# heading"}, config={"\x1b]0;T\x07": 1})
+@example(fields={"overrides": ["row=f1", "data={cache_dir:../../../../elsewhere}"]}, config={})
+@example(fields={"overrides": ["+trainer.default_root_dir=/tmp/x", "~kb=same"]}, config={})
+def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(
+    fields, config, tmp_path_factory
+):
     import warnings
 
-    from campaign.commit_probe import probe_overrides
+    from campaign.commit_probe import cells_to_probe, probe_overrides
     from campaign.migrate_records import migrate_folder
     from dfl_bench.lifecycle.file_overrides import PATH_KEYS
+    from dfl_bench.lifecycle.records import config_hash
     from dfl_bench.reproduction import harvest
+    from dfl_bench.results import render_paper
+    from dfl_bench.results.agreement import agreement
+    from dfl_bench.results.cells import build_table
     from dfl_bench.results.load import load_records
+    from dfl_bench.results.paper import load_paper
+    from dfl_bench.untrusted import plain_name
 
     os.environ["DFL_TEST_SECRET"] = SECRET
     base = tmp_path_factory.mktemp("hostile")
     root = base / "records"
     (root / "formulas").mkdir(parents=True)
-    record = _spoiled(fields)
-    path = root / "formulas" / "0123456789abcdef.json"
+    trained = _base_record()  # another seed of its cell, trained at another commit
+    trained["git_commit"] = "0" * 40
+    (root / "formulas" / f"{trained['config_hash']}.json").write_text(json.dumps(trained))
+    record = _spoiled({"seed": trained["seed"] + 1})
+    record["config"] = {**record["config"], "seed": trained["seed"] + 1}
+    for key, value in config.items():
+        _set(record["config"], key, value)
+    record = {**record, **fields}
+    try:  # at its own place, so that the loader counts it where it is valid
+        record["config_hash"] = name = config_hash(record["config"])
+    except (TypeError, AttributeError, ValueError):
+        name = "0123456789abcdef"
+    path = root / "formulas" / f"{name}.json"
     path.write_text(json.dumps(record))
     before = set(base.parent.rglob("*")) - set(base.rglob("*"))
     outputs = []
@@ -89,10 +148,18 @@ def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(fields, tmp_
         migrate_folder(root)
     except ValueError as err:
         outputs.append(str(err))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
         frame = load_records(root)
+        outputs += [str(w.message) for w in warned]
+        table = build_table(load_paper().tables["formulas"], frame, trained["profile"], REPO)
+        outputs += [render_paper.markdown(table, agreement(table)), render_paper.latex(table)]
+        cells = cells_to_probe(root)
+        outputs.append(json.dumps(cells))
+    if not fields and not config:  # the tools above did read a record where it is valid
+        assert len(frame) == 2 and len(cells) == 1
     outputs.append(frame.to_json())
+    assert all(map(plain_name, frame["profile"].dropna()))  # a figure's file is named by it
     overrides = record.get("overrides")
     try:
         accepted = probe_overrides(overrides)
@@ -104,6 +171,7 @@ def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(fields, tmp_
         assert not any(o.startswith("~") or "{" in o or "[" in o for o in accepted)
         assert not any(o.lstrip("+").startswith(("trainer.", "logger.")) for o in accepted)
     assert not any(SECRET in text for text in outputs)
+    assert all(map(_printable, outputs)), [t for t in outputs if not _printable(t)]
     assert _files_outside(base, before) == set()  # nothing written beside its folders
 
 

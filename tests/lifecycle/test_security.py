@@ -806,25 +806,26 @@ def test_a_records_setting_in_a_row_label_is_text_in_latex(tmp_path):
     from dfl_bench.results.__main__ import main
 
     def change(record):
-        record["config"]["optimizer"]["name"] = "x\\&\\input{/etc/passwd}"
+        record["config"]["kb"]["scope"] = "x\\&\\input{/etc/passwd}"  # a setting FIELDS leaves free
 
     _record_beside(tmp_path / "records", change)
     main(["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / "out")])
     tex = (tmp_path / "out" / "tables" / "formulas.tex").read_text()
-    assert "optimizer.name=x" in tex and "\\input{" not in tex
+    assert "kb.scope=x" in tex and "\\input{" not in tex
 
 
 def test_a_records_text_in_a_markdown_table_is_text(tmp_path):
     """A record's setting is shown in its row's label and its note, its failure in a note: a
-    `|` split the label's cell (every number one column over), a tag was HTML, a line break in
-    a note began Markdown of the record's own; each is shown as text."""
+    `|` split the label's cell (every number one column over), a tag was HTML; each is shown as
+    text (a line break, which began Markdown of the record's own, is no record's text at all:
+    tests/lifecycle/test_record_schema.py)."""
     from dfl_bench.results.__main__ import main
 
     def change(record):
-        record["config"]["optimizer"]["name"] = "<img src=x onerror=alert(1)>|y\n# planted"
+        record["config"]["kb"]["scope"] = "<img src=x onerror=alert(1)>|y # planted"
 
     _record_beside(tmp_path / "records", change)
     main(["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / "out")])
     text = (tmp_path / "out" / "tables" / "formulas.md").read_text()
-    assert "optimizer.name=&lt;img src=x onerror=alert(1)&gt;\\|y # planted" in text
+    assert "kb.scope=&lt;img src=x onerror=alert(1)&gt;\\|y # planted" in text
     assert "<img" not in text and "\n# planted" not in text

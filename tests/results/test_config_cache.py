@@ -32,6 +32,16 @@ def test_a_kept_value_is_read_back_and_off_computes_every_time(cache_dir, monkey
     assert len(calls) == 3
 
 
+def test_a_file_in_the_cache_that_is_no_json_of_ours_is_computed_again(cache_dir):
+    """The cache folder is anyone's: a 300,000-deep file (or a link) there is no value, computed
+    again and replaced, never a RecursionError."""
+    assert config_cache.cached("t", ["k"], lambda: [1]) == [1]
+    (kept,) = cache_dir.rglob("*.json")
+    kept.write_text("[" * 300_000 + "]" * 300_000)
+    assert config_cache.cached("t", ["k"], lambda: [2]) == [2]
+    assert kept.read_text() == "[2]"
+
+
 def test_the_fingerprint_follows_every_file_a_config_depends_on(tmp_path, monkeypatch):
     conf, package = tmp_path / "conf", tmp_path / "pkg"
     (conf / "tnorm").mkdir(parents=True)

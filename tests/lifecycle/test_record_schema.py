@@ -1,0 +1,111 @@
+"""A record's fields that the tools read (records.FIELDS): each of the kind a job writes and
+would accept, every text in it (keys too, at any depth) a printable line, or the record is no
+run record, named in one line with its key. Committed records all pass."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dfl_bench.lifecycle import records
+from dfl_bench.reproduction import harvest
+
+REPO = Path(__file__).resolve().parents[2]
+COMMITTED = sorted(REPO.glob("results/**/records/*/*.json"))
+
+
+def _record() -> dict:
+    return json.loads((REPO / "results/records/formulas/00e405d5662423dd.json").read_text())
+
+
+def _spoiled(dotted: str, value) -> dict:
+    record = copy.deepcopy(_record())
+    *parents, key = dotted.split(".")
+    node = record
+    for name in parents:
+        node = node.setdefault(name, {})
+    node[key] = value
+    return record
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "why"),
+    [
+        ("git_commit", ["a", "b"], r"git_commit \['a', 'b'\] is no git commit id"),
+        ("git_commit", {"x": 1}, r"git_commit \{'x': 1\} is no git commit id"),
+        ("git_commit", "../../x", "git_commit '../../x' is no git commit id"),
+        ("git_commit", "\x1b]0;T\x07", r"its 'git_commit' is no printable line"),
+        ("reason", "a\n| row |", r"its 'reason' is no printable line"),
+        ("reason", "a" * 2001, "reason 'aaa.* is no text of <= 2000"),
+        ("finished", {"a": 1}, r"finished \{'a': 1\} is no time"),
+        ("started", 5, "started 5 is no time"),
+        ("reused_from", ["x"], r"reused_from \['x'\] is no record's place"),
+        ("reused_from", "../../x.json", "reused_from '../../x.json' is no record's place"),
+        ("overrides", "row=f1", "overrides 'row=f1' is no list of texts"),
+        ("profile", "p" * 101, "profile 'ppp.* is no plain name"),
+        ("row", "r" * 101, "row 'rrr.* is no plain name"),
+        ("experiment", "e" * 101, "experiment 'eee.* is no experiment's name"),
+        ("seed", 2**63, "seed 9223372036854775808 is not a seed"),
+        ("config.optimizer.lr", "abc", "config.optimizer.lr must be a finite number > 0"),
+        ("config.optimizer.lr", float("nan"), "config.optimizer.lr must be a finite number"),
+        ("config.kb.w_dfl", True, "config.kb.w_dfl must be a finite number >= 0"),
+        ("config.tnorm.name", 5, "config.tnorm.name 5 is no plain name"),
+        ("config.tnorm.p", [1], r"config.tnorm.p \[1\] is no number, text or true/false"),
+        ("config.kb.name", ["same"], r"config.kb.name \['same'\] is no plain name"),
+        ("config.profile.name", "p" * 101, "config.profile.name 'ppp.* is no plain name"),
+        ("config.profile.max_steps", "x", "config.profile.max_steps must be an integer >= 1"),
+        ("config.task.name", "../x", "config.task.name '../x' is no plain name"),
+        ("config.threads", 0, "config.threads must be an integer >= 1"),
+        ("config.experiment_name", "a/b", "config.experiment_name 'a/b' is no plain name"),
+        ("config.\x1b]0;T\x07", 1, r"its 'config.\\x1b]0;T\\x07' is no printable line"),
+        ("config.provenance.kb.\x1b[1A", {}, r"its 'config.provenance.kb.\\x1b\[1A' is no"),
+        ("config.tnorm.name", "yager\n| row |", r"its 'config.tnorm.name' is no printable"),
+    ],
+)
+def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, value, why):
+    record = _spoiled(dotted, value)
+    if dotted == "seed":
+        record["config"]["seed"] = value
+    found = records.invalid(record)
+    assert found is not None and "\n" not in found and found.isprintable()
+    assert re.match(why, found), found
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value"),
+    [
+        ("config.seed", 2**63),
+        ("config.optimizer.lr", "abc"),
+        ("config.tnorm.name", 5),
+        ("config.kb.name", ["same"]),
+        ("config.tnorm.\x1b[2K", 1),
+        ("git_commit", {"x": 1}),
+    ],
+)
+def test_the_harvest_takes_no_record_whose_job_would_refuse_its_values(dotted, value, tmp_path):
+    record = _spoiled(dotted, value)
+    record["seed"] = record["config"]["seed"]
+    record["config_hash"] = records.config_hash(record["config"])
+    source = tmp_path / "background" / "formulas"
+    source.mkdir(parents=True)
+    (source / f"{record['config_hash']}.json").write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="nothing was harvested: .*not a whole run record"):
+        harvest.harvest(tmp_path / "background", tmp_path / "dest", "results/records")
+    assert not (tmp_path / "dest").exists()
+
+
+def test_every_committed_record_is_of_the_declared_kinds():
+    assert len(COMMITTED) > 1000
+    assert {str(p): records.defect(p) for p in COMMITTED if records.defect(p)} == {}
+
+
+def test_a_jobs_reason_is_written_as_one_printable_line():
+    record = records.make_record(
+        status="failed", reason="a\nb\x1b[2K" + "c" * 3000, config={"seed": 0}, summary={}
+    )
+    assert record["reason"].startswith("a b [2K") and len(record["reason"]) == records.MAX_TEXT
+    assert records.unfit(record) is None and next(records.unprintable_keys(record), None) is None
