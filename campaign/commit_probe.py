@@ -137,9 +137,11 @@ def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
     than one commit: its experiment and row, and per commit the overrides of its first run."""
     from dfl_bench.results.load import load_records
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as skipped:
+        warnings.simplefilter("always")
         frame = load_records(records_dir)
+    for warning in skipped:  # a record the loader left out, named escaped
+        print(f"[commit_probe] skipped: {shown(warning.message)}", file=sys.stderr)
     own = frame[(frame["status"] == "ok") & frame["reused_from"].isna()]
     fit = []
     for _, record in own.iterrows():

@@ -43,6 +43,9 @@ def test_a_tool_writes_through_no_symbolic_link(tool, link, tmp_path, monkeypatc
     records, out, elsewhere = tmp_path / "records", tmp_path / "out", tmp_path / "elsewhere"
     records.mkdir()
     elsewhere.mkdir()
+    if tool == "seed_plan":  # a plan is made from a folder holding records
+        (records / "same_symmetric").mkdir()
+        (records / "same_symmetric" / "0123456789abcdef.json").write_text("{}")
     name = TOOLS[tool][1]
     target = elsewhere / name
     if link == "the folder":  # the output folder itself a link to another folder
