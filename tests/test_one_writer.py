@@ -14,15 +14,6 @@ GATE = "dfl_bench/untrusted.py"
 OPENERS = {"writer", "BytesIO", "StringIO"}
 # (module, function, call) of the writes allowed around the gate, each for its reason:
 ALLOWED = {
-    # the run record: its folder and file are `unlinked` first, the JSON goes to a temporary
-    # beside it that os.replace puts in place (the record schema's module keeps it)
-    ("dfl_bench/lifecycle/records.py", "write_record", "open"),
-    ("dfl_bench/lifecycle/records.py", "write_record", "json.dump"),
-    # a figure: savefig(unlinked(path)), its folder and file checked just before
-    ("dfl_bench/results/figures.py", "_save", "savefig"),
-    # an empty probe file named by this process's id in a folder the user names, unlinked at
-    # once: whether a job may write there, checked before it trains (the job's own check)
-    ("dfl_bench/lifecycle/guards.py", "check_writable", "write_bytes"),
     # a checkpoint: Lightning writes it to a temporary checked by `unlinked` just before, in the
     # job's checkpoint folder, and os.replace puts it in place (a link there is replaced)
     ("dfl_bench/lifecycle/checkpoint.py", "save", "save_checkpoint"),

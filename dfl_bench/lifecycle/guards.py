@@ -8,6 +8,7 @@ job writes to, so a records folder that cannot be written fails now, not after t
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -265,9 +266,9 @@ def check_writable(folder: str | Path, name: str) -> None:
     path = Path(folder)
     try:
         if path.exists():
-            probe = path / f".write-test.{os.getpid()}"
-            probe.write_bytes(b"")
-            probe.unlink()
+            fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=path)  # a new file, no link
+            os.close(fd)
+            os.unlink(probe)
             return
         above = next(p for p in path.absolute().parents if p.exists())
         if not above.is_dir():

@@ -34,7 +34,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     UNIT_FIELDS,
     VALIDATION_ACCURACY,
 )
-from dfl_bench.untrusted import MAX_NAME, UntrustedFile, plain_name, read_json, unlinked
+from dfl_bench.untrusted import MAX_NAME, UntrustedFile, plain_name, read_json, unlinked, writer
 
 
 def without_code(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -379,7 +379,7 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
         print(f"[dfl_bench] {path} was not a run record ({why}); kept as {aside}", file=sys.stderr)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
+        with writer(tmp) as f:  # a link planted at the temporary is refused, not followed
             json.dump(strict(record), f, indent=2, sort_keys=True, allow_nan=False)
             f.write("\n")
         os.replace(tmp, path)

@@ -21,7 +21,7 @@ from dfl_bench.results.agreement import pearson  # noqa: E402
 from dfl_bench.results.cells import Table  # noqa: E402
 from dfl_bench.results.paper import COLUMN_FIELDS, COLUMNS, main_tables  # noqa: E402
 from dfl_bench.schema import CU_ANT, CU_CONS
-from dfl_bench.untrusted import unlinked  # noqa: E402
+from dfl_bench.untrusted import writer  # noqa: E402
 
 LABELS = {"accuracy": "test accuracy (%)", "cons": "cons", CU_CONS: CU_CONS, CU_ANT: CU_ANT}
 RANGES = {"accuracy": (0.0, 100.0), "cons": (0.0, 1.0), CU_CONS: (0.0, 1.0), CU_ANT: (0.0, 1.0)}
@@ -187,7 +187,8 @@ def _save(fig: plt.Figure, path: Path) -> Path:
     if not path.is_file() or _stored(path) != digest:
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.tight_layout()
-        fig.savefig(unlinked(path), dpi=DPI, metadata={"Description": digest})
+        with writer(path, "wb") as out:
+            fig.savefig(out, format="png", dpi=DPI, metadata={"Description": digest})
     plt.close(fig)
     return path
 

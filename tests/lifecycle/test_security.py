@@ -829,3 +829,24 @@ def test_a_records_text_in_a_markdown_table_is_text(tmp_path):
     text = (tmp_path / "out" / "tables" / "formulas.md").read_text()
     assert "kb.scope=&lt;img src=x onerror=alert(1)&gt;\\|y # planted" in text
     assert "<img" not in text and "\n# planted" not in text
+
+
+def test_a_link_planted_where_a_record_or_a_probe_file_is_written_leaves_its_target_as_it_was(
+    tmp_path,
+):
+    """The record's temporary and the folder check's probe file follow no link: a link at
+    either name (they are predictable: the process id) writes nothing through it."""
+    from dfl_bench.lifecycle import records
+
+    target = tmp_path / "outside.txt"
+    target.write_text("kept\n")
+    folder = tmp_path / "records" / "default"
+    folder.mkdir(parents=True)
+    (folder / f".write-test.{os.getpid()}").symlink_to(target)
+    guards.check_writable(folder, "records_dir")
+    path = folder / "0123456789abcdef.json"
+    path.with_name(f".{path.name}.{os.getpid()}.tmp").symlink_to(target)
+    with pytest.raises(ValueError, match="a symbolic link"):
+        whole = {**dict.fromkeys(records.RECORD_FIELDS), "status": "failed", "seed": 0}
+        records.write_record(path, {**whole, "config": {}})
+    assert target.read_text() == "kept\n" and not path.exists()
