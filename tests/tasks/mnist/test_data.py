@@ -6,7 +6,6 @@ import gzip
 import importlib.metadata
 import pickle
 import struct
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -101,7 +100,7 @@ def test_an_unwritable_cache_is_one_note_and_leaves_nothing_behind(
     monkeypatch.setattr(mnist_sources, "decode_hub_pickle", lambda path: hub_cache[1])
 
     def full_disk(file, **arrays):
-        Path(file).write_bytes(b"partial")  # what a full disk leaves half-written
+        file.write(b"partial")  # what a full disk leaves half-written (an open file: the gate's)
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(mnist_sources.np, "savez", full_disk)
