@@ -25,9 +25,9 @@ from typing import Any
 
 from dfl_bench.lifecycle import migrate, records
 from dfl_bench.lifecycle.file_overrides import located, refusal
-from dfl_bench.paths import REPO_DIR
+from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results import cell_configs
-from dfl_bench.untrusted import plain_name
+from dfl_bench.untrusted import PLAIN_NAME, plain_name
 
 OVERRIDE = "records_dir="
 
@@ -75,6 +75,115 @@ def absolute_paths(value: Any) -> list[str]:
     return []
 
 
+def same_value(given: Any, held: Any) -> bool:
+    """Whether an override's value is the value a config holds (1 and 1.0, '2' and 2 alike)."""
+
+    def number(value: Any) -> float | None:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            return None
+
+    if number(given) is not None and number(held) is not None:
+        return number(given) == number(held)
+    return given == held
+
+
+def _option(conf_dir: str, group: str, option: Any) -> tuple[bool, Any] | None:
+    """A config group's option file under `conf_dir` (`<group>/<option>.yaml`): whether it is
+    of the global package, and the `name` it gives its group; None where `option` is no plain
+    name or there is no such readable file."""
+    import yaml
+
+    if not isinstance(option, str) or not PLAIN_NAME.fullmatch(option):
+        return None
+    if not all(PLAIN_NAME.fullmatch(part) for part in group.split("/")):
+        return None
+    path = Path(conf_dir, *group.split("/"), f"{option}.yaml")
+    try:
+        text = path.read_text()
+        loaded = yaml.safe_load(text)
+    except (OSError, UnicodeError, yaml.YAMLError):
+        return None
+    loaded = loaded if isinstance(loaded, dict) else {}
+    is_global = any(line.split() == ["#", "@package", "_global_"] for line in text.splitlines())
+    body = loaded.get(group.split("/")[-1]) if is_global else loaded
+    name = body.get("name") if isinstance(body, dict) else None
+    return is_global, name
+
+
+def today(key: str) -> list[str]:
+    """A dotted override key's place in today's config (a record's config is migrated, its
+    overrides are as they were given: `problem.kb.scope` is `kb.scope`, the `problem` group
+    `kb`)."""
+    parts = key.split(".")
+    for old, new in migrate.PROBLEM_TO_KB:
+        if tuple(parts[: len(old)]) == old:
+            return [*new, *parts[len(old) :]]
+        if len(parts) == 1 and old == (key, "name"):  # the group itself
+            return list(new[:-1])
+    return parts
+
+
+def unsaid(
+    overrides: Sequence[Any],
+    config: Any,
+    conf_dir: str = CONFIG_DIR,
+    skip: Sequence[str] = (),
+) -> list[str]:
+    """The overrides of a record (but those of a top-level key in `skip`) its `config` does not
+    say it ran with, each as `key=value, the record's <what it holds>`: a key the config has no
+    value at (`+optimizer.warmup=50` where it has no `optimizer.warmup`), a value other than the
+    config's, a group's option (`net=lenet`) whose file under `conf_dir` names it otherwise than
+    the config's group does (its `name`). A group option with no such file, or no name, is let
+    be; so are deletions and sweeps. Overrides that do not parse are left to `refusal`."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    config = config if isinstance(config, dict) else {}
+    try:
+        parsed = OverridesParser.create().parse_overrides([str(o) for o in overrides])
+    except Exception:  # noqa: BLE001 - no override at all: refusal() names it
+        return []
+    differ = []
+    for override in parsed:
+        key = override.key_or_group
+        parts = today(key.replace("/", "."))
+        if override.is_delete() or override.is_sweep_override() or parts[0] in skip:
+            continue
+        held: Any = config
+        for part in parts:
+            held = held.get(part, KeyError) if isinstance(held, dict) else KeyError
+        given = override.value()
+        if isinstance(given, dict | list):
+            continue  # a whole mapping or list given: not compared
+        option = _option(conf_dir, key, given) if "." not in key else None
+        if option is not None:  # a group's choice
+            is_global, name = option
+            if held is KeyError and is_global:
+                continue  # a global option (an experiment) lives at no key of its group
+            if held is KeyError:
+                differ.append(f"{key}={shown(given)}, the record's config has no {key}")
+            elif isinstance(held, dict) and "name" in held and name is not None:
+                if not same_value(name, held["name"]):
+                    differ.append(f"{key}={shown(given)}, the record's {shown(held['name'])}")
+            continue
+        if held is KeyError:
+            differ.append(f"{key}={shown(given)}, the record's config has no {'.'.join(parts)}")
+        elif isinstance(held, dict | list):
+            continue  # a group option with no file here to name it
+        elif not same_value(given, held):
+            differ.append(f"{key}={shown(given)}, the record's {shown(held)}")
+    return differ
+
+
+def shown(value: Any) -> str:
+    """`value` as printed: its text where every character is printable, else its ascii()."""
+    text = str(value)
+    return text if text.isprintable() else ascii(text)
+
+
 def _without_hash(record: dict[str, Any]) -> dict[str, Any]:
     """`record` but its `config_hash` (its file's name says it)."""
     return {k: v for k, v in record.items() if k != "config_hash"}
@@ -88,6 +197,9 @@ def _unharvestable(
     unplain = [why for o in located(out.get("overrides") or []) if (why := refusal(o))]
     if unplain:
         return f"an override is no plain config override ({unplain[0]})"
+    unsaid_by_config = unsaid(out.get("overrides") or [], out.get("config"))
+    if unsaid_by_config:  # its overrides would train another configuration than it holds
+        return f"its config does not say it ran with its overrides ({unsaid_by_config[0]})"
     why = records.invalid(out)  # as migrated and moved (every text a printable line, ...)
     if why is not None:
         return f"not a whole run record ({why})"

@@ -198,3 +198,35 @@ def test_a_nested_text_that_is_no_printable_line_or_a_linked_folder_stops_the_ha
     (source / "linked").symlink_to(elsewhere / "formulas")
     with pytest.raises(ValueError, match="a symbolic link, not a folder of the records"):
         harvest.harvest(source, dest, "results/records")
+
+
+@pytest.mark.parametrize(
+    ("override", "why"),
+    [
+        ("net=lenet", "net=lenet, the record's paper"),  # a group option its config names not
+        ("families.yager_p2.w_dfl=0", "the record's config has no families.yager_p2.w_dfl"),
+        ("+optimizer.warmup=50", "the record's config has no optimizer.warmup"),
+    ],
+)
+def test_a_record_whose_config_does_not_say_it_ran_with_an_override_is_refused(
+    tmp_path, override, why
+):
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    path = written(source, "a")
+    record = json.loads(path.read_text())
+    record["overrides"].append(override)
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=f"does not say it ran with its overrides.*{why}"):
+        harvest.harvest(source, dest, "results/records")
+    assert not dest.exists()
+    record["overrides"][-1] = "net=paper"  # what its config says: harvested
+    path.write_text(json.dumps(record))
+    assert len(harvest.harvest(source, dest, "results/records").new) == 1
+
+
+def test_every_committed_record_says_it_ran_with_its_overrides():
+    found = sorted(REPO.glob("results/**/records/*/*.json"))
+    assert len(found) > 280
+    for path in found:
+        record = json.loads(path.read_text())
+        assert harvest.unsaid(record["overrides"], record["config"]) == [], path
