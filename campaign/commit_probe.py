@@ -21,9 +21,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle import migrate, records
 from dfl_bench.lifecycle.file_overrides import check_file_overrides, located
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
+from dfl_bench.reproduction.harvest import unsaid
 from dfl_bench.results.probes import PROBE_STEPS, same, verdict, well_shaped
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
 from dfl_bench.untrusted import PLAIN_NAME, UntrustedFile, read_json, write_text
@@ -78,46 +79,59 @@ def unfit(record: Mapping[str, Any], path: Any) -> str | None:
     return None
 
 
-def _same_value(given: Any, held: Any) -> bool:
-    """Whether an override's value is the value a config holds (1 and 1.0, '2' and 2 alike)."""
-
-    def number(value: Any) -> float | None:
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            return None
-        try:
-            return float(value)
-        except ValueError:
-            return None
-
-    if number(given) is not None and number(held) is not None:
-        return number(given) == number(held)
-    return given == held
+def override_mismatch(
+    overrides: Sequence[str], config: Mapping[str, Any], conf_dir: str = CONFIG_DIR
+) -> str | None:
+    """Which of a record's overrides (but the probe's own keys) its `config` does not say it ran
+    with (harvest.unsaid: a value it does not hold, a key it has no value at, a group option
+    `conf_dir` names otherwise): `key=value, the record's other` for each, or None. A record
+    whose overrides do not give its configuration would have the probe train another one under
+    its cell."""
+    differ = unsaid(list(overrides), dict(config), conf_dir, skip=OWN_KEYS)
+    return "; ".join(differ) or None
 
 
-def override_mismatch(overrides: Sequence[str], config: Mapping[str, Any]) -> str | None:
-    """Which of a record's overrides (but the probe's own keys) set a value its `config` does not
-    hold: `key=value, the record's other` for each, or None. A record whose overrides do not give
-    its configuration would have the probe train another one under its cell."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+# Keys a probe sets by design besides OWN_KEYS: the data subsets its budget (profile) gives.
+PROFILE_KEYS = ("data.subset_train", "data.subset_test")
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A config's leaves by dotted key, every int a float (bools kept), as config_hash sees them."""
+    if isinstance(value, Mapping) and value:
+        out: dict[str, Any] = {}
+        for key, inner in value.items():
+            out.update(_flat(inner, f"{prefix}{key}."))
+        return out
+    if isinstance(value, list | tuple):
+        value = [_flat(v).get("", v) if not isinstance(v, Mapping) else v for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    return {prefix.rstrip("."): value}
+
+
+def unreproduced(recorded: Mapping[str, Any], trained: Mapping[str, Any]) -> list[str]:
+    """The dotted keys at which the config a probe trained (`trained`, as its commit wrote it)
+    differs from its record's (`recorded`), both in today's form (migrate) and as hashed
+    (records.hashed_config), but for the probe's own keys (OWN_KEYS, PROFILE_KEYS, and the
+    optimizer settings its budget overlays: profile.optimizer); [] when they hash alike."""
+    profile = trained.get("profile")
+    overlay = profile.get("optimizer") if isinstance(profile, Mapping) else None
+    overlaid = overlay if isinstance(overlay, Mapping) else {}
+    ignored = {*PROFILE_KEYS, *(f"optimizer.{k}" for k in overlaid)}
+
+    def kept(config: Mapping[str, Any]) -> dict[str, Any]:
+        today = migrate.migrate_config(config)
+        out = records.hashed_config({k: v for k, v in today.items() if k not in OWN_KEYS})
+        return {k: v for k, v in _flat(out).items() if k not in ignored}
 
     try:
-        parsed = OverridesParser.create().parse_overrides([str(o) for o in overrides])
-    except Exception:  # noqa: BLE001 - not an override at all: the probe's own check refuses it
-        return None
-    differ = []
-    for override in parsed:
-        key = override.key_or_group
-        if override.is_delete() or override.is_sweep_override() or key.split(".")[0] in OWN_KEYS:
-            continue
-        held: Any = config
-        for part in key.split("."):
-            held = held.get(part, KeyError) if isinstance(held, Mapping) else KeyError
-        given = override.value()
-        if held is KeyError or isinstance(held, Mapping | list) or isinstance(given, dict | list):
-            continue  # a config group's choice, or a key the record's config has no value at
-        if not _same_value(given, held):
-            differ.append(f"{key}={shown(given)}, the record's {shown(held)}")
-    return "; ".join(differ) or None
+        mine, theirs = kept(recorded), kept(trained)
+    except (TypeError, ValueError, AttributeError, KeyError) as err:
+        return [f"(its config cannot be compared: {type(err).__name__})"]
+    if mine == theirs:
+        return []
+    keys = mine.keys() | theirs.keys()
+    return sorted(k for k in keys if mine.get(k, KeyError) != theirs.get(k, KeyError))
 
 
 def probe_overrides(overrides: Sequence[str], conf_dir: str = CONFIG_DIR) -> list[str]:
@@ -247,7 +261,11 @@ def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
         record = read_json(found[0])
     if record.get("status") != "ok":
         return {"overrides": args, "error": f"probe run failed: {record.get('reason')}"}
-    return {"overrides": args, "numbers": {k: record[k] for k in NUMBERS if k in record}}
+    if not isinstance(record.get("config"), dict):
+        return {"overrides": args, "error": "the probe's record holds no config"}
+    numbers = {k: record[k] for k in NUMBERS if k in record}
+    # the config it trained, for probe_missing to hold against the record's (never written)
+    return {"overrides": args, "numbers": numbers, "config": record["config"]}
 
 
 def machine() -> dict[str, str]:
@@ -357,6 +375,35 @@ def write_probes(out: Path, known: Mapping[str, Any]) -> None:
     write_text(out, json.dumps(known, indent=1, sort_keys=True) + "\n")
 
 
+UNREPRODUCED = "the probe trained another configuration than its record's"
+
+
+def _conf_dir(commit: str) -> str:
+    """The conf/ a record's overrides are read in: its commit's, else (no such commit here)
+    today's."""
+    if known_commit(commit) is not None:
+        return CONFIG_DIR
+    try:
+        return str(checkout(commit) / "conf")
+    except (subprocess.SubprocessError, OSError):
+        return CONFIG_DIR
+
+
+def _checked(result: dict[str, Any], recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """A probe's `result` without the config it trained, which must be its record's
+    (`unreproduced`): else an error naming the keys that differ, its numbers dropped (the probe
+    trained another configuration than the cell's; it decides nothing)."""
+    result = dict(result)
+    trained = result.pop("config", None)
+    if "numbers" not in result or not isinstance(trained, Mapping):
+        return result
+    differ = unreproduced(recorded, trained)
+    if not differ:
+        return result
+    keys = ", ".join(shown(k) for k in differ[:8]) + (", ..." if len(differ) > 8 else "")
+    return {"overrides": result.get("overrides"), "error": f"{UNREPRODUCED}: {keys}"}
+
+
 def probe_missing(
     known: dict[str, Any], wanted: Mapping[str, Any], out: Path, limit: int | None
 ) -> None:
@@ -374,13 +421,17 @@ def probe_missing(
         name = f"{shown(cell['experiment'])}/{shown(cell['row'])} at {shown(commit[:10])}"
         print(f"[commit_probe] {i + 1}/{len(todo)} {name}", flush=True)
         config = wanted[digest].get("configs", {}).get(commit)
-        why = override_mismatch(overrides or [], config if isinstance(config, dict) else {})
+        config = config if isinstance(config, dict) else {}
+        why = override_mismatch(overrides or [], config, _conf_dir(commit))
         if why is not None:  # it would train another configuration under this cell
             why = f"its overrides do not give its record's configuration: {why}"
             print(f"[commit_probe] refused {name} ({digest[:10]}): {why}", file=sys.stderr)
             cell.setdefault("commits", {})[commit] = {"error": why}
         else:
-            cell.setdefault("commits", {})[commit] = probe(commit, overrides)
+            cell.setdefault("commits", {})[commit] = _checked(probe(commit, overrides), config)
+            error = cell["commits"][commit].get("error", "")
+            if error.startswith(UNREPRODUCED):
+                print(f"[commit_probe] undecided {name} ({digest[:10]}): {error}", file=sys.stderr)
         cell["same"] = same(cell["commits"])
         write_probes(out, known)
 

@@ -343,3 +343,68 @@ def test_a_records_commit_or_folder_with_terminal_escapes_is_skipped_and_printed
     assert printed.err.count("'git_commit' is no printable line of text") == 2
     assert printed.err.count("x\\x1b]0;PWN2\\x07/") == 2  # the folder named, escaped
     assert json.loads(out.read_text())["cells"] == {}
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ("net=lenet", "net=lenet, the record's paper"),  # the config's net is the paper's
+        ("families.yager_p2.w_dfl=0", "the record's config has no families.yager_p2.w_dfl"),
+        ("+optimizer.warmup=50", "the record's config has no optimizer.warmup"),
+    ],
+)
+def test_an_override_the_records_config_does_not_hold_is_refused_before_training(
+    tmp_path, monkeypatch, capsys, extra, why
+):
+    _pair(tmp_path / "records", _commits(), extra)
+    probed = []
+    monkeypatch.setattr(commit_probe, "probe", lambda c, o: probed.append(c) or {"numbers": {}})
+    known = commit_probe.run(tmp_path / "records", tmp_path / "probes.json")
+    assert probed == []  # nothing trained
+    (cell,) = known["cells"].values()
+    assert cell["same"] is None
+    assert all(why in result["error"] for result in cell["commits"].values())
+    assert capsys.readouterr().err.count("[commit_probe] refused same_symmetric/") == 2
+
+
+def test_a_probe_that_trains_another_config_than_its_records_decides_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    """A record whose config its overrides do not give (model.ntn_k: 1, no override sets it):
+    the probe at the record's own commit trains today's ntn_k 50, another configuration."""
+    from dfl_bench.lifecycle.records import config_hash
+
+    records = tmp_path / "records"
+    _pair(records, _commits())
+    honest = {}
+    for path in sorted(records.glob("*/*.json")):
+        record = json.loads(path.read_text())
+        honest[record["git_commit"]] = json.loads(json.dumps(record["config"]))
+        record["config"]["model"]["ntn_k"] = 1  # no override says so
+        record["config_hash"] = config_hash(record["config"])
+        path.unlink()
+        (path.parent / f"{record['config_hash']}.json").write_text(json.dumps(record))
+
+    def trained(commit, overrides):  # the probe's run: its budget, seed 0, the overrides' config
+        config = {**honest[commit], "seed": 0, "profile": {"name": "quick"}, "threads": 1}
+        return {"overrides": list(overrides), "numbers": {"cu_ant": 0.5}, "config": config}
+
+    monkeypatch.setattr(commit_probe, "probe", trained)
+    known = commit_probe.run(records, tmp_path / "probes.json")
+    (cell,) = known["cells"].values()
+    assert cell["same"] is None
+    for result in cell["commits"].values():
+        assert "numbers" not in result and "config" not in result
+        assert result["error"] == f"{commit_probe.UNREPRODUCED}: model.ntn_k"
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all("undecided same_symmetric/" in e and "ntn_k" in e for e in err)
+    for path in sorted(records.glob("*/*.json")):  # the config its overrides give: decided
+        record = json.loads(path.read_text())
+        record["config"] = honest[record["git_commit"]]
+        record["config_hash"] = config_hash(record["config"])
+        path.unlink()
+        (path.parent / f"{record['config_hash']}.json").write_text(json.dumps(record))
+    known = commit_probe.run(records, tmp_path / "honest.json")
+    (cell,) = known["cells"].values()
+    assert cell["same"] is True
+    assert all(set(r) == {"overrides", "numbers"} for r in cell["commits"].values())
