@@ -57,13 +57,14 @@ def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _numbers_as_floats(value: Any) -> Any:
-    """`value` with every int as a float (bools kept), so that w_dfl=0 and w_dfl=0.0 hash alike."""
+    """`value` with every int as a float (bools kept) and -0.0 as 0.0, so that w_dfl=0,
+    w_dfl=0.0 and w_dfl=-0.0 hash alike."""
     if isinstance(value, Mapping):
         return {k: _numbers_as_floats(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_numbers_as_floats(v) for v in value]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value) + 0.0  # -0.0 + 0.0 is 0.0
     return value
 
 

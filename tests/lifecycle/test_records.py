@@ -338,3 +338,11 @@ def test_where_a_task_class_lives_is_no_configuration():
     other = {"seed": 0, "task": {"_target_": "x.Y", "name": "parity"}}
     assert config_hash(other) == config_hash({"seed": 0, "task": {"name": "parity"}})
     assert config_hash(other) != config_hash(today)
+
+
+def test_minus_zero_hashes_as_zero():
+    """-0.0 trains the numbers 0.0 trains: one configuration, one hash."""
+    config = {"seed": 0, "augment": {"degrees": 0.0}, "tnorm": {"eps": [0.0, 1.0]}}
+    negative = {"seed": 0, "augment": {"degrees": -0.0}, "tnorm": {"eps": [-0.0, 1.0]}}
+    assert records.config_hash(negative) == records.config_hash(config)
+
