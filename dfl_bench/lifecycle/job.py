@@ -115,8 +115,10 @@ def lock_paths(paths: tuple[Path, Path]) -> list[Path]:
 
 
 def settled_record(job: Job) -> dict[str, Any] | None:
-    """The record of a (locked) job that need not train: ok already (skipped), or trained by
-    another experiment (reused); None when it must train (force=true drops its checkpoint)."""
+    """The record of a (locked) job that need not train: ok already and of its configuration
+    (skipped; one of another configuration at its path is kept aside when it trains), or
+    trained by another experiment (reused); None when it must train (force=true drops its
+    checkpoint)."""
     cfg, config = job.cfg, job.config
     path, ckpt_dir = job.paths
     if cfg.force:

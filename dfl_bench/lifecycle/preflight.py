@@ -65,8 +65,24 @@ def override_defect(override: Override) -> str | None:
     return None
 
 
+def escaped(text: str) -> str:
+    """`text` with every character that is not printable written as its Python escape, so that
+    a command line's value prints as one line and no terminal escape reaches the terminal.
+
+    >>> print(escaped("kb=x\\x1b]0;PWN\\x07"))
+    kb=x\\x1b]0;PWN\\x07
+    """
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def defect(argv: Sequence[str]) -> str | None:
-    """Why `python -m dfl_bench ARGV` cannot start (one line), or None."""
+    """Why `python -m dfl_bench ARGV` cannot start (one printable line, `escaped`), or None."""
+    why = _defect(argv)
+    return None if why is None else escaped(why)
+
+
+def _defect(argv: Sequence[str]) -> str | None:
+    """Why `python -m dfl_bench ARGV` cannot start, or None."""
     try:
         with contextlib.redirect_stderr(io.StringIO()):
             args = hydra_args_parser().parse_args(list(argv))

@@ -57,13 +57,14 @@ def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _numbers_as_floats(value: Any) -> Any:
-    """`value` with every int as a float (bools kept), so that w_dfl=0 and w_dfl=0.0 hash alike."""
+    """`value` with every int as a float (bools kept) and -0.0 as 0.0, so that w_dfl=0,
+    w_dfl=0.0 and w_dfl=-0.0 hash alike."""
     if isinstance(value, Mapping):
         return {k: _numbers_as_floats(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_numbers_as_floats(v) for v in value]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value) + 0.0  # -0.0 + 0.0 is 0.0
     return value
 
 
@@ -316,10 +317,18 @@ def read_record(path: str | Path) -> dict[str, Any] | None:
         return None
 
 
+def holds_own(record: Mapping[str, Any], path: str | Path) -> bool:
+    """Whether `record`'s config hashes to `path`'s file name (a file name is no proof: a record
+    copied or planted under another configuration's hash names a run that this one is not)."""
+    config = record.get("config")
+    return isinstance(config, Mapping) and config_hash(config) == Path(path).stem
+
+
 def is_done(path: str | Path) -> bool:
-    """Whether the record at `path` is a whole, valid record of an ok job (a rerun skips it)."""
+    """Whether the record at `path` is a whole, valid record of an ok job whose config hashes to
+    its file name (a rerun skips it)."""
     record = read_record(path)
-    return record is not None and record.get("status") == "ok"
+    return record is not None and record.get("status") == "ok" and holds_own(record, path)
 
 
 def find_done(records_dir: str | Path, path: str | Path) -> Path | None:
@@ -333,7 +342,7 @@ def find_done(records_dir: str | Path, path: str | Path) -> Path | None:
             record
             and record["status"] == "ok"
             and not record.get("reused_from")
-            and config_hash(record["config"]) == path.stem  # its config, not only its name
+            and holds_own(record, path)  # its config, not only its name
         ):
             return other
     return None
@@ -364,7 +373,8 @@ class RecordNotWritten(OSError):
 
 def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
     """Write `record` as JSON atomically (tmp file in the same folder, then os.replace); a file
-    at `path` that is no valid record is kept beside it as `<name>.invalid`, and named."""
+    at `path` that is no valid record, or a record of another configuration than `record`'s, is
+    kept beside it as `<name>.invalid`, and named."""
     missing = [k for k in RECORD_FIELDS if k not in record]
     if missing:
         raise ValueError(f"run record lacks the contract fields {missing}")
@@ -373,6 +383,8 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
     path = unlinked(Path(path))  # a linked folder or file would write elsewhere
     path.parent.mkdir(parents=True, exist_ok=True)
     why = defect(path)
+    if why is None:
+        why = _another_configuration(path, record)
     if why is not None:
         aside = path.with_name(path.name + ".invalid")
         os.replace(path, aside)
@@ -387,6 +399,22 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
         tmp.unlink(missing_ok=True)  # a full disk leaves no empty temporary behind
         raise
     return path
+
+
+def _another_configuration(path: Path, record: Mapping[str, Any]) -> str | None:
+    """Why the valid record at `path` is of another configuration than `record` (its config
+    hashes elsewhere: replacing it would lose that run), or None (also when there is none)."""
+    try:
+        old = read_json(path)
+    except (OSError, UntrustedFile):
+        return None
+    ours = record.get("config")
+    theirs = old.get("config") if isinstance(old, Mapping) else None
+    if not (isinstance(ours, Mapping) and isinstance(theirs, Mapping)):
+        return None
+    if config_hash(theirs) == config_hash(ours):
+        return None
+    return f"its config hashes to {config_hash(theirs)}: another configuration's run"
 
 
 def strict(value: Any) -> Any:

@@ -43,6 +43,7 @@ from dfl_bench.lifecycle.job import (
     settled_record,
 )
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
+from dfl_bench.lifecycle.preflight import escaped
 from dfl_bench.lifecycle.resolve import resolved_config
 from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
 from dfl_bench.operators import KINDS, OperatorSet
@@ -68,7 +69,7 @@ def main(cfg: DictConfig) -> float | None:
     try:
         built = prepared(cfg, hydra_cfg.overrides.task)
     except ValueError as err:
-        print(f"[dfl_bench] invalid configuration: {err}", file=sys.stderr)
+        print(f"[dfl_bench] invalid configuration: {escaped(str(err))}", file=sys.stderr)
         if hydra_cfg.mode != RunMode.MULTIRUN:
             leave_no_run_folder(hydra_cfg)
         raise SystemExit(EXIT_INVALID) from None

@@ -107,7 +107,8 @@ def test_write_rejects_a_record_without_a_contract_field(tmp_path):
 
 
 def test_only_an_ok_record_counts_as_done(tmp_path):
-    ok, failed, corrupt = tmp_path / "ok.json", tmp_path / "failed.json", tmp_path / "bad.json"
+    ok, failed, corrupt = (tmp_path / name / f"{HASH}.json" for name in ("ok", "failed", "bad"))
+    corrupt.parent.mkdir()
     records.write_record(ok, full_record())
     records.write_record(failed, full_record("failed"))
     corrupt.write_text('{"status": "ok"')
@@ -224,7 +225,7 @@ def test_an_old_record_without_provenance_still_loads(tmp_path):
 def test_only_a_whole_valid_record_is_done_and_nothing_else_is_overwritten_silently(
     tmp_path, capsys, text, why
 ):
-    path = records.record_path(tmp_path, "exp", "0123456789abcdef")
+    path = records.record_path(tmp_path, "exp", HASH)
     path.parent.mkdir()
     path.write_text(text)
     assert not records.is_done(path) and records.read_record(path) is None
@@ -338,3 +339,28 @@ def test_where_a_task_class_lives_is_no_configuration():
     other = {"seed": 0, "task": {"_target_": "x.Y", "name": "parity"}}
     assert config_hash(other) == config_hash({"seed": 0, "task": {"name": "parity"}})
     assert config_hash(other) != config_hash(today)
+
+
+def test_minus_zero_hashes_as_zero():
+    """-0.0 trains the numbers 0.0 trains: one configuration, one hash."""
+    config = {"seed": 0, "augment": {"degrees": 0.0}, "tnorm": {"eps": [0.0, 1.0]}}
+    negative = {"seed": 0, "augment": {"degrees": -0.0}, "tnorm": {"eps": [-0.0, 1.0]}}
+    assert records.config_hash(negative) == records.config_hash(config)
+
+
+def test_a_record_of_another_configuration_at_a_jobs_path_is_not_done_and_is_kept_aside(
+    tmp_path, capsys
+):
+    """A record copied under this configuration's file name, its claimed hash made to match: the
+    job is not skipped, and the record its run writes keeps the copied one beside it."""
+    planted = {**full_record(), "config": {**full_record()["config"], "tnorm": {"name": "x"}}}
+    path = records.record_path(tmp_path, "exp", HASH)
+    path.parent.mkdir()
+    path.write_text(json.dumps({**planted, "config_hash": HASH}))
+    assert records.read_record(path) is not None  # a whole record, only not this one's
+    assert not records.is_done(path)
+    records.write_record(path, full_record())
+    assert records.is_done(path) and records.read_record(path)["config"] == full_record()["config"]
+    kept = json.loads(path.with_name(path.name + ".invalid").read_text())
+    assert kept["config"] == planted["config"]
+    assert capsys.readouterr().err.count("another configuration") == 1

@@ -463,6 +463,17 @@ def test_an_override_of_a_group_that_does_not_exist_is_one_line():
     assert why is not None and "problem" in why and "\n" not in why
 
 
+@pytest.mark.parametrize(
+    "override",
+    ["kb=x\x1b]0;PWN\x07", "kb='x\x1b]0;PWN\x07'", "+experiment='x\x1b]0;PWN\x07'"],
+)
+def test_a_command_lines_terminal_escape_is_printed_escaped(override):
+    """An override that does not parse and a choice that does not exist echo the value: its
+    terminal escape is written as its Python escape, in one printable line."""
+    why = preflight.defect(["profile=smoke", override])
+    assert why is not None and why.isprintable() and "x\\x1b]0;PWN\\x07" in why
+
+
 def test_the_entry_point_refuses_with_the_exit_code_of_an_invalid_configuration():
     from dfl_bench.__main__ import EXIT_INVALID
 

@@ -93,6 +93,21 @@ def test_a_target_that_is_no_network_is_one_line():
         nets.build_net({"_target_": "no_such.Net", "name": "x"})
 
 
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (("net.name=lenet",), "net.name='lenet', but its _target_ builds net 'paper'"),
+        (("net=lenet", "net.name=paper"), "net.name='paper', but its _target_ builds net 'lenet'"),
+    ],
+)
+def test_a_networks_name_that_is_not_its_targets_is_refused_before_training(overrides, message):
+    """The name is hashed and the _target_ is not: lenet's name on the paper's class would
+    train the paper's network under lenet's hash (a plan's or record's config too)."""
+    config = resolved(*overrides)
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        task_of(config).build(config, OperatorSet.from_config(config))
+
+
 def test_augmentation_is_off_by_default_draws_nothing_then_and_is_hashed():
     generator = torch.Generator().manual_seed(0)
     state = generator.get_state()

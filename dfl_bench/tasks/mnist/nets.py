@@ -71,11 +71,32 @@ def net_class(target: str) -> type[DigitNet]:
     return found
 
 
+@cache
+def targets() -> dict[str, str]:
+    """The `_target_` of each network of conf/net, by its name."""
+    from omegaconf import OmegaConf
+
+    return {name: str(OmegaConf.load(Path(CONFIG_DIR) / "net" / f"{name}.yaml")["_target_"])
+            for name in choices()}  # fmt: skip
+
+
+def check_name(name: Any, cls: type[DigitNet]) -> None:
+    """A ValueError where `name` is a network of conf/net whose class is not `cls` (the one
+    its `_target_` builds): the name is hashed, the `_target_` is not, so another network
+    would train under that name's hash. A name conf/net does not hold (a user's own) passes."""
+    if not isinstance(name, str) or name not in targets() or net_class(targets()[name]) is cls:
+        return
+    builds = [other for other, target in targets().items() if net_class(target) is cls]
+    what = repr(builds[0]) if builds else f"{cls.__name__}, no network of conf/net"
+    raise ValueError(f"net.name={name!r}, but its _target_ builds net {what}")
+
+
 def build_net(spec: Mapping[str, Any] | None) -> DigitNet:
-    """The network a config's `net` names (`PAPER` when None), built with its arguments."""
+    """The network a config's `net` names (`PAPER` when None), built with its arguments; its
+    name must be its class's where conf/net holds that name (`check_name`)."""
     spec = dict(spec or PAPER)
     cls = net_class(str(spec.pop("_target_", PAPER["_target_"])))
-    spec.pop("name", None)
+    check_name(spec.pop("name", None), cls)
     try:
         return cls(**spec)
     except TypeError as err:
