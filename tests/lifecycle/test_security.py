@@ -588,6 +588,30 @@ def test_a_rendering_writes_through_no_symbolic_link(tmp_path, capsys):
     assert (victim / "README.md").read_text() == "precious"
 
 
+def test_a_hard_link_where_a_rendering_writes_leaves_the_other_names_file_as_it_was(
+    tmp_path, capsys
+):
+    """A hard link at a file a rendering writes (tables/README.md) to a file elsewhere: the
+    rendering writes a new file at its name, the file elsewhere keeps its text; appending to a
+    hard-linked file is refused."""
+    from dfl_bench.results.__main__ import main
+    from dfl_bench.untrusted import UntrustedFile, writer
+
+    records = tmp_path / "records"
+    one_committed_record(records)
+    victim = tmp_path / "victim.md"
+    victim.write_text("precious")
+    (records / "tables").mkdir()
+    os.link(victim, records / "tables" / "README.md")
+    assert main(["--records-dir", str(records)]) == 0
+    assert victim.read_text() == "precious"
+    assert (records / "tables" / "README.md").read_text() != "precious"
+    os.link(victim, tmp_path / "log.txt")
+    with pytest.raises(UntrustedFile, match="a hard link"):
+        writer(tmp_path / "log.txt", "a")
+    assert victim.read_text() == "precious"
+
+
 @pytest.mark.parametrize("cells", ["[]", '{"x": "text"}', '{"x": {"commits": [1]}}'])
 def test_a_probe_file_of_another_shape_is_skipped_by_the_tables_and_refused_by_the_prober(
     cells, tmp_path, capsys
