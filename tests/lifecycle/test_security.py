@@ -485,6 +485,28 @@ def test_a_run_refused_inside_the_job_leaves_no_folder_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_plans_cell_that_sets_another_row_is_one_line_and_counts_no_other_rows_run(
+    tmp_path, capsys
+):
+    """A cell `same_symmetric/yager_p2_R` whose override is `row=product_R` would train
+    product_R and count it as yager_p2_R: the plan is refused naming the cell, and the planned
+    jobs of a cell are of its own row only."""
+    import json
+
+    from campaign import seed_plan
+
+    spec = {"seeds": 1, "override": "row=product_R"}
+    p = {"profile": "smoke", "cells": {"same_symmetric/yager_p2_R": spec}}
+    (tmp_path / "plan.json").write_text(json.dumps(p))
+    with pytest.raises(SystemExit) as done:
+        seed_plan.main(["status", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "cell 'same_symmetric/yager_p2_R' sets row='product_R'" in err
+    assert seed_plan.planned_jobs(p, tmp_path) == []
+    p["cells"] = {"same_symmetric/product_R": spec}
+    assert len(seed_plan.planned_jobs(p, tmp_path)) == 1
+
+
 @pytest.mark.parametrize("wall", ["abc", True, -1, float("inf")])
 def test_a_plans_wall_time_that_is_no_number_of_seconds_is_one_line(wall, tmp_path, capsys):
     import json
