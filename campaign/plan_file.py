@@ -19,8 +19,9 @@ CELL = re.compile(r"[A-Za-z0-9_]+/-?[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 def read_plan(plan_file: Path) -> dict:
     """The plan at `plan_file`, an untrusted file, checked before anything of it runs: a known
     profile, each cell `<experiment>/<row>` with 1..100 seeds, a plain config override
-    (lifecycle/file_overrides.py) and a run's wall time in seconds (the profile's planning
-    default where the cell names none); else a ValueError naming what is wrong."""
+    (lifecycle/file_overrides.py; one of `row=` names the cell's row) and a run's wall time in
+    seconds (the profile's planning default where the cell names none); else a ValueError naming
+    what is wrong."""
     p = read_json(plan_file)
     if not isinstance(p, dict) or not isinstance(p.get("cells"), dict):
         raise ValueError(f"{plan_file} holds no plan (a mapping with `cells`)")
@@ -40,6 +41,9 @@ def read_plan(plan_file: Path) -> dict:
         if type(seeds) is not int or not 1 <= seeds <= 100:
             raise ValueError(f"{plan_file}: cell {cell!r} has no whole number of seeds in 1..100")
         check_file_overrides([spec.get("override")], f"{plan_file} (cell {cell})", applied=True)
+        key, _, value = spec["override"].lstrip("+").partition("=")
+        if key == "row" and value != str(cell).split("/", 1)[1]:  # it would train another row
+            raise ValueError(f"{plan_file}: cell {cell!r} sets row={value[:80]!r}, not its own row")
         wall = spec.setdefault("wall_time_s", JOB_SECONDS.get(p["profile"], JOB_SECONDS["long"]))
         if isinstance(wall, bool) or not isinstance(wall, int | float) or not 0 < wall < 1e7:
             raise ValueError(

@@ -37,8 +37,8 @@ def _plan_at(r: Decided, plan_file: Path) -> dict | None:
     needs = plan.get("needs", [])
     if not isinstance(needs, list) or not all(_a_need(n) for n in needs):
         raise ValueError(
-            f"{plan_file}: its needs are no list of {{claim: name, seeds: a count or null, "
-            "cells: [names]}"
+            f"{plan_file}: its needs are no list of {{claim: name (one printable line), seeds: a "
+            "count or null, cells: [names]}"
         )
     for key, kind in (("power", (int, float)), ("max_seeds", int)):
         if isinstance(plan.get(key), bool) or not isinstance(plan.get(key), kind):
@@ -47,10 +47,14 @@ def _plan_at(r: Decided, plan_file: Path) -> dict | None:
 
 
 def _a_need(need: object) -> bool:
-    """Whether a plan's need has the shape the report reads."""
+    """Whether a plan's need has the shape the report reads: its claim, which the write-up
+    shows in a code span, one printable line of at most 200 characters with no backtick."""
     return (
         isinstance(need, dict)
         and isinstance(need.get("claim"), str)
+        and need["claim"].isprintable()
+        and 0 < len(need["claim"]) <= 200
+        and "`" not in need["claim"]
         and (need.get("seeds") is None or type(need.get("seeds")) is int)
         and isinstance(need.get("cells"), list)
         and all(isinstance(c, str) for c in need["cells"])
@@ -116,7 +120,7 @@ def outcome(r: Decided, plan_file: Path = PLAN) -> list[str]:
         decided += decidable == len(comparisons) and status in VERDICTS[:2]
         rows.append(
             [
-                f"`{claim}`",
+                f"`{markdown.text(claim)}`",  # text from a file: no HTML, no `|` ending a cell
                 f"{decidable} of {len(comparisons)}",
                 f"{complete} of {len(planned)}",
                 f"{status} (interim + planned seeds)" if status in VERDICTS[:2] else status,

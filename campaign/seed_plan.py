@@ -237,9 +237,9 @@ def commands(
 
 
 def planned_jobs(p: dict, records_dir: str | Path) -> list[tuple[str, int, plan.Job]]:
-    """(cell, seed, job) of each planned seed 0..n-1 of each cell: its job found by config hash
-    as train.py finds it (the device is not hashed: a seed trained on either device is found at
-    one path)."""
+    """(cell, seed, job) of each planned seed 0..n-1 of each cell: its job (of the cell's row,
+    where the experiment sweeps rows) found by config hash as train.py finds it (the device is
+    not hashed: a seed trained on either device is found at one path)."""
     by_experiment: dict[str, dict[str, dict]] = {}
     for cell, spec in p["cells"].items():
         by_experiment.setdefault(cell.split("/", 1)[0], {})[cell] = spec
@@ -248,9 +248,15 @@ def planned_jobs(p: dict, records_dir: str | Path) -> list[tuple[str, int, plan.
         n = max(spec["seeds"] for spec in planned.values())
         jobs = plan.plan([experiment], p["profile"], n, records_dir)
         for cell, spec in planned.items():
+            own = f"row={cell.split('/', 1)[1]}"  # a job of a row sweep: the cell's row only
             for seed in range(spec["seeds"]):
                 wanted = {spec["override"], f"seed={seed}"}
-                out += [(cell, seed, job) for job in jobs if wanted <= set(job.overrides)]
+                out += [
+                    (cell, seed, job)
+                    for job in jobs
+                    if wanted <= set(job.overrides)
+                    and all(o == own for o in job.overrides if o.startswith("row="))
+                ]
     return out
 
 

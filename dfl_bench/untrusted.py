@@ -3,7 +3,8 @@ no symbolic link followed, bounded size and nesting (checked before parsing, so 
 file is one line, not a RecursionError), UTF-8 text, valid JSON, the kind of value the reader
 expects; anything else one `UntrustedFile` error (a ValueError) naming the file and why. Nothing
 read here runs: it is data until a caller checks its fields. It is also the one writer
-(`writer`, `write_text`, `write_bytes`): no file is written through a symbolic link.
+(`writer`, `write_text`, `write_bytes`): no file is written through a symbolic or a hard
+link.
 
     >>> nesting("[[{}]]"), nesting('["[[[[", {}]')
     (3, 2)
@@ -154,23 +155,40 @@ def out_folder(folder: str | Path, *names: str) -> Path:
     return folder
 
 
-WRITE_MODES = {"w": os.O_TRUNC, "a": os.O_APPEND, "x": os.O_EXCL}  # the modes `writer` opens
+# The modes `writer` opens; "w" truncates only after the open file is known to be no hard link.
+WRITE_MODES = {"w": 0, "a": os.O_APPEND, "x": os.O_EXCL}
 
 
-def writer(path: str | Path, mode: str = "w") -> IO[Any]:
-    """The one way a file is written: `path` (`unlinked`) opened for writing (`mode` "w", "a"
-    or "x", with "b" for bytes), following no link even if one appears meanwhile. A caller hands
-    the open file to what writes (json.dump, savefig, np.savez, to_csv, tarfile)."""
-    path = unlinked(path)
-    if mode.replace("b", "") not in WRITE_MODES:
-        raise ValueError(f"writer opens a file to write ('w', 'a', 'x'), not {mode!r}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | WRITE_MODES[mode.replace("b", "")]
+def _open(path: Path, flags: int) -> int:
+    """os.open(path, flags), a symbolic link one UntrustedFile line."""
     try:
-        fd = os.open(path, flags, 0o644)
+        return os.open(path, flags, 0o644)
     except OSError as err:
         if err.errno == errno.ELOOP:
             raise UntrustedFile(path, "a symbolic link (nothing is written through one)") from None
         raise
+
+
+def writer(path: str | Path, mode: str = "w") -> IO[Any]:
+    """The one way a file is written: `path` (`unlinked`) opened for writing (`mode` "w", "a"
+    or "x", with "b" for bytes), following no link even if one appears meanwhile. A file with
+    another name too (a hard link) is not written through: "w" takes its name off and writes a
+    new file there (the other name keeps its file as it was), "a" is refused. A caller hands
+    the open file to what writes (json.dump, savefig, np.savez, to_csv, tarfile)."""
+    path = unlinked(path)
+    kind = mode.replace("b", "")
+    if kind not in WRITE_MODES:
+        raise ValueError(f"writer opens a file to write ('w', 'a', 'x'), not {mode!r}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | WRITE_MODES[kind]
+    fd = _open(path, flags)
+    if os.fstat(fd).st_nlink > 1:
+        os.close(fd)
+        if kind != "w":
+            raise UntrustedFile(path, "a hard link (nothing is added to another name's file)")
+        os.unlink(path)
+        fd = _open(path, flags | os.O_EXCL)  # a name made meanwhile is refused, not written
+    if kind == "w":
+        os.ftruncate(fd, 0)
     if "b" in mode:
         return os.fdopen(fd, mode)
     return os.fdopen(fd, mode, encoding="utf-8")

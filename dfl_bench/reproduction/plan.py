@@ -4,6 +4,7 @@ its run record path, whether that record is already ok, and an estimated time fo
 from __future__ import annotations
 
 import os
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from dfl_bench.results.cell_configs import (
     own_budget,
     profiles,
 )
+from dfl_bench.untrusted import plain_name
 
 # Seconds per job end to end when no record of the profile says otherwise: one torch thread on
 # a CPU, from README "Training" (quick; long scaled by its steps) and
@@ -37,6 +39,7 @@ JOB_SECONDS = {"smoke": 3.0, "quick": 82.0, "long": 600.0, "paper": 3300.0}
 JOB_OVERHEAD_S = 3.0
 # Seconds per run-iteration in a GPU stack when no GPU record says better (results/bench/cuda/).
 GPU_ITERATION_S = 0.5e-3
+CONFIG_HASH = re.compile(r"[0-9a-f]{16}")  # records.config_hash: a record's file name
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,8 @@ def plan(
             if any(o.startswith("hydra.searchpath") for o in overrides):  # files outside conf/
                 planned = jobs_of()
             else:
-                planned = config_cache.cached("plan", [name, profile, n, list(overrides)], jobs_of)
+                key = [name, profile, n, list(overrides)]
+                planned = config_cache.cached("plan", key, jobs_of, partial(cached_jobs, n=n))
         except InvalidJobs as err:
             errors += [f"{name} {line}" for line in err.args[0]]
             continue
@@ -113,6 +117,30 @@ def plan(
     if errors:
         raise ValueError(f"{len(errors)} invalid job(s): " + "; ".join(errors))
     return jobs
+
+
+def cached_jobs(value: Any, n: int) -> list[list[Any]]:
+    """`value`, an experiment's jobs read back from the config cache (a folder anyone may put a
+    file in), where it has their shape: a list of [overrides, experiment, config hash], the
+    overrides printable `key=value` texts with one `seed=` of 0..n-1, the experiment a plain
+    name (a folder under the records), the hash 16 hex digits; a ValueError else (computed
+    again then)."""
+    seeds = {f"seed={seed}" for seed in range(n)}
+    if not isinstance(value, list) or not value:
+        raise ValueError("no list of planned jobs")
+    for item in value:
+        job, experiment, digest = item if isinstance(item, list) and len(item) == 3 else [0] * 3
+        if not (
+            isinstance(job, list)
+            and all(isinstance(o, str) and o.isprintable() and "=" in o for o in job)
+            and sum(o.startswith("seed=") for o in job) == 1
+            and bool(seeds.intersection(job))
+            and plain_name(experiment)
+            and isinstance(digest, str)
+            and CONFIG_HASH.fullmatch(digest)
+        ):
+            raise ValueError(f"no planned job: {str(item)[:80]}")
+    return value
 
 
 class InvalidJobs(ValueError):

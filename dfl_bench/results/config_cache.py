@@ -71,16 +71,16 @@ def folder() -> Path | None:
     return None if root is None else root / "configs" / fingerprint()
 
 
-def cached(kind: str, key: Any, compute: Callable[[], T]) -> T:
-    """`compute()`'s JSON value for `key` (a JSON value) of `kind`, from the cache when it holds
-    one; computed and kept otherwise (an unwritable cache only costs the time)."""
+def cached(kind: str, key: Any, compute: Callable[[], T], check: Callable = lambda v: v) -> T:
+    """`compute()`'s JSON value for `key` (a JSON value) of `kind`: the cache's where `check`
+    passes it (a ValueError else), else computed and kept (an unwritable cache costs the time)."""
     place = folder()
     if place is None:
         return compute()
     name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
     path = place / kind / f"{name}.json"
-    with contextlib.suppress(OSError, ValueError):  # none there, or no JSON of ours
-        return read_json(path, expect=object)  # a file others may have put there
+    with contextlib.suppress(OSError, ValueError):  # none there, or no JSON `check` passes
+        return check(read_json(path, expect=object))  # a file others may have put there
     value = compute()
     if files_fingerprint() != place.name:
         return value  # conf/ or the code changed since this process loaded it: keep nothing

@@ -208,6 +208,30 @@ def test_the_seed_plans_claims_stand_beside_their_verdicts_now(tmp_path):
     assert plan_report.outcome(SimpleNamespace(profile="quick"), plan) == []
 
 
+def test_a_plans_claim_is_one_printable_line_and_its_markdown_is_shown_as_text(tmp_path):
+    """A claim from the plan file with a terminal escape or a line break (a heading of its own
+    in results/README.md) is refused in one line; a `|` or a tag in one is shown as text."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    plan = tmp_path / "plan.json"
+    cells = {"formulas/f1": {"seeds": 1, "override": "row=f1"}}
+    table = SimpleNamespace(records=pd.DataFrame(columns=["configuration", "seed", "status"]))
+    table.ours = lambda: {"f1": SimpleNamespace(configuration="a")}
+    table.own_records = lambda key: Table.own_records(table, key)
+    r = SimpleNamespace(profile="long", tables={"formulas": table}, verdicts=[])
+    for claim in ("a\x1b[31mred\x07", "a\n# injected heading", "a`b"):
+        need = {"claim": claim, "cells": ["formulas/f1"], "seeds": 3}
+        spec = {"profile": "long", "power": 0.8, "max_seeds": 10, "cells": cells}
+        plan.write_text(json.dumps({**spec, "needs": [need]}))
+        with pytest.raises(ValueError, match="its needs are no list"):
+            plan_report.outcome(r, plan)
+    need = {"claim": "a|b<img src=x>", "cells": ["formulas/f1"], "seeds": 3}
+    plan.write_text(json.dumps({**spec, "needs": [need]}))
+    assert plan_report.outcome(r, plan)[4].startswith("| `a\\|b&lt;img src=x&gt;` | 1 of 1 |")
+
+
 def test_the_front_page_holds_no_generated_block_and_stays_short():
     """README.md is a front page: no block a data commit would rewrite, at most 150 lines."""
     front = (REPO / "README.md").read_text()

@@ -485,6 +485,28 @@ def test_a_run_refused_inside_the_job_leaves_no_folder_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_plans_cell_that_sets_another_row_is_one_line_and_counts_no_other_rows_run(
+    tmp_path, capsys
+):
+    """A cell `same_symmetric/yager_p2_R` whose override is `row=product_R` would train
+    product_R and count it as yager_p2_R: the plan is refused naming the cell, and the planned
+    jobs of a cell are of its own row only."""
+    import json
+
+    from campaign import seed_plan
+
+    spec = {"seeds": 1, "override": "row=product_R"}
+    p = {"profile": "smoke", "cells": {"same_symmetric/yager_p2_R": spec}}
+    (tmp_path / "plan.json").write_text(json.dumps(p))
+    with pytest.raises(SystemExit) as done:
+        seed_plan.main(["status", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "cell 'same_symmetric/yager_p2_R' sets row='product_R'" in err
+    assert seed_plan.planned_jobs(p, tmp_path) == []
+    p["cells"] = {"same_symmetric/product_R": spec}
+    assert len(seed_plan.planned_jobs(p, tmp_path)) == 1
+
+
 @pytest.mark.parametrize("wall", ["abc", True, -1, float("inf")])
 def test_a_plans_wall_time_that_is_no_number_of_seconds_is_one_line(wall, tmp_path, capsys):
     import json
@@ -586,6 +608,30 @@ def test_a_rendering_writes_through_no_symbolic_link(tmp_path, capsys):
     with pytest.raises(UntrustedFile, match="a symbolic link"):
         write_text(tmp_path / "link.md", "overwritten")
     assert (victim / "README.md").read_text() == "precious"
+
+
+def test_a_hard_link_where_a_rendering_writes_leaves_the_other_names_file_as_it_was(
+    tmp_path, capsys
+):
+    """A hard link at a file a rendering writes (tables/README.md) to a file elsewhere: the
+    rendering writes a new file at its name, the file elsewhere keeps its text; appending to a
+    hard-linked file is refused."""
+    from dfl_bench.results.__main__ import main
+    from dfl_bench.untrusted import UntrustedFile, writer
+
+    records = tmp_path / "records"
+    one_committed_record(records)
+    victim = tmp_path / "victim.md"
+    victim.write_text("precious")
+    (records / "tables").mkdir()
+    os.link(victim, records / "tables" / "README.md")
+    assert main(["--records-dir", str(records)]) == 0
+    assert victim.read_text() == "precious"
+    assert (records / "tables" / "README.md").read_text() != "precious"
+    os.link(victim, tmp_path / "log.txt")
+    with pytest.raises(UntrustedFile, match="a hard link"):
+        writer(tmp_path / "log.txt", "a")
+    assert victim.read_text() == "precious"
 
 
 @pytest.mark.parametrize("cells", ["[]", '{"x": "text"}', '{"x": {"commits": [1]}}'])

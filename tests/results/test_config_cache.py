@@ -128,3 +128,30 @@ def test_a_cell_composes_inside_a_running_hydra_app_and_leaves_the_app_as_it_was
         assert config is not None and config["task"]["digits"] == 2
         assert GlobalHydra.instance().hydra is app
     cell_configs.cell_config.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        5,  # no list
+        [["a"]],  # no [overrides, experiment, hash]
+        [[["seed=0"], "../..", "0123456789abcdef"]],  # a folder outside the records
+        [[["seed=0"], "default", "../../etc/passwd"]],  # no config hash
+        [[["seed=0", "\x1b[31m=x"], "default", "0123456789abcdef"]],  # no printable override
+        [[["row=x"], "default", "0123456789abcdef"]],  # no seed of the plan's
+    ],
+)
+def test_a_planted_plan_in_the_cache_of_another_shape_is_computed_again(
+    planted, tmp_path, cache_dir
+):
+    """The cache folder is anyone's: a plan's entry that is no list of [overrides, experiment,
+    hash] of plain names (it gave a traceback, or a job path outside the records folder) is a
+    miss, computed again and replaced."""
+    import json
+
+    first = plan.plan(["default"], "smoke", 1, tmp_path)
+    (kept,) = cache_dir.rglob("plan/*.json")
+    kept.write_text(json.dumps(planted))
+    again = plan.plan(["default"], "smoke", 1, tmp_path)
+    assert again == first and all(job.path.parent.parent == tmp_path.resolve() for job in again)
+    assert json.loads(kept.read_text()) != planted
