@@ -21,47 +21,35 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from dfl_bench.lifecycle import migrate, records
+from dfl_bench.lifecycle import migrate, origin, records
 from dfl_bench.lifecycle.file_overrides import check_file_overrides, located
+from dfl_bench.lifecycle.preflight import escaped
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.reproduction.harvest import unsaid
 from dfl_bench.results.probes import PROBE_STEPS, same, verdict, well_shaped
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
 from dfl_bench.untrusted import PLAIN_NAME, UntrustedFile, read_json, write_text
 
+# fmt: off
 PROBE = (
-    "profile=quick",
-    f"profile.max_steps={PROBE_STEPS}",
-    f"profile.eval_every={PROBE_STEPS}",
-    "profile.log_every=10",
-    f"profile.checkpoint_every={PROBE_STEPS}",
-    "seed=0",
-    "threads=1",
-    "logger=none",
-    "progress_bar=false",
+    "profile=quick", f"profile.max_steps={PROBE_STEPS}", f"profile.eval_every={PROBE_STEPS}",
+    "profile.log_every=10", f"profile.checkpoint_every={PROBE_STEPS}", "seed=0", "threads=1",
+    "logger=none", "progress_bar=false",
 )
 # Override keys the probe sets itself (or leaves at their default: the CPU), never a record's.
 OWN_KEYS = (
-    "profile",
-    "seed",
-    "threads",
-    "logger",
-    "progress_bar",
-    "records_dir",
-    "checkpoint_dir",
-    "force",
-    "trainer",
+    "profile", "seed", "threads", "logger", "progress_bar", "records_dir", "checkpoint_dir",
+    "force", "trainer",
 )
+# fmt: on
 NUMBERS = (*METRIC_FIELDS, "pair_accuracy", "sum_accuracy", *TASK_FIELDS)
 COMPLETE = ".extracted"  # written last in a commit's folder: it is whole
 COMMIT_ID = re.compile(r"[0-9a-f]{40}")  # what a record's git_commit must be to be checked out
 
 
 def shown(value: Any) -> str:
-    """`value` as printed: its text where every character is printable, else its ascii() (a
-    terminal escape or a newline from a file never reaches the terminal as itself)."""
-    text = str(value)
-    return text if text.isprintable() else ascii(text)
+    """`value` as printed: no terminal escape or newline from a file reaches the terminal."""
+    return escaped(str(value))
 
 
 def unfit(record: Mapping[str, Any], path: Any) -> str | None:
@@ -83,16 +71,13 @@ def override_mismatch(
     overrides: Sequence[str], config: Mapping[str, Any], conf_dir: str = CONFIG_DIR
 ) -> str | None:
     """Which of a record's overrides (but the probe's own keys) its `config` does not say it ran
-    with (harvest.unsaid: a value it does not hold, a key it has no value at, a group option
-    `conf_dir` names otherwise): `key=value, the record's other` for each, or None. A record
-    whose overrides do not give its configuration would have the probe train another one under
-    its cell."""
+    with (harvest.unsaid), `key=value, the record's other` for each, or None: the probe would
+    train another configuration under its cell."""
     differ = unsaid(list(overrides), dict(config), conf_dir, skip=OWN_KEYS)
     return "; ".join(differ) or None
 
 
-# Keys a probe sets by design besides OWN_KEYS: the data subsets its budget (profile) gives.
-PROFILE_KEYS = ("data.subset_train", "data.subset_test")
+PROFILE_KEYS = ("data.subset_train", "data.subset_test")  # set by the probe's budget, by design
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -273,7 +258,7 @@ def machine() -> dict[str, str]:
     trains the probes of symmetric_aggregators/nilpotent_log_product and sigmoidal_b0/b0=-0.65
     to other numbers than the machine of results/commit_probes.json, both AVX512 to torch). A
     file made before it named the model is another machine's for every machine now."""
-    here = records.machine()
+    here = origin.machine()
     return {
         "torch": here["torch"],
         "cpu_capability": here["cpu_capability"],

@@ -33,7 +33,7 @@ from campaign import power
 from campaign.plan_file import read_plan
 from campaign.report import claims
 from campaign.seed_plan_readme import readme
-from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle import origin, records
 from dfl_bench.lifecycle.file_overrides import refusal
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
@@ -391,7 +391,7 @@ def show_status(p: dict, records_dir: Path, jobs: int) -> int:
     """`status`: the unfinished cells and the time left, at `jobs` at a time."""
     planned = planned_jobs(p, records_dir)  # once for both: it composes every job
     done = progress(finished_of(p, planned), p)
-    speed = pace(p, planned, records.machine()["cpu"])
+    speed = pace(p, planned, origin.machine()["cpu"])
     print("\n".join(status_lines(p, done, jobs, speed)))
     return 0
 

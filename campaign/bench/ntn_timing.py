@@ -12,7 +12,7 @@ import torch
 from campaign.bench import steps
 from campaign.bench.timing import interleaved, load, summary_ms
 from dfl_bench import markdown
-from dfl_bench.lifecycle.records import cpu_model
+from dfl_bench.lifecycle.origin import cpu_model
 
 HEADS = {
     "k=50 (text)": ["model.ntn_k=50", "model.ntn_bias=false"],

@@ -32,7 +32,7 @@ from omegaconf import OmegaConf
 
 from campaign.bench import runs, steps
 from campaign.bench.timing import interleaved, load, loglog_slope, summary_ms
-from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle import origin, records
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.tasks.mnist.nets import build_net
 
@@ -45,7 +45,7 @@ MATERIALIZED_EVERY = 5  # the materialized step is far slower: time it in every 
 def machine(device: torch.device) -> dict[str, Any]:
     """Where and with what the numbers were measured."""
     out = {
-        "cpu": records.cpu_model(),
+        "cpu": origin.cpu_model(),
         "cores": torch.multiprocessing.cpu_count(),
         "device": str(device),
         "torch": torch.__version__,

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dfl_bench import markdown
-from dfl_bench.lifecycle.records import git
+from dfl_bench.lifecycle.origin import git
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.untrusted import write_text
 

@@ -38,7 +38,7 @@ from omegaconf import DictConfig
 
 from dfl_bench import tasks
 from dfl_bench.exits import EXIT_INTERRUPTED, EXIT_TERMINATED  # noqa: E402
-from dfl_bench.lifecycle import checkpoint, loggers, records
+from dfl_bench.lifecycle import checkpoint, loggers, origin, records
 from dfl_bench.lifecycle.private_api import set_received_sigterm
 from dfl_bench.lifecycle.trainer import build_trainer, callbacks, torch_threads, uses_cuda
 from dfl_bench.paths import REPO_DIR
@@ -177,7 +177,7 @@ def fit_runs(
         resumed=last is not None,
         broken=broken,
         stack=[j.key for j in jobs] if module.grouped else None,
-        machine=records.machine(cuda=uses_cuda(cfg)),
+        machine=origin.machine(cuda=uses_cuda(cfg)),
     )
     out = [
         (records.read_record(job.paths[0]) or {}, job.paths[0])
@@ -269,7 +269,7 @@ def _write_record(
         config_hash=path.stem,
         overrides=list(job.hydra_cfg.overrides.task),
         data_checksum=data.checksum if data.arrays is not None else None,
-        git_commit=records.git_commit(REPO_DIR),
+        git_commit=origin.git_commit(REPO_DIR),
         wall_time_s=round(sum(fitted.segments), 3),
         wall_segments_s=fitted.segments,
         resumed=fitted.resumed,

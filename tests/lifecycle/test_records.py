@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle import origin, records
 from dfl_bench.lifecycle.records import RECORD_FIELDS
 
 leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text())
@@ -119,8 +119,8 @@ def test_only_an_ok_record_counts_as_done(tmp_path):
 
 
 def test_git_commit_inside_and_outside_a_checkout(tmp_path):
-    assert records.git_commit(tmp_path) is None
-    commit = records.git_commit(records.Path(__file__).resolve().parents[2])
+    assert origin.git_commit(tmp_path) is None
+    commit = origin.git_commit(records.Path(__file__).resolve().parents[2])
     assert commit is None or re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit)
 
 
@@ -291,9 +291,9 @@ def test_where_the_data_comes_from_changes_no_hash_but_what_it_is_does():
 
 def test_the_senders_commit_names_the_code_a_copied_tree_ran(monkeypatch):
     monkeypatch.setenv("DFL_BENCH_GIT_COMMIT", "c006afe")
-    assert records.git_commit(".") == "c006afe"
+    assert origin.git_commit(".") == "c006afe"
     monkeypatch.delenv("DFL_BENCH_GIT_COMMIT")
-    assert records.git_commit(".") != "c006afe"
+    assert origin.git_commit(".") != "c006afe"
 
 
 def test_the_record_schema_names_each_field_in_one_module():

@@ -16,7 +16,7 @@ import pytest
 import torch
 import warm_cli
 
-from dfl_bench.lifecycle.records import cpu_model
+from dfl_bench.lifecycle.origin import cpu_model
 
 pytestmark = pytest.mark.slow  # four CLI runs of 100 iterations each
 
