@@ -50,7 +50,7 @@ import torch
 
 from campaign.bench import cuda_report
 from campaign.bench.cuda_report import TABLE
-from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle import origin, records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import CONS_RATIO, CU_ANT, TEST_ACCURACY
 from dfl_bench.untrusted import write_text, writer
@@ -122,7 +122,7 @@ def machine() -> dict[str, Any]:
         "device": torch.cuda.get_device_name() if cuda else "cpu",
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
-        "git_commit": records.git_commit(REPO_DIR),
+        "git_commit": origin.git_commit(REPO_DIR),
         "cpu_count": os.cpu_count(),
     }
 

@@ -32,7 +32,7 @@ from omegaconf import OmegaConf
 
 from campaign.bench import runs, steps
 from campaign.bench.timing import interleaved, load, loglog_slope, summary_ms
-from dfl_bench.lifecycle import origin, records
+from dfl_bench.lifecycle import origin
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.tasks.mnist.nets import build_net
 
@@ -51,7 +51,7 @@ def machine(device: torch.device) -> dict[str, Any]:
         "torch": torch.__version__,
         "lightning": lightning.__version__,
         "python": platform.python_version(),
-        "git_commit": records.git_commit(REPO_DIR),
+        "git_commit": origin.git_commit(REPO_DIR),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": shlex.join(["python", "-m", "campaign.bench", *sys.argv[1:]]),
         "load_average_start": load(),
