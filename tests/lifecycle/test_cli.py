@@ -20,8 +20,7 @@ from wandb_offline import history as wandb_history
 from wandb_offline import summary as wandb_summary
 
 from dfl_bench import schema
-from dfl_bench.lifecycle import console, job, loggers, train, trainer
-from dfl_bench.lifecycle import records as records_module
+from dfl_bench.lifecycle import console, job, loggers, origin, train, trainer
 from dfl_bench.lifecycle.records import RECORD_FIELDS
 
 pytestmark = pytest.mark.slow
@@ -77,7 +76,7 @@ def test_sweep_writes_one_complete_record_per_job(sweep):
         assert [k for k in record if not schema.named(k)] == []  # every field named once
         assert record["profile"] == "smoke" and record["seed"] == 0
         assert re.fullmatch(r"[0-9a-f]{16}", record["data_checksum"])
-        assert record["machine"] == records_module.machine()  # where it trained (CPU, torch)
+        assert record["machine"] == origin.machine()  # where it trained (CPU, torch)
         assert record["config"]["tnorm"]["name"] == record["row"].replace("poisoned", "product")
     for row in ("product", "godel"):
         ok = records[row]
