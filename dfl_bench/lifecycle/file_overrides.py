@@ -111,6 +111,13 @@ def known_leaves(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
     return frozenset(leaves)
 
 
+@cache
+def top_level_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
+    """The top-level keys a job's config may hold: the configuration's (`known_keys`) and those
+    an experiment's yaml sets (its tables, its `rule`, its `stage`)."""
+    return known_keys(conf_dir) | {leaf.split(".")[0] for leaf in known_leaves(conf_dir)}
+
+
 def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None:
     """Why Hydra's parsed `key=value` from a file sets something other than one value of the
     configuration under `conf_dir`, or None."""
@@ -157,7 +164,7 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) ->
         return f"{key} sets a path"
     if parts[0] == "debug":
         return "a debug flag"
-    if parts[0] not in known_keys(conf_dir):
+    if parts[0] not in top_level_keys(conf_dir):
         return f"{parts[0]!r} is no key of the configuration"
     if key in config_groups(conf_dir) and (".." in value or not OPTION.fullmatch(value)):
         return "a config group's option must be a name (no path)"

@@ -20,7 +20,11 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench.checks import MAX_SEED, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
-from dfl_bench.lifecycle.file_overrides import config_groups, known_keys, known_leaves
+from dfl_bench.lifecycle.file_overrides import (
+    config_groups,
+    known_leaves,
+    top_level_keys,
+)
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.untrusted import PLAIN_NAME
 
@@ -112,13 +116,6 @@ def required_keys(conf_dir: str = CONFIG_DIR) -> dict[str, bool]:
         if key not in ("defaults", "hydra", *OPEN):
             out[str(key)] = isinstance(value, dict)
     return out
-
-
-@cache
-def top_level_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
-    """The top-level keys a job's config may hold: the configuration's (`known_keys`) and those
-    an experiment's yaml sets (its tables, its `rule`)."""
-    return known_keys(conf_dir) | {leaf.split(".")[0] for leaf in known_leaves(conf_dir)}
 
 
 def check_present(cfg: Mapping[str, Any]) -> None:

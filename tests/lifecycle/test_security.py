@@ -896,3 +896,14 @@ def test_a_link_planted_where_a_record_or_a_probe_file_is_written_leaves_its_tar
         whole = {**dict.fromkeys(records.RECORD_FIELDS), "status": "failed", "seed": 0}
         records.write_record(path, {**whole, "config": {}})
     assert target.read_text() == "kept\n" and not path.exists()
+
+
+def test_a_key_an_experiments_yaml_sets_at_the_top_is_a_files_override_too():
+    """A search's final stage (`stage=final`, a top-level key of the search experiments) is a
+    plain override of the configuration: its records are harvested like the candidates'."""
+    from dfl_bench.lifecycle.file_overrides import check_file_overrides, refusal
+
+    final = ["row=s2500_lr2e3", "+experiment=mnist_addition_minute_search", "stage=final"]
+    assert check_file_overrides([*final, "seed=3"], "a record") == [*final, "seed=3"]
+    assert refusal("stage=final", applied=True) is None
+    assert "no key of the configuration" in refusal("nosuch=final")
