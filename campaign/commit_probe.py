@@ -81,16 +81,10 @@ PROFILE_KEYS = ("data.subset_train", "data.subset_test")  # set by the probe's b
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
-    """A config's leaves by dotted key, every int a float (bools kept), as config_hash sees them."""
+    """A config's leaves by dotted key."""
     if isinstance(value, Mapping) and value:
-        out: dict[str, Any] = {}
-        for key, inner in value.items():
-            out.update(_flat(inner, f"{prefix}{key}."))
-        return out
-    if isinstance(value, list | tuple):
-        value = [_flat(v).get("", v) if not isinstance(v, Mapping) else v for v in value]
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
+        pairs = (_flat(inner, f"{prefix}{key}.").items() for key, inner in value.items())
+        return {k: v for leaves in pairs for k, v in leaves}
     return {prefix.rstrip("."): value}
 
 
@@ -107,7 +101,7 @@ def unreproduced(recorded: Mapping[str, Any], trained: Mapping[str, Any]) -> lis
     def kept(config: Mapping[str, Any]) -> dict[str, Any]:
         today = migrate.migrate_config(config)
         out = records.hashed_config({k: v for k, v in today.items() if k not in OWN_KEYS})
-        return {k: v for k, v in _flat(out).items() if k not in ignored}
+        return {k: v for k, v in _flat(records.numbers_as_floats(out)).items() if k not in ignored}
 
     try:
         mine, theirs = kept(recorded), kept(trained)

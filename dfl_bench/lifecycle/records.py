@@ -54,13 +54,13 @@ def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _numbers_as_floats(value: Any) -> Any:
+def numbers_as_floats(value: Any) -> Any:
     """`value` with every int as a float (bools kept) and -0.0 as 0.0, so that w_dfl=0,
     w_dfl=0.0 and w_dfl=-0.0 hash alike."""
     if isinstance(value, Mapping):
-        return {k: _numbers_as_floats(v) for k, v in value.items()}
+        return {k: numbers_as_floats(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_numbers_as_floats(v) for v in value]
+        return [numbers_as_floats(v) for v in value]
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value) + 0.0  # -0.0 + 0.0 is 0.0
     return value
@@ -70,7 +70,7 @@ def config_hash(config: Mapping[str, Any]) -> str:
     """Short sha256 of the canonical JSON of `hashed_config(config)` (key order and int vs float
     do not matter)."""
     canonical = json.dumps(
-        _numbers_as_floats(hashed_config(config)), sort_keys=True, separators=(",", ":")
+        numbers_as_floats(hashed_config(config)), sort_keys=True, separators=(",", ":")
     )
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
