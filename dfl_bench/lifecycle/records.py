@@ -76,8 +76,10 @@ def config_hash(config: Mapping[str, Any]) -> str:
 
 
 def cell_hash(config: Mapping[str, Any]) -> str:
-    """The config hash with CELL_ASIDE aside: the runs of one table cell share it."""
-    out = dict(config)
+    """The config hash with CELL_ASIDE aside and every `_target_` left out, at any depth (an
+    experiment's table of networks names their classes too): the runs of one table cell share
+    it, whichever module their classes lived in."""
+    out = without_targets(config)
     for dotted in CELL_ASIDE:
         *parents, key = dotted.split(".")
         node = out
@@ -89,6 +91,20 @@ def cell_hash(config: Mapping[str, Any]) -> str:
         else:
             node.pop(key, None)
     return config_hash(out)
+
+
+def cell_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What `cell_hash` hashes, seeds included: `hashed_config` with every `_target_` left out."""
+    return hashed_config(without_targets(config))
+
+
+def without_targets(value: Any) -> Any:
+    """`value` with every mapping's `_target_` key left out."""
+    if isinstance(value, Mapping):
+        return {k: without_targets(v) for k, v in value.items() if k != "_target_"}
+    if isinstance(value, list | tuple):
+        return [without_targets(v) for v in value]
+    return value
 
 
 def record_path(records_dir: str | Path, experiment: str, digest: str) -> Path:

@@ -158,10 +158,10 @@ def cell_config(
     experiment: str, profile: str, key: str | None, value: str
 ) -> dict[str, Any] | None:
     """The resolved config (seed 0) of `experiment`'s cell `key=value` at `profile` as its jobs
-    train it today; None when that does not compose (no such experiment, profile or row). The
-    cells of one experiment share its composition, as its planned jobs do
+    train it today (`budget_overrides`); None when that does not compose (no such experiment,
+    profile or row). The cells of one experiment share its composition, as its planned jobs do
     (sweep.shared_job_config)."""
-    base = [*base_overrides(experiment), f"profile={profile}"]
+    base = [*base_overrides(experiment), *budget_overrides(experiment, profile)]
     job = ["seed=0"] if key is None else ["seed=0", f"{'kb' if key == 'kb.name' else key}={value}"]
 
     def compute() -> dict[str, Any] | None:

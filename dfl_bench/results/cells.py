@@ -17,7 +17,7 @@ import pandas as pd
 from dfl_bench.lifecycle.records import (
     CELL_ASIDE,
     cell_hash,
-    hashed_config,
+    cell_settings,
     without_code,
 )
 from dfl_bench.results import probes
@@ -304,9 +304,9 @@ def configurations(
 
 
 def differences(expected: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    """Each hashed setting (dotted key, seeds aside) where `config` differs
-    from `expected`, with its value in `config`."""
-    want, have = _flat(hashed_config(expected)), _flat(hashed_config(config))
+    """Each hashed setting (dotted key, seeds and classes aside: `cell_hash`) where `config`
+    differs from `expected`, with its value in `config`."""
+    want, have = (_flat(cell_settings(c)) for c in (expected, config))
     keys = [k for k in sorted(want.keys() | have.keys()) if k not in SEEDS]
     return {k: have.get(k) for k in keys if want.get(k) != have.get(k)}
 

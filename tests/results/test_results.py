@@ -884,3 +884,27 @@ def test_latex_text_escapes_every_special_character_once():
     assert tex_escape("a\\b^c~d{e}_f & 1 ± 2") == (
         r"a\textbackslash{}b\textasciicircum{}c\textasciitilde{}d\{e\}\_f \& 1 $\pm$ 2"
     )
+
+
+def test_a_staged_search_row_holds_its_search_runs_and_shows_its_final_stage_apart(tmp_path):
+    """An experiment that pins its budget composes its rows at that budget (they were 'does not
+    compose' at profile=minute_search, so a row with two stages lost its cell); a record whose
+    class lived in another module (`nets.paper._target_` before nets.py) counts for its cell."""
+    from dfl_bench.lifecycle import records
+
+    base = ["+experiment=mnist_addition_minute_search", "row=s2500_lr2e3"]
+    experiment = "mnist_addition_minute_search"
+    real_record(tmp_path, base, 0.96, 0, experiment)
+    real_record(tmp_path, [*base, "stage=final"], 0.97, 3, experiment)
+    config = real_record(tmp_path, base, 0.95, 1, experiment)
+    path = records.record_path(tmp_path, experiment, records.config_hash(config))
+    record = json.loads(path.read_text())
+    path.unlink()
+    old = "dfl_bench.tasks.mnist.model.MnistNet"
+    record["config"]["nets"]["paper"]["_target_"] = record["config"]["net"]["_target_"] = old
+    records.write_record(records.record_path(tmp_path, experiment, records.config_hash(record["config"])), record)
+    table = build_table(load_paper().tables[experiment], load_records(tmp_path), "minute_search", REPO)
+    assert table.ours()["s2500_lr2e3"].n_ok == 2
+    extra = {row.label: row.cells[0][1] for row in table.rows if row.extra}
+    assert extra.keys() == {"s2500_lr2e3, stage=final, task.validation=0.0"}
+    assert extra["s2500_lr2e3, stage=final, task.validation=0.0"].number("accuracy") == 97.0
