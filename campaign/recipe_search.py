@@ -20,6 +20,7 @@ import argparse
 import statistics
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,16 @@ from campaign.addition_budget import best_and_near, declared, records_frame
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
+from dfl_bench.results.paper import Published, load_paper
+from dfl_bench.results.stats import BH, MARGINS, MIN_SEEDS, Interval, adjust_block, one_sample
 from dfl_bench.untrusted import UntrustedFile, out_folder, write_text
 
 EXPERIMENTS = ("digit_ceiling_search", "mnist_addition_recipe_nets", "mnist_addition_minute_search")
 OUT = REPO_DIR / "results" / "recipe_search"
 CHOSEN, PENDING = 0, 3  # --chosen's exit status
+# A search whose final seeds are compared with other systems' published numbers: the table
+# (conf/experiment/<table>.yaml `published:`) whose numbers of the same task setting they face.
+PUBLISHED_FROM = {"mnist_addition_minute_search": "mnist_addition"}
 SEARCH = "search"  # the stage of a row's candidate runs (the default where a yaml has none)
 
 
@@ -142,20 +148,121 @@ def report(experiment: str, frame: Any) -> str:
     if final:
         steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
         tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
+        faced = {(c.net, c.published.system): c for c in comparisons(experiment, frame)}
+        systems = list(dict.fromkeys(system for _, system in faced))
         rows = []
         for net, pick in picks.items():
             test = tests.get(pick, []) if pick else []
             low = f"{min(test):.2f}" if test else "-"
             rows.append([f"`{net}`", f"`{pick}`" if pick else "not chosen yet", len(test),
-                         shown(test), low])  # fmt: skip
+                         shown(test), low, *(faced[net, s].text() for s in systems)])  # fmt: skip
+        header = ["net", "recipe", "n", "test accuracy (%)", "lowest seed", *systems]
         lines += [
             "",
             f"## The chosen recipes on the test set (stage={final['stage']}: every training "
             f"example; seeds {final_seeds(final)})",
             "",
-            *markdown.table(["net", "recipe", "n", "test accuracy (%)", "lowest seed"], rows),
+            *markdown.table(header, rows),
         ]
+        if faced:
+            sources = "; ".join(dict.fromkeys(f"{c.published.system}: {c.published.source}"
+                                              for c in faced.values()))  # fmt: skip
+            lines += ["", FACED.format(table=PUBLISHED_FROM[experiment], n=len(faced), bh=BH,
+                                       margin=MARGINS["accuracy"], sources=sources)]  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+FACED = (
+    "Each published number (`published:` of conf/experiment/{table}.yaml, the same task "
+    "setting): ours minus it, Student's 95% interval over the final seeds (every seed counted; "
+    "the number's own noise not counted), above / below / equivalent (TOST within ±{margin:g}) "
+    "/ inconclusive, decided after {bh} over the {n} such comparisons; `another network` where "
+    "the system trains another digit network than ours. Sources: {sources}."
+)
+
+
+@dataclass(frozen=True)
+class Faced:
+    """A network's chosen recipe, its final seeds' test accuracy (%) and one published number
+    of the same task setting, with the test that decides it (None: fewer than MIN_SEEDS)."""
+
+    net: str
+    row: str
+    values: tuple[float, ...]
+    published: Published
+    decided: Interval | None
+
+    def text(self) -> str:
+        """The cell as the page shows it."""
+        p = self.published
+        shown = f"{p.accuracy:g}" + (" (another network)" if p.net and p.net != self.net else "")
+        if self.decided is None:
+            return f"{shown}: fewer than {MIN_SEEDS} final seeds, not compared"
+        return f"{shown}: ours {self.decided.text()} {self.decided.word}"
+
+
+def comparisons(experiment: str, frame: Any) -> list[Faced]:
+    """Each network's chosen recipe on its final seeds against every published number of the
+    same task setting (PUBLISHED_FROM), decided after Benjamini-Hochberg over them all."""
+    if experiment not in PUBLISHED_FROM:
+        return []
+    spec = declared(experiment)
+    final = spec["rule"]["final"]
+    steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
+    tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
+    task = spec.get("task") or {}
+    published = [
+        p
+        for p in load_paper().tables[PUBLISHED_FROM[experiment]].published
+        if p.accuracy is not None and all(task.get(k) == v for k, v in p.setting)
+    ]
+    found = [
+        (net, pick, tuple(tests.get(pick, [])), p)
+        for net, pick in chosen(experiment, frame).items()
+        if pick is not None
+        for p in published
+    ]
+    intervals = [
+        one_sample(v, p.accuracy, MARGINS["accuracy"]) if len(v) >= MIN_SEEDS else None
+        for _, _, v, p in found
+    ]
+    decided = adjust_block(intervals)
+    return [Faced(*f, d) for f, d in zip(found, decided, strict=True)]
+
+
+def final_markers(experiment: str) -> tuple[str, str]:
+    """The markers of the write-up's sentence on a search's final seeds beside published numbers."""
+    return (
+        f"<!-- final {experiment}: generated by make tables -->",
+        f"<!-- end of final {experiment} -->",
+    )
+
+
+def final_block(experiment: str, frame: Any) -> str:
+    """The write-up's sentence on a search's final seeds against the published numbers of the
+    same task setting (`comparisons`): each as its page decides it, no more."""
+    begin, end = final_markers(experiment)
+    faced = comparisons(experiment, frame)
+    page = f"`results/recipe_search/{experiment}.md`"
+    if not faced:
+        return "\n".join([begin, f"No chosen recipe of `{experiment}` yet ({page}).", end])
+    seeds = final_seeds(declared(experiment)["rule"]["final"])
+    parts = [
+        f"`{c.net}` on `{c.row}` {shown(c.values)} (n={len(c.values)}) against "
+        f"{c.published.system}'s {c.text()}"
+        for c in faced
+    ]
+    how = (
+        f"Student's 95% interval of our mean minus the published number, equivalent within "
+        f"±{MARGINS['accuracy']:g} (TOST), after {BH} over the {len(faced)} comparison"
+        f"{'s' if len(faced) > 1 else ''}."
+    )
+    return "\n".join([
+        begin,
+        f"**The chosen recipe's final seeds ({seeds}, which took no part in the choice; the test "
+        f"set; {page}): {'; '.join(parts)}.** {how}",
+        end,
+    ])  # fmt: skip
 
 
 def final_seeds(final: Mapping[str, Any]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from campaign import headline, machines, plan_report
 from campaign.headline_plan import FOLDER as PLAN
@@ -151,19 +151,23 @@ def write(results: Sequence[Decided], out: Path) -> list[Path]:
         patch(readme, paper_budget(results), *PAPER_BUDGET_MARKERS),
         patch(readme, campaign(results), *CAMPAIGN_MARKERS),
     ]
-    written = [readme] if any(patched) else []
-    if (out / "records").is_dir():
-        written += search_pages(out)
-    return written
-
-
-def search_pages(out: Path) -> list[Path]:
-    """The searches' pages under `out` from the records under `out/records`, each rewritten only
-    where it changed."""
-    from campaign import collapse_search, recipe_search
+    if not (out / "records").is_dir():
+        return [readme] if any(patched) else []
+    from campaign import recipe_search
     from campaign.addition_budget import records_frame
 
     frame = records_frame(out / "records")
+    for e in recipe_search.PUBLISHED_FROM:
+        block = recipe_search.final_block(e, frame)
+        patched.append(patch(readme, block, *recipe_search.final_markers(e)))
+    return ([readme] if any(patched) else []) + search_pages(out, frame)
+
+
+def search_pages(out: Path, frame: Any) -> list[Path]:
+    """The searches' pages under `out` from the records under `out/records` (`frame`), each
+    rewritten only where it changed."""
+    from campaign import collapse_search, recipe_search
+
     pages = {
         out / "recipe_search" / f"{e}.md": recipe_search.report(e, frame)
         for e in recipe_search.EXPERIMENTS

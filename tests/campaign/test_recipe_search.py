@@ -126,7 +126,43 @@ def test_the_committed_search_pages_are_what_the_committed_records_give(tmp_path
     from campaign.report import writeup
 
     (tmp_path / "records").symlink_to(REPO / "results" / "records")
-    written = {p.relative_to(tmp_path).as_posix() for p in writeup.search_pages(tmp_path)}
+    frame = recipe_search.records_frame(tmp_path / "records")
+    written = {p.relative_to(tmp_path).as_posix() for p in writeup.search_pages(tmp_path, frame)}
     assert "collapse_search/README.md" in written
     for name in written:
         assert (tmp_path / name).read_text() == (REPO / "results" / name).read_text(), name
+
+
+@pytest.mark.parametrize(
+    ("finals", "said"),
+    [
+        (
+            [0.970, 0.971, 0.972, 0.973, 0.974],
+            "97.2 (another network): ours +0.00 [-0.20, +0.20] equivalent",
+        ),
+        ([0.960, 0.961, 0.962], "97.2 (another network): ours -1.10 [-1.35, -0.85] below"),
+        ([0.975, 0.980], "97.2 (another network): fewer than 3 final seeds, not compared"),
+    ],
+)
+def test_the_minute_searchs_final_seeds_alone_face_deepproblog(finals, said):
+    """The chosen recipe's final seeds (never its search seeds, whose test accuracy is higher
+    here) against DeepProbLog's 97.2 of the same task setting, on another network."""
+    minute = "mnist_addition_minute_search"
+    rows = _spec(minute)["rows"]
+    runs = [
+        _run(minute, row, s, None, e["steps"], 0.95 + (row == "s2500_lr2e3") / 100)
+        for row, e in rows.items()
+        for s in range(3)
+    ]
+    runs += [_run(minute, "s2500_lr2e3", 3 + i, "final", 2500, a) for i, a in enumerate(finals)]
+    frame = pd.DataFrame(runs)
+    (faced,) = recipe_search.comparisons(minute, frame)
+    assert (faced.net, faced.row) == ("paper", "s2500_lr2e3")
+    assert faced.published.system == "DeepProbLog"
+    assert faced.text() == said
+    assert said in recipe_search.report(minute, frame)
+    block = recipe_search.final_block(minute, frame)
+    mean = recipe_search.shown(faced.values)
+    assert f"`paper` on `s2500_lr2e3` {mean} (n={len(finals)})" in block
+    assert said in block
+    assert "No chosen recipe" in recipe_search.final_block(minute, frame[frame["seed"] != 0])

@@ -902,8 +902,10 @@ def test_a_staged_search_row_holds_its_search_runs_and_shows_its_final_stage_apa
     path.unlink()
     old = "dfl_bench.tasks.mnist.model.MnistNet"
     record["config"]["nets"]["paper"]["_target_"] = record["config"]["net"]["_target_"] = old
-    records.write_record(records.record_path(tmp_path, experiment, records.config_hash(record["config"])), record)
-    table = build_table(load_paper().tables[experiment], load_records(tmp_path), "minute_search", REPO)
+    digest = records.config_hash(record["config"])
+    records.write_record(records.record_path(tmp_path, experiment, digest), record)
+    frame = load_records(tmp_path)
+    table = build_table(load_paper().tables[experiment], frame, "minute_search", REPO)
     assert table.ours()["s2500_lr2e3"].n_ok == 2
     extra = {row.label: row.cells[0][1] for row in table.rows if row.extra}
     assert extra.keys() == {"s2500_lr2e3, stage=final, task.validation=0.0"}
