@@ -1,6 +1,7 @@
 """The one reader of JSON files from others (run records, plans, probe files, harvested folders):
 no symbolic link followed, bounded size and nesting (checked before parsing, so a 200,000-deep
-file is one line, not a RecursionError), UTF-8 text, valid JSON, the kind of value the reader
+file is one line, not a RecursionError), UTF-8 text, valid JSON (no NaN or infinity, no number
+a float cannot hold: every reader compares numbers as floats), the kind of value the reader
 expects; anything else one `UntrustedFile` error (a ValueError) naming the file and why. Nothing
 read here runs: it is data until a caller checks its fields. It is also the one writer
 (`writer`, `write_text`, `write_bytes`): no file is written through a symbolic or a hard
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 from typing import IO, Any
 
@@ -83,6 +86,32 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+class _NoNumber(ValueError):
+    """A JSON number no reader can use as one: NaN or an infinity (no JSON token, RFC 8259), or
+    one beyond a float's range (float() overflows on it)."""
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or an exponent as a float, or _NoNumber (1e400 is inf)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NoNumber(f"the number {text:.40} is beyond a float's range")
+    return value
+
+
+def _float_sized_int(text: str) -> int:
+    """A JSON integer as an int, or _NoNumber where no float holds it (beyond about 1.8e308)."""
+    value = int(text)
+    if abs(value) > sys.float_info.max:
+        raise _NoNumber(f"the integer of {len(text.lstrip('-'))} digits is beyond a float's range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    """_NoNumber for NaN, Infinity and -Infinity, which Python's json reads and JSON has not."""
+    raise _NoNumber(f"{name} is no JSON number (RFC 8259 has no non-finite numbers)")
+
+
 def _plain_bytes(path: Path) -> bytes:
     """The bytes of the plain file at `path`, opened without following a link or waiting on a
     pipe (a FIFO named `*.json` would hang its reader); UntrustedFile for anything else."""
@@ -118,9 +147,17 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
     if nesting(text) > MAX_NESTING:
         raise UntrustedFile(path, f"nested deeper than {MAX_NESTING} levels")
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys)
+        value = json.loads(
+            text,
+            object_pairs_hook=_unique_keys,
+            parse_float=_finite_float,
+            parse_int=_float_sized_int,
+            parse_constant=_no_constant,
+        )
     except json.JSONDecodeError as err:
         raise UntrustedFile(path, f"not JSON ({err.msg} at line {err.lineno})") from None
+    except _NoNumber as err:
+        raise UntrustedFile(path, f"not JSON ({err})") from None
     except _TwiceKey as err:
         why = f"gives the key {err.args[0]!r} twice (which one holds?)"
         raise UntrustedFile(path, why) from None

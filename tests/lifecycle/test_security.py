@@ -415,6 +415,12 @@ def test_a_record_of_another_shape_stops_the_migration_naming_its_key(spoil, key
         ("[]", "list"),
         ('{"status": "failed", "status": "ok"}', "gives the key 'status' twice"),
         ('{"seed": ' + "9" * 5000 + "}", "4300 digits"),
+        ('{"cons_ratio": ' + "9" * 400 + "}", "integer of 400 digits is beyond a float's range"),
+        ('{"config": {"model": {"ntn_k": -1' + "0" * 400 + "}}}", "beyond a float's range"),
+        ('{"cons_ratio": 1e400}', "the number 1e400 is beyond a float's range"),
+        ('{"config": {"augment": {"degrees": NaN}}}', "NaN is no JSON number"),
+        ('{"test_accuracy": Infinity}', "Infinity is no JSON number"),
+        ('{"wall_time_s": -Infinity}', "-Infinity is no JSON number"),
     ],
 )
 def test_every_reader_of_a_file_from_others_says_one_line_for_a_hostile_file(
