@@ -243,8 +243,8 @@ def one_line(text: str) -> str:
 def invalid(record: Any, path: Path | None = None) -> str | None:
     """Why `record` is not a whole run record (every RECORD_FIELDS, a known status, a config, a
     test accuracy when ok, every text in it a printable line, each field of FIELDS' kind, its
-    config's seed; at `path`: its config hash, its experiment its folder's, and a `reused_from`
-    not naming itself)."""
+    profile its config's, its config's seed; at `path`: its config hash, its experiment its
+    folder's, and a `reused_from` not naming itself)."""
     if not isinstance(record, dict):
         return f"a JSON {type(record).__name__}, not a run record"
     missing = [k for k in RECORD_FIELDS if k not in record]
@@ -276,6 +276,9 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     why = unfit(record)
     if why is not None:
         return why
+    named = (record.get("profile"), profile.get("name"))  # its table's and its budget's
+    if None not in named and named[0] != named[1]:
+        return f"profile {named[0]!r:.80} is not its config's {named[1]!r:.80}"
     budget = profile.get("max_steps")
     steps = record["steps"]
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):

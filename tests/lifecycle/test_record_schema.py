@@ -47,6 +47,7 @@ def _spoiled(dotted: str, value) -> dict:
         ("reused_from", "../../x.json", "reused_from '../../x.json' is no record's place"),
         ("overrides", "row=f1", "overrides 'row=f1' is no list of texts"),
         ("profile", "p" * 101, "profile 'ppp.* is no plain name"),
+        ("profile", "quick", "profile 'quick' is not its config's 'long'"),
         ("row", "r" * 101, "row 'rrr.* is no plain name"),
         ("experiment", "e" * 101, "experiment 'eee.* is no experiment's name"),
         ("seed", 2**63, "seed 9223372036854775808 is not a seed"),
@@ -96,6 +97,22 @@ def test_the_harvest_takes_no_record_whose_job_would_refuse_its_values(dotted, v
     with pytest.raises(ValueError, match="nothing was harvested: .*not a whole run record"):
         harvest.harvest(tmp_path / "background", tmp_path / "dest", "results/records")
     assert not (tmp_path / "dest").exists()
+
+
+def test_a_record_of_another_profile_than_its_configs_is_named_by_the_renderer(tmp_path):
+    import warnings
+
+    from dfl_bench.results.load import RecordWarning, load_records
+
+    record = _spoiled("profile", "quick")
+    path = tmp_path / "formulas" / "00e405d5662423dd.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(record))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RecordWarning)
+        assert load_records(tmp_path).empty
+    said = [str(w.message) for w in caught]
+    assert any(str(path) in m and "profile 'quick' is not its config's 'long'" in m for m in said)
 
 
 def test_every_committed_record_is_of_the_declared_kinds():
