@@ -56,14 +56,20 @@ def test_no_module_imports_from_a_layer_above_its_own():
 
 
 GENERIC = ("training", "lifecycle")  # the layers that train any task
-NEUTRAL = {"dfl_bench.tasks", "dfl_bench.tasks.contract", "dfl_bench.tasks.optim"}
+NEUTRAL = {
+    "dfl_bench.tasks",
+    "dfl_bench.tasks.contract",
+    "dfl_bench.tasks.optim",
+    "dfl_bench.tasks.values",
+}
 
 
 def test_the_generic_layers_never_import_a_task():
-    """training/, lifecycle/ and the task contract, registry and optimizer settings reach a
-    task only through the contract (a task is found by its yaml's `_target_`)."""
+    """training/, lifecycle/ and the task contract, registry, optimizer settings and group values
+    reach a task only through the contract (a task is found by its yaml's `_target_`)."""
     generic = [p for sub in GENERIC for p in sorted((PACKAGE / sub).rglob("*.py"))]
-    generic += [PACKAGE / "tasks" / name for name in ("__init__.py", "contract.py", "optim.py")]
+    neutral = ("__init__.py", "contract.py", "optim.py", "values.py")
+    generic += [PACKAGE / "tasks" / name for name in neutral]
     found = []
     for path in generic:
         for imported in imports(path):

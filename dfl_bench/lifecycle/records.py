@@ -32,6 +32,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     UNIT_FIELDS,
     VALIDATION_ACCURACY,
 )
+from dfl_bench.tasks.values import GROUPS
 from dfl_bench.untrusted import MAX_NAME, UntrustedFile, plain_name, read_json, unlinked, writer
 
 
@@ -165,6 +166,12 @@ GIT = _fails(lambda v: isinstance(v, str) and bool(COMMIT.fullmatch(v)), "no git
 TEXTS = _fails(lambda v: isinstance(v, list) and all(type(o) is str for o in v), "no list of texts")
 
 
+def _group(check: Callable[[Mapping[str, Any]], None]) -> Callable[[Any, str], None]:
+    """A config group's check (the job's own, tasks/values.GROUPS) as a field's: on a mapping."""
+    mapping = _fails(lambda v: isinstance(v, Mapping), "no mapping of its keys")
+    return lambda value, key: mapping(value, key) or check(value)
+
+
 def _source(value: Any) -> bool:
     """Whether `value` names a record in its records folder, `<experiment>/<file>`."""
     parts = value.split("/") if isinstance(value, str) else []
@@ -172,8 +179,8 @@ def _source(value: Any) -> bool:
 
 
 # What each field of a record that the tools read must be where given and not null (an older
-# record may lack it), by the job's own checks (dfl_bench/checks.py) where it has one; `*`: every
-# key of its mapping. Every text is a printable line besides (`unprintable_keys`).
+# record may lack it), by the job's own checks where it has one (checks.py, tasks/values.GROUPS);
+# `*`: every key of its mapping. Every text is a printable line besides (`unprintable_keys`).
 FIELDS: dict[str, Callable[[Any, str], None]] = {
     "name": TEXT,
     "reason": TEXT,
@@ -203,6 +210,7 @@ FIELDS: dict[str, Callable[[Any, str], None]] = {
     "config.trainer.accelerator": PLAIN,
     **{f"config.{kind}.name": PLAIN for kind in KINDS},
     **{f"config.{kind}.*": SCALAR for kind in KINDS},
+    **{f"config.{group}": _group(check) for group, check in GROUPS.items()},
 }
 
 
@@ -276,9 +284,6 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     why = unfit(record)
     if why is not None:
         return why
-    named = (record.get("profile"), profile.get("name"))  # its table's and its budget's
-    if None not in named and named[0] != named[1]:
-        return f"profile {named[0]!r:.80} is not its config's {named[1]!r:.80}"
     budget = profile.get("max_steps")
     steps = record["steps"]
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
@@ -305,7 +310,7 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
 
 
 def _identity(record: dict[str, Any], path: Path | None) -> str | None:
-    """Why `record`'s seed, experiment, hash or source do not name it (`invalid`), or None."""
+    """Why `record`'s seed, profile, experiment, hash or source do not name it, or None."""
     seed = record["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         return f"seed {seed!r} is not a seed (an integer in [0, {MAX_SEED}], as a job's)"
@@ -314,6 +319,9 @@ def _identity(record: dict[str, Any], path: Path | None) -> str | None:
         return f"experiment {experiment!r:.80} is no experiment's name (a plain one: a folder)"
     if record["config"].get("seed", seed) != seed:
         return f"seed {seed!r} is not its config's seed {record['config'].get('seed')!r}"
+    named = (record.get("profile"), (record["config"].get("profile") or {}).get("name"))
+    if None not in named and named[0] != named[1]:  # its table's and its budget's
+        return f"profile {named[0]!r:.80} is not its config's {named[1]!r:.80}"
     if path is not None:
         if record.get("config_hash", path.stem) != path.stem:
             return f"says config hash {record['config_hash']}, not its file name {path.name}"
@@ -365,21 +373,16 @@ def find_done(records_dir: str | Path, path: str | Path) -> Path | None:
     return None
 
 
-def reused_record(source: Mapping[str, Any], reused_from: str, **job: Any) -> dict[str, Any]:
-    """A copy of the trained ok record `source` for another job of the same configuration: its
-    results, the job's identity (`job`: experiment, name, row, config, overrides) and
-    `reused_from` (the trained record's path under records_dir)."""
-    return {**source, **job, "reused_from": reused_from}
-
-
 def reuse_done(records_dir: str | Path, path: str | Path, **job: Any) -> dict[str, Any] | None:
-    """If another experiment already trained this configuration, write its record for this job
-    at `path` and return it (the job need not train); else None."""
+    """If another experiment already trained this configuration, write a copy of its record for
+    this job at `path` and return it (the job need not train); else None: its results, the job's
+    identity (`job`: experiment, name, row, config, overrides) and `reused_from` (the trained
+    record's path under records_dir)."""
     source = find_done(records_dir, path)
     if source is None:
         return None
     relative = source.relative_to(records_dir).as_posix()
-    record = reused_record(read_record(source) or {}, relative, **job)
+    record = {**(read_record(source) or {}), **job, "reused_from": relative}
     write_record(path, record)
     return record
 

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from torch import Tensor
 
+from dfl_bench.kinds import SCOPES
 from dfl_bench.logic.formulas import (
     And,
     AndOver,
@@ -31,8 +32,6 @@ from dfl_bench.logic.formulas import (
     children,
     prefix,
 )
-
-SCOPES = ("family", "formula")
 
 
 class Operators(Protocol):

@@ -9,12 +9,11 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from dfl_bench.kinds import SCALES
 from dfl_bench.logic.compiler import Compiled, Context, Operators, batch_size, compile_family
 from dfl_bench.logic.formulas import Family, reads
 from dfl_bench.logic.kb_registry import KBS
 from dfl_bench.logic.metrics import Pair, data_truths, gradient_metrics
-
-SCALES = ("mean", "sum")
 
 
 @dataclass(frozen=True)

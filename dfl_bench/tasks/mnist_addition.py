@@ -40,7 +40,7 @@ from dfl_bench.schema import (
     VALIDATION_FIELDS,
 )
 from dfl_bench.tasks.contract import Lockstep, Task, TaskRun
-from dfl_bench.tasks.mnist.augment import augmented, check_augment
+from dfl_bench.tasks.mnist.augment import augmented
 from dfl_bench.tasks.mnist.data_checks import check_data
 from dfl_bench.tasks.mnist.mnist_data import InMemoryData, Shuffled, normalize
 from dfl_bench.tasks.mnist.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
@@ -66,6 +66,7 @@ from dfl_bench.tasks.sum_formula import (  # noqa: F401  (the task's formula, re
     tuple_sums,
     value_of,
 )
+from dfl_bench.tasks.values import check_augment
 
 
 def group_labels(labels: np.ndarray, groups: np.ndarray, digits: int) -> Tensor:

@@ -9,16 +9,15 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dfl_bench.checks import integer_in
 from dfl_bench.logic import from_target
 from dfl_bench.logic.kb import build_kb
 from dfl_bench.operators import OperatorSet
 from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS
 from dfl_bench.tasks.contract import Task
-from dfl_bench.tasks.mnist.augment import check_augment
 from dfl_bench.tasks.mnist.data_checks import check_data
 from dfl_bench.tasks.mnist.dfl_run import DFLRun
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
+from dfl_bench.tasks.values import check_augment, check_kb_options, check_model
 
 
 def registered(kb: Mapping[str, Any]) -> None:
@@ -51,15 +50,12 @@ class MnistKB(Task):
         """The knowledge base (one of a user's own folder imported by its `_target_`), the data
         and the NTN heads' settings (the DFL weight: where its run is built, `DFLRun`)."""
         check_kb_keys(config["kb"])
+        check_kb_options(config["kb"])
         registered(config["kb"])
         super().check(config)
         check_data(config["data"])
         check_augment(config.get("augment") or {})
-        integer_in(config["model"].get("ntn_k"), "model.ntn_k", 1)
-        if not isinstance(config["model"].get("ntn_bias"), bool):
-            raise ValueError(
-                f"model.ntn_bias must be true or false, got {config['model'].get('ntn_bias')!r}"
-            )
+        check_model(config["model"])
 
     def stack_key(self, config: Mapping[str, Any]) -> Any:
         """One knowledge base per stack, its runs all with a DFL term or all without."""

@@ -49,15 +49,18 @@ RECORD_FIELDS = st.dictionaries(
     st.sampled_from(["name", "row", "overrides", "config", "status", "git_commit", "seed",
                      "experiment", "log_dir", "reused_from", "test_accuracy", "profile",
                      "finished", "started", "reason", "\x1b]0;T\x07"]),
-    JSON | st.lists(HOSTILE_TEXTS, max_size=4) | st.sampled_from([2**63, "a" * 250]),
+    JSON | st.lists(HOSTILE_TEXTS, max_size=4) | st.sampled_from([2**63, "a" * 250, "quick",
+                                                                 10**400]),
     max_size=4,
 )  # fmt: skip
 # Config values a tool reads, as no job would take them (a dotted key into the record's config).
 CONFIG_FIELDS = st.dictionaries(
     st.sampled_from(["optimizer.lr", "tnorm.name", "tnorm.p", "kb.name", "kb.w_dfl",
                      "profile.name", "row", "experiment_name", "task.digits", "threads",
-                     "tnorm.\x1b[2K", "\x1b]0;T\x07", "provenance.kb.\x1b[1A"]),
-    JSON | st.sampled_from([2**63, "abc", 5, ["same"], {"a": 1}, "a" * 250]),
+                     "tnorm.\x1b[2K", "\x1b]0;T\x07", "provenance.kb.\x1b[1A", "kb.scale",
+                     "model.ntn_k", "data.labeled_fraction", "data.batch_size", "augment.degrees"]),
+    JSON | st.sampled_from([2**63, "abc", 5, ["same"], {"a": 1}, "a" * 250, -5, 64.5, "false",
+                            "m\u0435an", 10**400, -(10**400), float("nan"), float("inf")]),
     max_size=3,
 )  # fmt: skip
 
@@ -103,6 +106,10 @@ def _files_outside(root: Path, before: set[Path]) -> set[Path]:
 @example(fields={"git_commit": "\x1b]0;T\x07\n# heading"}, config={"\x1b]0;T\x07": 1})
 @example(fields={"overrides": ["row=f1", "data={cache_dir:../../../../elsewhere}"]}, config={})
 @example(fields={"overrides": ["+trainer.default_root_dir=/tmp/x", "~kb=same"]}, config={})
+@example(fields={"cons_ratio": 10**400}, config={"model.ntn_k": -(10**400)})
+@example(fields={"test_accuracy": float("inf")}, config={"augment.degrees": float("nan")})
+@example(fields={"profile": "quick"}, config={})
+@example(fields={}, config={"kb.scale": "m\u0435an", "data.batch_size": 64.5})
 def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(
     fields, config, tmp_path_factory
 ):
@@ -134,7 +141,7 @@ def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(
     record = {**record, **fields}
     try:  # at its own place, so that the loader counts it where it is valid
         record["config_hash"] = name = config_hash(record["config"])
-    except (TypeError, AttributeError, ValueError):
+    except (TypeError, AttributeError, ValueError, OverflowError):
         name = "0123456789abcdef"
     path = root / "formulas" / f"{name}.json"
     path.write_text(json.dumps(record))
@@ -158,6 +165,8 @@ def test_a_hostile_record_gets_a_result_or_one_line_from_every_tool(
         outputs.append(json.dumps(cells))
     if not fields and not config:  # the tools above did read a record where it is valid
         assert len(frame) == 2 and len(cells) == 1
+    if fields.get("profile") == "quick" or config.get("kb.scale") == "m\u0435an":  # named
+        assert len(frame) == 1 and any(str(path) in o for o in outputs)
     outputs.append(frame.to_json())
     assert all(map(plain_name, frame["profile"].dropna()))  # a figure's file is named by it
     overrides = record.get("overrides")

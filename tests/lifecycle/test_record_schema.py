@@ -10,12 +10,20 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dfl_bench.lifecycle import records
 from dfl_bench.reproduction import harvest
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(REPO.glob("results/**/records/*/*.json"))
+GROUP_KEYS = {  # the keys of the groups a record's config is held to by the job's checks
+    "kb": ("scale", "scope"),
+    "model": ("ntn_k", "ntn_bias"),
+    "augment": ("degrees", "shift"),
+    "data": ("labeled_fraction", "batch_size", "eval_batch_size", "subset_train", "validation"),
+}
 
 
 def _record() -> dict:
@@ -85,6 +93,13 @@ def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, v
         ("config.kb.name", ["same"]),
         ("config.tnorm.\x1b[2K", 1),
         ("git_commit", {"x": 1}),
+        ("config.kb.scale", "m\u0435an"),
+        ("config.model.ntn_k", -5),
+        ("config.data.labeled_fraction", "abc"),
+        ("config.data.batch_size", -1),
+        ("config.data.batch_size", 64.5),
+        ("config.augment.degrees", "false"),
+        ("config.model", 5),
     ],
 )
 def test_the_harvest_takes_no_record_whose_job_would_refuse_its_values(dotted, value, tmp_path):
@@ -113,6 +128,36 @@ def test_a_record_of_another_profile_than_its_configs_is_named_by_the_renderer(t
         assert load_records(tmp_path).empty
     said = [str(w.message) for w in caught]
     assert any(str(path) in m and "profile 'quick' is not its config's 'long'" in m for m in said)
+
+
+GROUP_VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 70_000)
+    | st.floats(-1, 100)
+    | st.text(max_size=5)
+    | st.sampled_from(["mean", "m\u0435an", "sum", "family", "formula", "auto", "idx", "false"])
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    key=st.sampled_from([f"{group}.{key}" for group, keys in GROUP_KEYS.items() for key in keys]),
+    value=GROUP_VALUES,
+)
+def test_a_records_config_is_refused_where_the_job_refuses_it(key, value):
+    """The job's own check of its task (what it runs before any data is loaded) and the record
+    check agree on every value of the groups a record's config is held to (tasks/values.py)."""
+    from dfl_bench import tasks
+
+    record = _spoiled(f"config.{key}", value)
+    try:
+        tasks.task_of(record["config"]).check(record["config"])
+    except ValueError:
+        job_refuses = True
+    else:
+        job_refuses = False
+    assert (records.invalid(record) is not None) == job_refuses, records.invalid(record)
 
 
 def test_every_committed_record_is_of_the_declared_kinds():

@@ -13,20 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from dfl_bench.checks import number
-
-LIMITS = {"degrees": 45.0, "shift": 6.0}  # what still reads as the same digit
-
-
-def check_augment(augment: Mapping[str, Any]) -> None:
-    """Its keys (LIMITS) and each in [0, its limit]; a ValueError names what is valid."""
-    unknown = sorted(set(augment) - set(LIMITS))
-    if unknown:
-        raise ValueError(f"augment has no keys {unknown}; its keys: {list(LIMITS)}")
-    for key, limit in LIMITS.items():
-        number(augment.get(key, 0.0), f"augment.{key}", 0.0, open_low=False)
-        if augment.get(key, 0.0) > limit:
-            raise ValueError(f"augment.{key} must be at most {limit:g}, got {augment[key]}")
+from dfl_bench.tasks.values import LIMITS  # its keys and their bounds, checked there
 
 
 def is_on(augment: Mapping[str, Any] | None) -> bool:

