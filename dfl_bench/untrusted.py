@@ -5,7 +5,7 @@ a float cannot hold: every reader compares numbers as floats), the kind of value
 expects; anything else one `UntrustedFile` error (a ValueError) naming the file and why. Nothing
 read here runs: it is data until a caller checks its fields. It is also the one writer
 (`writer`, `write_text`, `write_bytes`): no file is written through a symbolic or a hard
-link.
+link. A cache is read only where no other user could have written it (`own_place`, `keep`).
 
     >>> nesting("[[{}]]"), nesting('["[[[[", {}]')
     (3, 2)
@@ -243,3 +243,60 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
     with writer(path, "wb") as out:
         out.write(data)
     return Path(path)
+
+
+def _chain(path: Path, root: Path) -> list[Path]:
+    """`root` and each folder below it down to `path` (which is at or under `root`), `path`
+    last."""
+    parts = Path(path).relative_to(root).parts
+    return [Path(root), *(Path(root, *parts[: i + 1]) for i in range(len(parts)))]
+
+
+def others_may_write(path: Path, root: Path) -> str | None:
+    """Why what is at `path`, under the cache folder `root`, may be another user's doing: the
+    first of `root` (followed where it is a link), the folders below it and `path` that is a
+    symbolic link or no folder or plain file, is owned by another user than this one or root,
+    or is writable by its group or others; None where only this user could have put it there
+    (a part still missing is made by this user: `keep`)."""
+    for i, place in enumerate(_chain(path, root)):
+        try:
+            info = os.lstat(place) if i else os.stat(place)
+        except FileNotFoundError:
+            return None
+        if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+            return f"{place} is a symbolic link or no folder or plain file"
+        if info.st_uid not in (os.geteuid(), 0):
+            return f"{place} is owned by another user (uid {info.st_uid})"
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return f"{place} is writable by its group or others ({stat.filemode(info.st_mode)})"
+    return None
+
+
+_SAID: set[str] = set()  # what own_place has said on stderr in this process
+
+
+def own_place(path: Path, root: Path) -> bool:
+    """Whether a cache may read (and write) `path` under its folder `root`: `others_may_write`
+    finds nothing; else False, said once per reason on stderr (the value is computed)."""
+    why = others_may_write(path, root)
+    if why is not None and why not in _SAID:
+        _SAID.add(why)
+        print(
+            f"[cache] not used: {why}; a cache is read only where no other user could have "
+            "written (remove it to cache again)",
+            file=sys.stderr,
+        )
+    return why is None
+
+
+def keep(path: Path, text: str, root: Path) -> None:
+    """`text` written at `path` under the cache folder `root`, each folder missing made for
+    this user only (mode 0o700), the file beside it then moved into place (`writer`'s files are
+    writable by this user only whatever the umask); OSError or UntrustedFile where it cannot
+    be."""
+    Path(root).mkdir(mode=0o700, parents=True, exist_ok=True)
+    for place in _chain(path.parent, root)[1:]:
+        place.mkdir(mode=0o700, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    write_text(tmp, text)
+    os.replace(tmp, path)

@@ -2,7 +2,8 @@
 planning every table resolves some 400 jobs, yet what they give depends only on conf/ and this
 package's code. So a planned experiment's jobs and a cell's config are kept under `configs/` of
 the cache folder (paths.cache_root: `$DFL_BENCH_CACHE`, default ~/.cache/dfl_bench) in a folder
-named by the fingerprint of those files, and read back while none of them changes;
+named by the fingerprint of those files, and read back while none of them changes and no
+other user could have written them (untrusted.own_place; else composed, nothing kept);
 DFL_BENCH_CACHE=off composes every time. The fingerprint is taken when this module is imported
 (with the code that composes) and a value is kept only while the files still match it: a file
 edited while a process runs would otherwise file that process's old answers under the new code.
@@ -13,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -23,7 +23,7 @@ import hydra
 import omegaconf
 
 from dfl_bench.paths import CONFIG_DIR, cache_root
-from dfl_bench.untrusted import UntrustedFile, read_json, write_text
+from dfl_bench.untrusted import UntrustedFile, keep, own_place, read_json
 
 PACKAGE = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -72,25 +72,23 @@ def folder() -> Path | None:
 
 
 def cached(kind: str, key: Any, compute: Callable[[], T], check: Callable = lambda v: v) -> T:
-    """`compute()`'s JSON value for `key` (a JSON value) of `kind`: the cache's where `check`
-    passes it (a ValueError else), else computed and kept (an unwritable cache costs the time)."""
+    """`compute()`'s JSON value for `key` (a JSON value) of `kind`: the cache's where it is this
+    user's own and `check` passes it (a ValueError else), else computed and kept (an unwritable
+    cache costs the time)."""
     place = folder()
     if place is None:
         return compute()
     name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
     path = place / kind / f"{name}.json"
+    mine = own_place(path, place.parents[1])  # no other user could have written it
     with contextlib.suppress(OSError, ValueError):  # none there, or no JSON `check` passes
-        return check(read_json(path, expect=object))  # a file others may have put there
+        if mine:
+            return check(read_json(path, expect=object))
     value = compute()
-    if files_fingerprint() != place.name:
-        return value  # conf/ or the code changed since this process loaded it: keep nothing
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        write_text(tmp, json.dumps(value, sort_keys=True))
-        os.replace(tmp, path)
-    except (OSError, UntrustedFile):  # a cache: kept only where it can be
-        pass
+    if not mine or files_fingerprint() != place.name:
+        return value  # another's folder, or conf/ or the code changed since it loaded: keep none
+    with contextlib.suppress(OSError, UntrustedFile):  # a cache: kept only where it can be
+        keep(path, json.dumps(value, sort_keys=True), place.parents[1])
     return value
 
 

@@ -491,23 +491,43 @@ def test_a_run_refused_inside_the_job_leaves_no_folder_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_plans_cell_that_sets_another_row_is_one_line_and_counts_no_other_rows_run(
-    tmp_path, capsys
+@pytest.mark.parametrize(
+    ("cell", "override", "own"),
+    [
+        ("same_symmetric/yager_p2_R", "row=product_R", "row=yager_p2_R"),
+        ("best/sum9", "kb=both", "kb=sum9"),  # the table's rows are kb.name's
+        ("sigmoidal_s/2.5", "implication.s=5.0", "implication.s=2.5"),
+        ("sigmoidal_b0/-1", "implication.b0=-1.00001", "implication.b0=-1.0"),  # its row's %g
+        ("best/both", "model.ntn_k=50", "kb=both"),  # no key of the sweep: every row trains
+        ("best/sum9", "+kb=sum9", "kb=sum9"),
+    ],
+)
+def test_a_plans_cell_whose_override_trains_another_row_is_one_line(
+    cell, override, own, tmp_path, capsys
 ):
-    """A cell `same_symmetric/yager_p2_R` whose override is `row=product_R` would train
-    product_R and count it as yager_p2_R: the plan is refused naming the cell, and the planned
-    jobs of a cell are of its own row only."""
+    """A cell whose override would train another row (through whichever key the experiment's
+    rows use) and count its runs as the cell's is refused naming the cell, exit 2; the row's
+    own override reads."""
     import json
 
     from campaign import seed_plan
 
-    spec = {"seeds": 1, "override": "row=product_R"}
-    p = {"profile": "smoke", "cells": {"same_symmetric/yager_p2_R": spec}}
+    p = {"profile": "smoke", "cells": {cell: {"seeds": 1, "override": override}}}
     (tmp_path / "plan.json").write_text(json.dumps(p))
     with pytest.raises(SystemExit) as done:
         seed_plan.main(["status", "--out", str(tmp_path)])
     err = capsys.readouterr().err
-    assert done.value.code == 2 and "cell 'same_symmetric/yager_p2_R' sets row='product_R'" in err
+    assert done.value.code == 2 and f"cell {cell!r}: the override {override!r} trains no" in err
+    p["cells"][cell]["override"] = own
+    (tmp_path / "plan.json").write_text(json.dumps(p))
+    assert seed_plan.main(["status", "--out", str(tmp_path), "--records-dir", str(tmp_path)]) == 0
+
+
+def test_the_planned_jobs_of_a_cell_are_of_its_own_row_only(tmp_path):
+    from campaign import seed_plan
+
+    spec = {"seeds": 1, "override": "row=product_R"}
+    p = {"profile": "smoke", "cells": {"same_symmetric/yager_p2_R": spec}}
     assert seed_plan.planned_jobs(p, tmp_path) == []
     p["cells"] = {"same_symmetric/product_R": spec}
     assert len(seed_plan.planned_jobs(p, tmp_path)) == 1

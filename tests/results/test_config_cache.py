@@ -3,8 +3,12 @@ are unchanged, recomputed when a file changes or caching is off; a plan is the s
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 
+from dfl_bench import untrusted
 from dfl_bench.reproduction import plan
 from dfl_bench.results import config_cache
 
@@ -155,3 +159,90 @@ def test_a_planted_plan_in_the_cache_of_another_shape_is_computed_again(
     again = plan.plan(["default"], "smoke", 1, tmp_path)
     assert again == first and all(job.path.parent.parent == tmp_path.resolve() for job in again)
     assert json.loads(kept.read_text()) != planted
+
+
+def _planted(cache_dir, where: str) -> tuple:
+    """A kept value of ours replaced by another one, and the place `where` of its cache made
+    writable by others: (the entry, the place)."""
+    (entry,) = cache_dir.rglob("t/*.json")
+    entry.write_text("[666]")
+    place = {
+        "root": cache_dir,
+        "configs": cache_dir / "configs",
+        "fingerprint": entry.parent.parent,
+        "kind": entry.parent,
+        "entry": entry,
+    }[where]
+    place.chmod(place.stat().st_mode | stat.S_IWOTH)
+    return entry, place
+
+
+@pytest.mark.parametrize("where", ["root", "configs", "fingerprint", "kind", "entry"])
+def test_a_cache_another_user_could_write_is_neither_read_nor_written(where, cache_dir, capsys):
+    """A cache from others decides nothing: where the cache folder, a folder of it or the entry
+    is writable by others, the value is computed (the planted one never read, nothing kept
+    there) and that is said once on stderr, naming the place."""
+    assert config_cache.cached("t", ["k"], lambda: [1]) == [1]
+    entry, place = _planted(cache_dir, where)
+    for _ in range(2):
+        assert config_cache.cached("t", ["k"], lambda: [2]) == [2]
+    assert entry.read_text() == "[666]"
+    (line,) = capsys.readouterr().err.splitlines()
+    assert f"[cache] not used: {place} is writable by its group or others" in line
+    place.chmod(place.stat().st_mode & ~stat.S_IWOTH)  # as the user's own, it is read
+    assert config_cache.cached("t", ["k"], lambda: [2]) == [666]
+
+
+def test_a_linked_entry_or_one_of_another_user_is_not_read(cache_dir, tmp_path, capsys):
+    assert config_cache.cached("t", ["k"], lambda: [1]) == [1]
+    (entry,) = cache_dir.rglob("t/*.json")
+    entry.unlink()
+    (tmp_path / "elsewhere.json").write_text("[666]")
+    entry.symlink_to(tmp_path / "elsewhere.json")
+    assert config_cache.cached("t", ["k"], lambda: [2]) == [2]
+    assert "is a symbolic link or no folder or plain file" in capsys.readouterr().err
+    if os.geteuid() == 0:  # only root can give a file to another user
+        entry.unlink()
+        entry.write_text("[666]")
+        os.chown(entry, 12345, 12345)
+        assert config_cache.cached("t", ["k"], lambda: [3]) == [3]
+        assert "is owned by another user (uid 12345)" in capsys.readouterr().err
+
+
+def test_the_cache_makes_its_folders_for_this_user_only_whatever_the_umask(cache_dir):
+    old = os.umask(0o002)
+    try:
+        assert config_cache.cached("t", ["k"], lambda: [1]) == [1]
+    finally:
+        os.umask(old)
+    (entry,) = cache_dir.rglob("t/*.json")
+    assert untrusted.others_may_write(entry, cache_dir) is None
+    folders = [p for p in (cache_dir, *cache_dir.rglob("*")) if p.is_dir()]
+    assert len(folders) == 4 and all(p.stat().st_mode & 0o077 == 0 for p in folders)
+    assert config_cache.cached("t", ["k"], lambda: [2]) == [1]
+
+
+def test_a_planted_plan_or_cell_in_a_cache_others_could_write_decides_nothing(tmp_path, cache_dir):
+    """A well-formed plan entry that points best's kb=sum9 jobs at the kb=both records, and a
+    cell entry that changes the row's configuration, are not read from a cache others could
+    write: the jobs and the cell are the ones composed."""
+    import json
+
+    from dfl_bench.results import cell_configs
+
+    honest = plan.plan(["best"], "smoke", 1, tmp_path)
+    cell_configs.cell_config.cache_clear()
+    config = cell_configs.cell_config("best", "smoke", "kb.name", "sum9")
+    (kept,) = cache_dir.rglob("plan/*.json")
+    jobs = json.loads(kept.read_text())
+    both = next(digest for job, _, digest in jobs if "kb=both" in job)
+    kept.write_text(json.dumps([[job, e, both] for job, e, _ in jobs]))
+    (cell,) = cache_dir.rglob("cell/*.json")
+    cell.write_text(json.dumps({**config, "model": {**config["model"], "ntn_k": -5}}))
+    cache_dir.chmod(0o777)
+    cell_configs.cell_config.cache_clear()
+    try:
+        assert plan.plan(["best"], "smoke", 1, tmp_path) == honest
+        assert cell_configs.cell_config("best", "smoke", "kb.name", "sum9") == config
+    finally:
+        cell_configs.cell_config.cache_clear()
