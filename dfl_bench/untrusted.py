@@ -3,8 +3,8 @@ no symbolic link followed, bounded size and nesting (checked before parsing, so 
 file is one line, not a RecursionError), UTF-8 text, valid JSON, the kind of value the reader
 expects; anything else one `UntrustedFile` error (a ValueError) naming the file and why. Nothing
 read here runs: it is data until a caller checks its fields. It is also the one writer
-(`writer`, `write_text`, `write_bytes`): no file is written through a symbolic or a hard
-link.
+(`writer`, `write_text`, `write_bytes`): no file is written through a symbolic or a hard link,
+and a whole file is put at its name only once written whole.
 
     >>> nesting("[[{}]]"), nesting('["[[[[", {}]')
     (3, 2)
@@ -12,10 +12,13 @@ link.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import io
 import json
 import os
 import re
+import secrets
 import stat
 from pathlib import Path
 from typing import IO, Any
@@ -155,10 +158,6 @@ def out_folder(folder: str | Path, *names: str) -> Path:
     return folder
 
 
-# The modes `writer` opens; "w" truncates only after the open file is known to be no hard link.
-WRITE_MODES = {"w": 0, "a": os.O_APPEND, "x": os.O_EXCL}
-
-
 def _open(path: Path, flags: int) -> int:
     """os.open(path, flags), a symbolic link one UntrustedFile line."""
     try:
@@ -169,29 +168,104 @@ def _open(path: Path, flags: int) -> int:
         raise
 
 
+class NotWritten(UntrustedFile, OSError):
+    """A file `writer` could not write whole (a full disk, a size limit, a folder at its name):
+    `path: not written (why)`; the file at its name is as it was."""
+
+    def __init__(self, path: Path, err: OSError) -> None:
+        super().__init__(path, f"not written ({err.strerror or err}); the file there is as it was")
+        self.strerror = err.strerror  # what a caller quoting an OSError's reason quotes
+
+
+class _Replacing:
+    """A file `writer` opened in "w": written at a fresh temporary beside `_target`, which a
+    close after a whole write puts at the target's name (flushed, fsynced, os.replace: the name
+    holds the old file or the new one, never a part) and any failure removes (NotWritten)."""
+
+    _target: Path
+    _temporary: Path
+
+    def close(self) -> None:
+        """Put the written file at its name, or remove it and raise NotWritten."""
+        if self.closed:
+            return
+        try:
+            self.flush()
+            os.fsync(self.fileno())
+            super().close()
+            os.replace(self._temporary, self._target)
+        except BaseException as err:  # an interrupt too leaves no temporary
+            self._discard()
+            if isinstance(err, OSError):
+                raise NotWritten(self._target, err) from None
+            raise
+
+    def _discard(self) -> None:
+        """Close and remove the temporary (the target untouched)."""
+        with contextlib.suppress(OSError, ValueError):
+            super().close()
+        with contextlib.suppress(OSError):
+            os.unlink(self._temporary)
+
+    def __exit__(self, kind: type[BaseException] | None, err: Any, trace: Any) -> None:
+        """A block that ended without an error closes (`close`); else the temporary goes, and an
+        OSError becomes NotWritten naming the target."""
+        if kind is None:
+            return self.close()
+        self._discard()
+        if isinstance(err, OSError) and not isinstance(err, NotWritten):
+            raise NotWritten(self._target, err) from None
+        return None
+
+    def __del__(self) -> None:
+        """A file dropped unclosed (an error before its block) is never put in place."""
+        if not self.closed:
+            self._discard()
+
+
+class _ReplacingBytes(_Replacing, io.BufferedWriter):
+    """`_Replacing` for bytes."""
+
+
+class _ReplacingText(_Replacing, io.TextIOWrapper):
+    """`_Replacing` for text (UTF-8)."""
+
+
+def _replacing(path: Path, binary: bool) -> IO[Any]:
+    """A `_Replacing` file for `path`, open at a temporary of a fresh name in its folder (made
+    with O_EXCL and O_NOFOLLOW: nothing there before is written or followed)."""
+    if path.is_dir():
+        raise UntrustedFile(path, "a folder, not a file")
+    temporary = path.with_name(f".{path.name[:MAX_NAME]}.{secrets.token_hex(8)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    raw = io.FileIO(_open(temporary, flags), "w")
+    if binary:
+        out: Any = _ReplacingBytes(raw)
+    else:
+        out = _ReplacingText(io.BufferedWriter(raw), "utf-8")
+        out.mode = "w"  # as open() names a text file's mode (a buffer's is its raw file's)
+    out._target, out._temporary = path, temporary
+    return out
+
+
 def writer(path: str | Path, mode: str = "w") -> IO[Any]:
-    """The one way a file is written: `path` (`unlinked`) opened for writing (`mode` "w", "a"
-    or "x", with "b" for bytes), following no link even if one appears meanwhile. A file with
-    another name too (a hard link) is not written through: "w" takes its name off and writes a
-    new file there (the other name keeps its file as it was), "a" is refused. A caller hands
-    the open file to what writes (json.dump, savefig, np.savez, to_csv, tarfile)."""
+    """The one way a file is written: `path` (`unlinked`) opened for writing, "b" for bytes,
+    following no link even if one appears meanwhile. "w" writes the whole file at a temporary
+    that the close puts at its name (`_Replacing`: a write cut off leaves the old file; a hard
+    link's other name keeps its file). "a" appends in place, as a log grows (read while its
+    process runs, kept if it is killed), and is refused for a file with another name too (a
+    hard link). A caller hands the open file to what writes (json.dump,
+    savefig, np.savez, to_csv, tarfile), best in a `with` block."""
     path = unlinked(path)
-    kind = mode.replace("b", "")
-    if kind not in WRITE_MODES:
-        raise ValueError(f"writer opens a file to write ('w', 'a', 'x'), not {mode!r}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | WRITE_MODES[kind]
-    fd = _open(path, flags)
+    if mode in ("w", "wb"):
+        return _replacing(path, binary=mode == "wb")
+    if mode not in ("a", "ab"):
+        raise ValueError(f"writer opens a file to write ('w', 'a', with 'b'), not {mode!r}")
+    fd = _open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_APPEND)
     if os.fstat(fd).st_nlink > 1:
         os.close(fd)
-        if kind != "w":
-            raise UntrustedFile(path, "a hard link (nothing is added to another name's file)")
-        os.unlink(path)
-        fd = _open(path, flags | os.O_EXCL)  # a name made meanwhile is refused, not written
-    if kind == "w":
-        os.ftruncate(fd, 0)
-    if "b" in mode:
-        return os.fdopen(fd, mode)
-    return os.fdopen(fd, mode, encoding="utf-8")
+        raise UntrustedFile(path, "a hard link (nothing is added to another name's file)")
+    return os.fdopen(fd, mode) if mode == "ab" else os.fdopen(fd, mode, encoding="utf-8")
 
 
 def write_text(path: str | Path, text: str) -> Path:

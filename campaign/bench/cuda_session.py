@@ -105,7 +105,7 @@ class Session:
     def cli(self, args: Sequence[str], name: str, timeout: float) -> subprocess.CompletedProcess:
         """`python -m dfl_bench ...` with its output in `<scratch>/<name>.log`."""
         self.scratch.mkdir(parents=True, exist_ok=True)
-        with writer(self.scratch / f"{name}.log") as log:
+        with writer(self.scratch / f"{name}.log", "a") as log:  # a log grows in place
             return subprocess.run(
                 [sys.executable, "-m", "dfl_bench", *args],
                 cwd=REPO_DIR,
@@ -282,7 +282,7 @@ def until_budget(
     started = time.time()
     session.scratch.mkdir(parents=True, exist_ok=True)
     tic = time.perf_counter()
-    with writer(session.scratch / f"{name}.log") as log:
+    with writer(session.scratch / f"{name}.log", "a") as log:  # a log grows in place
         proc = subprocess.Popen(
             command, cwd=REPO_DIR, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )

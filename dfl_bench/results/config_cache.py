@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -86,9 +85,7 @@ def cached(kind: str, key: Any, compute: Callable[[], T], check: Callable = lamb
         return value  # conf/ or the code changed since this process loaded it: keep nothing
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        write_text(tmp, json.dumps(value, sort_keys=True))
-        os.replace(tmp, path)
+        write_text(path, json.dumps(value, sort_keys=True))  # put in place whole
     except (OSError, UntrustedFile):  # a cache: kept only where it can be
         pass
     return value
