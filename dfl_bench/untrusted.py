@@ -2,9 +2,10 @@
 no symbolic link followed, bounded size and nesting (checked before parsing, so a 200,000-deep
 file is one line, not a RecursionError), UTF-8 text, valid JSON, the kind of value the reader
 expects; anything else one `UntrustedFile` error (a ValueError) naming the file and why. Nothing
-read here runs: it is data until a caller checks its fields. It is also the one writer
-(`writer`, `write_text`, `write_bytes`): no file is written through a symbolic or a hard link,
-and a whole file is put at its name only once written whole.
+read here runs: it is data until a caller checks its fields (`read_text` reads a text file, a
+rendering's old output, the same way). It is also the one writer (`writer`, `write_text`,
+`write_bytes`): no file is written through a symbolic or a hard link, and a whole file is put
+at its name only once written whole.
 
     >>> nesting("[[{}]]"), nesting('["[[[[", {}]')
     (3, 2)
@@ -88,7 +89,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _plain_bytes(path: Path) -> bytes:
     """The bytes of the plain file at `path`, opened without following a link or waiting on a
-    pipe (a FIFO named `*.json` would hang its reader); UntrustedFile for anything else."""
+    pipe (a FIFO named `*.json` would hang its reader), at most MAX_BYTES; UntrustedFile for
+    anything else (a folder too), FileNotFoundError where there is nothing."""
+    if path.is_symlink():
+        raise UntrustedFile(path, "a symbolic link (not followed)")
+    if path.is_dir():
+        raise UntrustedFile(path, "a folder, not a file")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as err:
@@ -108,10 +114,6 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
     """The JSON value in the file at `path`, of type `expect`; `UntrustedFile` otherwise
     (FileNotFoundError where there is no file)."""
     path = Path(path)
-    if path.is_symlink():
-        raise UntrustedFile(path, "a symbolic link (not followed)")
-    if path.is_dir():
-        raise UntrustedFile(path, "a folder, not a file")
     data = _plain_bytes(path)
     try:
         text = data.decode("utf-8")
@@ -135,6 +137,17 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
         )
         raise UntrustedFile(path, f"holds a {type(value).__name__}, not a {wanted}")
     return value
+
+
+def read_text(path: str | Path) -> str:
+    """The UTF-8 text of the plain file at `path` (`_plain_bytes`), as a rendering reads its
+    old output before replacing it; `UntrustedFile` otherwise (FileNotFoundError where there is
+    no file)."""
+    path = Path(path)
+    try:
+        return _plain_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UntrustedFile(path, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
 
 
 def unlinked(path: str | Path) -> Path:
