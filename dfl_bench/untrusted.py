@@ -3,9 +3,11 @@ no symbolic link followed, bounded size and nesting (checked before parsing, so 
 file is one line, not a RecursionError), UTF-8 text, valid JSON (no NaN or infinity, no number
 a float cannot hold: every reader compares numbers as floats), the kind of value the reader
 expects; anything else one `UntrustedFile` error (a ValueError) naming the file and why. Nothing
-read here runs: it is data until a caller checks its fields. It is also the one writer
-(`writer`, `write_text`, `write_bytes`): no file is written through a symbolic or a hard
-link. A cache is read only where no other user could have written it (`own_place`, `keep`).
+read here runs: it is data until a caller checks its fields (`read_text` reads a text file, a
+rendering's old output, the same way). It is also the one writer (`writer`, `write_text`,
+`write_bytes`): no file is written through a symbolic or a hard link, and a whole file is put
+at its name only once written whole. A cache is read only where no other user could have
+written it (`own_place`, `keep`).
 
     >>> nesting("[[{}]]"), nesting('["[[[[", {}]')
     (3, 2)
@@ -13,11 +15,14 @@ link. A cache is read only where no other user could have written it (`own_place
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import io
 import json
 import math
 import os
 import re
+import secrets
 import stat
 import sys
 from pathlib import Path
@@ -114,7 +119,12 @@ def _no_constant(name: str) -> Any:
 
 def _plain_bytes(path: Path) -> bytes:
     """The bytes of the plain file at `path`, opened without following a link or waiting on a
-    pipe (a FIFO named `*.json` would hang its reader); UntrustedFile for anything else."""
+    pipe (a FIFO named `*.json` would hang its reader), at most MAX_BYTES; UntrustedFile for
+    anything else (a folder too), FileNotFoundError where there is nothing."""
+    if path.is_symlink():
+        raise UntrustedFile(path, "a symbolic link (not followed)")
+    if path.is_dir():
+        raise UntrustedFile(path, "a folder, not a file")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as err:
@@ -134,10 +144,6 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
     """The JSON value in the file at `path`, of type `expect`; `UntrustedFile` otherwise
     (FileNotFoundError where there is no file)."""
     path = Path(path)
-    if path.is_symlink():
-        raise UntrustedFile(path, "a symbolic link (not followed)")
-    if path.is_dir():
-        raise UntrustedFile(path, "a folder, not a file")
     data = _plain_bytes(path)
     try:
         text = data.decode("utf-8")
@@ -171,6 +177,17 @@ def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
     return value
 
 
+def read_text(path: str | Path) -> str:
+    """The UTF-8 text of the plain file at `path` (`_plain_bytes`), as a rendering reads its
+    old output before replacing it; `UntrustedFile` otherwise (FileNotFoundError where there is
+    no file)."""
+    path = Path(path)
+    try:
+        return _plain_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UntrustedFile(path, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
 def unlinked(path: str | Path) -> Path:
     """`path` where a rendering may write: neither it nor its folder a symbolic link (a link a
     records folder or a pull request brings would write elsewhere); UntrustedFile otherwise."""
@@ -192,10 +209,6 @@ def out_folder(folder: str | Path, *names: str) -> Path:
     return folder
 
 
-# The modes `writer` opens; "w" truncates only after the open file is known to be no hard link.
-WRITE_MODES = {"w": 0, "a": os.O_APPEND, "x": os.O_EXCL}
-
-
 def _open(path: Path, flags: int) -> int:
     """os.open(path, flags), a symbolic link one UntrustedFile line."""
     try:
@@ -206,29 +219,104 @@ def _open(path: Path, flags: int) -> int:
         raise
 
 
+class NotWritten(UntrustedFile, OSError):
+    """A file `writer` could not write whole (a full disk, a size limit, a folder at its name):
+    `path: not written (why)`; the file at its name is as it was."""
+
+    def __init__(self, path: Path, err: OSError) -> None:
+        super().__init__(path, f"not written ({err.strerror or err}); the file there is as it was")
+        self.strerror = err.strerror  # what a caller quoting an OSError's reason quotes
+
+
+class _Replacing:
+    """A file `writer` opened in "w": written at a fresh temporary beside `_target`, which a
+    close after a whole write puts at the target's name (flushed, fsynced, os.replace: the name
+    holds the old file or the new one, never a part) and any failure removes (NotWritten)."""
+
+    _target: Path
+    _temporary: Path
+
+    def close(self) -> None:
+        """Put the written file at its name, or remove it and raise NotWritten."""
+        if self.closed:
+            return
+        try:
+            self.flush()
+            os.fsync(self.fileno())
+            super().close()
+            os.replace(self._temporary, self._target)
+        except BaseException as err:  # an interrupt too leaves no temporary
+            self._discard()
+            if isinstance(err, OSError):
+                raise NotWritten(self._target, err) from None
+            raise
+
+    def _discard(self) -> None:
+        """Close and remove the temporary (the target untouched)."""
+        with contextlib.suppress(OSError, ValueError):
+            super().close()
+        with contextlib.suppress(OSError):
+            os.unlink(self._temporary)
+
+    def __exit__(self, kind: type[BaseException] | None, err: Any, trace: Any) -> None:
+        """A block that ended without an error closes (`close`); else the temporary goes, and an
+        OSError becomes NotWritten naming the target."""
+        if kind is None:
+            return self.close()
+        self._discard()
+        if isinstance(err, OSError) and not isinstance(err, NotWritten):
+            raise NotWritten(self._target, err) from None
+        return None
+
+    def __del__(self) -> None:
+        """A file dropped unclosed (an error before its block) is never put in place."""
+        if not self.closed:
+            self._discard()
+
+
+class _ReplacingBytes(_Replacing, io.BufferedWriter):
+    """`_Replacing` for bytes."""
+
+
+class _ReplacingText(_Replacing, io.TextIOWrapper):
+    """`_Replacing` for text (UTF-8)."""
+
+
+def _replacing(path: Path, binary: bool) -> IO[Any]:
+    """A `_Replacing` file for `path`, open at a temporary of a fresh name in its folder (made
+    with O_EXCL and O_NOFOLLOW: nothing there before is written or followed)."""
+    if path.is_dir():
+        raise UntrustedFile(path, "a folder, not a file")
+    temporary = path.with_name(f".{path.name[:MAX_NAME]}.{secrets.token_hex(8)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    raw = io.FileIO(_open(temporary, flags), "w")
+    if binary:
+        out: Any = _ReplacingBytes(raw)
+    else:
+        out = _ReplacingText(io.BufferedWriter(raw), "utf-8")
+        out.mode = "w"  # as open() names a text file's mode (a buffer's is its raw file's)
+    out._target, out._temporary = path, temporary
+    return out
+
+
 def writer(path: str | Path, mode: str = "w") -> IO[Any]:
-    """The one way a file is written: `path` (`unlinked`) opened for writing (`mode` "w", "a"
-    or "x", with "b" for bytes), following no link even if one appears meanwhile. A file with
-    another name too (a hard link) is not written through: "w" takes its name off and writes a
-    new file there (the other name keeps its file as it was), "a" is refused. A caller hands
-    the open file to what writes (json.dump, savefig, np.savez, to_csv, tarfile)."""
+    """The one way a file is written: `path` (`unlinked`) opened for writing, "b" for bytes,
+    following no link even if one appears meanwhile. "w" writes the whole file at a temporary
+    that the close puts at its name (`_Replacing`: a write cut off leaves the old file; a hard
+    link's other name keeps its file). "a" appends in place, as a log grows (read while its
+    process runs, kept if it is killed), and is refused for a file with another name too (a
+    hard link). A caller hands the open file to what writes (json.dump,
+    savefig, np.savez, to_csv, tarfile), best in a `with` block."""
     path = unlinked(path)
-    kind = mode.replace("b", "")
-    if kind not in WRITE_MODES:
-        raise ValueError(f"writer opens a file to write ('w', 'a', 'x'), not {mode!r}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | WRITE_MODES[kind]
-    fd = _open(path, flags)
+    if mode in ("w", "wb"):
+        return _replacing(path, binary=mode == "wb")
+    if mode not in ("a", "ab"):
+        raise ValueError(f"writer opens a file to write ('w', 'a', with 'b'), not {mode!r}")
+    fd = _open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_APPEND)
     if os.fstat(fd).st_nlink > 1:
         os.close(fd)
-        if kind != "w":
-            raise UntrustedFile(path, "a hard link (nothing is added to another name's file)")
-        os.unlink(path)
-        fd = _open(path, flags | os.O_EXCL)  # a name made meanwhile is refused, not written
-    if kind == "w":
-        os.ftruncate(fd, 0)
-    if "b" in mode:
-        return os.fdopen(fd, mode)
-    return os.fdopen(fd, mode, encoding="utf-8")
+        raise UntrustedFile(path, "a hard link (nothing is added to another name's file)")
+    return os.fdopen(fd, mode) if mode == "ab" else os.fdopen(fd, mode, encoding="utf-8")
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -291,12 +379,9 @@ def own_place(path: Path, root: Path) -> bool:
 
 def keep(path: Path, text: str, root: Path) -> None:
     """`text` written at `path` under the cache folder `root`, each folder missing made for
-    this user only (mode 0o700), the file beside it then moved into place (`writer`'s files are
-    writable by this user only whatever the umask); OSError or UntrustedFile where it cannot
-    be."""
+    this user only (mode 0o700), the file put in place whole (`writer`'s files are writable by
+    this user only whatever the umask); OSError or UntrustedFile where it cannot be."""
     Path(root).mkdir(mode=0o700, parents=True, exist_ok=True)
     for place in _chain(path.parent, root)[1:]:
         place.mkdir(mode=0o700, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    write_text(tmp, text)
-    os.replace(tmp, path)
+    write_text(path, text)  # put in place whole

@@ -53,7 +53,7 @@ from campaign.bench.cuda_report import TABLE
 from dfl_bench.lifecycle import origin, records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import CONS_RATIO, CU_ANT, TEST_ACCURACY
-from dfl_bench.untrusted import write_text, writer
+from dfl_bench.untrusted import read_json, write_text, writer
 
 QUICK_STEPS = 1000
 # the reproduction's order when time may not suffice: the seed spread, the main-text tables,
@@ -105,7 +105,7 @@ class Session:
     def cli(self, args: Sequence[str], name: str, timeout: float) -> subprocess.CompletedProcess:
         """`python -m dfl_bench ...` with its output in `<scratch>/<name>.log`."""
         self.scratch.mkdir(parents=True, exist_ok=True)
-        with writer(self.scratch / f"{name}.log") as log:
+        with writer(self.scratch / f"{name}.log", "a") as log:  # a log grows in place
             return subprocess.run(
                 [sys.executable, "-m", "dfl_bench", *args],
                 cwd=REPO_DIR,
@@ -282,7 +282,7 @@ def until_budget(
     started = time.time()
     session.scratch.mkdir(parents=True, exist_ok=True)
     tic = time.perf_counter()
-    with writer(session.scratch / f"{name}.log") as log:
+    with writer(session.scratch / f"{name}.log", "a") as log:  # a log grows in place
         proc = subprocess.Popen(
             command, cwd=REPO_DIR, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -376,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--render", action="store_true", help="only write <out>/README.md")
     args = parser.parse_args(argv)
     if args.render:
-        results = json.loads((args.out / "session.json").read_text())
+        results = read_json(args.out / "session.json")
         write_text(args.out / "README.md", cuda_report.report(results))
         return
     session = Session(args.out, args.scratch, args.budget, args.device)

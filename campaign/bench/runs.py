@@ -3,7 +3,6 @@ extrapolated to 70,000 iterations, and the throughput of local parallel sweeps (
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from typing import Any
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import TEST_ACCURACY
+from dfl_bench.untrusted import read_json
 
 TAIL = "profile.metrics_tail=100"
 PAPER_RUNS = REPO_DIR / "results" / "bench" / "paper_run"  # `make paper-run` writes here
@@ -44,7 +44,7 @@ def cli(
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
     found = sorted((workdir / "records").rglob("*.json"))
-    return wall, [json.loads(p.read_text()) for p in found]
+    return wall, [read_json(p) for p in found]
 
 
 def paper_extrapolation(

@@ -19,7 +19,7 @@ from dfl_bench.results.cell_configs import PAPER_PROFILE
 from dfl_bench.results.paper import Paper
 from dfl_bench.results.profile_results import Rendered
 from dfl_bench.results.report import Report
-from dfl_bench.untrusted import write_text
+from dfl_bench.untrusted import read_text, write_text
 
 ClaimVerdicts = list[tuple[Claim, Verdict, Verdict]]  # a claim, on the paper's numbers, on ours
 
@@ -72,7 +72,7 @@ class PaperReport(Report):
         verdicts = out / "tables" / "verdicts.md"
         write_text(verdicts, verdict_report.markdown_text(results, command))
         written, readme = [verdicts], out / "README.md"
-        text = readme.read_text() if readme.exists() else ""
+        text = read_text(readme) if readme.exists() else ""
         for begin, end, block in readme_blocks(results):
             if begin in text and verdict_report.patch(readme, block(), begin, end):
                 written.append(readme)

@@ -19,7 +19,7 @@ from dfl_bench.results.cell_configs import PAPER_PROFILE
 from dfl_bench.results.cells import COLLAPSE_POINTS, Ours, Table
 from dfl_bench.results.paper import load_paper
 from dfl_bench.tasks import PAPER_TASK
-from dfl_bench.untrusted import write_text
+from dfl_bench.untrusted import read_text, write_text
 
 if TYPE_CHECKING:
     from campaign.report.profile_verdicts import Decided
@@ -308,9 +308,9 @@ def decided(r: Decided) -> list[str]:
 
 def patch(readme: Path, block: str, begin: str = BEGIN, end: str = END) -> bool:
     """Replace the generated block of `readme` (between `begin` and `end`, the markers kept);
-    False when it has none."""
+    False when it has none (UntrustedFile where it is no plain file: `untrusted.read_text`)."""
     try:
-        text = readme.read_text()
+        text = read_text(readme)
     except OSError:
         return False
     start, stop = text.find(begin), text.find(end)

@@ -20,7 +20,7 @@ from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import probes, stats
 from dfl_bench.results.cell_configs import PAPER_PROFILE, budget
 from dfl_bench.results.render_beyond import versus
-from dfl_bench.untrusted import write_text
+from dfl_bench.untrusted import read_text, write_text
 
 if TYPE_CHECKING:
     from campaign.report.profile_verdicts import Decided
@@ -175,7 +175,7 @@ def search_pages(out: Path, frame: Any) -> list[Path]:
     pages[out / "collapse_search" / "README.md"] = collapse_search.report(frame)
     written = []
     for path, text in pages.items():
-        if not path.is_file() or path.read_text() != text:
+        if not path.is_file() or read_text(path) != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_text(path, text)
             written.append(path)

@@ -76,9 +76,7 @@ def _first_line(err: Exception) -> str:
 def write_members(folder: Path, keys: Sequence[str]) -> None:
     """Tie the checkpoint folder to its runs (`<experiment>/<config hash>` each), atomically."""
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{MEMBERS}.{os.getpid()}.tmp"
-    write_text(tmp, json.dumps(list(keys), indent=1))
-    os.replace(tmp, folder / MEMBERS)
+    write_text(folder / MEMBERS, json.dumps(list(keys), indent=1))
 
 
 def read_members(folder: Path) -> list[str] | None:

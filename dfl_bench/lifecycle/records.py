@@ -392,7 +392,7 @@ class RecordNotWritten(OSError):
 
 
 def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
-    """Write `record` as JSON atomically (tmp file in the same folder, then os.replace); a file
+    """Write `record` as JSON atomically (`untrusted.writer`: a temporary, then os.replace); a file
     at `path` that is no valid record, or a record of another configuration than `record`'s, is
     kept beside it as `<name>.invalid`, and named."""
     missing = [k for k in RECORD_FIELDS if k not in record]
@@ -409,15 +409,9 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
         aside = path.with_name(path.name + ".invalid")
         os.replace(path, aside)
         print(f"[dfl_bench] {path} was not a run record ({why}); kept as {aside}", file=sys.stderr)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with writer(tmp) as f:  # a link planted at the temporary is refused, not followed
-            json.dump(strict(record), f, indent=2, sort_keys=True, allow_nan=False)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)  # a full disk leaves no empty temporary behind
-        raise
+    with writer(path) as f:  # a temporary put in place whole (a full disk: NotWritten)
+        json.dump(strict(record), f, indent=2, sort_keys=True, allow_nan=False)
+        f.write("\n")
     return path
 
 

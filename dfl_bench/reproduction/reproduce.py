@@ -306,7 +306,7 @@ def run_experiment(
     finishes (and every minute); on `Interrupted` the whole group gets SIGTERM (each job saves
     its checkpoint) and is waited for, its last words going to the log only. `running` holds
     the multiruns under way (for the main thread to stop those that other threads started)."""
-    with writer(log_path) as log:
+    with writer(log_path, "a") as log:  # a log grows in place: read while it runs, kept if killed
         log.write(" ".join(command) + "\n")
         proc = subprocess.Popen(
             command,

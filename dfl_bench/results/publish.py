@@ -20,7 +20,7 @@ from dfl_bench.results.paper import COLUMN_FIELDS, ORDERS, Paper, paper_noise
 from dfl_bench.results.profile_results import Rendered
 from dfl_bench.results.report import PLAIN, Report
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
-from dfl_bench.untrusted import read_json, unlinked, write_text
+from dfl_bench.untrusted import read_json, read_text, unlinked, write_text
 
 INDEX_HEADER = [
     "table",
@@ -87,7 +87,7 @@ def losses(path: Path, results: Sequence[Rendered], name: str) -> list[str]:
     """What the table file at `path` would lose if `results` replaced it: each profile whose
     ok runs it holds exceed the new rendering's."""
     try:
-        before = ok_runs(path.read_text())
+        before = ok_runs(read_text(path))  # no link, pipe or folder: UntrustedFile
     except OSError:
         return []
     after: dict[str, int] = {}

@@ -55,6 +55,35 @@ def test_patching_replaces_only_the_block(tmp_path):
     assert not verdict_report.patch(tmp_path / "none.md", "x")
 
 
+def test_a_write_up_that_is_a_pipe_or_a_folder_is_refused_not_waited_on(tmp_path):
+    """The write-up is read before its blocks are patched in (`untrusted.read_text`): a pipe
+    there is no plain file (read in a thread, so the test fails, not hangs, where it waits)."""
+    import os
+    import threading
+
+    from dfl_bench.untrusted import UntrustedFile
+
+    os.mkfifo(tmp_path / "README.md")
+    (tmp_path / "folder.md").mkdir()
+    said: list[str] = []
+
+    def patch(name: str) -> None:
+        with pytest.raises(UntrustedFile) as raised:
+            verdict_report.patch(tmp_path / name, "block")
+        said.append(str(raised.value))
+
+    reader = threading.Thread(target=lambda: [patch(n) for n in ("README.md", "folder.md")])
+    reader.start()
+    reader.join(timeout=60)
+    if reader.is_alive():  # let the waiting reader go before failing
+        with open(tmp_path / "README.md", "w"):
+            pass
+    assert said == [
+        f"{tmp_path / 'README.md'}: not a plain file (a pipe, a device or a socket)",
+        f"{tmp_path / 'folder.md'}: a folder, not a file",
+    ]
+
+
 STAMP = re.compile(r" on \S+ \([^)]*\); rendering trains nothing")  # the index's time and host
 
 

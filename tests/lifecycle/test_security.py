@@ -906,8 +906,9 @@ def test_a_records_text_in_a_markdown_table_is_text(tmp_path):
 def test_a_link_planted_where_a_record_or_a_probe_file_is_written_leaves_its_target_as_it_was(
     tmp_path,
 ):
-    """The record's temporary and the folder check's probe file follow no link: a link at
-    either name (they are predictable: the process id) writes nothing through it."""
+    """The record's temporary and the folder check's probe file follow no link: a link at the
+    probe's name (the process id) or at the name a record's temporary once had writes nothing
+    through it (the temporary's name is fresh, made with O_EXCL: nothing there is written)."""
     from dfl_bench.lifecycle import records
 
     target = tmp_path / "outside.txt"
@@ -918,10 +919,14 @@ def test_a_link_planted_where_a_record_or_a_probe_file_is_written_leaves_its_tar
     guards.check_writable(folder, "records_dir")
     path = folder / "0123456789abcdef.json"
     path.with_name(f".{path.name}.{os.getpid()}.tmp").symlink_to(target)
+    whole = {**dict.fromkeys(records.RECORD_FIELDS), "status": "failed", "seed": 0}
+    records.write_record(path, {**whole, "config": {}})
+    assert target.read_text() == "kept\n" and records.read_record(path)["status"] == "failed"
+    path.unlink()
+    path.symlink_to(target)  # the record's own name a link: refused
     with pytest.raises(ValueError, match="a symbolic link"):
-        whole = {**dict.fromkeys(records.RECORD_FIELDS), "status": "failed", "seed": 0}
         records.write_record(path, {**whole, "config": {}})
-    assert target.read_text() == "kept\n" and not path.exists()
+    assert target.read_text() == "kept\n"
 
 
 def test_a_key_an_experiments_yaml_sets_at_the_top_is_a_files_override_too():

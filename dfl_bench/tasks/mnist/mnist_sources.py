@@ -15,11 +15,9 @@ checksum of the standard MNIST; mnist_data.py turns them into the training strea
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
 import importlib.metadata
-import os
 import pickle
 import sys
 import zipfile
@@ -230,15 +228,11 @@ def load_hub(cache_dir: str | Path | None = None) -> MnistArrays:
         )
     if cached is None:
         return arrays  # DFL_BENCH_CACHE=off: decoded every time, nothing written
-    tmp = cached.with_suffix(f".{os.getpid()}.tmp.npz")
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        with writer(tmp, "wb") as out:
+        with writer(cached, "wb") as out:  # put in place whole (`untrusted.writer`)
             np.savez(out, **{k: getattr(arrays, k) for k in IDX_FILES})
-        os.replace(tmp, cached)
     except (OSError, UntrustedFile) as err:
-        with contextlib.suppress(OSError):  # its folder may be no folder at all
-            tmp.unlink(missing_ok=True)
         why = getattr(err, "strerror", None) or err
         print(
             f"[dfl_bench] cannot write the MNIST cache {cached} ({why}); going on "
