@@ -6,6 +6,7 @@ planted checkpoint in a job: tests/lifecycle/test_reliability.py."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -533,8 +534,11 @@ def test_the_planned_jobs_of_a_cell_are_of_its_own_row_only(tmp_path):
     assert len(seed_plan.planned_jobs(p, tmp_path)) == 1
 
 
-@pytest.mark.parametrize("wall", ["abc", True, -1, float("inf")])
-def test_a_plans_wall_time_that_is_no_number_of_seconds_is_one_line(wall, tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("wall", "said"),
+    [("abc", "wall_time_s"), (True, "wall_time_s"), (-1, "wall_time_s"), (math.inf, "Infinity")],
+)
+def test_a_plans_wall_time_that_is_no_number_of_seconds_is_one_line(wall, said, tmp_path, capsys):
     import json
 
     from campaign import seed_plan
@@ -545,7 +549,7 @@ def test_a_plans_wall_time_that_is_no_number_of_seconds_is_one_line(wall, tmp_pa
     )
     with pytest.raises(SystemExit) as done:
         seed_plan.main(["status", "--out", str(tmp_path)])
-    assert done.value.code == 2 and "wall_time_s" in capsys.readouterr().err
+    assert done.value.code == 2 and said in capsys.readouterr().err
 
 
 def test_a_yaml_file_that_calls_an_environment_resolver_is_refused_before_anything_starts(
@@ -878,12 +882,12 @@ def test_a_records_setting_in_a_row_label_is_text_in_latex(tmp_path):
     from dfl_bench.results.__main__ import main
 
     def change(record):
-        record["config"]["kb"]["scope"] = "x\\&\\input{/etc/passwd}"  # a setting FIELDS leaves free
+        record["config"]["kb"]["note"] = "x\\&\\input{/etc/passwd}"  # a key FIELDS leaves free
 
     _record_beside(tmp_path / "records", change)
     main(["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / "out")])
     tex = (tmp_path / "out" / "tables" / "formulas.tex").read_text()
-    assert "kb.scope=x" in tex and "\\input{" not in tex
+    assert "kb.note=x" in tex and "\\input{" not in tex
 
 
 def test_a_records_text_in_a_markdown_table_is_text(tmp_path):
@@ -894,12 +898,12 @@ def test_a_records_text_in_a_markdown_table_is_text(tmp_path):
     from dfl_bench.results.__main__ import main
 
     def change(record):
-        record["config"]["kb"]["scope"] = "<img src=x onerror=alert(1)>|y # planted"
+        record["config"]["kb"]["note"] = "<img src=x onerror=alert(1)>|y # planted"
 
     _record_beside(tmp_path / "records", change)
     main(["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / "out")])
     text = (tmp_path / "out" / "tables" / "formulas.md").read_text()
-    assert "kb.scope=&lt;img src=x onerror=alert(1)&gt;\\|y # planted" in text
+    assert "kb.note=&lt;img src=x onerror=alert(1)&gt;\\|y # planted" in text
     assert "<img" not in text and "\n# planted" not in text
 
 
