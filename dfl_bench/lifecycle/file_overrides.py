@@ -1,7 +1,8 @@
 """Overrides read from a file (a record's `overrides`, a plan's cell, a harvest's records) are
 untrusted: each must be a plain `key=value` that sets one value, decided on what Hydra parses of
 it: a config group's option (a name), or a key some yaml of the configuration sets (or one a
-command line adds, ADDED) to a number, true/false, null or a plain text. Refused: a deletion
+command line adds, ADDED) to a number, true/false, null or a plain text, as the record schema
+has it (records.FIELDS: `model.ntn_k=100000000` is no size a run builds). Refused: a deletion
 (`~kb`), a dict or list value (`data={cache_dir:/x}` sets every key inside it), a mapping set
 whole (`data=5`), null for a group, a key no yaml sets (`+model.foo=1` trains the same numbers
 under another hash), an argument of the trainer or the logger (`+trainer.default_root_dir=/x`
@@ -36,6 +37,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
+from dfl_bench.lifecycle.records import unfit
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import NOT_HASHED
 
@@ -120,7 +122,8 @@ def top_level_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
 
 def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None:
     """Why Hydra's parsed `key=value` from a file sets something other than one value of the
-    configuration under `conf_dir`, or None."""
+    configuration under `conf_dir` (the record schema's check of `config.<key>`, records.unfit),
+    or None."""
     if isinstance(value, dict | list):
         return "a dict or list value: a file sets one value (a name, a number, true/false, a text)"
     parts = key.split(".")
@@ -138,7 +141,15 @@ def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | Non
         if nested:
             return f"{key} holds several keys: a file sets one of them ({key}.KEY=value)"
         return f"{key} is set by no yaml of the configuration (nothing reads it)"
-    return None
+    why = unfit({"config": _nested(key, value)})
+    return None if why is None else why.removeprefix("config.")
+
+
+def _nested(key: str, value: Any) -> Any:
+    """`value` at the dotted `key` of an empty mapping: `{"model": {"ntn_k": 3}}`."""
+    for part in reversed(key.split(".")):
+        value = {part: value}
+    return value
 
 
 def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) -> str | None:

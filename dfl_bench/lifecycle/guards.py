@@ -17,7 +17,7 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench.checks import MAX_SEED, tail_steps
+from dfl_bench.checks import MAX_SEED, MAX_THREADS, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
 from dfl_bench.lifecycle.file_overrides import (
@@ -186,7 +186,7 @@ def check_config(config: Mapping[str, Any], task: Any = None) -> None:
     check_profile(config["profile"])
     check_seed(config.get("seed"))
     if config.get("threads") is not None:
-        _integer(config["threads"], "threads", 1)
+        _integer(config["threads"], "threads", 1, MAX_THREADS)
     for flag in FLAGS:
         if flag in config and not isinstance(config[flag], bool):
             raise ValueError(f"{flag} must be true or false, got {config[flag]!r}")

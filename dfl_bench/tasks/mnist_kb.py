@@ -9,7 +9,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dfl_bench.checks import integer_in
+from dfl_bench.checks import layer_width
 from dfl_bench.logic import from_target
 from dfl_bench.logic.kb import build_kb
 from dfl_bench.operators import OperatorSet
@@ -55,7 +55,7 @@ class MnistKB(Task):
         super().check(config)
         check_data(config["data"])
         check_augment(config.get("augment") or {})
-        integer_in(config["model"].get("ntn_k"), "model.ntn_k", 1)
+        layer_width(config["model"].get("ntn_k"), "model.ntn_k")
         if not isinstance(config["model"].get("ntn_bias"), bool):
             raise ValueError(
                 f"model.ntn_bias must be true or false, got {config['model'].get('ntn_bias')!r}"

@@ -362,11 +362,18 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("profile.metrics_tail=0", r"profile.metrics_tail must be a finite number > 0"),
         ("profile.metrics_tail=1.5", r"fraction in \(0, 1\) or a whole number"),
         ("data.labeled_fraction=1.5", r"labeled_fraction must lie in \(0, 1\)"),
-        ("data.batch_size=0", r"data.batch_size must be an integer >= 1"),
-        ("data.eval_batch_size=-3", r"data.eval_batch_size must be an integer >= 1"),
+        ("data.batch_size=0", r"data.batch_size must be an integer in \[1, 60000\], got 0"),
+        ("data.eval_batch_size=-3", r"data.eval_batch_size must be an integer in \[1, "),
         ("seed=-1", r"seed must be an integer in \[0, 4294967295\]"),
-        ("threads=0", r"threads must be an integer >= 1"),
-        ("model.ntn_k=0", r"model.ntn_k must be an integer >= 1, got 0"),
+        ("threads=0", r"threads must be an integer in \[1, 1024\], got 0"),
+        ("model.ntn_k=0", r"model.ntn_k must be an integer in \[1, 1024\], got 0"),
+        ("model.ntn_k=100000000", r"^model.ntn_k must be an integer in \[1, 1024\]"),
+        ("data.batch_size=60001", r"^data.batch_size must be an integer in \[1, 60000\]"),
+        (
+            "data.eval_batch_size=100000000000000000000",
+            r"^data.eval_batch_size must be an integer in \[1, 60000",
+        ),
+        ("threads=2000", r"^threads must be an integer in \[1, 1024\], got 2000"),
         ("model.ntn_bias=maybe", r"model.ntn_bias must be true or false, got 'maybe'"),
         ("optimizer.lr=0", r"optimizer.lr must be a finite number > 0"),
         ("optimizer.lr=nan", r"optimizer.lr must be a finite number > 0.0, got nan"),
@@ -417,7 +424,9 @@ def test_the_keys_a_command_line_adds_as_documented_pass(tmp_path, no_data, over
     ("override", "key"),
     [("~data", "data"), ("~kb", "kb"), ("~optimizer", "optimizer"), ("data=5", "data"),
      ("model=null", "model"), ("+kb.foo=1", "kb.foo"), ("+data.foo=1", "data.foo"),
-     ("+model.foo=1", "model.foo"), ("+foo=1", "foo")],
+     ("+model.foo=1", "model.foo"), ("+foo=1", "foo"),
+     ("model.ntn_k=99999999999999999999", "model.ntn_k must be an integer in [1, 1024]"),
+     ("model.ntn_k=100000000", "model.ntn_k must be an integer in [1, 1024]")],
 )  # fmt: skip
 def test_a_deleted_mistyped_or_unknown_key_is_one_line_exit_2(tmp_path, override, key):
     done = cli(tmp_path, override)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dfl_bench.checks import MAX_SEED
+from dfl_bench.checks import MAX_SEED, batch_items
 from dfl_bench.checks import fraction as _fraction
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
@@ -45,8 +45,8 @@ def check_data(data: Mapping[str, Any]) -> None:
     _number(fraction, "data.labeled_fraction", 0.0, open_low=True)
     if fraction >= 1:
         raise ValueError(f"data.labeled_fraction must lie in (0, 1), got {fraction}")
-    _integer(data.get("batch_size"), "data.batch_size", 1)
-    _integer(data.get("eval_batch_size"), "data.eval_batch_size", 1)
+    batch_items(data.get("batch_size"), "data.batch_size")
+    batch_items(data.get("eval_batch_size"), "data.eval_batch_size")
     for key, full in (("subset_train", N_TRAIN), ("subset_test", N_TEST)):
         if data.get(key) is not None:
             _integer(data[key], f"data.{key}", 2 if key == "subset_train" else 1, full)
