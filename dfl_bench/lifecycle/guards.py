@@ -24,6 +24,7 @@ from dfl_bench.lifecycle.file_overrides import (
     config_groups,
     known_leaves,
     top_level_keys,
+    type_refusal,
 )
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.untrusted import PLAIN_NAME
@@ -98,9 +99,11 @@ def check_seed(seed: Any) -> None:
     _integer(seed, "seed", 0, MAX_SEED)
 
 
-# config.yaml's own mappings whose keys nothing else checks (each is read by name or passed on
-# as keyword arguments): a key there that no yaml sets nor ADDED declares is refused here.
-CLOSED = ("model", "data", "debug")
+# Mappings whose keys nothing else closes (each is read by name or passed on as keyword
+# arguments: the optimizer's to torch, whose defaults spelled out would train the same numbers
+# under another hash): a key there that no yaml sets nor ADDED declares is refused here, and a
+# value of another kind than the yamls give it (`type_refusal`: optimizer.fused=1).
+CLOSED = ("model", "data", "debug", "optimizer")
 OPEN = ("rows", "provenance", "row_provenance")  # an experiment's tables: any keys
 
 
@@ -143,7 +146,8 @@ def check_keys(config: Mapping[str, Any]) -> None:
     mapping where the configuration has one (`data=5`, `model=null`), and no key that nothing
     reads (`+foo=1`, `+model.foo=1`: the same numbers under another hash): at the top level the
     configuration's keys (`top_level_keys`), in CLOSED mappings the keys a yaml sets or a command
-    line adds (file_overrides.ADDED); every group's own keys are checked where it is built."""
+    line adds (file_overrides.ADDED), each of the kind the yamls give it (`type_refusal`); every
+    group's own keys are checked where it is built."""
     check_present(config)
     for key, mapping in required_keys().items():
         if mapping and not isinstance(config[key], Mapping):
@@ -162,9 +166,13 @@ def check_keys(config: Mapping[str, Any]) -> None:
         extra = sorted(set(map(str, config[key])) - set(closed_keys(key)))
         if extra:
             raise ValueError(
-                f"{key}.{extra[0]} is no key of {key}: nothing reads it (it would train the same "
-                f"numbers under another hash); valid keys: {closed_keys(key)}"
+                f"{key}.{extra[0]} is no key of {key}: no yaml sets it (it would train numbers "
+                f"no table names, or the same under another hash); valid keys: {closed_keys(key)}"
             )
+        for name, value in config[key].items():
+            why = type_refusal(f"{key}.{name}", value)
+            if why is not None:
+                raise ValueError(why)
 
 
 @cache
