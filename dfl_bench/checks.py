@@ -13,6 +13,9 @@ import math
 from typing import Any
 
 MAX_SEED = 2**32 - 1  # a seed numpy and Lightning accept
+MAX_WIDTH = 1024  # filters or units of a layer, slices of an NTN head: beyond it no small network
+MAX_BATCH = 60_000  # items of a batch: MNIST's training images (a larger batch is no more data)
+MAX_THREADS = 1024  # torch threads of a job (torch takes a C int)
 
 
 def integer_in(value: Any, name: str, low: int, high: float = math.inf) -> None:
@@ -20,6 +23,16 @@ def integer_in(value: Any, name: str, low: int, high: float = math.inf) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         bound = f"in [{low}, {high}]" if high < math.inf else f">= {low}"
         raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
+
+
+def layer_width(value: Any, name: str) -> None:
+    """`value` is a whole number of filters, units or NTN slices in [1, MAX_WIDTH]."""
+    integer_in(value, name, 1, MAX_WIDTH)
+
+
+def batch_items(value: Any, name: str) -> None:
+    """`value` is a whole number of items a batch in [1, MAX_BATCH]."""
+    integer_in(value, name, 1, MAX_BATCH)
 
 
 def number(value: Any, name: str, low: float, *, open_low: bool) -> None:

@@ -1,7 +1,9 @@
 """Overrides read from a file (a record's `overrides`, a plan's cell, a harvest's records) are
 untrusted: each must be a plain `key=value` that sets one value, decided on what Hydra parses of
 it: a config group's option (a name), or a key some yaml of the configuration sets (or one a
-command line adds, ADDED) to a number, true/false, null or a plain text. Refused: a deletion
+command line adds, ADDED) to a number, true/false, null or a plain text, of the kind its yamls
+give it (`optimizer.fused=1` is no flag) and as the record schema has it (records.FIELDS:
+`model.ntn_k=100000000` is no size a run builds). Refused: a deletion
 (`~kb`), a dict or list value (`data={cache_dir:/x}` sets every key inside it), a mapping set
 whole (`data=5`), null for a group, a key no yaml sets (`+model.foo=1` trains the same numbers
 under another hash), an argument of the trainer or the logger (`+trainer.default_root_dir=/x`
@@ -36,6 +38,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
+from dfl_bench.lifecycle.records import unfit
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import NOT_HASHED
 
@@ -89,26 +92,53 @@ def _package(path: Path, conf_dir: Path) -> str:
     return ".".join(path.relative_to(conf_dir).parent.parts)
 
 
-def _leaves(node: Any, prefix: str) -> set[str]:
-    """The dotted keys of the values in `node` under `prefix` (an empty mapping is one)."""
+def _leaves(node: Any, prefix: str) -> list[tuple[str, Any]]:
+    """The (dotted key, value) of the values in `node` under `prefix` (an empty mapping is one)."""
     if isinstance(node, dict) and node:
-        return {leaf for k, v in node.items() for leaf in _leaves(v, f"{prefix}.{k}".lstrip("."))}
-    return {prefix}
+        return [leaf for k, v in node.items() for leaf in _leaves(v, f"{prefix}.{k}".lstrip("."))]
+    return [(prefix, node)]
 
 
 @cache
-def known_leaves(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
+def yaml_values(conf_dir: str = CONFIG_DIR) -> dict[str, tuple[Any, ...]]:
     """Every dotted key a yaml under `conf_dir` sets (config.yaml's, each group option's under
-    its package; not Hydra's, not a `defaults` list) and those ADDED."""
-    root, leaves = Path(conf_dir), set(ADDED)
+    its package; not Hydra's, not a `defaults` list) -> the values they set it to."""
+    root, values = Path(conf_dir), dict[str, tuple[Any, ...]]()
     for path in sorted(root.rglob("*.yaml")):
         if path.relative_to(root).parts[0] == "hydra":
             continue
         node = OmegaConf.to_container(OmegaConf.load(path))
         if isinstance(node, dict):
             node = {k: v for k, v in node.items() if k not in ("defaults", "hydra")}
-            leaves |= _leaves(node, _package(path, root)) if node else set()
-    return frozenset(leaves)
+            for key, value in _leaves(node, _package(path, root)) if node else []:
+                values[key] = (*values.get(key, ()), value)
+    return values
+
+
+@cache
+def known_leaves(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
+    """Every dotted key a yaml under `conf_dir` sets (`yaml_values`) and those ADDED."""
+    return frozenset(yaml_values(conf_dir)) | ADDED
+
+
+def _kind(value: Any) -> str:
+    """What a yaml's value declares: "true or false", "a number", "null" or "a text"."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    return "a number" if isinstance(value, int | float) else "a text"
+
+
+def type_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None:
+    """Why `value` is not of the one kind the yamls under `conf_dir` give the dotted `key`
+    (true or false, or a number; null where a yaml sets null too), or None: a key any yaml sets
+    to a text (an interpolation among them) or to null alone declares no kind."""
+    kinds = {_kind(v) for v in yaml_values(conf_dir).get(key, ())}
+    declared = kinds - {"null"}
+    if len(declared) != 1 or "a text" in declared or _kind(value) in kinds:
+        return None
+    return f"{key} must be {declared.pop()}, as the configuration's yamls set it, got {value!r}"
 
 
 @cache
@@ -120,7 +150,8 @@ def top_level_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
 
 def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None:
     """Why Hydra's parsed `key=value` from a file sets something other than one value of the
-    configuration under `conf_dir`, or None."""
+    configuration under `conf_dir` (its kind, `type_refusal`, and the record schema's check of
+    `config.<key>`, records.unfit), or None."""
     if isinstance(value, dict | list):
         return "a dict or list value: a file sets one value (a name, a number, true/false, a text)"
     parts = key.split(".")
@@ -137,8 +168,19 @@ def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | Non
         nested = any(leaf.startswith(f"{key}.") for leaf in known_leaves(conf_dir))
         if nested:
             return f"{key} holds several keys: a file sets one of them ({key}.KEY=value)"
-        return f"{key} is set by no yaml of the configuration (nothing reads it)"
-    return None
+        parent = key.rpartition(".")[0]
+        valid = sorted(k.removeprefix(f"{parent}.") for k in known_leaves(conf_dir)
+                       if k.rpartition(".")[0] == parent)  # fmt: skip
+        return f"{key} is set by no yaml of the configuration; valid keys there: {valid}"
+    why = type_refusal(key, value, conf_dir) or unfit({"config": _nested(key, value)})
+    return None if why is None else why.removeprefix("config.")
+
+
+def _nested(key: str, value: Any) -> Any:
+    """`value` at the dotted `key` of an empty mapping: `{"model": {"ntn_k": 3}}`."""
+    for part in reversed(key.split(".")):
+        value = {part: value}
+    return value
 
 
 def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) -> str | None:

@@ -17,13 +17,14 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench.checks import MAX_SEED, tail_steps
+from dfl_bench.checks import MAX_SEED, MAX_THREADS, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
 from dfl_bench.lifecycle.file_overrides import (
     config_groups,
     known_leaves,
     top_level_keys,
+    type_refusal,
 )
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.untrusted import PLAIN_NAME
@@ -98,9 +99,11 @@ def check_seed(seed: Any) -> None:
     _integer(seed, "seed", 0, MAX_SEED)
 
 
-# config.yaml's own mappings whose keys nothing else checks (each is read by name or passed on
-# as keyword arguments): a key there that no yaml sets nor ADDED declares is refused here.
-CLOSED = ("model", "data", "debug")
+# Mappings whose keys nothing else closes (each is read by name or passed on as keyword
+# arguments: the optimizer's to torch, whose defaults spelled out would train the same numbers
+# under another hash): a key there that no yaml sets nor ADDED declares is refused here, and a
+# value of another kind than the yamls give it (`type_refusal`: optimizer.fused=1).
+CLOSED = ("model", "data", "debug", "optimizer")
 OPEN = ("rows", "provenance", "row_provenance")  # an experiment's tables: any keys
 
 
@@ -143,7 +146,8 @@ def check_keys(config: Mapping[str, Any]) -> None:
     mapping where the configuration has one (`data=5`, `model=null`), and no key that nothing
     reads (`+foo=1`, `+model.foo=1`: the same numbers under another hash): at the top level the
     configuration's keys (`top_level_keys`), in CLOSED mappings the keys a yaml sets or a command
-    line adds (file_overrides.ADDED); every group's own keys are checked where it is built."""
+    line adds (file_overrides.ADDED), each of the kind the yamls give it (`type_refusal`); every
+    group's own keys are checked where it is built."""
     check_present(config)
     for key, mapping in required_keys().items():
         if mapping and not isinstance(config[key], Mapping):
@@ -162,9 +166,13 @@ def check_keys(config: Mapping[str, Any]) -> None:
         extra = sorted(set(map(str, config[key])) - set(closed_keys(key)))
         if extra:
             raise ValueError(
-                f"{key}.{extra[0]} is no key of {key}: nothing reads it (it would train the same "
-                f"numbers under another hash); valid keys: {closed_keys(key)}"
+                f"{key}.{extra[0]} is no key of {key}: no yaml sets it (it would train numbers "
+                f"no table names, or the same under another hash); valid keys: {closed_keys(key)}"
             )
+        for name, value in config[key].items():
+            why = type_refusal(f"{key}.{name}", value)
+            if why is not None:
+                raise ValueError(why)
 
 
 @cache
@@ -186,7 +194,7 @@ def check_config(config: Mapping[str, Any], task: Any = None) -> None:
     check_profile(config["profile"])
     check_seed(config.get("seed"))
     if config.get("threads") is not None:
-        _integer(config["threads"], "threads", 1)
+        _integer(config["threads"], "threads", 1, MAX_THREADS)
     for flag in FLAGS:
         if flag in config and not isinstance(config[flag], bool):
             raise ValueError(f"{flag} must be true or false, got {config[flag]!r}")

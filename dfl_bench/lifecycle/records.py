@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dfl_bench import checks
 from dfl_bench.checks import MAX_SEED, fraction, integer_in, number
 from dfl_bench.kinds import KINDS
 from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through here too)
@@ -198,7 +199,7 @@ FIELDS: dict[str, Callable[[Any, str], None]] = {
     "config.profile.eval_every": lambda v, k: integer_in(v, k, 0),
     "config.profile.log_every": lambda v, k: integer_in(v, k, 1),
     "config.profile.metrics_tail": lambda v, k: number(v, k, 0.0, open_low=True),
-    "config.threads": lambda v, k: integer_in(v, k, 1),
+    "config.threads": lambda v, k: integer_in(v, k, 1, checks.MAX_THREADS),
     "config.task.name": PLAIN,
     "config.task.digits": lambda v, k: integer_in(v, k, 1),
     "config.task.validation": fraction,
@@ -207,6 +208,9 @@ FIELDS: dict[str, Callable[[Any, str], None]] = {
     "config.optimizer.name": PLAIN,
     "config.optimizer.lr": lambda v, k: number(v, k, 0.0, open_low=True),
     "config.net.name": PLAIN,
+    "config.model.ntn_k": checks.layer_width,
+    **{f"config.net.{n}": checks.layer_width for n in ("width", "width2", "embedding")},
+    **{f"config.data.{n}": checks.batch_items for n in ("batch_size", "eval_batch_size")},
     "config.trainer.accelerator": PLAIN,
     **{f"config.{kind}.name": PLAIN for kind in KINDS},
     **{f"config.{kind}.*": SCALAR for kind in KINDS},

@@ -85,9 +85,10 @@ class OptimizerSpec:
 
 def spec(cfg: Mapping[str, Any], max_steps: int | None = None) -> OptimizerSpec:
     """`{"name": ..., **params}` checked, the one place it is: its name, its schedule (a warmup
-    shorter than `max_steps`, where known), its parameters (declared by the optimizer, of their
-    defaults' types, numbers finite, lr > 0, others >= 0, betas in [0, 1)), merged once over the
-    group's yaml, then whatever the optimizer itself refuses; one ValueError line naming the key."""
+    shorter than `max_steps`, where known), its parameters (declared by the optimizer, of the
+    types of their values in its yaml, else of their defaults, numbers finite, lr > 0, others
+    >= 0, betas in [0, 1)), merged once over the group's yaml, then whatever the optimizer
+    itself refuses; one ValueError line naming the key."""
     name = cfg.get("name")
     if name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {name!r}; valid choices: {sorted(OPTIMIZERS)}")
@@ -118,7 +119,7 @@ def spec(cfg: Mapping[str, Any], max_steps: int | None = None) -> OptimizerSpec:
         )
     kwargs = {**group_defaults(name), **params}
     for key, value in kwargs.items():
-        _checked_value(value, key, defaults.get(key))
+        _checked_value(value, key, group_defaults(name).get(key, defaults.get(key)))
     try:
         cls([torch.zeros(1, requires_grad=True)], **kwargs)
     except (ValueError, TypeError, RuntimeError) as err:

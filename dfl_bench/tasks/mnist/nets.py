@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from dfl_bench.checks import fraction, imported, integer_in
+from dfl_bench.checks import fraction, imported, layer_width
 from dfl_bench.paths import CONFIG_DIR
 
 PAPER = {"_target_": "dfl_bench.tasks.mnist.nets.MnistNet", "name": "paper"}  # conf/net/paper
@@ -103,12 +103,9 @@ def build_net(spec: Mapping[str, Any] | None) -> DigitNet:
         raise ValueError(f"net {cls.__name__}: {err}") from None
 
 
-MAX_WIDTH = 1024  # filters or units a layer: beyond it a digit network is no small network
-
-
 def check_sizes(**settings: Any) -> None:
     """A network's settings, each named by its key: `p_*` a dropout in [0, 1), the rest a
-    whole number of filters or units in [1, MAX_WIDTH].
+    whole number of filters or units in [1, checks.MAX_WIDTH].
 
     >>> check_sizes(width=2.5)
     Traceback (most recent call last):
@@ -118,7 +115,7 @@ def check_sizes(**settings: Any) -> None:
         if key.startswith("p_"):
             fraction(value, f"net.{key}")
         else:
-            integer_in(value, f"net.{key}", 1, MAX_WIDTH)
+            layer_width(value, f"net.{key}")
 
 
 def dropout(x: Tensor, p: float, generator: torch.Generator | None, whole: bool = False) -> Tensor:

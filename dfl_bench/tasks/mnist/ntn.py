@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from dfl_bench.checks import layer_width
 from dfl_bench.tasks.mnist.nets import EMBED_DIM, build_net
 
 
@@ -51,12 +52,14 @@ class NTN(nn.Module):
     is e1'^T W'_k e2': two matrix products over all pairs, nothing broadcast.
     W is stored as (d, k, d), V as (k, 2d) = [V1, V2]. `bias=True` adds a scalar c to the logit,
     u^T tanh(...) + c: the authors' code's head (`SameNet.lastfc = nn.Linear(k, 1)`, k = 10).
+    k (`model.ntn_k`): a whole number of slices in [1, checks.MAX_WIDTH] (the paper's text has
+    k = 50, its code 10); W holds dim * k * dim weights, a step's pre-activations b * k * b.
     """
 
     def __init__(self, dim: int = EMBED_DIM, k: int = 50, bias: bool = False) -> None:
         super().__init__()
-        if k < 1 or dim < 1:
-            raise ValueError(f"NTN needs dim >= 1 and k >= 1, got dim={dim}, k={k}")
+        layer_width(k, "model.ntn_k")
+        layer_width(dim, "the NTN's embedding width")
         bound = dim**-0.5
         self.W = nn.Parameter(torch.empty(dim, k, dim).uniform_(-bound, bound))
         self.V = nn.Parameter(torch.empty(k, 2 * dim).uniform_(-bound, bound))

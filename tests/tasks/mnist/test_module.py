@@ -254,6 +254,9 @@ def test_optimizers_and_validation():
     adam = spec({"name": "adam"}).build(params).defaults
     assert adam["lr"] == 1e-3 and adam["fused"] is True  # conf/optimizer/adam.yaml, their home
     assert spec({"name": "adam", "fused": False}).build(params).defaults["fused"] is False
+    for fused in (1, 0, None):  # torch's default is None; the yaml's `fused: true` says a flag
+        with pytest.raises(ValueError, match=r"optimizer.fused must be true or false"):
+            spec({"name": "adam", "fused": fused})
     with pytest.raises(ValueError, match=r"valid choices: \['adam', 'sgd'\]"):
         spec({"name": "rmsprop"}).build(params)
     with pytest.raises(ValueError, match="has no parameters"):

@@ -113,9 +113,10 @@ def test_ntn_leading_batch_dims():
     assert torch.allclose(out[2, 1], fast(e[2, 1]))
 
 
-def test_ntn_rejects_bad_sizes():
-    with pytest.raises(ValueError, match="k >= 1"):
-        NTN(50, 0)
+@pytest.mark.parametrize(("dim", "k"), [(50, 0), (50, 1025), (50, 10**20), (0, 50), (50, 2.0)])
+def test_ntn_rejects_bad_sizes(dim, k):
+    with pytest.raises(ValueError, match=r"must be an integer in \[1, 1024\]"):
+        NTN(dim, k)
 
 
 def test_dfl_net_has_one_head_per_binary_predicate():
