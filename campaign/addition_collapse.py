@@ -25,6 +25,7 @@ import torch
 
 from campaign.bench.steps import compose_config
 from dfl_bench import markdown, tasks
+from dfl_bench.lifecycle import records
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.tasks.sum_formula import add_digits
 from dfl_bench.training import RunsModule
@@ -207,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         command += f" --on {args.on}"
     if args.out != OUT:
         command += f" --out {args.out.as_posix()}"
-    write_text(args.out / "traces.json", json.dumps(traces, indent=1) + "\n")
+    text = json.dumps(records.strict(traces), indent=1, allow_nan=False)
+    write_text(args.out / "traces.json", text + "\n")
     write_text(args.out / "README.md", markdown_text(traces, command) + "\n")
     print(f"[addition_collapse] wrote {args.out / 'README.md'}", file=sys.stderr)
     return 0

@@ -351,7 +351,8 @@ def check_dropped(
 
 def write_probes(out: Path, known: Mapping[str, Any]) -> None:
     """The probe file, keys sorted (through no symbolic link: UntrustedFile)."""
-    write_text(out, json.dumps(known, indent=1, sort_keys=True) + "\n")
+    text = json.dumps(records.strict(known), indent=1, sort_keys=True, allow_nan=False)
+    write_text(out, text + "\n")
 
 
 UNREPRODUCED = "the probe trained another configuration than its record's"

@@ -326,7 +326,8 @@ def write_plan(out: Path, plan: dict, text: str) -> None:
     """A plan's folder: plan.json (what the runner trains) and README.md (`text`, in words);
     UntrustedFile, nothing written, where the folder or either file is a symbolic link."""
     out_folder(out, "plan.json", "README.md")
-    write_text(out / "plan.json", json.dumps(plan, indent=1) + "\n")
+    text = json.dumps(records.strict(plan), indent=1, allow_nan=False)
+    write_text(out / "plan.json", text + "\n")
     write_text(out / "README.md", text)
 
 

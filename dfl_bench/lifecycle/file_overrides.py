@@ -172,7 +172,7 @@ def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | Non
         valid = sorted(k.removeprefix(f"{parent}.") for k in known_leaves(conf_dir)
                        if k.rpartition(".")[0] == parent)  # fmt: skip
         return f"{key} is set by no yaml of the configuration; valid keys there: {valid}"
-    why = type_refusal(key, value, conf_dir) or unfit({"config": _nested(key, value)})
+    why = type_refusal(key, value, conf_dir) or unfit({"config": _nested(key, value)}, whole=False)
     return None if why is None else why.removeprefix("config.")
 
 

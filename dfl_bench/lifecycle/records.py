@@ -232,14 +232,16 @@ def _given(record: Mapping[str, Any], dotted: str) -> Iterator[tuple[str, Any]]:
     return iter([(key, value) for key, value in nodes if value is not None])
 
 
-def unfit(record: Mapping[str, Any]) -> str | None:
-    """Why a field of `record` is not what FIELDS declares (one line naming the key), or None.
+def unfit(record: Mapping[str, Any], whole: bool = True) -> str | None:
+    """Why a field of `record` is not what FIELDS declares (one line naming the key), or None;
+    not `whole` (a group's one value, as an override sets it): its GROUPS check aside.
 
     >>> unfit({"config": {"optimizer": {"lr": "abc"}, "tnorm": {"name": 5}}})
     "config.optimizer.lr must be a finite number > 0.0, got 'abc'"
     """
+    aside = () if whole else [f"config.{group}" for group in GROUPS]
     for dotted, check in FIELDS.items():
-        for key, value in _given(record, dotted):
+        for key, value in _given(record, dotted) if dotted not in aside else ():
             try:
                 check(value, key)
             except ValueError as err:
