@@ -243,3 +243,21 @@ def test_a_plan_from_a_records_folder_without_records_is_a_usage_error(tmp_path,
         seed_plan.main(["plan", "--records-dir", str(tmp_path / "records"), "--out", str(tmp_path)])
     assert empty.value.code == 2 and "holds no record" in capsys.readouterr().err
     assert not (tmp_path / "plan.json").exists()
+
+
+def test_a_plan_with_an_undefined_delta_is_written_as_json_the_one_reader_takes(tmp_path):
+    from campaign import seed_plan
+    from dfl_bench.untrusted import read_json
+
+    seed_plan.write_plan(tmp_path, {"needs": [{"claim": "c", "delta": float("nan")}]}, "words")
+    assert read_json(tmp_path / "plan.json") == {"needs": [{"claim": "c", "delta": None}]}
+
+
+def test_every_committed_json_file_is_json_the_one_reader_takes():
+    """Plans, probe files, traces and records under results/ (NaN is no JSON: RFC 8259)."""
+    from dfl_bench.untrusted import read_json
+
+    files = sorted((REPO / "results").rglob("*.json"))
+    assert len(files) > 1000
+    for path in files:
+        read_json(path, expect=object)
