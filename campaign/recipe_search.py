@@ -19,15 +19,19 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hydra.errors import HydraException
+from omegaconf.errors import OmegaConfBaseException
+
 from campaign.addition_budget import best_and_near, declared, records_frame
 from dfl_bench import markdown
+from dfl_bench.lifecycle import records, resolve, sweep
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import cell_configs
+from dfl_bench.results import cell_configs, config_cache
 from dfl_bench.results.paper import Published, load_paper
 from dfl_bench.results.stats import BH, MARGINS, MIN_SEEDS, Interval, adjust_block, one_sample
 from dfl_bench.untrusted import UntrustedFile, out_folder, write_text
@@ -42,17 +46,44 @@ SEARCH = "search"  # the stage of a row's candidate runs (the default where a ya
 
 
 def stage_values(
-    frame: Any, experiment: str, stage: str, metric: str, steps: Mapping[str, int]
+    frame: Any,
+    experiment: str,
+    stage: str,
+    metric: str,
+    steps: Mapping[str, int],
+    seeds: Collection[int] | None = None,
 ) -> dict[str, list[float]]:
-    """Each row's `metric` (%) over the experiment's ok runs of `stage` that trained the row's
-    declared `steps` (a shortened run counts for nothing), in seed order."""
+    """Each row's `metric` (%) over the experiment's ok runs of `stage` (of `seeds`, where
+    given) that trained the row's configuration at that stage as its jobs train it today
+    (`row_digest`) and its declared `steps` (a shortened run counts for nothing), in seed order."""
     ok = frame[(frame["experiment"] == experiment) & (frame["status"] == "ok")]
     ok = ok[ok["config"].map(lambda c: c.get("stage", SEARCH)) == stage]
     ok = ok[ok["row"].map(steps) == ok["steps"]].sort_values("seed")
+    ok = ok if seeds is None else ok[ok["seed"].isin(list(seeds))]
+    own = {row: row_digest(experiment, str(row), stage) for row in set(ok["row"])}
+    ok = ok[ok["row"].map(own) == ok["configuration"]]
     return {
         str(row): [100 * float(x) for x in group[metric].dropna()]
         for row, group in ok.groupby("row")
     }
+
+
+def row_digest(experiment: str, row: str, stage: str) -> str | None:
+    """The cell hash of `experiment`'s `row` at `stage` (where its yaml has stages) as its jobs
+    train it today; None where that does not compose."""
+    staged = declared(experiment).get("stage") is not None
+    overrides = [f"+experiment={experiment}", f"row={row}", "seed=0"]
+    overrides += [f"stage={stage}"] if staged else []
+
+    def compute() -> dict[str, Any] | None:
+        try:
+            with cell_configs.package_conf():
+                return resolve.resolved_config(sweep.job_config(overrides))
+        except (ValueError, OSError, HydraException, OmegaConfBaseException):
+            return None
+
+    config = config_cache.cached("cell", overrides, compute)
+    return None if not isinstance(config, dict) else records.cell_hash(config)
 
 
 def candidates(experiment: str, frame: Any) -> dict[str, list[dict[str, Any]]]:
@@ -147,7 +178,8 @@ def report(experiment: str, frame: Any) -> str:
     final = rule.get("final")
     if final:
         steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
-        tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
+        seeds = seeds_of(final)
+        tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps, seeds)
         faced = {(c.net, c.published.system): c for c in comparisons(experiment, frame)}
         systems = list(dict.fromkeys(system for _, system in faced))
         rows = []
@@ -209,7 +241,7 @@ def comparisons(experiment: str, frame: Any) -> list[Faced]:
     spec = declared(experiment)
     final = spec["rule"]["final"]
     steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
-    tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
+    tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps, seeds_of(final))
     task = spec.get("task") or {}
     published = [
         p
@@ -263,6 +295,12 @@ def final_block(experiment: str, frame: Any) -> str:
         f"set; {page}): {'; '.join(parts)}.** {how}",
         end,
     ])  # fmt: skip
+
+
+def seeds_of(final: Mapping[str, Any]) -> list[int]:
+    """The final stage's seeds as declared: a count (0..n-1) or a list of seeds."""
+    seeds = final["seeds"]
+    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
 
 
 def final_seeds(final: Mapping[str, Any]) -> str:

@@ -43,9 +43,11 @@ def test_each_searchs_networks_are_the_ones_conf_net_gives(experiment):
 def _run(experiment: str, row: str, seed: int, stage: str | None, steps: int, acc: float) -> dict:
     """One ok run as the records' frame (results.load) holds it: what the rule reads."""
     config = {"row": row, "seed": seed, **({"stage": stage} if stage else {})}
+    digest = recipe_search.row_digest(experiment, row, stage or recipe_search.SEARCH)
     return {
         "experiment": experiment, "status": "ok", "row": row, "seed": seed, "steps": steps,
         "test_accuracy": acc, "validation_accuracy": acc, "config": config,
+        "configuration": digest,
     }  # fmt: skip
 
 
@@ -155,6 +157,11 @@ def test_the_minute_searchs_final_seeds_alone_face_deepproblog(finals, said):
         for s in range(3)
     ]
     runs += [_run(minute, "s2500_lr2e3", 3 + i, "final", 2500, a) for i, a in enumerate(finals)]
+    # neither a final run of another configuration nor one of a seed the choice used counts
+    runs += [
+        {**_run(minute, "s2500_lr2e3", 7, "final", 2500, 0.10), "configuration": "lr0.02"},
+        _run(minute, "s2500_lr2e3", 0, "final", 2500, 0.10),
+    ]
     frame = pd.DataFrame(runs)
     (faced,) = recipe_search.comparisons(minute, frame)
     assert (faced.net, faced.row) == ("paper", "s2500_lr2e3")
