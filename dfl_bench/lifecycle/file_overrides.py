@@ -41,6 +41,7 @@ from omegaconf import OmegaConf
 from dfl_bench.lifecycle.records import unfit
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import NOT_HASHED
+from dfl_bench.tasks.values import GROUPS
 
 # [+|++|~] key[.key|/key]* = value: the key's parts are identifiers, nothing before the key
 PLAIN = re.compile(r"(?:\+\+|\+|~)?([A-Za-z_][A-Za-z0-9_]*(?:[./][A-Za-z0-9_]+)*)=(.*)", re.S)
@@ -173,7 +174,31 @@ def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | Non
                        if k.rpartition(".")[0] == parent)  # fmt: skip
         return f"{key} is set by no yaml of the configuration; valid keys there: {valid}"
     why = type_refusal(key, value, conf_dir) or unfit({"config": _nested(key, value)}, whole=False)
+    why = why or group_refusal(key, value, conf_dir)
     return None if why is None else why.removeprefix("config.")
+
+
+def group_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None:
+    """Why the job's check of `key`'s group (tasks/values.GROUPS) refuses `value` among the
+    values the yamls give the group's other keys (the first that is no interpolation), or None
+    (also where those values alone do not pass: nothing to judge it against)."""
+    group, _, leaf = key.partition(".")
+    if group not in GROUPS or not leaf or "." in leaf:
+        return None
+    base = {
+        dotted.partition(".")[2]: next((v for v in values if "${" not in str(v)), None)
+        for dotted, values in yaml_values(conf_dir).items()
+        if dotted.partition(".")[0] == group and "." not in dotted.partition(".")[2]
+    }
+    try:
+        GROUPS[group](base)
+    except ValueError:
+        return None
+    try:
+        GROUPS[group]({**base, leaf: value})
+    except ValueError as err:
+        return str(err)
+    return None
 
 
 def _nested(key: str, value: Any) -> Any:

@@ -984,3 +984,27 @@ def test_a_key_an_experiments_yaml_sets_at_the_top_is_a_files_override_too():
     assert check_file_overrides([*final, "seed=3"], "a record") == [*final, "seed=3"]
     assert refusal("stage=final", applied=True) is None
     assert "no key of the configuration" in refusal("nosuch=final")
+
+
+@pytest.mark.parametrize(
+    ("override", "why"),
+    [
+        ("model.ntn_k=10", None),
+        ("model.ntn_bias=True", None),
+        ("data.source=idx", None),
+        ("data.labeled_fraction=0.05", None),
+        ("data.split_seed=null", None),
+        ("data.labeled_fraction=2.0", "data.labeled_fraction must lie in (0, 1)"),
+        ("augment.degrees=90", "augment.degrees must be at most 45"),
+        ("kb.scope=x", "kb.scope='x' is not valid"),
+    ],
+)
+def test_a_files_override_is_judged_by_its_groups_check_among_the_groups_other_values(
+    override, why
+):
+    """One value of a group the job checks whole (data, model, augment, kb) is refused for
+    itself, never for the keys beside it that the override does not set."""
+    from dfl_bench.lifecycle.file_overrides import refusal
+
+    said = refusal(override)
+    assert said is None if why is None else said is not None and said.startswith(why)
