@@ -289,7 +289,10 @@ def _replacing(path: Path, binary: bool) -> IO[Any]:
         raise UntrustedFile(path, "a folder, not a file")
     temporary = path.with_name(f".{path.name[:MAX_NAME]}.{secrets.token_hex(8)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    raw = io.FileIO(_open(temporary, flags), "w")
+    try:
+        raw = io.FileIO(_open(temporary, flags), "w")
+    except OSError as err:  # no temporary can be made there (a read-only folder, a full disk)
+        raise NotWritten(path, err) from None
     if binary:
         out: Any = _ReplacingBytes(raw)
     else:
