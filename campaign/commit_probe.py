@@ -28,7 +28,7 @@ from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.reproduction.harvest import unsaid
 from dfl_bench.results.probes import PROBE_STEPS, same, verdict, well_shaped
 from dfl_bench.schema import METRIC_FIELDS, TASK_FIELDS
-from dfl_bench.untrusted import PLAIN_NAME, UntrustedFile, read_json, write_text
+from dfl_bench.untrusted import PLAIN_NAME, UntrustedFile, read_json, unlinked, write_text
 
 # fmt: off
 PROBE = (
@@ -297,8 +297,9 @@ class WouldDrop(RuntimeError):
 
 def own_file(out: Path, here: Mapping[str, str]) -> dict[str, Any]:
     """The probe file `out` (empty where there is none); OtherMachine when it was made on
-    another torch build or CPU than `here`'s."""
-    known = read_json(out) if out.is_file() else {}
+    another torch build or CPU than `here`'s (UntrustedFile where `out` is a link or no name of
+    this system, `unlinked`)."""
+    known = read_json(out) if unlinked(out).is_file() else {}
     if not well_shaped(known.get("cells", {})):
         raise UntrustedFile(out, "its cells are no mapping of configurations to their probes")
     if known and known.get("machine") != here:

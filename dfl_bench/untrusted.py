@@ -34,6 +34,7 @@ PLAIN_NAME = re.compile(r"[A-Za-z0-9_=+,-][A-Za-z0-9_=+,.-]*")
 MAX_NAME = 100  # characters (a file name may have 255 bytes; a lock or a W&B run adds to it)
 MAX_BYTES = 64 * 2**20  # the largest file read (a probe file of every cell is a few MB)
 MAX_NESTING = 64  # a record nests 5 deep; nothing of ours nests more than 10
+NAME_BYTES = 255  # the longest file name Linux's file systems hold (NAME_MAX)
 
 
 def plain_name(value: Any) -> bool:
@@ -46,11 +47,23 @@ def plain_name(value: Any) -> bool:
     return isinstance(value, str) and len(value) <= MAX_NAME and bool(PLAIN_NAME.fullmatch(value))
 
 
+def shown(path: Path) -> str:
+    """`path` as a message names it: each name longer than a file name may be (NAME_BYTES) cut
+    to its first 40 characters and its length.
+
+    >>> shown(Path("/tmp", "p" * 300 + ".json"))
+    '/tmp/pppppppppppppppppppppppppppppppppppppppp...(305 characters)'
+    """
+    long = "{}...({} characters)"
+    cut = (p if len(p.encode()) <= NAME_BYTES else long.format(p[:40], len(p)) for p in path.parts)
+    return str(Path(*cut))
+
+
 class UntrustedFile(ValueError):
-    """A file from others that is no file of the kind asked for: `path: why`."""
+    """A file from others that is no file of the kind asked for: `path: why` (`shown`)."""
 
     def __init__(self, path: Path, why: str) -> None:
-        super().__init__(f"{path}: {why}")
+        super().__init__(f"{shown(Path(path))}: {why}")
         self.path, self.why = path, why
 
 
@@ -121,7 +134,7 @@ def _plain_bytes(path: Path) -> bytes:
     """The bytes of the plain file at `path`, opened without following a link or waiting on a
     pipe (a FIFO named `*.json` would hang its reader), at most MAX_BYTES; UntrustedFile for
     anything else (a folder too), FileNotFoundError where there is nothing."""
-    if path.is_symlink():
+    if _is_link(path):
         raise UntrustedFile(path, "a symbolic link (not followed)")
     if path.is_dir():
         raise UntrustedFile(path, "a folder, not a file")
@@ -193,19 +206,34 @@ def unlinked(path: str | Path) -> Path:
     records folder or a pull request brings would write elsewhere); UntrustedFile otherwise."""
     path = Path(path)
     for place in (path.parent, path):
-        if place.is_symlink():
+        if _is_link(place):
             raise UntrustedFile(place, "a symbolic link (nothing is written through one)")
     return path
+
+
+def _is_link(place: Path) -> bool:
+    """Whether `place` is a symbolic link (Path.is_symlink); UntrustedFile where its name is
+    longer than this system allows (ENAMETOOLONG, which is_symlink raises)."""
+    try:
+        return place.is_symlink()
+    except OSError as err:
+        if err.errno != errno.ENAMETOOLONG:
+            raise
+        why = f"a name longer than this system allows ({err.strerror})"
+        raise UntrustedFile(place, why) from None
 
 
 def out_folder(folder: str | Path, *names: str) -> Path:
     """`folder`, made where it is missing, to write the files `names` in: neither it nor any of
     them a symbolic link (UntrustedFile before anything is made: a dangling link is no folder to
-    make either)."""
+    make either; UntrustedFile too where it cannot be made, a read-only place)."""
     folder = Path(folder)
     for name in names:
         unlinked(folder / name)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UntrustedFile(folder, f"no folder can be made there ({err.strerror})") from None
     return folder
 
 
@@ -289,7 +317,10 @@ def _replacing(path: Path, binary: bool) -> IO[Any]:
         raise UntrustedFile(path, "a folder, not a file")
     temporary = path.with_name(f".{path.name[:MAX_NAME]}.{secrets.token_hex(8)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    raw = io.FileIO(_open(temporary, flags), "w")
+    try:
+        raw = io.FileIO(_open(temporary, flags), "w")
+    except OSError as err:  # no temporary can be made there (a read-only folder, a full disk)
+        raise NotWritten(path, err) from None
     if binary:
         out: Any = _ReplacingBytes(raw)
     else:

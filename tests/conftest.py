@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import os
+from pathlib import Path
 
 import pytest
 import torch
 from hypothesis import settings
+
+from dfl_bench import untrusted
 
 # CI runs the property tests on a fixed sequence of examples (a red CI is then reproducible);
 # local runs explore new examples each time and keep the failures in .hypothesis/.
@@ -60,3 +64,24 @@ def pytest_collection_modifyitems(config, items):
         del fast[:take]
     queues[-1].extend(fast)
     items[:] = [item for queue in queues for item in queue]
+
+
+@pytest.fixture
+def refuse_temporary(monkeypatch):
+    """`refuse_temporary(n)`: from the n-th on (1: each), a writer's temporary cannot be made
+    (PermissionError at its creation, as in a read-only folder); the file itself is never
+    opened."""
+    made = untrusted._open
+
+    def refuse(nth: int = 1) -> None:
+        count = [0]
+
+        def refused(path: Path, flags: int) -> int:
+            count[0] += path.name.endswith(".tmp")  # the writer's temporaries, in order
+            if path.name.endswith(".tmp") and count[0] >= nth:
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            return made(path, flags)
+
+        monkeypatch.setattr(untrusted, "_open", refused)
+
+    return refuse

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import importlib
 import json
 import os
 import resource
@@ -140,3 +141,52 @@ def test_a_log_grows_in_place_readable_while_it_is_written(tmp_path):
             assert path.read_text() == "first line\n"
             raise RuntimeError("killed")
     assert path.read_text() == "first line\n"
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_a_temporary_that_cannot_be_made_is_one_line_naming_the_file(
+    tmp_path, refuse_temporary, binary
+):
+    path = write_text(tmp_path / "table.md", "old\n")
+    refuse_temporary()
+    with pytest.raises(NotWritten) as raised:
+        writer(path, "wb" if binary else "w")
+    assert str(raised.value) == (
+        f"{path}: not written (Permission denied); the file there is as it was"
+    )
+    assert path.read_text() == "old\n" and os.listdir(tmp_path) == ["table.md"]
+
+
+def _probe_file(folder: Path) -> Path:
+    """A probe file of this machine, as commit_probe rewrites it."""
+    from campaign.commit_probe import machine
+
+    probes = json.loads((ROOT / "results" / "commit_probes.json").read_text())
+    return write_text(folder / "probes.json", json.dumps({**probes, "machine": machine()}))
+
+
+@pytest.mark.parametrize("tool", ["commit_probe", "recipe_search", "collapse_search"])
+def test_each_tool_whose_temporary_cannot_be_made_exits_2_with_one_line(
+    tool, tmp_path, refuse_temporary, capsys
+):
+    """A read-only --out folder: one line naming the file, exit 2, its old file as it was and
+    nothing beside it."""
+    records, out = tmp_path / "records", tmp_path / "out"
+    records.mkdir()
+    out.mkdir()
+    if tool == "commit_probe":
+        target = _probe_file(out)
+        argv = ["--out", str(target), "--cells", "zzzz"]
+    else:
+        name = "README.md" if tool == "collapse_search" else "digit_ceiling_search.md"
+        target = write_text(out / name, "old\n")
+        argv = ["--out", str(out)]
+    before = target.read_bytes()
+    refuse_temporary()
+    main = importlib.import_module(f"campaign.{tool}").main
+    assert main(["--records-dir", str(records), *argv]) == 2
+    said = capsys.readouterr().err
+    assert said == (
+        f"[{tool}] {target}: not written (Permission denied); the file there is as it was\n"
+    )
+    assert target.read_bytes() == before and os.listdir(out) == [target.name]

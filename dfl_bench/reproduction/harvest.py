@@ -27,7 +27,7 @@ from dfl_bench.lifecycle import migrate, records
 from dfl_bench.lifecycle.file_overrides import located, refusal
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results import cell_configs
-from dfl_bench.untrusted import PLAIN_NAME, plain_name
+from dfl_bench.untrusted import PLAIN_NAME, UntrustedFile, plain_name
 
 OVERRIDE = "records_dir="
 
@@ -216,7 +216,8 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
     """Copy the ok records under `source` that `dest` lacks, their records folder `named`;
     ValueError (nothing written) when a file there is no whole record, or a new record would
     keep an absolute path, names a dirty tree or (given `commit`) another commit than the one
-    the background run trained at."""
+    the background run trained at; ValueError naming how many were written where one of them
+    cannot be (`write_all`)."""
     todo: dict[Path, tuple[Path, dict[str, Any]]] = {}  # target -> (its source file, record)
     kept: list[Path] = []
     refused: list[str] = []
@@ -259,7 +260,22 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
             f"{len(refused)} record(s) cannot be harvested, so nothing was harvested: "
             + "; ".join(refused[:3])
         )
-    return Harvest([records.write_record(target, out) for target, (_, out) in todo.items()], kept)
+    return Harvest(write_all(todo), kept)
+
+
+def write_all(todo: dict[Path, tuple[Path, dict[str, Any]]]) -> list[Path]:
+    """Each new record written at its target, in order; ValueError naming the one that cannot
+    be (a read-only folder, a full disk) and how many were written before it (those stay)."""
+    new: list[Path] = []
+    for target, (_, out) in todo.items():
+        try:
+            new.append(records.write_record(target, out))
+        except (OSError, UntrustedFile) as err:
+            raise ValueError(
+                f"{err}; {len(new)} of the {len(todo)} new record(s) were harvested before it "
+                "(kept: a rerun harvests the rest)"
+            ) from None
+    return new
 
 
 def main(argv: Sequence[str] | None = None) -> int:

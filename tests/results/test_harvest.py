@@ -4,6 +4,7 @@ records folder under its name, nothing there is replaced, no machine path gets i
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,23 @@ def test_every_committed_record_says_it_ran_with_its_overrides():
     for path in found:
         record = json.loads(path.read_text())
         assert harvest.unsaid(record["overrides"], record["config"]) == [], path
+
+
+def test_a_write_that_fails_midway_names_how_many_records_were_harvested(
+    tmp_path, refuse_temporary, capsys
+):
+    """The second of three new records' temporary cannot be made (a read-only folder): one
+    line, exit 2, saying one was written (it stays whole) and no temporary left."""
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    for letter in "abc":
+        written(source, letter)
+    refuse_temporary(2)
+    assert harvest.main(["--from", str(source), "--records-dir", str(dest)]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and "nothing was harvested" not in said
+    assert said.endswith(
+        "not written (Permission denied); the file there is as it was; 1 of the 3 new "
+        "record(s) were harvested before it (kept: a rerun harvests the rest)\n"
+    )
+    (kept,) = os.listdir(dest / "formulas")
+    assert records.read_record(dest / "formulas" / kept) is not None
