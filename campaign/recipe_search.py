@@ -24,14 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hydra.errors import HydraException
-from omegaconf.errors import OmegaConfBaseException
-
 from campaign.addition_budget import best_and_near, declared, records_frame
 from dfl_bench import markdown
-from dfl_bench.lifecycle import records, resolve, sweep
+from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.results import cell_configs, config_cache
+from dfl_bench.results import cell_configs
 from dfl_bench.results.paper import Published, load_paper
 from dfl_bench.results.stats import BH, MARGINS, MIN_SEEDS, Interval, adjust_block, one_sample
 from dfl_bench.untrusted import UntrustedFile, out_folder, write_text
@@ -70,20 +67,13 @@ def stage_values(
 
 def row_digest(experiment: str, row: str, stage: str) -> str | None:
     """The cell hash of `experiment`'s `row` at `stage` (where its yaml has stages) as its jobs
-    train it today; None where that does not compose."""
+    train it today (cell_configs.cell_config at its own budget); None where that does not
+    compose."""
     staged = declared(experiment).get("stage") is not None
-    overrides = [f"+experiment={experiment}", f"row={row}", "seed=0"]
-    overrides += [f"stage={stage}"] if staged else []
-
-    def compute() -> dict[str, Any] | None:
-        try:
-            with cell_configs.package_conf():
-                return resolve.resolved_config(sweep.job_config(overrides))
-        except (ValueError, OSError, HydraException, OmegaConfBaseException):
-            return None
-
-    config = config_cache.cached("cell", overrides, compute)
-    return None if not isinstance(config, dict) else records.cell_hash(config)
+    also = (f"stage={stage}",) if staged else ()
+    budget = cell_configs.own_budget(experiment)
+    config = cell_configs.cell_config(experiment, budget, "row", row, also)
+    return None if config is None else records.cell_hash(config)
 
 
 def candidates(experiment: str, frame: Any) -> dict[str, list[dict[str, Any]]]:

@@ -155,7 +155,7 @@ def _composed(base: tuple[str, ...]) -> tuple[dict, dict]:
 
 @cache
 def cell_config(
-    experiment: str, profile: str, key: str | None, value: str
+    experiment: str, profile: str, key: str | None, value: str, also: tuple[str, ...] = ()
 ) -> dict[str, Any] | None:
     """The resolved config (seed 0) of `experiment`'s cell `key=value` at `profile` as its jobs
     train it today (`budget_overrides`); None when that does not compose (no such experiment,
@@ -163,6 +163,7 @@ def cell_config(
     (sweep.shared_job_config)."""
     base = [*base_overrides(experiment), *budget_overrides(experiment, profile)]
     job = ["seed=0"] if key is None else ["seed=0", f"{'kb' if key == 'kb.name' else key}={value}"]
+    job += also  # a setting beside the row's (a staged search's `stage=final`)
 
     def compute() -> dict[str, Any] | None:
         try:
