@@ -7,7 +7,7 @@ read here runs: it is data until a caller checks its fields (`read_text` reads a
 rendering's old output, the same way). It is also the one writer (`writer`, `write_text`,
 `write_bytes`): no file is written through a symbolic or a hard link, and a whole file is put
 at its name only once written whole. A cache is read only where no other user could have
-written it (`own_place`, `keep`).
+written it (cache_place: `own_folder`, `keep`; `check_own`).
 
     >>> nesting("[[{}]]"), nesting('["[[[[", {}]')
     (3, 2)
@@ -130,34 +130,51 @@ def _no_constant(name: str) -> Any:
     raise _NoNumber(f"{name} is no JSON number (RFC 8259 has no non-finite numbers)")
 
 
-def _plain_bytes(path: Path) -> bytes:
+def _plain_bytes(path: Path, within: int | None = None) -> bytes:
     """The bytes of the plain file at `path`, opened without following a link or waiting on a
     pipe (a FIFO named `*.json` would hang its reader), at most MAX_BYTES; UntrustedFile for
-    anything else (a folder too), FileNotFoundError where there is nothing."""
-    if _is_link(path):
+    anything else (a folder too), FileNotFoundError where there is nothing. `within`: a cache
+    folder's descriptor (cache_place.own_folder), where `path.name` is opened, `check_own`."""
+    if within is None and _is_link(path):
         raise UntrustedFile(path, "a symbolic link (not followed)")
-    if path.is_dir():
-        raise UntrustedFile(path, "a folder, not a file")
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(_at(path, within), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=within)
     except OSError as err:
-        if err.errno == errno.ELOOP:
-            raise UntrustedFile(path, "a symbolic link (not followed)") from None
-        raise
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+        if err.errno != errno.ELOOP:
+            raise
+        if within is not None:
+            raise NotOwn(path, LINKED) from None
+        raise UntrustedFile(path, "a symbolic link (not followed)") from None
+    try:  # what was opened is what is checked and read
+        info = os.fstat(fd)
+        if within is not None:
+            check_own(path, info)
+        if stat.S_ISDIR(info.st_mode):
+            raise UntrustedFile(path, "a folder, not a file")
         if not stat.S_ISREG(info.st_mode):
             raise UntrustedFile(path, "not a plain file (a pipe, a device or a socket)")
         if info.st_size > MAX_BYTES:
             raise UntrustedFile(path, f"{info.st_size:,} bytes, more than the {MAX_BYTES:,} read")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
         return handle.read(MAX_BYTES + 1)
 
 
-def read_json(path: str | Path, expect: type | tuple[type, ...] = dict) -> Any:
-    """The JSON value in the file at `path`, of type `expect`; `UntrustedFile` otherwise
-    (FileNotFoundError where there is no file)."""
+def _at(path: Path, within: int | None) -> Path | str:
+    """What names `path` for a call given the descriptor `within` of its folder (`dir_fd`): its
+    name there, or `path` itself where there is none."""
+    return path if within is None else path.name
+
+
+def read_json(
+    path: str | Path, expect: type | tuple[type, ...] = dict, within: int | None = None
+) -> Any:
+    """The JSON value in the file at `path` (in the cache folder `within`: `_plain_bytes`), of
+    type `expect`; `UntrustedFile` otherwise (FileNotFoundError where there is no file)."""
     path = Path(path)
-    data = _plain_bytes(path)
+    data = _plain_bytes(path, within)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -237,10 +254,11 @@ def out_folder(folder: str | Path, *names: str) -> Path:
     return folder
 
 
-def _open(path: Path, flags: int) -> int:
-    """os.open(path, flags), a symbolic link one UntrustedFile line."""
+def _open(path: Path, flags: int, within: int | None = None) -> int:
+    """os.open(path, flags) (its name in the folder `within`: `_at`), a symbolic link one
+    UntrustedFile line."""
     try:
-        return os.open(path, flags, 0o644)
+        return os.open(_at(path, within), flags, 0o644, dir_fd=within)
     except OSError as err:
         if err.errno == errno.ELOOP:
             raise UntrustedFile(path, "a symbolic link (nothing is written through one)") from None
@@ -263,6 +281,7 @@ class _Replacing:
 
     _target: Path
     _temporary: Path
+    _within: int | None  # the descriptor of the folder both are named in (`_at`), if any
 
     def close(self) -> None:
         """Put the written file at its name, or remove it and raise NotWritten."""
@@ -272,7 +291,8 @@ class _Replacing:
             self.flush()
             os.fsync(self.fileno())
             super().close()
-            os.replace(self._temporary, self._target)
+            names = _at(self._temporary, self._within), _at(self._target, self._within)
+            os.replace(*names, src_dir_fd=self._within, dst_dir_fd=self._within)
         except BaseException as err:  # an interrupt too leaves no temporary
             self._discard()
             if isinstance(err, OSError):
@@ -284,7 +304,7 @@ class _Replacing:
         with contextlib.suppress(OSError, ValueError):
             super().close()
         with contextlib.suppress(OSError):
-            os.unlink(self._temporary)
+            os.unlink(_at(self._temporary, self._within), dir_fd=self._within)
 
     def __exit__(self, kind: type[BaseException] | None, err: Any, trace: Any) -> None:
         """A block that ended without an error closes (`close`); else the temporary goes, and an
@@ -310,15 +330,16 @@ class _ReplacingText(_Replacing, io.TextIOWrapper):
     """`_Replacing` for text (UTF-8)."""
 
 
-def _replacing(path: Path, binary: bool) -> IO[Any]:
-    """A `_Replacing` file for `path`, open at a temporary of a fresh name in its folder (made
-    with O_EXCL and O_NOFOLLOW: nothing there before is written or followed)."""
-    if path.is_dir():
+def _replacing(path: Path, binary: bool, within: int | None) -> IO[Any]:
+    """A `_Replacing` file for `path` (in the folder `within`: `_at`), open at a temporary of a
+    fresh name in its folder (made with O_EXCL and O_NOFOLLOW: nothing there before is written
+    or followed)."""
+    if within is None and path.is_dir():
         raise UntrustedFile(path, "a folder, not a file")
     temporary = path.with_name(f".{path.name[:MAX_NAME]}.{secrets.token_hex(8)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
-        raw = io.FileIO(_open(temporary, flags), "w")
+        raw = io.FileIO(_open(temporary, flags, within), "w")
     except OSError as err:  # no temporary can be made there (a read-only folder, a full disk)
         raise NotWritten(path, err) from None
     if binary:
@@ -326,24 +347,25 @@ def _replacing(path: Path, binary: bool) -> IO[Any]:
     else:
         out = _ReplacingText(io.BufferedWriter(raw), "utf-8")
         out.mode = "w"  # as open() names a text file's mode (a buffer's is its raw file's)
-    out._target, out._temporary = path, temporary
+    out._target, out._temporary, out._within = path, temporary, within
     return out
 
 
-def writer(path: str | Path, mode: str = "w") -> IO[Any]:
-    """The one way a file is written: `path` (`unlinked`) opened for writing, "b" for bytes,
-    following no link even if one appears meanwhile. "w" writes the whole file at a temporary
-    that the close puts at its name (`_Replacing`: a write cut off leaves the old file; a hard
-    link's other name keeps its file). "a" appends in place, as a log grows (read while its
-    process runs, kept if it is killed), and is refused for a file with another name too (a
-    hard link). A caller hands the open file to what writes (json.dump,
-    savefig, np.savez, to_csv, tarfile), best in a `with` block."""
-    path = unlinked(path)
+def writer(path: str | Path, mode: str = "w", within: int | None = None) -> IO[Any]:
+    """The one way a file is written: `path` (`unlinked`; or by its name in the open folder
+    `within`, cache_place.own_folder's) opened for writing, "b" for bytes, following no link
+    even if one appears meanwhile. "w" writes the whole file at a temporary that the close puts
+    at its name (`_Replacing`: a write cut off leaves the old file; a hard link's other name
+    keeps its file). "a" appends in place, as a log grows (read while its process runs, kept if
+    it is killed), and is refused for a file with another name too (a hard link). A caller
+    hands the open file to what writes (json.dump, savefig, np.savez, to_csv, tarfile), best in
+    a `with` block."""
+    path = unlinked(path) if within is None else Path(path)
     if mode in ("w", "wb"):
-        return _replacing(path, binary=mode == "wb")
+        return _replacing(path, mode == "wb", within)
     if mode not in ("a", "ab"):
         raise ValueError(f"writer opens a file to write ('w', 'a', with 'b'), not {mode!r}")
-    fd = _open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_APPEND)
+    fd = _open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_APPEND, within)
     if os.fstat(fd).st_nlink > 1:
         os.close(fd)
         raise UntrustedFile(path, "a hard link (nothing is added to another name's file)")
@@ -364,55 +386,21 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
     return Path(path)
 
 
-def _chain(path: Path, root: Path) -> list[Path]:
-    """`root` and each folder below it down to `path` (which is at or under `root`), `path`
-    last."""
-    parts = Path(path).relative_to(root).parts
-    return [Path(root), *(Path(root, *parts[: i + 1]) for i in range(len(parts)))]
+LINKED = "is a symbolic link or no folder or plain file"
 
 
-def others_may_write(path: Path, root: Path) -> str | None:
-    """Why what is at `path`, under the cache folder `root`, may be another user's doing: the
-    first of `root` (followed where it is a link), the folders below it and `path` that is a
-    symbolic link or no folder or plain file, is owned by another user than this one or root,
-    or is writable by its group or others; None where only this user could have put it there
-    (a part still missing is made by this user: `keep`)."""
-    for i, place in enumerate(_chain(path, root)):
-        try:
-            info = os.lstat(place) if i else os.stat(place)
-        except FileNotFoundError:
-            return None
-        if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
-            return f"{place} is a symbolic link or no folder or plain file"
-        if info.st_uid not in (os.geteuid(), 0):
-            return f"{place} is owned by another user (uid {info.st_uid})"
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            return f"{place} is writable by its group or others ({stat.filemode(info.st_mode)})"
-    return None
+class NotOwn(UntrustedFile):
+    """A place of a cache that another user could have written or moved: `path why`
+    (cache_place.own_folder says it once on stderr; the value is computed, nothing kept)."""
 
 
-_SAID: set[str] = set()  # what own_place has said on stderr in this process
-
-
-def own_place(path: Path, root: Path) -> bool:
-    """Whether a cache may read (and write) `path` under its folder `root`: `others_may_write`
-    finds nothing; else False, said once per reason on stderr (the value is computed)."""
-    why = others_may_write(path, root)
-    if why is not None and why not in _SAID:
-        _SAID.add(why)
-        print(
-            f"[cache] not used: {why}; a cache is read only where no other user could have "
-            "written (remove it to cache again)",
-            file=sys.stderr,
-        )
-    return why is None
-
-
-def keep(path: Path, text: str, root: Path) -> None:
-    """`text` written at `path` under the cache folder `root`, each folder missing made for
-    this user only (mode 0o700), the file put in place whole (`writer`'s files are writable by
-    this user only whatever the umask); OSError or UntrustedFile where it cannot be."""
-    Path(root).mkdir(mode=0o700, parents=True, exist_ok=True)
-    for place in _chain(path.parent, root)[1:]:
-        place.mkdir(mode=0o700, exist_ok=True)
-    write_text(path, text)  # put in place whole
+def check_own(place: Path, info: os.stat_result) -> None:
+    """NotOwn where `place`, of status `info` (an fstat of it open), may be another user's
+    doing: no folder or plain file, owned by another user than this one or root, or writable by
+    its group or others."""
+    if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+        raise NotOwn(place, LINKED)
+    if info.st_uid not in (os.geteuid(), 0):
+        raise NotOwn(place, f"is owned by another user (uid {info.st_uid})")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise NotOwn(place, f"is writable by its group or others ({stat.filemode(info.st_mode)})")

@@ -76,11 +76,11 @@ def refuse_temporary(monkeypatch):
     def refuse(nth: int = 1) -> None:
         count = [0]
 
-        def refused(path: Path, flags: int) -> int:
+        def refused(path: Path, flags: int, within: int | None = None) -> int:
             count[0] += path.name.endswith(".tmp")  # the writer's temporaries, in order
             if path.name.endswith(".tmp") and count[0] >= nth:
                 raise PermissionError(errno.EACCES, "Permission denied", str(path))
-            return made(path, flags)
+            return made(path, flags, within)
 
         monkeypatch.setattr(untrusted, "_open", refused)
 

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FAILURES = ("write", "fsync", "replace")
 
 
-def _no_room(*args: object) -> None:
+def _no_room(*args: object, **kwargs: object) -> None:
     raise OSError(errno.ENOSPC, "No space left on device")
 
 

@@ -121,7 +121,7 @@ def plan(
 
 def cached_jobs(value: Any, n: int) -> list[list[Any]]:
     """`value`, an experiment's jobs read back from the config cache (this user's own folder:
-    untrusted.own_place; a file of it cut off or of an older shape is no plan), where it has
+    cache_place.own_folder; a file of it cut off or of an older shape is no plan), where it has
     their shape: a list of [overrides, experiment, config hash], the overrides printable
     `key=value` texts with one `seed=` of 0..n-1, the experiment a plain name (a folder under
     the records), the hash 16 hex digits; a ValueError else (computed again then)."""

@@ -3,7 +3,7 @@ planning every table resolves some 400 jobs, yet what they give depends only on 
 package's code. So a planned experiment's jobs and a cell's config are kept under `configs/` of
 the cache folder (paths.cache_root: `$DFL_BENCH_CACHE`, default ~/.cache/dfl_bench) in a folder
 named by the fingerprint of those files, and read back while none of them changes and no
-other user could have written them (untrusted.own_place; else composed, nothing kept);
+other user could have written them (cache_place.own_folder; else composed, nothing kept);
 DFL_BENCH_CACHE=off composes every time. The fingerprint is taken when this module is imported
 (with the code that composes) and a value is kept only while the files still match it: a file
 edited while a process runs would otherwise file that process's old answers under the new code.
@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 import hydra
 import omegaconf
 
+from dfl_bench.cache_place import keep, own_folder
 from dfl_bench.paths import CONFIG_DIR, cache_root
-from dfl_bench.untrusted import UntrustedFile, keep, own_place, read_json
+from dfl_bench.untrusted import NotOwn, UntrustedFile, read_json
 
 PACKAGE = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -73,22 +74,21 @@ def folder() -> Path | None:
 
 def cached(kind: str, key: Any, compute: Callable[[], T], check: Callable = lambda v: v) -> T:
     """`compute()`'s JSON value for `key` (a JSON value) of `kind`: the cache's where it is this
-    user's own and `check` passes it (a ValueError else), else computed and kept (an unwritable
-    cache costs the time)."""
+    user's own (`own_folder`) and `check` passes it (a ValueError else), else computed and kept."""
     place = folder()
     if place is None:
         return compute()
     name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
     path = place / kind / f"{name}.json"
-    mine = own_place(path, place.parents[1])  # no other user could have written it
-    with contextlib.suppress(OSError, ValueError):  # none there, or no JSON `check` passes
-        if mine:
-            return check(read_json(path, expect=object))
+    try:
+        with own_folder(path.parent, place.parents[1]) as at:
+            return check(read_json(path, expect=object, within=at))
+    except (OSError, ValueError) as err:  # none there, no JSON `check` passes, or NotOwn
+        mine = not isinstance(err, NotOwn)  # another user could have written it: nothing kept
     value = compute()
-    if not mine or files_fingerprint() != place.name:
-        return value  # another's folder, or conf/ or the code changed since it loaded: keep none
-    with contextlib.suppress(OSError, UntrustedFile):  # a cache: kept only where it can be
-        keep(path, json.dumps(value, sort_keys=True), place.parents[1])
+    if mine and files_fingerprint() == place.name:  # kept while conf/ and the code are as loaded
+        with contextlib.suppress(OSError, UntrustedFile):  # and only where it can be
+            keep(path, json.dumps(value, sort_keys=True), place.parents[1])
     return value
 
 

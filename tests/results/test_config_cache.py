@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from dfl_bench import untrusted
+from dfl_bench import cache_place, untrusted
 from dfl_bench.reproduction import plan
 from dfl_bench.results import config_cache
 
@@ -216,7 +216,8 @@ def test_the_cache_makes_its_folders_for_this_user_only_whatever_the_umask(cache
     finally:
         os.umask(old)
     (entry,) = cache_dir.rglob("t/*.json")
-    assert untrusted.others_may_write(entry, cache_dir) is None
+    with cache_place.own_folder(entry.parent, cache_dir) as at:  # every part this user's own
+        assert untrusted.read_json(entry, object, within=at) == [1]
     folders = [p for p in (cache_dir, *cache_dir.rglob("*")) if p.is_dir()]
     assert len(folders) == 4 and all(p.stat().st_mode & 0o077 == 0 for p in folders)
     assert config_cache.cached("t", ["k"], lambda: [2]) == [1]
@@ -246,3 +247,77 @@ def test_a_planted_plan_or_cell_in_a_cache_others_could_write_decides_nothing(tm
         assert cell_configs.cell_config("best", "smoke", "kb.name", "sum9") == config
     finally:
         cell_configs.cell_config.cache_clear()
+
+
+def _exchange(place, forged_entry, value):
+    """Move the folder `place` of a cache aside (to `<place>.moved`) and put at its name a
+    folder of the same names holding `value` at `forged_entry`: what a user who may write the
+    folder above does between a check and a read (renameat2's exchange)."""
+    place.rename(place.with_name(place.name + ".moved"))
+    forged_entry.parent.mkdir(mode=0o700, parents=True)
+    forged_entry.write_text(value)
+
+
+@pytest.mark.parametrize("where", ["root", "configs", "fingerprint", "kind"])
+def test_a_folder_exchanged_between_check_and_read_is_never_read(where, cache_dir, monkeypatch):
+    """The entry is read in the folders as checked, not by its name again: a folder of the
+    cache exchanged for another after the check leaves the value read the one kept."""
+    assert config_cache.cached("t", ["k"], lambda: [1]) == [1]
+    (entry,) = cache_dir.rglob("t/*.json")
+    place = {
+        "root": cache_dir,
+        "configs": cache_dir / "configs",
+        "fingerprint": entry.parent.parent,
+        "kind": entry.parent,
+    }[where]
+    read = config_cache.read_json
+
+    def exchanged_then_read(*args, **kwargs):
+        _exchange(place, entry, "[666]")
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(config_cache, "read_json", exchanged_then_read)
+    assert config_cache.cached("t", ["k"], lambda: [2]) == [1]
+
+
+@pytest.mark.parametrize("where", ["root", "kind"])
+def test_a_value_is_kept_in_the_folder_checked_not_in_one_exchanged_meanwhile(
+    where, cache_dir, monkeypatch
+):
+    assert config_cache.cached("t", ["k"], lambda: [1]) == [1]
+    (entry,) = cache_dir.rglob("t/*.json")
+    entry.unlink()
+    place = cache_dir if where == "root" else entry.parent
+    write = cache_place.writer
+
+    def exchanged_then_written(*args, **kwargs):
+        _exchange(place, entry.with_name("other.json"), "[666]")
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(cache_place, "writer", exchanged_then_written)
+    assert config_cache.cached("t", ["k"], lambda: [2]) == [2]
+    moved = place.with_name(place.name + ".moved")
+    assert not entry.exists() and (moved / entry.relative_to(place)).read_text() == "[2]"
+
+
+@pytest.mark.parametrize(
+    "mode, used", [(0o777, False), (0o775, False), (0o1777, True)], ids=["777", "775", "1777"]
+)
+def test_a_cache_whose_folder_above_others_may_write_is_not_used(
+    mode, used, tmp_path, monkeypatch, capsys
+):
+    """Another user who may write a folder above the cache folder could exchange the cache
+    for a folder of theirs: such a cache is neither read nor written (said once, naming that
+    folder), but where the folder is sticky (/tmp's 1777: each user moves only their own)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    monkeypatch.setenv("DFL_BENCH_CACHE", str(shared / "cache"))
+    shared.chmod(mode)
+    calls = []
+    for _ in range(2):
+        assert config_cache.cached("t", ["k"], lambda: calls.append(1) or [1]) == [1]
+    assert len(calls) == (1 if used else 2)
+    assert bool(list(shared.rglob("*.json"))) == used
+    said = capsys.readouterr().err.splitlines()
+    assert said == ([] if used else [said[0]])
+    assert used or f"[cache] not used: {shared} (above the cache) lets other users move" in said[0]
