@@ -2,7 +2,7 @@
 untrusted: each must be a plain `key=value` that sets one value, decided on what Hydra parses of
 it: a config group's option (a name), or a key some yaml of the configuration sets (or one a
 command line adds, ADDED) to a number, true/false, null or a plain text, of the kind its yamls
-give it (`optimizer.fused=1` is no flag) and as the record schema has it (records.FIELDS:
+give it (`optimizer.fused=1` is no flag) and as the record schema has it (record_fields.FIELDS:
 `model.ntn_k=100000000` is no size a run builds). Refused: a deletion
 (`~kb`), a dict or list value (`data={cache_dir:/x}` sets every key inside it), a mapping set
 whole (`data=5`), null for a group, a key no yaml sets (`+model.foo=1` trains the same numbers
@@ -38,7 +38,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
-from dfl_bench.lifecycle.records import unfit
+from dfl_bench.lifecycle.record_fields import unfit
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import NOT_HASHED
 from dfl_bench.tasks.values import GROUPS
@@ -152,7 +152,7 @@ def top_level_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
 def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None:
     """Why Hydra's parsed `key=value` from a file sets something other than one value of the
     configuration under `conf_dir` (its kind, `type_refusal`, and the record schema's check of
-    `config.<key>`, records.unfit), or None."""
+    `config.<key>`, record_fields.unfit), or None."""
     if isinstance(value, dict | list):
         return "a dict or list value: a file sets one value (a name, a number, true/false, a text)"
     parts = key.split(".")

@@ -1,6 +1,6 @@
 """The values of the configuration's groups the MNIST tasks read (`data`, `augment`, `model`,
 `kb`), checked without torch or any file: the tasks' own checks call these before any data is
-loaded, and a run record's config is held to them (lifecycle/records.FIELDS), so one definition
+loaded, and a run record's config is held to them (lifecycle/record_fields.FIELDS), so one definition
 decides what a job takes and what a record may hold. Each bad value is one ValueError line
 naming the key and what is valid.
 
@@ -69,7 +69,7 @@ def check_kb_options(kb: Mapping[str, Any]) -> None:
             raise ValueError(f"kb.{key}={ascii(kb[key])} is not valid; choose one of {list(valid)}")
 
 
-# Each group a run record's config is held to, by its check above (lifecycle/records.FIELDS).
+# Each group a run record's config is held to, by its check above (lifecycle/record_fields.FIELDS).
 GROUPS: dict[str, Callable[[Mapping[str, Any]], None]] = {
     "data": check_data_values,
     "augment": check_augment,

@@ -1,4 +1,4 @@
-"""A record's fields that the tools read (records.FIELDS): each of the kind a job writes and
+"""A record's fields that the tools read (record_fields.FIELDS): each of the kind a job writes and
 would accept, every text in it (keys too, at any depth) a printable line, or the record is no
 run record, named in one line with its key. Committed records all pass."""
 
