@@ -2,7 +2,7 @@
 untrusted: each must be a plain `key=value` that sets one value, decided on what Hydra parses of
 it: a config group's option (a name), or a key some yaml of the configuration sets (or one a
 command line adds, ADDED) to a number, true/false, null or a plain text, of the kind its yamls
-give it (`optimizer.fused=1` is no flag) and as the record schema has it (records.FIELDS:
+give it (`optimizer.fused=1` is no flag) and as the record schema has it (record_fields.FIELDS:
 `model.ntn_k=100000000` is no size a run builds). Refused: a deletion
 (`~kb`), a dict or list value (`data={cache_dir:/x}` sets every key inside it), a mapping set
 whole (`data=5`), null for a group, a key no yaml sets (`+model.foo=1` trains the same numbers
@@ -38,7 +38,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
-from dfl_bench.lifecycle.records import unfit
+from dfl_bench.lifecycle.record_fields import unfit
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import NOT_HASHED
 from dfl_bench.tasks.values import GROUPS
@@ -93,27 +93,53 @@ def _package(path: Path, conf_dir: Path) -> str:
     return ".".join(path.relative_to(conf_dir).parent.parts)
 
 
-def _leaves(node: Any, prefix: str) -> list[tuple[str, Any]]:
+def leaves(node: Any, prefix: str) -> list[tuple[str, Any]]:
     """The (dotted key, value) of the values in `node` under `prefix` (an empty mapping is one)."""
     if isinstance(node, dict) and node:
-        return [leaf for k, v in node.items() for leaf in _leaves(v, f"{prefix}.{k}".lstrip("."))]
+        return [leaf for k, v in node.items() for leaf in leaves(v, f"{prefix}.{k}".lstrip("."))]
     return [(prefix, node)]
 
 
 @cache
-def yaml_values(conf_dir: str = CONFIG_DIR) -> dict[str, tuple[Any, ...]]:
-    """Every dotted key a yaml under `conf_dir` sets (config.yaml's, each group option's under
-    its package; not Hydra's, not a `defaults` list) -> the values they set it to."""
-    root, values = Path(conf_dir), dict[str, tuple[Any, ...]]()
+def file_values(conf_dir: str = CONFIG_DIR) -> dict[str, tuple[tuple[str, Any], ...]]:
+    """Each yaml under `conf_dir` (its path there; not Hydra's) -> the (dotted key, value) it
+    sets: config.yaml's, each group option's under its package, no `defaults` list."""
+    root, out = Path(conf_dir), dict[str, tuple[tuple[str, Any], ...]]()
     for path in sorted(root.rglob("*.yaml")):
         if path.relative_to(root).parts[0] == "hydra":
             continue
         node = OmegaConf.to_container(OmegaConf.load(path))
         if isinstance(node, dict):
             node = {k: v for k, v in node.items() if k not in ("defaults", "hydra")}
-            for key, value in _leaves(node, _package(path, root)) if node else []:
-                values[key] = (*values.get(key, ()), value)
+            found = leaves(node, _package(path, root)) if node else []
+            out[path.relative_to(root).as_posix()] = tuple(found)
+    return out
+
+
+@cache
+def yaml_values(conf_dir: str = CONFIG_DIR) -> dict[str, tuple[Any, ...]]:
+    """Every dotted key a yaml under `conf_dir` sets (`file_values`) -> the values they set."""
+    values = dict[str, tuple[Any, ...]]()
+    for leaves in file_values(conf_dir).values():
+        for key, value in leaves:
+            values[key] = (*values.get(key, ()), value)
     return values
+
+
+@cache
+def option_keys(group: str, option: str, conf_dir: str = CONFIG_DIR) -> frozenset[str] | None:
+    """The keys mapping `group` may hold where its option is `option`: those its own yaml
+    (conf/<group>/<option>.yaml) sets, those another yaml sets under it that names no other
+    option (a budget's `optimizer.lr`, an experiment's whole `net` named so) and those ADDED;
+    None where `group` has no such option (a user's own)."""
+    if f"{group}/{option}.yaml" not in file_values(conf_dir):
+        return None
+    prefix, keys = f"{group}.", [k for k in ADDED if k.startswith(f"{group}.")]
+    for path, leaves in file_values(conf_dir).items():
+        named = dict(leaves).get(f"{prefix}name", option)
+        own = path == f"{group}/{option}.yaml" or not path.startswith(f"{group}/")
+        keys += [key for key, _ in leaves if key.startswith(prefix) and named == option and own]
+    return frozenset(key.removeprefix(prefix).split(".")[0] for key in keys)
 
 
 @cache
@@ -142,6 +168,14 @@ def type_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None
     return f"{key} must be {declared.pop()}, as the configuration's yamls set it, got {value!r}"
 
 
+def null_refusal(key: str, value: Any) -> str | None:
+    """Why an override sets the ADDED `key` to null (what leaving it out means: the same run
+    under another hash), or None; the one rule of the command line and the file gate."""
+    if key not in ADDED or value is not None:
+        return None
+    return f"{key}=null is what leaving {key} out means (the same run under another hash); drop it"
+
+
 @cache
 def top_level_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
     """The top-level keys a job's config may hold: the configuration's (`known_keys`) and those
@@ -152,7 +186,7 @@ def top_level_keys(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
 def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None:
     """Why Hydra's parsed `key=value` from a file sets something other than one value of the
     configuration under `conf_dir` (its kind, `type_refusal`, and the record schema's check of
-    `config.<key>`, records.unfit), or None."""
+    `config.<key>`, record_fields.unfit), or None."""
     if isinstance(value, dict | list):
         return "a dict or list value: a file sets one value (a name, a number, true/false, a text)"
     parts = key.split(".")
@@ -173,7 +207,8 @@ def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | Non
         valid = sorted(k.removeprefix(f"{parent}.") for k in known_leaves(conf_dir)
                        if k.rpartition(".")[0] == parent)  # fmt: skip
         return f"{key} is set by no yaml of the configuration; valid keys there: {valid}"
-    why = type_refusal(key, value, conf_dir) or unfit({"config": _nested(key, value)}, whole=False)
+    why = null_refusal(key, value) or type_refusal(key, value, conf_dir)
+    why = why or unfit({"config": _nested(key, value)}, whole=False)
     why = why or group_refusal(key, value, conf_dir)
     return None if why is None else why.removeprefix("config.")
 

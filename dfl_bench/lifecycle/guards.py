@@ -23,10 +23,15 @@ from dfl_bench.checks import number as _number
 from dfl_bench.lifecycle.file_overrides import (
     config_groups,
     known_leaves,
+    leaves,
+    null_refusal,
+    option_keys,
     top_level_keys,
     type_refusal,
 )
 from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.schema import NOT_HASHED
+from dfl_bench.tasks.values import check_subsets
 from dfl_bench.untrusted import PLAIN_NAME
 
 MAX_NAME = 100  # characters (a file name may have 255 bytes; a lock or a W&B run adds to it)
@@ -65,19 +70,28 @@ PROFILE_KEYS = (
 )
 
 
-def check_profile(profile: Mapping[str, Any]) -> None:
+def check_profile(profile: Mapping[str, Any], given: bool = False) -> None:
     """Its keys (PROFILE_KEYS: a budget's optimizer settings are the `optimizer` group's), the
-    step budget and cadences: max_steps >= 1, and a metrics window with a logging step."""
+    step budget and cadences: max_steps >= 1, and a metrics window with a logging step; the
+    subsets it gives the data (tasks/values.check_subsets). `given`: the values given and not
+    null alone (a record's: an older one may lack a key)."""
     unknown = sorted(set(profile) - set(PROFILE_KEYS))
     if unknown:
         raise ValueError(
             f"profile has no keys {unknown} (valid: {list(PROFILE_KEYS)}); a budget's optimizer "
             "settings go in its yaml's top-level `optimizer:` (conf/profile/minute.yaml)"
         )
-    _integer(profile.get("max_steps"), "profile.max_steps", 1)
-    _integer(profile.get("log_every"), "profile.log_every", 1)
-    _integer(profile.get("eval_every"), "profile.eval_every", 0)
-    _integer(profile.get("checkpoint_every"), "profile.checkpoint_every", 0)
+    for key, low in (
+        ("max_steps", 1),
+        ("log_every", 1),
+        ("eval_every", 0),
+        ("checkpoint_every", 0),
+    ):
+        if not given or profile.get(key) is not None:
+            _integer(profile.get(key), f"profile.{key}", low)
+    check_subsets(profile, "profile")
+    if given and None in (profile.get(k) for k in ("max_steps", "log_every", "metrics_tail")):
+        return
     steps, tail = profile["max_steps"], profile.get("metrics_tail")
     _number(tail, "profile.metrics_tail", 0.0, open_low=True)
     if tail >= 1 and (tail != int(tail) or tail > steps):
@@ -104,6 +118,7 @@ def check_seed(seed: Any) -> None:
 # under another hash): a key there that no yaml sets nor ADDED declares is refused here, and a
 # value of another kind than the yamls give it (`type_refusal`: optimizer.fused=1).
 CLOSED = ("model", "data", "debug", "optimizer")
+OPTIONED = ("optimizer", "net", "kb")  # groups whose option's yaml closes its keys further
 OPEN = ("rows", "provenance", "row_provenance")  # an experiment's tables: any keys
 
 
@@ -142,15 +157,22 @@ def options(group: str, conf_dir: str = CONFIG_DIR) -> list[str]:
 
 
 def check_keys(config: Mapping[str, Any]) -> None:
-    """The shape of a resolved job config: every key a job reads there (`check_present`), a
-    mapping where the configuration has one (`data=5`, `model=null`), and no key that nothing
-    reads (`+foo=1`, `+model.foo=1`: the same numbers under another hash): at the top level the
-    configuration's keys (`top_level_keys`), in CLOSED mappings the keys a yaml sets or a command
-    line adds (file_overrides.ADDED), each of the kind the yamls give it (`type_refusal`); every
-    group's own keys are checked where it is built."""
+    """The shape of a resolved job config: every key a job reads there (`check_present`) and
+    no key that nothing reads, each of its kind (`check_shape`)."""
     check_present(config)
+    check_shape(config)
+
+
+def check_shape(config: Mapping[str, Any]) -> None:
+    """A mapping where the configuration has one (`data=5`, `model=null`), and no key that
+    nothing reads (`+foo=1`, `+model.foo=1`: the same numbers under another hash): at the top
+    level the configuration's keys (`top_level_keys`), in CLOSED mappings the keys a yaml sets
+    or a command line adds (file_overrides.ADDED), in an OPTIONED group's mapping those of its
+    option (`option_keys`: no `fused` under sgd), every hashed value of the kind the yamls give
+    it (`type_refusal`: optimizer.fused=1, trainer.deterministic=1); every group's own values
+    are checked where it is built. A key a job reads that is absent passes (`check_present`)."""
     for key, mapping in required_keys().items():
-        if mapping and not isinstance(config[key], Mapping):
+        if mapping and key in config and not isinstance(config[key], Mapping):
             valid = options(key) if key in config_groups() else closed_keys(key)
             raise ValueError(
                 f"{key}={config[key]!r} is not a mapping of its keys; set one of them "
@@ -162,17 +184,27 @@ def check_keys(config: Mapping[str, Any]) -> None:
             f"{unknown[0]} is no key of the configuration: nothing reads it (it would train the "
             f"same numbers under another hash); valid keys: {sorted(required_keys())}"
         )
-    for key in CLOSED:
-        extra = sorted(set(map(str, config[key])) - set(closed_keys(key)))
-        if extra:
+    closing = [(key, "", closed_keys(key)) for key in CLOSED] + [
+        (key, f" {_option(config, key)!r}", option_keys(key, _option(config, key)))
+        for key in OPTIONED
+    ]
+    for key, option, valid in closing:
+        extra = sorted(set(map(str, config.get(key) or {})) - set(valid or ()))
+        if valid is not None and extra:
             raise ValueError(
-                f"{key}.{extra[0]} is no key of {key}: no yaml sets it (it would train numbers "
-                f"no table names, or the same under another hash); valid keys: {closed_keys(key)}"
+                f"{key}.{extra[0]} is no key of {key}{option}: no yaml sets it (it would train "
+                f"numbers no table names, or the same under another hash); valid keys: "
+                f"{sorted(valid)}"
             )
-        for name, value in config[key].items():
-            why = type_refusal(f"{key}.{name}", value)
-            if why is not None:
-                raise ValueError(why)
+    for key, value in leaves({k: v for k, v in config.items() if k not in NOT_HASHED}, ""):
+        why = type_refusal(key, value)
+        if why is not None:
+            raise ValueError(why)
+
+
+def _option(config: Mapping[str, Any], group: str) -> str:
+    """The option of config group `group` that `config` holds (its mapping's `name`)."""
+    return str((config.get(group) or {}).get("name"))
 
 
 @cache
@@ -234,6 +266,13 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
             check_name(override.value(), "experiment")
         if override.is_delete() or key in ("row", "experiment") or key.startswith("hydra"):
             continue
+        nulled = (
+            None
+            if override.is_sweep_override()
+            else null_refusal(key.lstrip("+"), override.value())
+        )
+        if nulled is not None:
+            raise ValueError(f"{override.input_line}: {nulled}")
         owned = row_owner(raw, key)
         if owned is not None:
             raise ValueError(row_refusal(override.input_line, raw, owned))

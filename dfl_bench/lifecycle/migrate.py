@@ -1,6 +1,6 @@
 """A record of an older form in today's: the steps from each form this framework has written to
 the next, oldest first. The hash is over every setting a config spells
-(lifecycle/records.hashed_config), so an older form is brought here, never hashed as if it were
+(lifecycle/hashing.hashed_config), so an older form is brought here, never hashed as if it were
 today's. The framework reads older forms in two places: a harvest brings a frozen older
 checkout's records in through `migrate_record` (reproduction/harvest.py), and the loader names
 a record whose config `migrate_config` changes as one of an older form instead of counting it
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from dfl_bench.kinds import KINDS
-from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle.hashing import config_hash
 from dfl_bench.schema import (
     BEST_TEST_ACCURACY,
     BEST_VALIDATION_ACCURACY,
@@ -198,7 +198,7 @@ def migrate_record(record: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(record)
     out["config"] = migrate_config(record["config"])
     if "config_hash" in out:  # a form's hash is over all of it
-        out["config_hash"] = records.config_hash(out["config"])
+        out["config_hash"] = config_hash(out["config"])
     for step in RECORD_STEPS:
         out = step(out)
     return out

@@ -6,19 +6,31 @@ written atomically (tmp file + os.replace) so a crashed job never leaves half a 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
-import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from dfl_bench import checks
-from dfl_bench.checks import MAX_SEED, fraction, integer_in, number
-from dfl_bench.kinds import KINDS
+from dfl_bench.checks import MAX_SEED
+from dfl_bench.lifecycle.hashing import (  # noqa: F401  (read through here too)
+    cell_hash,
+    cell_settings,
+    config_hash,
+    hashed_config,
+    numbers_as_floats,
+    without_code,
+    without_targets,
+)
+from dfl_bench.lifecycle.record_config import config_refusal
+from dfl_bench.lifecycle.record_fields import (  # noqa: F401  (read through here too)
+    MAX_TEXT,
+    one_line,
+    unfit,
+    unprintable_keys,
+)
 from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through here too)
     BEST_TEST_ACCURACY,
     CELL_ASIDE,
@@ -33,80 +45,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     UNIT_FIELDS,
     VALIDATION_ACCURACY,
 )
-from dfl_bench.tasks.values import GROUPS
-from dfl_bench.untrusted import MAX_NAME, UntrustedFile, plain_name, read_json, unlinked, writer
-
-
-def without_code(config: Mapping[str, Any]) -> dict[str, Any]:
-    """`config` without its CODE_KEYS (where a task's class lives is no configuration)."""
-    out = dict(config)
-    for group, key in CODE_KEYS:
-        if isinstance(out.get(group), Mapping) and key in out[group]:
-            out[group] = {k: v for k, v in out[group].items() if k != key}
-    return out
-
-
-def hashed_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a resolved config that changes a result: all but logging, paths and flags,
-    the HASHED_AS settings at their one value, the CODE_KEYS left out."""
-    out = {k: v for k, v in without_code(config).items() if k not in NOT_HASHED}
-    for (group, key), value in HASHED_AS.items():
-        if isinstance(out.get(group), Mapping) and key in out[group]:
-            out[group] = {**out[group], key: value}
-    return out
-
-
-def numbers_as_floats(value: Any) -> Any:
-    """`value` with every int as a float (bools kept) and -0.0 as 0.0, so that w_dfl=0,
-    w_dfl=0.0 and w_dfl=-0.0 hash alike."""
-    if isinstance(value, Mapping):
-        return {k: numbers_as_floats(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [numbers_as_floats(v) for v in value]
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value) + 0.0  # -0.0 + 0.0 is 0.0
-    return value
-
-
-def config_hash(config: Mapping[str, Any]) -> str:
-    """Short sha256 of the canonical JSON of `hashed_config(config)` (key order and int vs float
-    do not matter)."""
-    canonical = json.dumps(
-        numbers_as_floats(hashed_config(config)), sort_keys=True, separators=(",", ":")
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
-
-
-def cell_hash(config: Mapping[str, Any]) -> str:
-    """The config hash with CELL_ASIDE aside and every `_target_` left out, at any depth (an
-    experiment's table of networks names their classes too): the runs of one table cell share
-    it, whichever module their classes lived in."""
-    out = without_targets(config)
-    for dotted in CELL_ASIDE:
-        *parents, key = dotted.split(".")
-        node = out
-        for name in parents:
-            if not isinstance(node.get(name), Mapping):
-                break
-            node[name] = dict(node[name])
-            node = node[name]
-        else:
-            node.pop(key, None)
-    return config_hash(out)
-
-
-def cell_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What `cell_hash` hashes, seeds included: `hashed_config` with every `_target_` left out."""
-    return hashed_config(without_targets(config))
-
-
-def without_targets(value: Any) -> Any:
-    """`value` with every mapping's `_target_` key left out."""
-    if isinstance(value, Mapping):
-        return {k: without_targets(v) for k, v in value.items() if k != "_target_"}
-    if isinstance(value, list | tuple):
-        return [without_targets(v) for v in value]
-    return value
+from dfl_bench.untrusted import UntrustedFile, plain_name, read_json, unlinked, writer
 
 
 def record_path(records_dir: str | Path, experiment: str, digest: str) -> Path:
@@ -128,137 +67,12 @@ def defect(path: str | Path) -> str | None:
     return invalid(record, Path(path))
 
 
-def unprintable_keys(value: Any, key: str = "") -> Iterator[str]:
-    """The dotted key of every text in `value`, at any depth, that is no printable line, and of
-    every key that is none (a terminal escape or a newline in a config's key or value reaches a
-    table's cell, its heading or a terminal)."""
-    if isinstance(value, dict):
-        for name, inner in value.items():
-            dotted = f"{key}.{name}".lstrip(".")
-            if not str(name).isprintable():
-                yield dotted
-            yield from unprintable_keys(inner, dotted)
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            yield from unprintable_keys(inner, f"{key}[{index}]")
-    elif isinstance(value, str) and not value.isprintable():
-        yield key
-
-
-MAX_TEXT = 2000  # characters of a record's free text (a job's name, a failure's reason)
-COMMIT = re.compile(r"[0-9a-f]{1,64}(-dirty)?")  # as records.git_commit writes it
-
-
-def _fails(test: Callable[[Any], bool], what: str) -> Callable[[Any, str], None]:
-    """A field's check: a ValueError `<key> <value> is <what>` where `test` fails."""
-
-    def check(value: Any, key: str) -> None:
-        if not test(value):
-            raise ValueError(f"{key} {value!r:.80} is {what}")
-
-    return check
-
-
-PLAIN = _fails(plain_name, f"no plain name (<= {MAX_NAME} of A-Za-z0-9_=+,.-: it may name a file)")
-TEXT = _fails(lambda v: isinstance(v, str) and len(v) <= MAX_TEXT, f"no text of <= {MAX_TEXT}")
-SCALAR = _fails(lambda v: isinstance(v, str | int | float), "no number, text or true/false")
-STAMP = _fails(lambda v: isinstance(v, str) and len(v) <= 64, "no time")
-GIT = _fails(lambda v: isinstance(v, str) and bool(COMMIT.fullmatch(v)), "no git commit id")
-TEXTS = _fails(lambda v: isinstance(v, list) and all(type(o) is str for o in v), "no list of texts")
-
-
-def _group(check: Callable[[Mapping[str, Any]], None]) -> Callable[[Any, str], None]:
-    """A config group's check (the job's own, tasks/values.GROUPS) as a field's: on a mapping."""
-    mapping = _fails(lambda v: isinstance(v, Mapping), "no mapping of its keys")
-    return lambda value, key: mapping(value, key) or check(value)
-
-
-def _source(value: Any) -> bool:
-    """Whether `value` names a record in its records folder, `<experiment>/<file>`."""
-    parts = value.split("/") if isinstance(value, str) else []
-    return len(parts) == 2 and all(map(plain_name, parts))
-
-
-# What each field of a record that the tools read must be where given and not null (an older
-# record may lack it), by the job's own checks where it has one (checks.py, tasks/values.GROUPS);
-# `*`: every key of its mapping. Every text is a printable line besides (`unprintable_keys`).
-FIELDS: dict[str, Callable[[Any, str], None]] = {
-    "name": TEXT,
-    "reason": TEXT,
-    "git_commit": GIT,
-    "started": STAMP,
-    "finished": STAMP,
-    "reused_from": _fails(_source, "no record's place (<experiment>/<file>)"),
-    "overrides": TEXTS,
-    "profile": PLAIN,
-    "row": PLAIN,
-    "config.row": PLAIN,
-    "config.experiment_name": PLAIN,
-    "config.profile.name": PLAIN,
-    "config.profile.max_steps": lambda v, k: integer_in(v, k, 1),
-    "config.profile.eval_every": lambda v, k: integer_in(v, k, 0),
-    "config.profile.log_every": lambda v, k: integer_in(v, k, 1),
-    "config.profile.metrics_tail": lambda v, k: number(v, k, 0.0, open_low=True),
-    "config.threads": lambda v, k: integer_in(v, k, 1, checks.MAX_THREADS),
-    "config.task.name": PLAIN,
-    "config.task.digits": lambda v, k: integer_in(v, k, 1),
-    "config.task.validation": fraction,
-    "config.kb.name": PLAIN,
-    "config.kb.w_dfl": lambda v, k: number(v, k, 0.0, open_low=False),
-    "config.optimizer.name": PLAIN,
-    "config.optimizer.lr": lambda v, k: number(v, k, 0.0, open_low=True),
-    "config.net.name": PLAIN,
-    "config.model.ntn_k": checks.layer_width,
-    **{f"config.net.{n}": checks.layer_width for n in ("width", "width2", "embedding")},
-    **{f"config.data.{n}": checks.batch_items for n in ("batch_size", "eval_batch_size")},
-    "config.trainer.accelerator": PLAIN,
-    **{f"config.{kind}.name": PLAIN for kind in KINDS},
-    **{f"config.{kind}.*": SCALAR for kind in KINDS},
-    **{f"config.{group}": _group(check) for group, check in GROUPS.items()},
-}
-
-
-def _given(record: Mapping[str, Any], dotted: str) -> Iterator[tuple[str, Any]]:
-    """Each (dotted key, value) of `record` at `dotted` (`*`: every key) given and not null; a
-    parent that is no mapping gives none (migrate.shape_defect names a group of another shape)."""
-    nodes: list[tuple[str, Any]] = [("", record)]
-    for part in dotted.split("."):
-        nodes = [
-            (f"{key}.{name}".lstrip("."), value[name])
-            for key, value in nodes
-            if isinstance(value, Mapping)
-            for name in (value if part == "*" else [part] if part in value else [])
-        ]
-    return iter([(key, value) for key, value in nodes if value is not None])
-
-
-def unfit(record: Mapping[str, Any], whole: bool = True) -> str | None:
-    """Why a field of `record` is not what FIELDS declares (one line naming the key), or None;
-    not `whole` (a group's one value, as an override sets it): its GROUPS check aside.
-
-    >>> unfit({"config": {"optimizer": {"lr": "abc"}, "tnorm": {"name": 5}}})
-    "config.optimizer.lr must be a finite number > 0.0, got 'abc'"
-    """
-    aside = () if whole else [f"config.{group}" for group in GROUPS]
-    for dotted, check in FIELDS.items():
-        for key, value in _given(record, dotted) if dotted not in aside else ():
-            try:
-                check(value, key)
-            except ValueError as err:
-                return str(err)
-    return None
-
-
-def one_line(text: str) -> str:
-    """`text` as one printable line of at most MAX_TEXT characters (a record's free text)."""
-    return "".join(c if c.isprintable() else " " for c in text)[:MAX_TEXT]
-
-
 def invalid(record: Any, path: Path | None = None) -> str | None:
     """Why `record` is not a whole run record (every RECORD_FIELDS, a known status, a config, a
     test accuracy when ok, every text in it a printable line, each field of FIELDS' kind, its
-    profile its config's, its config's seed; at `path`: its config hash, its experiment its
-    folder's, and a `reused_from` not naming itself)."""
+    config one a job takes (record_config), its profile its config's, its config's seed; at
+    `path`: its config hash, its experiment its folder's, and a `reused_from` not naming
+    itself)."""
     if not isinstance(record, dict):
         return f"a JSON {type(record).__name__}, not a run record"
     missing = [k for k in RECORD_FIELDS if k not in record]
@@ -287,7 +101,7 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     unprintable = next(unprintable_keys(record), None)
     if unprintable is not None:
         return f"its {unprintable!r} is no printable line of text"
-    why = unfit(record)
+    why = unfit(record) or config_refusal(record["config"])  # what a job takes, nothing else
     if why is not None:
         return why
     budget = profile.get("max_steps")

@@ -1,7 +1,11 @@
 """`python -m dfl_bench.operators`: write the registry's operator table into docs/operators.md
-(between its markers), so the operators' page lists every registered operator."""
+(between its markers), so the operators' page lists every registered operator, and its
+parameters' ranges into operator_params.TABLE, which a run record's check reads without torch."""
 
-from dfl_bench.operators.registry import markdown_table
+import json
+
+from dfl_bench.operator_params import TABLE
+from dfl_bench.operators.registry import markdown_table, param_table
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.untrusted import read_text, write_text
 
@@ -14,3 +18,5 @@ if __name__ == "__main__":
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
     write_text(readme, text[:start] + "\n" + markdown_table() + "\n" + text[end:])
     print(f"[dfl_bench.operators] wrote the operator table into docs/{readme.name}")
+    write_text(TABLE, json.dumps(param_table(), indent=1, sort_keys=True) + "\n")
+    print(f"[dfl_bench.operators] wrote the operators' parameters into {TABLE.name}")

@@ -19,73 +19,12 @@ are the composed files, readable without importing Python. The test keeps them i
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from dfl_bench.kinds import KINDS
-
-
-@dataclass(frozen=True)
-class Param:
-    """A parameter of an operator: its default and valid range (or valid choices).
-
-    A numeric parameter with default None is optional: None passes through unchecked.
-    """
-
-    default: Any
-    low: float | None = None
-    high: float | None = None
-    low_inclusive: bool = False
-    high_inclusive: bool = True
-    choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
-    also: tuple[float, ...] = ()  # single values valid outside the range (Hamacher's p = 0)
-    examples: tuple[float, ...] = ()  # where the law tests check it: each side of named limits
-
-    def valid_choices(self) -> tuple[str, ...] | None:
-        return self.choices() if callable(self.choices) else self.choices
-
-    def describe(self) -> str:
-        options = self.valid_choices()
-        if options is not None:
-            return f"one of {list(options)}"
-        lo = "-inf" if self.low is None else f"{self.low:g}"
-        hi = "inf" if self.high is None else f"{self.high:g}"
-        left = "[" if self.low_inclusive and self.low is not None else "("
-        right = "]" if self.high_inclusive and self.high is not None else ")"
-        optional = " or None" if self.default is None else ""
-        also = "".join(f" or {x:g}" for x in self.also)
-        return f"a number in {left}{lo}, {hi}{right}{also}{optional}"
-
-    def check(self, kind: str, name: str, key: str, value: Any) -> Any:
-        """Return the validated value, or raise a ValueError naming what `key` must be."""
-        if value is None and self.default is None:
-            return None
-        where = f"{kind} '{name}': {key}={value!r}"
-        options = self.valid_choices()
-        if options is not None:
-            if value not in options:
-                raise ValueError(f"{where} is not valid; {key} must be {self.describe()}")
-            return value
-        if isinstance(value, bool):
-            raise ValueError(f"{where} is a boolean, not a number; {key} must be {self.describe()}")
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{where} is not valid; {key} must be {self.describe()}") from None
-        too_low = self.low is not None and (
-            number < self.low or (number == self.low and not self.low_inclusive)
-        )
-        too_high = self.high is not None and (
-            number > self.high or (number == self.high and not self.high_inclusive)
-        )
-        if number in self.also:
-            return number
-        if too_low or too_high or not math.isfinite(number):
-            raise ValueError(f"{where} is out of range; {key} must be {self.describe()}")
-        return number
-
+from dfl_bench.operator_params import Param, checked
 
 # The `eps` of the Yager operators: the authors' code's eps inside the p-th root
 # (numerics.root_eps); 0, the default, is the paper's operator.
@@ -247,18 +186,26 @@ def build(kind: str, name: str, **params: Any) -> Callable:
     else:
         name_for_errors = name
     s = spec(kind, name)
-    unknown = sorted(set(params) - set(s.params))
-    if unknown:
-        valid = sorted(set(s.params) - set(fixed)) or "none"
-        raise ValueError(
-            f"{kind} '{name_for_errors}' has no parameter {unknown}; valid parameters: {valid}"
-        )
-    bound = {**params, **fixed}
-    checked = {
-        k: p.check(kind, name_for_errors, k, bound.get(k, p.default)) for k, p in s.params.items()
-    }
+    values = checked(kind, name_for_errors, params, s.params, fixed)
     if s.factory:
-        return s.fn(**checked)
-    if not checked:
+        return s.fn(**values)
+    if not values:
         return s.fn
-    return functools.partial(s.fn, **checked)
+    return functools.partial(s.fn, **values)
+
+
+def param_table() -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
+    """Each kind -> each name (aliases too) -> the parameters a config may give it (an alias:
+    but those it fixes) -> their ranges (`Param.fields`): the table `operator_params.json` holds
+    for readers without torch (`python -m dfl_bench.operators` writes it)."""
+    return {
+        kind: {
+            name: {
+                key: param.fields()
+                for key, param in spec(kind, name).params.items()
+                if key not in _ALIASES[kind].get(name, ("", {}))[1]
+            }
+            for name in choices(kind)
+        }
+        for kind in KINDS
+    }

@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from dfl_bench.checks import fraction, integer_in, number
 from dfl_bench.tasks.optim import OptimizerSpec, spec
+from dfl_bench.tasks.values import Settings
 
 TRAINING_STREAM = 1  # run_seed stream of the dropout masks and a task's own random draws
 # What the lifecycle reads of a task's data module (module doc); a module without one is refused
@@ -239,27 +239,10 @@ class Task:
         }
 
     def check(self, config: Mapping[str, Any]) -> None:
-        """Only its declared settings, each in its range (a ValueError naming the valid ones);
-        a subclass adds the checks of the other groups it reads."""
-        task = config.get("task") or {}
-        declared = sorted(self.setting_types())
-        unknown = sorted(set(task) - {"_target_", "name", *declared})
-        if unknown:
-            raise ValueError(
-                f"task {self.NAME!r} has no setting {', '.join(f'task.{k}' for k in unknown)}; "
-                f"its settings: {declared or 'none'}"
-            )
-        for key, (low, high) in self.SETTINGS.items():
-            integer_in(task.get(key), f"task.{key}", low, high)
-        for key, valid in self.CHOICES.items():
-            if key in task and task[key] not in valid:
-                raise ValueError(f"task.{key} must be one of {list(valid)}, got {task[key]!r}")
-        for key in self.FRACTIONS:
-            fraction(task.get(key, 0.0), f"task.{key}")
-        for key, (low, high) in self.NUMBERS.items():
-            number(task.get(key), f"task.{key}", low, open_low=False)
-            if task[key] > high:
-                raise ValueError(f"task.{key} must be at most {high:g}, got {task[key]!r}")
+        """Only its declared settings, each in its range (`values.Settings`: a ValueError naming
+        the valid ones); a subclass adds the checks of the other groups it reads."""
+        declared = Settings(self.SETTINGS, self.CHOICES, self.FRACTIONS, self.NUMBERS)
+        declared.check(self.NAME, config.get("task") or {})
 
     def stack_key(self, config: Mapping[str, Any]) -> Any:
         """What its runs of one stack must share beyond the settings every stack shares (JSON)."""

@@ -66,7 +66,7 @@ from dfl_bench.tasks.sum_formula import (  # noqa: F401  (the task's formula, re
     tuple_sums,
     value_of,
 )
-from dfl_bench.tasks.values import check_augment
+from dfl_bench.tasks.values import TASKS, check_augment
 
 
 def group_labels(labels: np.ndarray, groups: np.ndarray, digits: int) -> Tensor:
@@ -321,9 +321,9 @@ class MnistAddition(Task):
 
     NAME = "mnist_addition"
     IGNORES = ("kb", "tconorm", "implication", "model")
-    SETTINGS = {"digits": (1, 100), "pairing_seed": (0, 2**32 - 1)}
-    CHOICES = {"valuation": ("log", "probability"), "loss": ("exact", "digits")}
-    FRACTIONS = ("validation",)
+    SETTINGS = TASKS[NAME].ints  # its settings' one declaration, read without torch too
+    CHOICES = TASKS[NAME].choices
+    FRACTIONS = TASKS[NAME].fractions
     MEASURES = (("digit accuracy", DIGIT_ACCURACY),)
 
     def check(self, config: Mapping[str, Any]) -> None:

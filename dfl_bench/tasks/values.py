@@ -1,6 +1,7 @@
 """The values of the configuration's groups the MNIST tasks read (`data`, `augment`, `model`,
-`kb`), checked without torch or any file: the tasks' own checks call these before any data is
-loaded, and a run record's config is held to them (lifecycle/records.FIELDS), so one definition
+`kb`) and the settings each task declares (`task.<key>`, TASKS), checked without torch or any
+file: the tasks' own checks call these before any data is loaded, and a run record's config is
+held to them (lifecycle/record_fields.FIELDS, lifecycle/record_config.py), so one definition
 decides what a job takes and what a record may hold. Each bad value is one ValueError line
 naming the key and what is valid.
 
@@ -13,6 +14,7 @@ naming the key and what is valid.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from dfl_bench.checks import MAX_SEED, batch_items, fraction, integer_in, layer_width, number
@@ -34,13 +36,19 @@ def check_data_values(data: Mapping[str, Any]) -> None:
         raise ValueError(f"data.labeled_fraction must lie in (0, 1), got {labeled}")
     batch_items(data.get("batch_size"), "data.batch_size")
     batch_items(data.get("eval_batch_size"), "data.eval_batch_size")
-    for key, full in (("subset_train", N_TRAIN), ("subset_test", N_TEST)):
-        if data.get(key) is not None:
-            integer_in(data[key], f"data.{key}", 2 if key == "subset_train" else 1, full)
+    check_subsets(data, "data")
     if data.get("validation") is not None:
         fraction(data["validation"], "data.validation")
     if data.get("split_seed") is not None:
         integer_in(data["split_seed"], "data.split_seed", 0, MAX_SEED)
+
+
+def check_subsets(values: Mapping[str, Any], group: str) -> None:
+    """`subset_train` and `subset_test` of mapping `group` (data, or the profile that sets them):
+    null (all images) or a whole number of MNIST's training (at least 2) or test images."""
+    for key, full in (("subset_train", N_TRAIN), ("subset_test", N_TEST)):
+        if values.get(key) is not None:
+            integer_in(values[key], f"{group}.{key}", 2 if key == "subset_train" else 1, full)
 
 
 def check_augment(augment: Mapping[str, Any]) -> None:
@@ -69,10 +77,54 @@ def check_kb_options(kb: Mapping[str, Any]) -> None:
             raise ValueError(f"kb.{key}={ascii(kb[key])} is not valid; choose one of {list(valid)}")
 
 
-# Each group a run record's config is held to, by its check above (lifecycle/records.FIELDS).
+# Each group a run record's config is held to, by its check above (lifecycle/record_fields.FIELDS).
 GROUPS: dict[str, Callable[[Mapping[str, Any]], None]] = {
     "data": check_data_values,
     "augment": check_augment,
     "model": check_model,
     "kb": check_kb_options,
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a task declares about its settings `task.<key>` (contract.Task's SETTINGS, CHOICES,
+    FRACTIONS and NUMBERS): an integer in a range, one of named values, a fraction in [0, 1),
+    a number in a range."""
+
+    ints: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    fractions: tuple[str, ...] = ()
+    numbers: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    def check(self, name: str, task: Mapping[str, Any]) -> None:
+        """Only these settings in task `name`'s mapping `task`, each in its range."""
+        declared = sorted({*self.ints, *self.choices, *self.fractions, *self.numbers})
+        unknown = sorted(set(task) - {"_target_", "name", *declared})
+        if unknown:
+            raise ValueError(
+                f"task {name!r} has no setting {', '.join(f'task.{k}' for k in unknown)}; "
+                f"its settings: {declared or 'none'}"
+            )
+        for key, (low, high) in self.ints.items():
+            integer_in(task.get(key), f"task.{key}", low, high)
+        for key, valid in self.choices.items():
+            if key in task and task[key] not in valid:
+                raise ValueError(f"task.{key} must be one of {list(valid)}, got {task[key]!r}")
+        for key in self.fractions:
+            fraction(task.get(key, 0.0), f"task.{key}")
+        for key, (low, high) in self.numbers.items():
+            number(task.get(key), f"task.{key}", low, open_low=False)
+            if task[key] > high:
+                raise ValueError(f"task.{key} must be at most {high:g}, got {task[key]!r}")
+
+
+# The settings of the package's own tasks (conf/task/), which their classes declare from here.
+TASKS: dict[str, Settings] = {
+    "mnist_kb": Settings(),
+    "mnist_addition": Settings(
+        ints={"digits": (1, 100), "pairing_seed": (0, MAX_SEED)},
+        choices={"valuation": ("log", "probability"), "loss": ("exact", "digits")},
+        fractions=("validation",),
+    ),
 }

@@ -1,4 +1,4 @@
-"""A record's fields that the tools read (records.FIELDS): each of the kind a job writes and
+"""A record's fields that the tools read (record_fields.FIELDS): each of the kind a job writes and
 would accept, every text in it (keys too, at any depth) a printable line, or the record is no
 run record, named in one line with its key. Committed records all pass."""
 
@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dfl_bench.lifecycle import records
@@ -103,6 +103,19 @@ def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, v
         ("config.data.batch_size", 64.5),
         ("config.augment.degrees", "false"),
         ("config.model", 5),
+        ("config.tnorm.p", -3.0),
+        ("config.tnorm.name", "nosuch"),
+        ("config.implication.p", -1.0),
+        ("config.forall.eps", -1.0),
+        ("config.task.digits", 99999),
+        ("config.profile.checkpoint_every", -5),
+        ("config.profile.subset_train", 1),
+        ("config.optimizer.fused", 1),
+        ("config.optimizer.eps", 1e-08),
+        ("config.optimizer.name", "adam"),  # with SGD's momentum
+        ("config.trainer.deterministic", 1),
+        *((f"config.{key}.zzz", 1) for key in ("tnorm", "task", "kb", "net", "optimizer")),
+        ("config.zzz", 1),
     ],
 )
 def test_the_harvest_takes_no_record_whose_job_would_refuse_its_values(dotted, value, tmp_path):
@@ -156,6 +169,48 @@ def test_a_records_config_is_refused_where_the_job_refuses_it(key, value):
     record = _spoiled(f"config.{key}", value)
     try:
         tasks.task_of(record["config"]).check(record["config"])
+    except ValueError:
+        job_refuses = True
+    else:
+        job_refuses = False
+    assert (records.invalid(record) is not None) == job_refuses, records.invalid(record)
+
+
+JOB_KEYS = (
+    *(f"{kind}.{key}" for kind in ("tnorm", "implication", "forall") for key in ("p", "eps")),
+    *(f"{kind}.{key}" for kind in ("tnorm", "exists") for key in ("name", "zzz")),
+    *(f"task.{key}" for key in ("name", "digits", "validation", "zzz")),
+    *(f"profile.{key}" for key in ("checkpoint_every", "subset_train", "subset_test", "zzz")),
+    *(f"optimizer.{key}" for key in ("name", "fused", "eps")),
+    "trainer.deterministic", "net.zzz", "kb.zzz", "zzz",
+)  # fmt: skip
+JOB_VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 200)
+    | st.floats(-2, 5)
+    | st.text(max_size=3)
+    | st.sampled_from(["yager", "mae", "sgd", "adam", "mnist_addition", "nosuch"])
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(key=st.sampled_from(JOB_KEYS), value=JOB_VALUES)
+def test_a_records_config_passes_exactly_where_the_job_takes_it(key, value):
+    """The job's checks before it trains (guards.check_config, its operators built, its
+    optimizer's spec) and the record check (read without torch) agree on a record's operators,
+    task, budget, optimizer, kinds and keys (lifecycle/record_config.py)."""
+    from dfl_bench.lifecycle.guards import check_config
+    from dfl_bench.operators import KINDS, OperatorSet
+    from dfl_bench.tasks.optim import spec
+
+    assume(not key.startswith("profile.") or value is not None)  # a record's null: not given
+    record = _spoiled(f"config.{key}", value)
+    config = record["config"]
+    try:
+        check_config(config)
+        OperatorSet.from_config({kind: config[kind] for kind in KINDS})
+        spec(config["optimizer"], config["profile"]["max_steps"])
     except ValueError:
         job_refuses = True
     else:

@@ -353,7 +353,7 @@ def test_a_record_of_another_configuration_at_a_jobs_path_is_not_done_and_is_kep
 ):
     """A record copied under this configuration's file name, its claimed hash made to match: the
     job is not skipped, and the record its run writes keeps the copied one beside it."""
-    planted = {**full_record(), "config": {**full_record()["config"], "tnorm": {"name": "x"}}}
+    planted = {**full_record(), "config": {**full_record()["config"], "tnorm": {"name": "godel"}}}
     path = records.record_path(tmp_path, "exp", HASH)
     path.parent.mkdir()
     path.write_text(json.dumps({**planted, "config_hash": HASH}))

@@ -168,6 +168,9 @@ def test_a_home_that_cannot_be_written_prints_no_librarys_warning(logger, tmp_pa
         ("optimizer.fused=1", "optimizer.fused must be true or false, as the configuration's"),
         ("optimizer.fused=0", "optimizer.fused must be true or false"),
         ("optimizer.fused=null", "optimizer.fused must be true or false"),
+        ("+optimizer.warmup=null", "optimizer.warmup=null is what leaving optimizer.warmup out"),
+        ("+optimizer.cosine_final=null", "optimizer.cosine_final=null is what leaving"),
+        ("+data.validation=null", "data.validation=null is what leaving data.validation out"),
         ("optimizer.lr=true", "optimizer.lr must be a finite number > 0.0, got True"),
         ("model.ntn_k=99999999999999999999", "model.ntn_k must be an integer in [1, 1024], got"),
         ("model.ntn_k=100000000", "model.ntn_k must be an integer in [1, 1024]"),
@@ -924,12 +927,12 @@ def test_a_records_setting_in_a_row_label_is_text_in_latex(tmp_path):
     from dfl_bench.results.__main__ import main
 
     def change(record):
-        record["config"]["kb"]["note"] = "x\\&\\input{/etc/passwd}"  # a key FIELDS leaves free
+        record["config"]["trainer"]["precision"] = "x\\&\\input{/etc/passwd}"  # a free text
 
     _record_beside(tmp_path / "records", change)
     main(["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / "out")])
     tex = (tmp_path / "out" / "tables" / "formulas.tex").read_text()
-    assert "kb.note=x" in tex and "\\input{" not in tex
+    assert "trainer.precision=x" in tex and "\\input{" not in tex
 
 
 def test_a_records_text_in_a_markdown_table_is_text(tmp_path):
@@ -940,12 +943,12 @@ def test_a_records_text_in_a_markdown_table_is_text(tmp_path):
     from dfl_bench.results.__main__ import main
 
     def change(record):
-        record["config"]["kb"]["note"] = "<img src=x onerror=alert(1)>|y # planted"
+        record["config"]["trainer"]["precision"] = "<img src=x onerror=alert(1)>|y # planted"
 
     _record_beside(tmp_path / "records", change)
     main(["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / "out")])
     text = (tmp_path / "out" / "tables" / "formulas.md").read_text()
-    assert "kb.note=&lt;img src=x onerror=alert(1)&gt;\\|y # planted" in text
+    assert "trainer.precision=&lt;img src=x onerror=alert(1)&gt;\\|y # planted" in text
     assert "<img" not in text and "\n# planted" not in text
 
 

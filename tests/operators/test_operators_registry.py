@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
 from dfl_bench.operators import KINDS, OperatorSet, build, choices, spec
@@ -187,3 +189,42 @@ def test_a_boolean_is_no_number_for_a_parameter():
     with pytest.raises(ValueError, match=r"p=True is a boolean, not a number; p must be"):
         build("tnorm", "yager", p=True)
     assert build("tnorm", "yager", p="2").keywords["p"] == 2.0  # text that is a number reads
+
+
+def test_the_parameter_table_read_without_torch_is_the_registrys() -> None:
+    """operator_params.json (what a record's operators are checked against without torch) is
+    what `python -m dfl_bench.operators` writes from the registry."""
+    import json
+
+    from dfl_bench.operator_params import TABLE
+    from dfl_bench.operators.registry import param_table
+
+    assert json.loads(TABLE.read_text()) == json.loads(json.dumps(param_table()))
+
+
+OPERATOR_VALUES = (
+    st.none() | st.booleans() | st.floats(-2, 40) | st.integers(-2, 3) | st.text(max_size=2)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_table_refuses_an_operator_config_exactly_where_build_does(data) -> None:
+    """operator_params.refusal (torch-free) and `build` take the same configs of every kind."""
+    from dfl_bench.operator_params import refusal
+
+    kind = data.draw(st.sampled_from(KINDS))
+    name = data.draw(st.sampled_from([*choices(kind), "nosuch"]))
+    keys = data.draw(
+        st.lists(st.sampled_from(["p", "eps", "s", "b0", "base", "reduction", "zzz"]), max_size=3)
+    )
+    params = {
+        key: data.draw(OPERATOR_VALUES | st.sampled_from(choices("implication"))) for key in keys
+    }
+    try:
+        build(kind, name, **params)
+    except (ValueError, TypeError):
+        builds = False
+    else:
+        builds = True
+    assert (refusal(kind, {"name": name, **params}) is None) == builds

@@ -93,7 +93,8 @@ def _config(experiment: str, row, seed: int, profile: str, extra: dict) -> dict:
         "optimizer": {"name": "adam", "lr": 0.001},
         "tnorm": {"name": "yager", "p": 1.5},
         "implication": {"name": "sigmoidal", "s": 9.0, "b0": -0.5},
-        "model": {"ntn_k": 50, "ntn_bias": True, "stand_in_for": row},  # rows differ, as real ones
+        "model": {"ntn_k": 50, "ntn_bias": True},
+        "trainer": {"precision": f"32-{row}"},  # rows differ, as real ones (a text a job passes)
     }
     config["seed"] = seed
     return _merged(config, extra)
@@ -238,7 +239,8 @@ def test_a_whole_record_with_an_impossible_value_is_named_and_never_counted(
 def test_a_record_of_an_older_form_is_named_with_its_place_today(tmp_path):
     first = write(tmp_path, "tnorms", "", row="godel", accuracy=0.90)
     old = json.loads(first.read_text())
-    old["config"]["problem"] = old["config"].pop("kb")  # before the `kb` group
+    kb = old["config"].pop("kb")  # before the `kb` group: its options nested in `problem.kb`
+    old["config"]["problem"] = {"name": kb.pop("name"), "w_dfl": kb.pop("w_dfl"), "kb": kb}
     (tmp_path / "tnorms" / "0123456789abcdef.json").write_text(json.dumps(old))
     with pytest.warns(RecordWarning) as caught:
         frame = load_records(tmp_path)

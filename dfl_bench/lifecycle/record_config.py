@@ -1,0 +1,55 @@
+"""A run record's config held to the checks a job applies to its own before it trains, read
+without torch (the results and campaign tools never import it): a configuration the job refuses
+is no run a record may hold, whatever its hash.
+
+    >>> config_refusal({"task": {"name": "mnist_addition", "digits": 99999}})
+    'task.digits must be an integer in [1, 100], got 99999'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dfl_bench.kinds import KINDS
+from dfl_bench.lifecycle.guards import check_profile, check_shape, options
+from dfl_bench.lifecycle.migrate import migrate_config, shape_defect
+from dfl_bench.operator_params import refusal as operator_refusal
+from dfl_bench.tasks import DEFAULT
+from dfl_bench.tasks.values import TASKS
+
+
+def config_refusal(config: Mapping[str, Any]) -> str | None:
+    """Why `config` (a record's; of an older form, as migrate.migrate_config has it today) is
+    no configuration a job of this checkout takes (one line naming the key), or None (also for
+    groups of another shape: migrate.shape_defect names them where a record is migrated): its
+    keys, mappings and kinds (guards.check_shape), its budget (guards.check_profile), its
+    optimizer one of conf/optimizer, each operator a registered one with its parameters in
+    range (operator_params.refusal), its task's settings (values.TASKS; a task from a user's
+    folder declares them in its class, read where it is imported). Its data, model, augment
+    and kb values are record_fields.FIELDS'."""
+    if shape_defect({"config": config}) is not None:
+        return None
+    config = migrate_config(config)
+    try:
+        check_shape(config)
+        if isinstance(config.get("profile"), Mapping):
+            check_profile(config["profile"], given=True)
+        task = config.get("task") or {}
+        name = task.get("name", DEFAULT)
+        if name in TASKS:
+            TASKS[name].check(name, task)
+        elif not isinstance(name, str) or not task.get("_target_"):  # tasks.target_of's rule
+            raise ValueError(f"unknown task {name!r}; valid choices: {sorted(TASKS)}")
+    except ValueError as err:
+        return str(err)
+    optimizer = (config.get("optimizer") or {}).get("name")
+    if "optimizer" in config and optimizer not in options("optimizer"):
+        return f"unknown optimizer {optimizer!r}; valid choices: {options('optimizer')}"
+    for kind in KINDS:
+        why = (
+            operator_refusal(kind, config[kind]) if isinstance(config.get(kind), Mapping) else None
+        )
+        if why is not None:
+            return why
+    return None
