@@ -114,6 +114,9 @@ def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, v
         ("config.optimizer.eps", 1e-08),
         ("config.optimizer.name", "adam"),  # with SGD's momentum
         ("config.trainer.deterministic", 1),
+        ("config.trainer.devices", 8),
+        ("config.trainer.precision", "zzz"),
+        ("config.trainer.accelerator", "tpu9"),
         *((f"config.{key}.zzz", 1) for key in ("tnorm", "task", "kb", "net", "optimizer")),
         ("config.zzz", 1),
     ],
@@ -182,7 +185,8 @@ JOB_KEYS = (
     *(f"task.{key}" for key in ("name", "digits", "validation", "zzz")),
     *(f"profile.{key}" for key in ("checkpoint_every", "subset_train", "subset_test", "zzz")),
     *(f"optimizer.{key}" for key in ("name", "fused", "eps")),
-    "trainer.deterministic", "net.zzz", "kb.zzz", "zzz",
+    *(f"trainer.{key}" for key in ("deterministic", "devices", "precision", "accelerator")),
+    "net.zzz", "kb.zzz", "zzz",
 )  # fmt: skip
 JOB_VALUES = (
     st.none()
@@ -191,6 +195,7 @@ JOB_VALUES = (
     | st.floats(-2, 5)
     | st.text(max_size=3)
     | st.sampled_from(["yager", "mae", "sgd", "adam", "mnist_addition", "nosuch"])
+    | st.sampled_from(["cpu", "gpu", "tpu", "16-mixed", "32", "bf16-true"])
 )
 
 
@@ -216,6 +221,16 @@ def test_a_records_config_passes_exactly_where_the_job_takes_it(key, value):
     else:
         job_refuses = False
     assert (records.invalid(record) is not None) == job_refuses, records.invalid(record)
+
+
+def test_the_precisions_a_job_takes_are_lightnings():
+    from typing import get_args
+
+    from lightning.fabric.connector import _PRECISION_INPUT_STR
+
+    from dfl_bench.lifecycle.guards import PRECISIONS
+
+    assert sorted(PRECISIONS) == sorted(get_args(_PRECISION_INPUT_STR))
 
 
 def test_every_committed_record_is_of_the_declared_kinds():

@@ -927,12 +927,12 @@ def test_a_records_setting_in_a_row_label_is_text_in_latex(tmp_path):
     from dfl_bench.results.__main__ import main
 
     def change(record):
-        record["config"]["trainer"]["precision"] = "x\\&\\input{/etc/passwd}"  # a free text
+        record["config"]["trainer"]["strategy"] = "x\\&\\input{/etc/passwd}"  # a free text
 
     _record_beside(tmp_path / "records", change)
     main(["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / "out")])
     tex = (tmp_path / "out" / "tables" / "formulas.tex").read_text()
-    assert "trainer.precision=x" in tex and "\\input{" not in tex
+    assert "trainer.strategy=x" in tex and "\\input{" not in tex
 
 
 def test_a_records_text_in_a_markdown_table_is_text(tmp_path):
@@ -943,12 +943,12 @@ def test_a_records_text_in_a_markdown_table_is_text(tmp_path):
     from dfl_bench.results.__main__ import main
 
     def change(record):
-        record["config"]["trainer"]["precision"] = "<img src=x onerror=alert(1)>|y # planted"
+        record["config"]["trainer"]["strategy"] = "<img src=x onerror=alert(1)>|y # planted"
 
     _record_beside(tmp_path / "records", change)
     main(["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / "out")])
     text = (tmp_path / "out" / "tables" / "formulas.md").read_text()
-    assert "trainer.precision=&lt;img src=x onerror=alert(1)&gt;\\|y # planted" in text
+    assert "trainer.strategy=&lt;img src=x onerror=alert(1)&gt;\\|y # planted" in text
     assert "<img" not in text and "\n# planted" not in text
 
 

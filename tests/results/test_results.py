@@ -94,7 +94,7 @@ def _config(experiment: str, row, seed: int, profile: str, extra: dict) -> dict:
         "tnorm": {"name": "yager", "p": 1.5},
         "implication": {"name": "sigmoidal", "s": 9.0, "b0": -0.5},
         "model": {"ntn_k": 50, "ntn_bias": True},
-        "trainer": {"precision": f"32-{row}"},  # rows differ, as real ones (a text a job passes)
+        "trainer": {"strategy": f"s-{row}"},  # rows differ, as real ones (a text a job passes)
     }
     config["seed"] = seed
     return _merged(config, extra)
