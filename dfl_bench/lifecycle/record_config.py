@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from dfl_bench.kinds import KINDS
-from dfl_bench.lifecycle.guards import check_profile, check_shape, check_trainer_values, options
+from dfl_bench.lifecycle.guards import check_profile, check_shape, check_trainer_values
 from dfl_bench.lifecycle.migrate import migrate_config, shape_defect
 from dfl_bench.operator_params import refusal as operator_refusal
 from dfl_bench.tasks import DEFAULT
+from dfl_bench.tasks.optimizer_values import check_optimizer
 from dfl_bench.tasks.values import TASKS
 
 
@@ -24,8 +25,8 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
     no configuration a job of this checkout takes (one line naming the key), or None (also for
     groups of another shape: migrate.shape_defect names them where a record is migrated): its
     keys, mappings and kinds (guards.check_shape), its budget (guards.check_profile), its
-    Trainer (guards.check_trainer_values), its
-    optimizer one of conf/optimizer, each operator a registered one with its parameters in
+    Trainer (guards.check_trainer_values), its optimizer's settings
+    (optimizer_values.check_optimizer), each operator a registered one with its parameters in
     range (operator_params.refusal), its task's settings (values.TASKS; a task from a user's
     folder declares them in its class, read where it is imported). Its data, model, augment
     and kb values are record_fields.FIELDS'."""
@@ -44,11 +45,11 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
             TASKS[name].check(name, task)
         elif not isinstance(name, str) or not task.get("_target_"):  # tasks.target_of's rule
             raise ValueError(f"unknown task {name!r}; valid choices: {sorted(TASKS)}")
+        if isinstance(config.get("optimizer"), Mapping):
+            steps = (config.get("profile") or {}).get("max_steps")
+            check_optimizer(config["optimizer"], steps if isinstance(steps, int) else None)
     except ValueError as err:
         return str(err)
-    optimizer = (config.get("optimizer") or {}).get("name")
-    if "optimizer" in config and optimizer not in options("optimizer"):
-        return f"unknown optimizer {optimizer!r}; valid choices: {options('optimizer')}"
     for kind in KINDS:
         why = (
             operator_refusal(kind, config[kind]) if isinstance(config.get(kind), Mapping) else None

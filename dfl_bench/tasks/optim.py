@@ -17,34 +17,23 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 
-from dfl_bench.checks import number
-from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.tasks.optimizer_values import (
+    SCHEDULE,
+    WARMUP,
+    check_optimizer,
+    group_defaults,
+)
 
 OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
     "adam": torch.optim.Adam,
     "sgd": torch.optim.SGD,
 }
-
-
-@cache
-def group_defaults(name: str) -> dict[str, Any]:
-    """An optimizer's settings as its yaml gives them (conf/optimizer/<name>.yaml, their one
-    home), under what a config sets: a Python caller gets what the command line gets."""
-    spec = yaml.safe_load((Path(CONFIG_DIR) / "optimizer" / f"{name}.yaml").read_text())
-    return {k: v for k, v in spec.items() if k != "name"}
-
-
-SCHEDULE = "cosine_final"  # the last step's learning rate as a fraction of lr (a half cosine)
-WARMUP = "warmup"  # steps over which the learning rate rises linearly to the schedule's
 
 
 @dataclass(frozen=True)
@@ -92,21 +81,6 @@ def spec(cfg: Mapping[str, Any], max_steps: int | None = None) -> OptimizerSpec:
     name = cfg.get("name")
     if name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {name!r}; valid choices: {sorted(OPTIMIZERS)}")
-    final, warmup = cfg.get(SCHEDULE), cfg.get(WARMUP)
-    if final is not None and (
-        isinstance(final, bool) or not (isinstance(final, int | float) and 0.0 < final <= 1.0)
-    ):
-        raise ValueError(f"optimizer.{SCHEDULE} must be a fraction in (0, 1], got {final!r}")
-    if warmup is not None:
-        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-            raise ValueError(
-                f"optimizer.{WARMUP} must be a whole number of steps >= 0, got {warmup!r}"
-            )
-        if max_steps is not None and warmup >= max_steps:
-            raise ValueError(
-                f"optimizer.warmup={warmup} steps is not shorter than the run's {max_steps} "
-                "(profile.max_steps): the rate would never reach optimizer.lr"
-            )
     cls = OPTIMIZERS[name]
     params = {k: v for k, v in cfg.items() if k not in ("name", SCHEDULE, WARMUP)}
     defaults = {
@@ -117,36 +91,14 @@ def spec(cfg: Mapping[str, Any], max_steps: int | None = None) -> OptimizerSpec:
         raise ValueError(
             f"optimizer {name!r} has no parameters {unknown}; valid choices: {list(defaults)}"
         )
+    check_optimizer(cfg, max_steps, defaults)
     kwargs = {**group_defaults(name), **params}
-    for key, value in kwargs.items():
-        _checked_value(value, key, group_defaults(name).get(key, defaults.get(key)))
     try:
         cls([torch.zeros(1, requires_grad=True)], **kwargs)
     except (ValueError, TypeError, RuntimeError) as err:
         raise ValueError(f"optimizer {name!r}: {err}") from None
+    final, warmup = cfg.get(SCHEDULE), cfg.get(WARMUP)
     return OptimizerSpec(name, cls, kwargs, None if final is None else float(final), warmup or 0)
-
-
-def _checked_value(value: Any, key: str, default: Any) -> None:
-    """One optimizer argument: of its default's type (true/false for a flag, a number for a
-    number), a finite number > 0 for lr and >= 0 otherwise, betas two numbers in [0, 1)."""
-    name = f"optimizer.{key}"
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false, got {value!r}")
-    elif isinstance(default, int | float) and (
-        isinstance(value, bool) or not isinstance(value, int | float)
-    ):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    if key == "betas":
-        if not isinstance(value, Sequence) or isinstance(value, str) or len(value) != 2:
-            raise ValueError(f"{name} must be two numbers in [0, 1), got {value!r}")
-        for beta in value:
-            number(beta, name, 0.0, open_low=False)
-            if beta >= 1:
-                raise ValueError(f"{name} must lie in [0, 1), got {list(value)}")
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        number(value, name, 0.0, open_low=key == "lr")
 
 
 def gradient_reached(

@@ -115,6 +115,10 @@ def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, v
         ("config.optimizer.name", "adam"),  # with SGD's momentum
         ("config.trainer.deterministic", 1),
         ("config.trainer.devices", 8),
+        ("config.optimizer.cosine_final", 2.0),
+        ("config.optimizer.warmup", -1),
+        ("config.optimizer.warmup", 10**6),  # longer than the run
+        ("config.optimizer.betas", [0.9, 1.5]),
         ("config.trainer.precision", "zzz"),
         ("config.trainer.accelerator", "tpu9"),
         *((f"config.{key}.zzz", 1) for key in ("tnorm", "task", "kb", "net", "optimizer")),
@@ -184,7 +188,7 @@ JOB_KEYS = (
     *(f"{kind}.{key}" for kind in ("tnorm", "exists") for key in ("name", "zzz")),
     *(f"task.{key}" for key in ("name", "digits", "validation", "zzz")),
     *(f"profile.{key}" for key in ("checkpoint_every", "subset_train", "subset_test", "zzz")),
-    *(f"optimizer.{key}" for key in ("name", "fused", "eps")),
+    *(f"optimizer.{key}" for key in ("name", "fused", "eps", "lr", "warmup", "cosine_final")),
     *(f"trainer.{key}" for key in ("deterministic", "devices", "precision", "accelerator")),
     "net.zzz", "kb.zzz", "zzz",
 )  # fmt: skip
