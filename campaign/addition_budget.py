@@ -22,10 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
-
+from campaign.rule_runs import counted, declared
 from dfl_bench import markdown
-from dfl_bench.paths import CONFIG_DIR, REPO_DIR
+from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
 from dfl_bench.untrusted import UntrustedFile, out_folder, write_text
 
@@ -33,12 +32,6 @@ EXPERIMENT = "mnist_addition_budget_nets"
 WARMUP = "mnist_addition_warmup_nets"
 OUT = REPO_DIR / "results" / "addition_budget"
 ADOPTED, NOT_ADOPTED, PENDING = 0, 1, 3  # --warmup-adopted's exit status
-
-
-def declared(experiment: str = EXPERIMENT) -> dict[str, Any]:
-    """An experiment's yaml: its rows and its rule."""
-    path = Path(CONFIG_DIR) / "experiment" / f"{experiment}.yaml"
-    return OmegaConf.to_container(OmegaConf.load(path), resolve=False)  # type: ignore[return-value]
 
 
 def candidates(
@@ -93,9 +86,10 @@ def records_frame(records_dir: Path) -> Any:
 
 
 def validation_values(frame: Any, experiment: str = EXPERIMENT) -> dict[str, list[float]]:
-    """Each row's final validation accuracies (%) of the experiment's ok runs in `frame`."""
+    """Each row's final validation accuracies (%) of the runs in `frame` the experiment's rule
+    counts (rule_runs.counted: its row's configuration, the rule's seeds), in seed order."""
     rule = declared(experiment)["rule"]
-    ok = frame[(frame["experiment"] == experiment) & (frame["status"] == "ok")]
+    ok = counted(frame, experiment)
     return {
         str(row): [100 * float(x) for x in group[rule["metric"]].dropna()]
         for row, group in ok.groupby("row")
@@ -145,7 +139,7 @@ def warmup_lines(frame: Any) -> tuple[list[str], bool | None]:
 
 def report(records_dir: Path) -> str:
     """The README: the declared rule, each candidate's validation accuracy, each choice."""
-    spec = declared()
+    spec = declared(EXPERIMENT)
     rule = spec["rule"]
     frame = records_frame(records_dir)
     by_net = candidates(spec, validation_values(frame))

@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from campaign.addition_budget import declared, records_frame
+from campaign.addition_budget import records_frame
+from campaign.rule_runs import counted, declared
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
@@ -29,9 +30,10 @@ CHOSEN, PENDING = 0, 3
 
 
 def runs_of(frame: Any, rule: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:
-    """Each row's (validation sum accuracy %, validation digit accuracy) per ok run, by seed."""
-    ok = frame[(frame["experiment"] == EXPERIMENT) & (frame["status"] == "ok")]
-    ok = ok[ok["steps"] == declared(EXPERIMENT)["profile"]["max_steps"]].sort_values("seed")
+    """Each row's (validation sum accuracy %, validation digit accuracy) per run the rule counts
+    (rule_runs.counted: its row's configuration, the rule's seeds) of the full budget, by seed."""
+    ok = counted(frame, EXPERIMENT)
+    ok = ok[ok["steps"] == declared(EXPERIMENT)["profile"]["max_steps"]]
     return {
         str(row): [
             (100 * float(a), float(d))

@@ -19,14 +19,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from campaign.addition_budget import best_and_near, declared, records_frame
+from campaign import rule_runs
+from campaign.addition_budget import best_and_near, records_frame
+from campaign.rule_runs import SEARCH, declared
 from dfl_bench import markdown
-from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
 from dfl_bench.results.paper import Published, load_paper
@@ -39,41 +40,20 @@ CHOSEN, PENDING = 0, 3  # --chosen's exit status
 # A search whose final seeds are compared with other systems' published numbers: the table
 # (conf/experiment/<table>.yaml `published:`) whose numbers of the same task setting they face.
 PUBLISHED_FROM = {"mnist_addition_minute_search": "mnist_addition"}
-SEARCH = "search"  # the stage of a row's candidate runs (the default where a yaml has none)
 
 
 def stage_values(
-    frame: Any,
-    experiment: str,
-    stage: str,
-    metric: str,
-    steps: Mapping[str, int],
-    seeds: Collection[int] | None = None,
+    frame: Any, experiment: str, stage: str, metric: str, steps: Mapping[str, int]
 ) -> dict[str, list[float]]:
-    """Each row's `metric` (%) over the experiment's ok runs of `stage` (of `seeds`, where
-    given) that trained the row's configuration at that stage as its jobs train it today
-    (`row_digest`) and its declared `steps` (a shortened run counts for nothing), in seed order."""
-    ok = frame[(frame["experiment"] == experiment) & (frame["status"] == "ok")]
-    ok = ok[ok["config"].map(lambda c: c.get("stage", SEARCH)) == stage]
-    ok = ok[ok["row"].map(steps) == ok["steps"]].sort_values("seed")
-    ok = ok if seeds is None else ok[ok["seed"].isin(list(seeds))]
-    own = {row: row_digest(experiment, str(row), stage) for row in set(ok["row"])}
-    ok = ok[ok["row"].map(own) == ok["configuration"]]
+    """Each row's `metric` (%) over the runs the experiment's rule counts at `stage` (rule_runs.
+    counted: its row's configuration there, the rule's seeds) of its declared `steps` (a
+    shortened run counts for nothing), in seed order."""
+    ok = rule_runs.counted(frame, experiment, stage)
+    ok = ok[ok["row"].map(steps) == ok["steps"]]
     return {
         str(row): [100 * float(x) for x in group[metric].dropna()]
         for row, group in ok.groupby("row")
     }
-
-
-def row_digest(experiment: str, row: str, stage: str) -> str | None:
-    """The cell hash of `experiment`'s `row` at `stage` (where its yaml has stages) as its jobs
-    train it today (cell_configs.cell_config at its own budget); None where that does not
-    compose."""
-    staged = declared(experiment).get("stage") is not None
-    also = (f"stage={stage}",) if staged else ()
-    budget = cell_configs.own_budget(experiment)
-    config = cell_configs.cell_config(experiment, budget, "row", row, also)
-    return None if config is None else records.cell_hash(config)
 
 
 def candidates(experiment: str, frame: Any) -> dict[str, list[dict[str, Any]]]:
@@ -168,8 +148,7 @@ def report(experiment: str, frame: Any) -> str:
     final = rule.get("final")
     if final:
         steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
-        seeds = seeds_of(final)
-        tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps, seeds)
+        tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
         faced = {(c.net, c.published.system): c for c in comparisons(experiment, frame)}
         systems = list(dict.fromkeys(system for _, system in faced))
         rows = []
@@ -231,7 +210,7 @@ def comparisons(experiment: str, frame: Any) -> list[Faced]:
     spec = declared(experiment)
     final = spec["rule"]["final"]
     steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
-    tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps, seeds_of(final))
+    tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
     task = spec.get("task") or {}
     published = [
         p
@@ -285,12 +264,6 @@ def final_block(experiment: str, frame: Any) -> str:
         f"set; {page}): {'; '.join(parts)}.** {how}",
         end,
     ])  # fmt: skip
-
-
-def seeds_of(final: Mapping[str, Any]) -> list[int]:
-    """The final stage's seeds as declared: a count (0..n-1) or a list of seeds."""
-    seeds = final["seeds"]
-    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
 
 
 def final_seeds(final: Mapping[str, Any]) -> str:

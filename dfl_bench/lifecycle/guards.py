@@ -1,8 +1,9 @@
 """Checks before training: each bad value is one ValueError line naming what is valid.
 
 `check_config` takes the resolved config (plain data); `check_overrides` refuses command-line
-overrides an experiment's table row would silently replace; `check_writable` tries the folders a
-job writes to, so a records folder that cannot be written fails now, not after training.
+overrides the job's task would ignore (what an experiment declares: lifecycle/declared.py);
+`check_writable` tries the folders a job writes to, so a records folder that cannot be written
+fails now, not after training.
 """
 
 from __future__ import annotations
@@ -270,11 +271,11 @@ def check_task(config: Mapping[str, Any], task: Any = None) -> None:
 
 
 def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None) -> None:
-    """Refuse an override that an experiment's row replaces (it would be recorded, not run) or
-    that sets a config group the job's task does not read (the same numbers, another hash)."""
+    """Refuse an override that sets a config group the job's task does not read (the same
+    numbers, another hash), a row without an experiment's rows, or an added key given null
+    (`null_refusal`; an override the experiment's row or stage replaces: lifecycle/declared.py)."""
     from dfl_bench import tasks
 
-    raw = OmegaConf.to_container(cfg, resolve=False)
     task = task or tasks.task_of(cfg)
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         key = override.key_or_group
@@ -292,32 +293,27 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
             )
         if key == "experiment" and not override.is_delete():
             check_name(override.value(), "experiment")
-        if override.is_delete() or key in ("row", "experiment") or key.startswith("hydra"):
+        if override.is_delete() or override.is_sweep_override() or key.startswith("hydra"):
             continue
-        nulled = (
-            None
-            if override.is_sweep_override()
-            else null_refusal(key.lstrip("+"), override.value())
-        )
+        if key in ("row", "experiment"):
+            continue
+        nulled = null_refusal(key.lstrip("+"), override.value())
         if nulled is not None:
             raise ValueError(f"{override.input_line}: {nulled}")
-        owned = row_owner(raw, key)
-        if owned is not None:
-            raise ValueError(row_refusal(override.input_line, raw, owned))
 
 
-def row_owner(raw: Any, key: str) -> str | None:
+def row_owner(raw: Any, key: str, marker: str = "${rows[") -> str | None:
     """The part of the dotted override `key` that an experiment takes from its row (a value
     `${rows[${row}]...}` in the unresolved config `raw`: `tnorm` of `tnorm.p` under
-    `row=yager_p2`), None where no row sets it: the one rule of both the command line's
-    preflight and each job's check."""
+    `row=yager_p2`; another table's `marker`, `${stages[`), None where no row sets it: the one
+    rule of both the command line's preflight and each job's check."""
     node, parts = raw, []
     for part in key.lstrip("+~").split("."):
         if not isinstance(node, Mapping) or part not in node:
             return None
         node = node[part]
         parts.append(part)
-        if isinstance(node, str) and "${rows[" in node:
+        if isinstance(node, str) and marker in node:
             return ".".join(parts)
     return None
 

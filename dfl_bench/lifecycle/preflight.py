@@ -18,6 +18,7 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
 from omegaconf import OmegaConf
 
+from dfl_bench.lifecycle.declared import declaration_refusal
 from dfl_bench.lifecycle.guards import check_name, row_owner, row_refusal
 from dfl_bench.lifecycle.private_api import hydra_args_parser
 from dfl_bench.paths import CONFIG_DIR
@@ -152,6 +153,9 @@ def row_owned(config_name: str, parsed: Sequence) -> str | None:
         top = override.key_or_group.lstrip("+~").split(".")[0]
         if top in ("experiment", "row") or override.is_sweep_override():
             continue
+        declared = declaration_refusal(raw, override.key_or_group, override.input_line)
+        if declared is not None:
+            return declared
         owned = row_owner(raw, override.key_or_group)
         if owned is not None:
             loader = GlobalHydra.instance().config_loader()

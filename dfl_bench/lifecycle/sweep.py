@@ -38,7 +38,7 @@ def expand(overrides: Sequence[str], params: Mapping[str, Any] | None = None) ->
     return [job for batch in basic_sweeper().split_arguments(parsed, None) for job in batch]
 
 
-def _search_path() -> AbstractContextManager:
+def search_path() -> AbstractContextManager:
     """Where configs compose: in a running Hydra app its search path, else conf/."""
     if GlobalHydra.instance().is_initialized():
         return nullcontext()
@@ -47,7 +47,7 @@ def _search_path() -> AbstractContextManager:
 
 def job_config(overrides: Sequence[str], config_name: str = "config") -> DictConfig:
     """One job's composed config: in a running Hydra app its search path, else conf/."""
-    with _search_path():
+    with search_path():
         return compose(config_name, overrides=list(overrides))
 
 
@@ -105,7 +105,7 @@ def invalid_jobs(jobs: Sequence[Sequence[str]], hydra_overrides: Sequence[str] =
     errors: list[str] = []
     composed: dict[tuple[str, ...], DictConfig] = {}
     setting: dict[tuple[str, ...], tuple[str, ...]] = {}
-    with _search_path():
+    with search_path():
         for job in jobs:
             try:
                 checked(shared_job_config(hydra_overrides, job, composed, setting), job)

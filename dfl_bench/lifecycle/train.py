@@ -33,6 +33,7 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench import tasks
 from dfl_bench.exits import EXIT_FAILED, EXIT_INVALID  # noqa: E402  (0: every job ok or skipped)
 from dfl_bench.lifecycle import guards, loggers, records
+from dfl_bench.lifecycle.declared import check_declared
 from dfl_bench.lifecycle.job import (
     Built,
     Job,
@@ -142,6 +143,7 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> Built:
     guards.check_present(cfg)  # `~data`: before anything reads it
     task = tasks.task_of(cfg)  # the job's task, looked up once
     guards.check_overrides(cfg, overrides, task)
+    check_declared(cfg, overrides)  # rows, stages, rule: the experiment's own
     config = resolved_config(cfg)
     guards.check_config(config, task=task)
     guards.check_writable(to_absolute_path(cfg.records_dir), "records_dir")

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from campaign import recipe_search
+from campaign import recipe_search, rule_runs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,7 +43,7 @@ def test_each_searchs_networks_are_the_ones_conf_net_gives(experiment):
 def _run(experiment: str, row: str, seed: int, stage: str | None, steps: int, acc: float) -> dict:
     """One ok run as the records' frame (results.load) holds it: what the rule reads."""
     config = {"row": row, "seed": seed, **({"stage": stage} if stage else {})}
-    digest = recipe_search.row_digest(experiment, row, stage or recipe_search.SEARCH)
+    digest = rule_runs.row_digest(experiment, row, stage or rule_runs.SEARCH)
     return {
         "experiment": experiment, "status": "ok", "row": row, "seed": seed, "steps": steps,
         "test_accuracy": acc, "validation_accuracy": acc, "config": config,
@@ -109,8 +109,7 @@ def test_the_collapse_rule_counts_collapses_first_then_the_mean(tmp_path, capsys
     steps = spec["profile"]["max_steps"]
 
     def run(row: str, seed: int, acc: float, digits: float) -> dict:
-        return {"experiment": collapse_search.EXPERIMENT, "status": "ok", "row": row,
-                "seed": seed, "steps": steps, "validation_accuracy": acc,
+        return {**_run(collapse_search.EXPERIMENT, row, seed, None, steps, acc),
                 "validation_digit_accuracy": digits}  # fmt: skip
 
     runs = [run(r, s, 0.30, 0.99) for r in rows for s in range(5)]
@@ -173,3 +172,17 @@ def test_the_minute_searchs_final_seeds_alone_face_deepproblog(finals, said):
     assert f"`paper` on `s2500_lr2e3` {mean} (n={len(finals)})" in block
     assert said in block
     assert "No chosen recipe" in recipe_search.final_block(minute, frame[frame["seed"] != 0])
+
+
+def test_a_collapse_run_of_another_configuration_or_seed_counts_for_nothing():
+    """Under a candidate's row: a run at another rate or of a seed beyond the rule's five."""
+    from campaign import collapse_search
+
+    spec = _spec(collapse_search.EXPERIMENT)
+    steps = spec["profile"]["max_steps"]
+    runs = [_run(collapse_search.EXPERIMENT, "b4", s, None, steps, 0.30) for s in range(5)]
+    runs = [{**r, "validation_digit_accuracy": 0.99} for r in runs]
+    other = [{**runs[0], "seed": 0, "configuration": "lr0.02", "validation_digit_accuracy": 0.0},
+             {**runs[0], "seed": 5, "validation_digit_accuracy": 0.0}]  # fmt: skip
+    counted = collapse_search.runs_of(pd.DataFrame(runs + other), spec["rule"])
+    assert counted == {"b4": [(30.0, 0.99)] * 5}

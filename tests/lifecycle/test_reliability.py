@@ -181,8 +181,13 @@ def test_an_override_the_experiment_row_replaces_is_refused(tmp_path, no_data):
 
 def test_a_value_override_beside_a_row_is_honoured(tmp_path):
     cfg, hydra_cfg = composed(tmp_path, "+experiment=same_symmetric", "row=godel_S", "kb.w_dfl=2.5")
+    with pytest.raises(ValueError, match=r"kb.w_dfl=2.5 is ignored: .* sets kb.w_dfl from its row"):
+        train.checked(cfg, hydra_cfg.overrides.task)  # the row's value: refused, as by preflight
+    cfg, hydra_cfg = composed(
+        tmp_path, "+experiment=same_symmetric", "row=godel_S", "kb.scope=formula"
+    )
     config = train.checked(cfg, hydra_cfg.overrides.task).config
-    assert config["kb"]["w_dfl"] == 2.5 and config["tnorm"]["name"] == "godel"
+    assert config["kb"]["scope"] == "formula" and config["tnorm"]["name"] == "godel"
 
 
 # 4. a corrupt or wrong data cache

@@ -1,0 +1,56 @@
+"""The runs a declared rule counts (`rule:` of conf/experiment/<experiment>.yaml, applied by
+campaign/addition_budget.py, recipe_search.py and collapse_search.py): an experiment's ok
+records of a row that trained the row's configuration at a stage as its jobs train it today
+(`row_digest`: the cell hash, as the renderer's cells), of the seeds the rule declares for that
+stage (`rule_seeds`). Another configuration filed under the row and stage (another rate, another
+held-out share) or a seed the rule does not declare counts for nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle.declared import seeds_of
+from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.results import cell_configs
+
+SEARCH = "search"  # the stage of a row's candidate runs (the default where a yaml has none)
+
+
+def declared(experiment: str) -> dict[str, Any]:
+    """An experiment's yaml: its rows and its rule."""
+    path = Path(CONFIG_DIR) / "experiment" / f"{experiment}.yaml"
+    return OmegaConf.to_container(OmegaConf.load(path), resolve=False)  # type: ignore[return-value]
+
+
+def row_digest(experiment: str, row: str, stage: str) -> str | None:
+    """The cell hash of `experiment`'s `row` at `stage` (where its yaml has stages) as its jobs
+    train it today (cell_configs.cell_config at its own budget); None where that does not
+    compose."""
+    staged = declared(experiment).get("stage") is not None
+    also = (f"stage={stage}",) if staged else ()
+    budget = cell_configs.own_budget(experiment)
+    config = cell_configs.cell_config(experiment, budget, "row", row, also)
+    return None if config is None else records.cell_hash(config)
+
+
+def rule_seeds(experiment: str, stage: str = SEARCH) -> list[int]:
+    """The seeds `experiment`'s rule declares for `stage`: its final stage's (`rule.final`)
+    there, else the rule's own (`seeds_of`)."""
+    rule = declared(experiment)["rule"]
+    final = rule.get("final")
+    return seeds_of(final if final and final["stage"] == stage else rule)
+
+
+def counted(frame: Any, experiment: str, stage: str = SEARCH) -> Any:
+    """The runs of `frame` (results.load's records) the rule of `experiment` counts at `stage`:
+    ok, of `stage`, of its declared seeds (`rule_seeds`), each of its row's configuration there
+    (`row_digest`), in seed order."""
+    ok = frame[(frame["experiment"] == experiment) & (frame["status"] == "ok")]
+    ok = ok[ok["config"].map(lambda c: c.get("stage", SEARCH)) == stage]
+    ok = ok[ok["seed"].isin(rule_seeds(experiment, stage))].sort_values("seed")
+    own = {row: row_digest(experiment, str(row), stage) for row in set(ok["row"])}
+    return ok[ok["row"].map(own) == ok["configuration"]]
