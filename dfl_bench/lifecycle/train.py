@@ -85,8 +85,9 @@ def main(cfg: DictConfig) -> float | None:
 
 def leave_no_run_folder(hydra_cfg: DictConfig) -> None:
     """Remove the folder Hydra made for a single run that was refused, when it holds nothing but
-    Hydra's own `.hydra/` and its log (a refused run leaves nothing behind), and the two folders
-    above it (`outputs/<experiment>/`, `outputs/`) where they are then empty."""
+    Hydra's own `.hydra/` and its log (a refused run leaves nothing behind), and, where it is
+    the default one (conf/config.yaml's `outputs/<experiment>/<time>` in the working folder),
+    the two folders above it where they are then empty; never a folder a user named."""
     output = OmegaConf.select(hydra_cfg, "runtime.output_dir", default=None)
     if output is None:
         return
@@ -94,6 +95,8 @@ def leave_no_run_folder(hydra_cfg: DictConfig) -> None:
     own = {".hydra", f"{hydra_cfg.job.name}.log"}
     if folder.is_dir() and not folder.is_symlink() and {p.name for p in folder.iterdir()} <= own:
         shutil.rmtree(folder, ignore_errors=True)
+        if folder.parent.parent != Path(hydra_cfg.runtime.cwd) / "outputs":
+            return
         with contextlib.suppress(OSError):  # outputs/<experiment>/, then outputs/: when empty
             folder.parent.rmdir()
             folder.parent.parent.rmdir()

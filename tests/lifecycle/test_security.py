@@ -1011,3 +1011,20 @@ def test_a_files_override_is_judged_by_its_groups_check_among_the_groups_other_v
 
     said = refusal(override)
     assert said is None if why is None else said is not None and said.startswith(why)
+
+
+def test_a_refused_run_removes_no_folder_a_user_named(tmp_path):
+    """Only the default run folder's own parents (outputs/<experiment>/) go with it: an empty
+    folder the user named above `hydra.run.dir` (here the working directory itself) stays."""
+    import subprocess
+    import sys
+
+    (tmp_path / "mine").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "dfl_bench", "net=bn_wide", "net.width=2.5", "profile=smoke",
+         "logger=none", f"hydra.run.dir={tmp_path}/mine/out"],
+        cwd=tmp_path / "mine", capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )  # fmt: skip
+    assert done.returncode == 2 and "net.width must be an integer" in done.stderr
+    assert (tmp_path / "mine").is_dir() and not (tmp_path / "mine" / "out").exists()
