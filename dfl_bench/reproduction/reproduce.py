@@ -35,6 +35,7 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from dfl_bench.lifecycle import loggers, records
+from dfl_bench.lifecycle.declared import DECLARED
 from dfl_bench.lifecycle.lock import held
 from dfl_bench.reproduction import plan
 from dfl_bench.reproduction.plan import Job
@@ -123,10 +124,12 @@ def check_cell_meaning(overrides: Sequence[str]) -> None:
     """Overrides that change a job's config hash change what a table cell means: they need an
     `experiment_name` of their own (not a table's), so their runs never join the table's."""
     keys = {o.lstrip("+~").split("=", 1)[0]: o for o in overrides}
-    if "row" in keys:
+    declared = [o for key, o in keys.items() if key == "row" or key.split(".")[0] in DECLARED]
+    if declared:
         raise ValueError(
-            f"{keys['row']}: a reproduction trains every row of its tables; choose tables with "
-            "--tables (TABLES=), or train one row with python -m dfl_bench +experiment=NAME row=ROW"
+            f"{declared[0]}: a reproduction trains every row of its tables as declared; choose "
+            "tables with --tables (TABLES=), or train one row: python -m dfl_bench "
+            "+experiment=NAME row=ROW"
         )
     if keys.get("trainer") == "trainer=gpu":
         raise ValueError(

@@ -90,9 +90,11 @@ def test_every_experiment_and_the_default_config_are_selectable():
             r"families.product.w_dfl=0.001 changes what a table cell means: name a separate",
         ),
         (
-            ["rows.godel_S.tnorm.name=product"],
-            r"rows.godel_S.tnorm.name=product changes what a table cell means",
+            ["rows.godel_S.tnorm.name=product", "experiment_name=mine"],
+            r"rows.godel_S.tnorm.name=product: a reproduction trains every row of its tables as "
+            r"declared",
         ),
+        (["+stages.final=0.2"], r"\+stages.final=0.2: a reproduction trains every row"),
         (["row=no_such"], r"row=no_such: a reproduction trains every row of its tables"),
         (
             ["+trainer.gradient_clip_val=1", "experiment_name=tnorms"],
