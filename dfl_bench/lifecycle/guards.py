@@ -30,6 +30,7 @@ from dfl_bench.lifecycle.file_overrides import (
     top_level_keys,
     type_refusal,
 )
+from dfl_bench.lifecycle.trainer_values import check_trainer
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import NOT_HASHED
 from dfl_bench.tasks.values import check_subsets
@@ -59,31 +60,6 @@ def check_name(value: Any, name: str) -> None:
 
 
 FLAGS = ("force", "progress_bar", "cuda_graph", "compile_dfl")  # true or false, nothing else
-ACCELERATORS = ("auto", "cpu", "cuda", "gpu", "mps")  # Lightning's that train one process
-# Lightning's precision names (lightning.fabric.connector._PRECISION_INPUT_STR; a test holds them)
-PRECISIONS = ("transformer-engine", "transformer-engine-float16", "16-true", "16-mixed",
-              "bf16-true", "bf16-mixed", "32-true", "64-true")  # fmt: skip
-
-
-def check_trainer_values(trainer: Mapping[str, Any]) -> None:
-    """The Trainer's settings a job takes (conf/trainer): an accelerator of ACCELERATORS, one
-    device (a job trains one run on one device; many runs go to many devices through a
-    launcher, docs/scaling.md), a precision of Lightning's PRECISIONS."""
-    if "accelerator" in trainer and trainer["accelerator"] not in ACCELERATORS:
-        raise ValueError(
-            f"trainer.accelerator={trainer['accelerator']!r} is not valid; valid choices: "
-            f"{list(ACCELERATORS)}"
-        )
-    if "devices" in trainer and trainer["devices"] != 1:
-        raise ValueError(
-            f"trainer.devices={trainer['devices']!r}: a job trains on one device (1); to use "
-            "several, run several jobs (a multirun with the joblib or submitit launcher)"
-        )
-    if "precision" in trainer and trainer["precision"] not in PRECISIONS:
-        raise ValueError(
-            f"trainer.precision={trainer['precision']!r} is not valid; valid choices: "
-            f"{list(PRECISIONS)}"
-        )
 
 
 PROFILE_KEYS = (
@@ -252,7 +228,7 @@ def check_config(config: Mapping[str, Any], task: Any = None) -> None:
     if config.get("row") is not None:
         check_name(config["row"], "row")
     check_profile(config["profile"])
-    check_trainer_values(config.get("trainer") or {})
+    check_trainer(config.get("trainer") or {})
     check_seed(config.get("seed"))
     if config.get("threads") is not None:
         _integer(config["threads"], "threads", 1, MAX_THREADS)

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from dfl_bench.kinds import KINDS
-from dfl_bench.lifecycle.guards import check_profile, check_shape, check_trainer_values
+from dfl_bench.lifecycle.guards import check_profile, check_shape
 from dfl_bench.lifecycle.migrate import migrate_config, shape_defect
+from dfl_bench.lifecycle.trainer_values import check_trainer
 from dfl_bench.operator_params import refusal as operator_refusal
 from dfl_bench.tasks import DEFAULT
 from dfl_bench.tasks.optimizer_values import check_optimizer
@@ -25,7 +26,7 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
     no configuration a job of this checkout takes (one line naming the key), or None (also for
     groups of another shape: migrate.shape_defect names them where a record is migrated): its
     keys, mappings and kinds (guards.check_shape), its budget (guards.check_profile), its
-    Trainer (guards.check_trainer_values), its optimizer's settings
+    Trainer (trainer_values.check_trainer), its optimizer's settings
     (optimizer_values.check_optimizer), each operator a registered one with its parameters in
     range (operator_params.refusal), its task's settings (values.TASKS; a task from a user's
     folder declares them in its class, read where it is imported). Its data, model, augment
@@ -38,7 +39,7 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
         if isinstance(config.get("profile"), Mapping):
             check_profile(config["profile"], given=True)
         if isinstance(config.get("trainer"), Mapping):
-            check_trainer_values(config["trainer"])
+            check_trainer(config["trainer"])
         task = config.get("task") or {}
         name = task.get("name", DEFAULT)
         if name in TASKS:

@@ -97,7 +97,6 @@ FIELDS: dict[str, Callable[[Any, str], None]] = {
     "config.optimizer.lr": lambda v, k: number(v, k, 0.0, open_low=True),
     "config.net.name": PLAIN,
     "config.model.ntn_k": checks.layer_width,
-    **{f"config.net.{n}": checks.layer_width for n in ("width", "width2", "embedding")},
     **{f"config.data.{n}": checks.batch_items for n in ("batch_size", "eval_batch_size")},
     "config.trainer.accelerator": PLAIN,
     **{f"config.{kind}.name": PLAIN for kind in KINDS},

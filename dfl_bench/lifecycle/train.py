@@ -46,7 +46,7 @@ from dfl_bench.lifecycle.job import (
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 from dfl_bench.lifecycle.preflight import escaped
 from dfl_bench.lifecycle.resolve import resolved_config
-from dfl_bench.lifecycle.trainer import check_trainer, effective_flags
+from dfl_bench.lifecycle.trainer import check_device, effective_flags
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import TEST_ACCURACY
@@ -154,7 +154,7 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> Built:
     record, ckpt_dir = job_paths(cfg, config)
     for place in (record.parent, record, ckpt_dir.parent, ckpt_dir):  # none writes elsewhere
         unlinked(place)
-    check_trainer(cfg)
+    check_device(cfg)
     effective_flags(config, cfg, list(overrides))
     loggers.check(config["logger"])
     operators = OperatorSet.from_config({kind: config[kind] for kind in KINDS})

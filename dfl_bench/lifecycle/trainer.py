@@ -3,7 +3,6 @@ fixes itself (budget, logging cadence, no validation loop), its callbacks and to
 
 from __future__ import annotations
 
-import inspect
 import os
 import signal
 import sys
@@ -16,54 +15,21 @@ from omegaconf import DictConfig, OmegaConf
 
 from dfl_bench.lifecycle import console
 from dfl_bench.lifecycle.checkpoint import LastCheckpoint
+from dfl_bench.lifecycle.trainer_values import FIXED, FROM_CONFIG
 
 
 def trainer_settings(cfg: DictConfig) -> dict[str, Any]:
-    """The Trainer arguments a job fixes: the step budget, logging cadence, our callbacks and
-    checkpoint, no validation loop (the module evaluates on the test set itself)."""
-    return {
-        "max_steps": cfg.profile.max_steps,
-        "max_epochs": -1,
-        "log_every_n_steps": cfg.profile.log_every,
-        "enable_checkpointing": False,
-        "enable_progress_bar": cfg.progress_bar,
-        "enable_model_summary": False,
-        "num_sanity_val_steps": 0,
-        "limit_val_batches": 0,
-    }
+    """The Trainer arguments a job fixes (trainer_values.FIXED) and those it takes from `cfg`
+    (trainer_values.FROM_CONFIG: the step budget, logging cadence, progress bar)."""
+    return {**FIXED, **{key: OmegaConf.select(cfg, at) for key, at in FROM_CONFIG.items()}}
 
 
-# Trainer arguments of Lightning's own update, which a run's step (manual optimization) never
-# uses: one either stops the run with Lightning's traceback or is silently not applied.
-MANUAL_STEP = {
-    "accumulate_grad_batches": 1,
-    "gradient_clip_val": None,
-    "gradient_clip_algorithm": None,
-}
 GPU_ONLY = ("cuda_graph", "compile_dfl")  # job flags that act on a CUDA device only
 
 
-def check_trainer(cfg: DictConfig) -> None:
-    """conf/trainer passes any Trainer argument except those the job sets itself; a GPU trainer
-    needs a CUDA device."""
-    arguments = set(inspect.signature(L.Trainer.__init__).parameters) - {"self"}
-    unknown = sorted(set(map(str, cfg.trainer)) - arguments)
-    if unknown:
-        raise ValueError(
-            f"trainer.{unknown[0]} is no lightning.Trainer argument; valid: {sorted(arguments)}"
-        )
-    owned = sorted({*trainer_settings(cfg), "logger", "callbacks"} & set(cfg.trainer))
-    if owned:
-        raise ValueError(
-            f"trainer.{owned[0]} is set by the job (profile, progress_bar, logger); conf/trainer "
-            "may set any other lightning.Trainer argument"
-        )
-    for key, default in MANUAL_STEP.items():
-        if cfg.trainer.get(key, default) not in (default, None):
-            raise ValueError(
-                f"trainer.{key}={cfg.trainer[key]}: a run's step makes its own update (manual "
-                f"optimization), which Lightning's {key} never reaches; leave it unset"
-            )
+def check_device(cfg: DictConfig) -> None:
+    """A GPU trainer needs a CUDA device (its arguments: trainer_values.check_trainer, which
+    guards.check_config applies)."""
     if str(cfg.trainer.get("accelerator")) in ("gpu", "cuda") and not torch.cuda.is_available():
         raise ValueError(
             f"trainer.accelerator={cfg.trainer.accelerator}: this machine has no CUDA GPU "

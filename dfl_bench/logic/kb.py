@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
+from dfl_bench.kb_formulas import check_weight
+from dfl_bench.kb_formulas import chosen as choose
 from dfl_bench.kinds import SCALES
 from dfl_bench.logic.compiler import Compiled, Context, Operators, batch_size, compile_family
 from dfl_bench.logic.formulas import Family, reads
@@ -88,11 +89,7 @@ class KnowledgeBase:
             raise ValueError(f"divisors must name exactly the families {names}, got {divisors}")
         self.families = tuple(families)
         for name, weight in weights.items():
-            number = isinstance(weight, int | float) and not isinstance(weight, bool)
-            if not number or not math.isfinite(weight) or weight < 0:
-                raise ValueError(
-                    f"kb.weights: the weight of {name} must be a finite number >= 0, got {weight!r}"
-                )
+            check_weight(name, weight)
         self.weights = {n: float(weights.get(n, 1.0)) for n in names}
         self.scale, self.scope = scale, scope
         self.divisors = dict(divisors or dict.fromkeys(names, len(names)))
@@ -152,18 +149,6 @@ class KnowledgeBase:
         return KBResult(loss, means, vals, metrics)
 
 
-def _family_name(kb: str, key: int | str, valid: list[str]) -> str:
-    """Resolve a family given by number (1, "1") or by name ("same/1") within KB `kb`."""
-    if isinstance(key, str) and key.isdigit():
-        key = int(key)
-    name = f"{kb}/{key}" if isinstance(key, int) else key
-    if name not in valid:
-        numbered = any(v.startswith(f"{kb}/") for v in valid)
-        hint = "" if numbered else f" (give names for {kb!r})"
-        raise ValueError(f"unknown formula {key!r} of {kb!r}{hint}; valid choices: {valid}")
-    return name
-
-
 def build_kb(
     name: str,
     formulas: Sequence[int | str] | None = None,
@@ -179,17 +164,7 @@ def build_kb(
         raise ValueError(f"unknown knowledge base {name!r}; valid choices: {sorted(KBS)}")
     spec = KBS[name]
     families = spec.families
-    valid = [f.name for f in families]
-    if formulas is not None and (isinstance(formulas, str) or not isinstance(formulas, Sequence)):
-        raise ValueError(f"kb.formulas must be a list of formulas (e.g. [1, 2]), got {formulas!r}")
-    chosen = valid if formulas is None else [_family_name(name, k, valid) for k in formulas]
-    if not chosen:
-        raise ValueError(f"select at least one formula of {name!r}; valid choices: {valid}")
-    if not isinstance(weights or {}, Mapping):
-        raise ValueError(
-            f"kb.weights must map formulas to weights (e.g. {{1: 2.0}}), got {weights!r}"
-        )
-    w = {_family_name(name, k, valid): v for k, v in (weights or {}).items()}
+    chosen, w = choose(name, formulas, weights, [f.name for f in families])
     selected = [f for f in families if f.name in chosen]
     divisors = {n: v for n, v in spec.divisors.items() if n in chosen}
     return KnowledgeBase(

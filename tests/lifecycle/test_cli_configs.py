@@ -17,7 +17,8 @@ from omegaconf import OmegaConf
 from dfl_bench.lifecycle.provenance import SOURCES, job_provenance
 from dfl_bench.lifecycle.records import NOT_HASHED, config_hash
 from dfl_bench.lifecycle.train import resolved_config
-from dfl_bench.lifecycle.trainer import build_trainer, check_trainer
+from dfl_bench.lifecycle.trainer import build_trainer
+from dfl_bench.lifecycle.trainer_values import check_trainer
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.tasks.mnist.interpretation import kb_names
 
@@ -292,7 +293,7 @@ def test_trainer_options_pass_through_and_the_jobs_own_settings_are_refused():
     trainer = build_trainer(cfg, [])
     assert (trainer._detect_anomaly, trainer.max_steps) == (True, cfg.profile.max_steps)
     with pytest.raises(ValueError, match=r"trainer.max_steps is set by the job"):
-        check_trainer(compose_job(["+trainer.max_steps=3"]))
+        check_trainer(compose_job(["+trainer.max_steps=3"]).trainer)
 
 
 @pytest.mark.parametrize(
@@ -307,8 +308,8 @@ def test_trainer_options_pass_through_and_the_jobs_own_settings_are_refused():
 def test_a_trainer_argument_of_lightnings_own_update_is_refused_naming_it(override):
     key = override.split("=")[0].lstrip("+")
     with pytest.raises(ValueError, match=rf"^{key}=.*\(manual optimization\)"):
-        check_trainer(compose_job([override, "profile=smoke"]))
-    check_trainer(compose_job(["+trainer.accumulate_grad_batches=1", "profile=smoke"]))
+        check_trainer(compose_job([override, "profile=smoke"]).trainer)
+    check_trainer(compose_job(["+trainer.accumulate_grad_batches=1", "profile=smoke"]).trainer)
 
 
 @pytest.mark.parametrize("experiment", EACH_EXPERIMENT)

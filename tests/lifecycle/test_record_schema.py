@@ -70,7 +70,7 @@ def _spoiled(dotted: str, value) -> dict:
         ("config.task.name", "../x", "config.task.name '../x' is no plain name"),
         ("config.threads", 0, r"config.threads must be an integer in \[1, 1024\], got 0"),
         ("config.model.ntn_k", 10**20, r"config.model.ntn_k must be an integer in \[1, 1024\]"),
-        ("config.net.width", 1025, r"config.net.width must be an integer in \[1, 1024\]"),
+        ("config.net.width", 1025, r"net.width must be an integer in \[1, 1024\]"),
         ("config.data.batch_size", 0, r"config.data.batch_size must be an integer in \[1, 60000"),
         ("config.experiment_name", "a/b", "config.experiment_name 'a/b' is no plain name"),
         ("config.\x1b]0;T\x07", 1, r"its 'config.\\x1b]0;T\\x07' is no printable line"),
@@ -121,6 +121,12 @@ def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, v
         ("config.optimizer.betas", [0.9, 1.5]),
         ("config.trainer.precision", "zzz"),
         ("config.trainer.accelerator", "tpu9"),
+        ("config.trainer.zzz", 1),
+        ("config.trainer.accumulate_grad_batches", 4),
+        ("config.trainer.gradient_clip_val", 1.0),
+        ("config.trainer.max_steps", 10),
+        ("config.kb.formulas", ["nosuch"]),
+        ("config.kb.weights", [-1.0]),
         *((f"config.{key}.zzz", 1) for key in ("tnorm", "task", "kb", "net", "optimizer")),
         ("config.zzz", 1),
     ],
@@ -135,6 +141,22 @@ def test_the_harvest_takes_no_record_whose_job_would_refuse_its_values(dotted, v
     with pytest.raises(ValueError, match="nothing was harvested: .*not a whole run record"):
         harvest.harvest(tmp_path / "background", tmp_path / "dest", "results/records")
     assert not (tmp_path / "dest").exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "why"),
+    [
+        ("p_conv", 1.5, r"net.p_conv must be a fraction in \[0, 1\), got 1.5"),
+        ("p_fc", -0.5, r"net.p_fc must be a fraction in \[0, 1\), got -0.5"),
+        ("width", 0, r"net.width must be an integer in \[1, 1024\], got 0"),
+    ],
+)
+def test_a_networks_setting_the_job_refuses_makes_no_run_record(key, value, why):
+    path = REPO / "results/records/mnist_addition_collapse_nets/7d80fc32cf14a29d.json"
+    record = json.loads(path.read_text())
+    assert records.invalid(record) is None
+    record["config"]["net"][key] = value
+    assert re.fullmatch(why, records.invalid(record) or "")
 
 
 def test_a_record_of_another_profile_than_its_configs_is_named_by_the_renderer(tmp_path):
@@ -190,6 +212,9 @@ JOB_KEYS = (
     *(f"profile.{key}" for key in ("checkpoint_every", "subset_train", "subset_test", "zzz")),
     *(f"optimizer.{key}" for key in ("name", "fused", "eps", "lr", "warmup", "cosine_final")),
     *(f"trainer.{key}" for key in ("deterministic", "devices", "precision", "accelerator")),
+    *(f"trainer.{key}" for key in ("zzz", "max_steps", "accumulate_grad_batches",
+                                   "gradient_clip_val", "logger", "benchmark")),
+    *(f"net.{key}" for key in ("p_conv", "p_fc", "width", "width2", "embedding")),
     "net.zzz", "kb.zzz", "zzz",
 )  # fmt: skip
 JOB_VALUES = (
@@ -201,25 +226,44 @@ JOB_VALUES = (
     | st.sampled_from(["yager", "mae", "sgd", "adam", "mnist_addition", "nosuch"])
     | st.sampled_from(["cpu", "gpu", "tpu", "16-mixed", "32", "bf16-true"])
 )
+KB_VALUES = (  # a knowledge base's formulas and weights: lists and mappings besides
+    JOB_VALUES
+    | st.lists(st.sampled_from([1, 3, 4, "2", "same/3", "sum9/1", "nosuch"]), max_size=3)
+    | st.dictionaries(st.sampled_from([1, "2", "same/3", "x"]), st.floats(-1, 3), max_size=2)
+)
+BN_DEEP = {"_target_": "dfl_bench.tasks.mnist.nets.BnDeep", "name": "bn_deep", "width": 16,
+           "width2": 40, "embedding": 128, "p_conv": 0.1, "p_fc": 0.4}  # fmt: skip
 
 
 @settings(max_examples=150, deadline=None)
-@given(key=st.sampled_from(JOB_KEYS), value=JOB_VALUES)
-def test_a_records_config_passes_exactly_where_the_job_takes_it(key, value):
-    """The job's checks before it trains (guards.check_config, its operators built, its
-    optimizer's spec) and the record check (read without torch) agree on a record's operators,
-    task, budget, optimizer, kinds and keys (lifecycle/record_config.py)."""
+@given(
+    keyed=st.tuples(st.sampled_from(JOB_KEYS), JOB_VALUES)
+    | st.tuples(st.sampled_from(["kb.formulas", "kb.weights"]), KB_VALUES)
+)
+def test_a_records_config_passes_exactly_where_the_job_takes_it(keyed):
+    """The job's checks before it trains (guards.check_config, its operators, network and
+    knowledge base built, its optimizer's spec) and the record check (read without torch) agree
+    on a record's operators, task, budget, optimizer, trainer, network, formulas, kinds and keys
+    (lifecycle/record_config.py)."""
     from dfl_bench.lifecycle.guards import check_config
+    from dfl_bench.logic import build_kb
     from dfl_bench.operators import KINDS, OperatorSet
+    from dfl_bench.tasks.mnist.nets import build_net
     from dfl_bench.tasks.optim import spec
 
+    key, value = keyed
     assume(not key.startswith("profile.") or value is not None)  # a record's null: not given
     record = _spoiled(f"config.{key}", value)
     config = record["config"]
+    if key.startswith("net."):  # a network with sizes and dropouts
+        config["net"] = {**BN_DEEP, key.removeprefix("net."): value}
     try:
         check_config(config)
         OperatorSet.from_config({kind: config[kind] for kind in KINDS})
         spec(config["optimizer"], config["profile"]["max_steps"])
+        build_net(config["net"])
+        options = {k: config["kb"].get(k) for k in ("formulas", "weights")}
+        build_kb(config["kb"]["name"], **options)
     except ValueError:
         job_refuses = True
     else:
@@ -232,9 +276,31 @@ def test_the_precisions_a_job_takes_are_lightnings():
 
     from lightning.fabric.connector import _PRECISION_INPUT_STR
 
-    from dfl_bench.lifecycle.guards import PRECISIONS
+    from dfl_bench.lifecycle.trainer_values import PRECISIONS
 
     assert sorted(PRECISIONS) == sorted(get_args(_PRECISION_INPUT_STR))
+
+
+def test_the_trainer_arguments_a_job_passes_are_lightnings():
+    import inspect
+
+    import lightning as L
+
+    from dfl_bench.lifecycle.trainer_values import ARGUMENTS, OWNED
+
+    assert list(ARGUMENTS) == list(inspect.signature(L.Trainer.__init__).parameters)[1:]
+    assert set(OWNED) <= set(ARGUMENTS)
+
+
+def test_the_formulas_a_record_is_held_to_are_the_registered_knowledge_bases():
+    from omegaconf import OmegaConf
+
+    from dfl_bench.kb_formulas import FORMULAS
+    from dfl_bench.logic import KBS
+
+    named = {OmegaConf.load(path).name for path in (REPO / "conf" / "kb").glob("*.yaml")}
+    package = {name: tuple(f.name for f in KBS[name].families) for name in named if name in KBS}
+    assert FORMULAS == package
 
 
 def test_every_committed_record_is_of_the_declared_kinds():

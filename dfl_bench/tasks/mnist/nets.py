@@ -22,8 +22,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from dfl_bench.checks import fraction, imported, layer_width
+from dfl_bench.checks import imported
 from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.tasks.values import check_net
 
 PAPER = {"_target_": "dfl_bench.tasks.mnist.nets.MnistNet", "name": "paper"}  # conf/net/paper
 EMBED_DIM = 50
@@ -101,21 +102,6 @@ def build_net(spec: Mapping[str, Any] | None) -> DigitNet:
         return cls(**spec)
     except TypeError as err:
         raise ValueError(f"net {cls.__name__}: {err}") from None
-
-
-def check_sizes(**settings: Any) -> None:
-    """A network's settings, each named by its key: `p_*` a dropout in [0, 1), the rest a
-    whole number of filters or units in [1, checks.MAX_WIDTH].
-
-    >>> check_sizes(width=2.5)
-    Traceback (most recent call last):
-    ValueError: net.width must be an integer in [1, 1024], got 2.5
-    """
-    for key, value in settings.items():
-        if key.startswith("p_"):
-            fraction(value, f"net.{key}")
-        else:
-            layer_width(value, f"net.{key}")
 
 
 def dropout(x: Tensor, p: float, generator: torch.Generator | None, whole: bool = False) -> Tensor:
@@ -211,7 +197,7 @@ class BnWide(DigitNet):
         self, width: int = 16, embedding: int = 128, p_conv: float = 0.1, p_fc: float = 0.4
     ) -> None:
         super().__init__()
-        check_sizes(width=width, embedding=embedding, p_conv=p_conv, p_fc=p_fc)
+        check_net({"width": width, "embedding": embedding, "p_conv": p_conv, "p_fc": p_fc})
         self.EMBEDDING = embedding
         self.p_conv, self.p_fc = p_conv, p_fc
         self.conv1 = nn.Conv2d(1, width, 5, bias=False)
@@ -250,7 +236,8 @@ class BnDeep(DigitNet):
         p_fc: float = 0.4,
     ) -> None:
         super().__init__()
-        check_sizes(width=width, width2=width2, embedding=embedding, p_conv=p_conv, p_fc=p_fc)
+        sizes = {"width": width, "width2": width2, "embedding": embedding}
+        check_net({**sizes, "p_conv": p_conv, "p_fc": p_fc})
         self.EMBEDDING = embedding
         self.p_conv, self.p_fc = p_conv, p_fc
         self.conv1 = nn.Conv2d(1, width, 5, bias=False)

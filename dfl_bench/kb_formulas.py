@@ -1,0 +1,69 @@
+"""A knowledge base's ablation (`kb.formulas`, `kb.weights`: which of its formulas the loss
+reads, and each one's weight), checked without torch: `logic.build_kb` chooses them among a
+registered knowledge base's families with `chosen`, and a job's task and a run record's config
+among FORMULAS, the package's own knowledge bases' (tasks/values.check_kb_options; a test holds
+the table to logic.KBS), so both refuse one value alike.
+
+    >>> chosen("same", [1, "same/3"], {"1": 2.0}, FORMULAS["same"])
+    (['same/1', 'same/3'], {'same/1': 2.0})
+    >>> chosen("same", ["nosuch"], None, FORMULAS["same"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown formula 'nosuch' of 'same'; valid choices: ['same/1', 'same/2', 'same/3']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# The formulas (families) of each knowledge base the package registers (logic/*_kb.py), in order.
+FORMULAS: dict[str, tuple[str, ...]] = {
+    "same": ("same/1", "same/2", "same/3"),
+    "sum9": ("sum9/1", "sum9/2"),
+    "both": ("same/1", "same/2", "same/3", "sum9/1", "sum9/2"),
+}
+
+
+def formula_name(kb: str, key: Any, valid: Sequence[str]) -> str:
+    """The formula of knowledge base `kb` that `key` names, by number (1, "1") or by name
+    ("same/1"), among `valid`; else a ValueError naming the valid ones."""
+    if isinstance(key, str) and key.isdigit():
+        key = int(key)
+    name = f"{kb}/{key}" if isinstance(key, int) else key
+    if name not in valid:
+        numbered = any(v.startswith(f"{kb}/") for v in valid)
+        hint = "" if numbered else f" (give names for {kb!r})"
+        raise ValueError(f"unknown formula {key!r} of {kb!r}{hint}; valid choices: {list(valid)}")
+    return name
+
+
+def chosen(
+    kb: str, formulas: Any, weights: Any, valid: Sequence[str]
+) -> tuple[list[str], dict[str, float]]:
+    """The formulas of `kb` (among `valid`) that `formulas` selects (None: all; else a list, at
+    least one) and the weight `weights` gives each (None: 1 each; else a mapping of formulas to
+    finite numbers >= 0), each a ValueError naming the key where it is not one."""
+    if formulas is not None and (isinstance(formulas, str) or not isinstance(formulas, Sequence)):
+        raise ValueError(f"kb.formulas must be a list of formulas (e.g. [1, 2]), got {formulas!r}")
+    names = list(valid) if formulas is None else [formula_name(kb, k, valid) for k in formulas]
+    if not names:
+        raise ValueError(f"select at least one formula of {kb!r}; valid choices: {list(valid)}")
+    if not isinstance(weights or {}, Mapping):
+        raise ValueError(
+            f"kb.weights must map formulas to weights (e.g. {{1: 2.0}}), got {weights!r}"
+        )
+    weighed = {formula_name(kb, k, valid): v for k, v in (weights or {}).items()}
+    for name, weight in weighed.items():
+        check_weight(name, weight)
+    return names, weighed
+
+
+def check_weight(name: str, weight: Any) -> None:
+    """The weight of formula `name`: a finite number >= 0 (0 leaves it out of the loss)."""
+    ok = isinstance(weight, int | float) and not isinstance(weight, bool)
+    if not ok or not math.isfinite(weight) or weight < 0:
+        raise ValueError(
+            f"kb.weights: the weight of {name} must be a finite number >= 0, got {weight!r}"
+        )
