@@ -54,16 +54,16 @@ PATH_KEYS = frozenset(
 )
 OPTION_ONLY = ("trainer", "logger")  # groups a file chooses an option of, never an argument
 # Keys no yaml sets that a command line adds with `+` (docs/training.md, docs/tasks.md): the
-# optimizer's schedules, the held-out share of the paper's task, the tests' signals.
-ADDED = frozenset(
-    {
-        "optimizer.warmup",
-        "optimizer.cosine_final",
-        "data.validation",
-        "debug.sigterm_at_step",
-        "debug.sigint_at_step",
-    }
-)
+# optimizer's schedules, the held-out share of the paper's task, the tests' signals; each with
+# the values an override may not give it (`absent_refusal`), which mean what leaving it out
+# means: null, a warmup of no steps, a cosine from lr to lr (tasks/optim.py), nothing held out.
+ADDED: dict[str, tuple[Any, ...]] = {
+    "optimizer.warmup": (None, 0),
+    "optimizer.cosine_final": (None, 1.0),
+    "data.validation": (None, 0.0),
+    "debug.sigterm_at_step": (None,),
+    "debug.sigint_at_step": (None,),
+}
 WHERE_IT_RAN = ("records_dir", "checkpoint_dir")  # a record's own folders, not a setting of it
 APPLIED_ONLY = ("row",)  # the one unhashed key a plan's override may set: which row of a table
 
@@ -145,7 +145,7 @@ def option_keys(group: str, option: str, conf_dir: str = CONFIG_DIR) -> frozense
 @cache
 def known_leaves(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
     """Every dotted key a yaml under `conf_dir` sets (`yaml_values`) and those ADDED."""
-    return frozenset(yaml_values(conf_dir)) | ADDED
+    return frozenset(yaml_values(conf_dir)) | frozenset(ADDED)
 
 
 def _kind(value: Any) -> str:
@@ -168,12 +168,30 @@ def type_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None
     return f"{key} must be {declared.pop()}, as the configuration's yamls set it, got {value!r}"
 
 
-def null_refusal(key: str, value: Any) -> str | None:
-    """Why an override sets the ADDED `key` to null (what leaving it out means: the same run
-    under another hash), or None; the one rule of the command line and the file gate."""
-    if key not in ADDED or value is not None:
+def absent_refusal(key: str, value: Any) -> str | None:
+    """Why an override gives the ADDED `key` a value that means what leaving it out means (its
+    ADDED values: the same run under another hash), or None; the one rule of the command line
+    and the file gate (a yaml's own value is no override: a record's or an experiment's passes).
+
+    >>> absent_refusal("optimizer.warmup", 0)  # doctest: +ELLIPSIS
+    'optimizer.warmup=0 is what leaving optimizer.warmup out means (...); drop it'
+    >>> absent_refusal("optimizer.warmup", 1) is None
+    True
+    """
+    if not any(_same(value, absent) for absent in ADDED.get(key, ())):
         return None
-    return f"{key}=null is what leaving {key} out means (the same run under another hash); drop it"
+    shown = "null" if value is None else value
+    return (
+        f"{key}={shown} is what leaving {key} out means (the same run under another hash, "
+        f"`~{key}` where a yaml sets it); drop it"
+    )
+
+
+def _same(value: Any, absent: Any) -> bool:
+    """Whether `value` is the ADDED value `absent` (a number equal to it, no true/false)."""
+    if absent is None or isinstance(value, bool):
+        return value is absent
+    return isinstance(value, int | float) and value == absent
 
 
 @cache
@@ -207,7 +225,7 @@ def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | Non
         valid = sorted(k.removeprefix(f"{parent}.") for k in known_leaves(conf_dir)
                        if k.rpartition(".")[0] == parent)  # fmt: skip
         return f"{key} is set by no yaml of the configuration; valid keys there: {valid}"
-    why = null_refusal(key, value) or type_refusal(key, value, conf_dir)
+    why = absent_refusal(key, value) or type_refusal(key, value, conf_dir)
     why = why or unfit({"config": _nested(key, value)}, whole=False)
     why = why or group_refusal(key, value, conf_dir)
     return None if why is None else why.removeprefix("config.")

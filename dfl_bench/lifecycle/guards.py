@@ -22,10 +22,10 @@ from dfl_bench.checks import MAX_SEED, MAX_THREADS, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
 from dfl_bench.lifecycle.file_overrides import (
+    absent_refusal,
     config_groups,
     known_leaves,
     leaves,
-    null_refusal,
     option_keys,
     top_level_keys,
     type_refusal,
@@ -249,7 +249,8 @@ def check_task(config: Mapping[str, Any], task: Any = None) -> None:
 def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None) -> None:
     """Refuse an override that sets a config group the job's task does not read (the same
     numbers, another hash), a row without an experiment's rows, or an added key given null
-    (`null_refusal`; an override the experiment's row or stage replaces: lifecycle/declared.py)."""
+    or a value meaning it is absent (`absent_refusal`; an override the experiment's row or stage
+    replaces: lifecycle/declared.py)."""
     from dfl_bench import tasks
 
     task = task or tasks.task_of(cfg)
@@ -273,9 +274,9 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
             continue
         if key in ("row", "experiment"):
             continue
-        nulled = null_refusal(key.lstrip("+"), override.value())
-        if nulled is not None:
-            raise ValueError(f"{override.input_line}: {nulled}")
+        absent = absent_refusal(key.lstrip("+"), override.value())
+        if absent is not None:
+            raise ValueError(f"{override.input_line}: {absent}")
 
 
 def row_owner(raw: Any, key: str, marker: str = "${rows[") -> str | None:

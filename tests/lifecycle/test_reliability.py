@@ -390,6 +390,12 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("optimizer=sgd +optimizer.fused=false", r"^optimizer.fused is no key of optimizer 'sgd'"),
         ("+optimizer.warmup=null", r"^\+optimizer.warmup=null: optimizer.warmup=null is what "),
         ("+optimizer.cosine_final=null", r"^\+optimizer.cosine_final=null: .* drop it$"),
+        # the value that means leaving an added key out: no warmup, a cosine from lr to lr,
+        # nothing held out
+        ("+optimizer.warmup=0", r"^\+optimizer.warmup=0: optimizer.warmup=0 is what leaving "),
+        ("+optimizer.cosine_final=1.0", r"^\+optimizer.cosine_final=1.0: .* drop it$"),
+        ("++optimizer.cosine_final=1", r"^\+\+optimizer.cosine_final=1: .* drop it$"),
+        ("+data.validation=0.0", r"^\+data.validation=0.0: data.validation=0.0 is what "),
         ("+data.validation=null", r"^\+data.validation=null: data.validation=null is what "),
         ("trainer.deterministic=1", r"^trainer.deterministic must be true or false, as the "),
         ("+net.zzz=1", r"^net.zzz is no key of net 'paper': no yaml sets it"),

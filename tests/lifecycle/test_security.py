@@ -171,6 +171,9 @@ def test_a_home_that_cannot_be_written_prints_no_librarys_warning(logger, tmp_pa
         ("+optimizer.warmup=null", "optimizer.warmup=null is what leaving optimizer.warmup out"),
         ("+optimizer.cosine_final=null", "optimizer.cosine_final=null is what leaving"),
         ("+data.validation=null", "data.validation=null is what leaving data.validation out"),
+        ("+optimizer.warmup=0", "optimizer.warmup=0 is what leaving optimizer.warmup out"),
+        ("+optimizer.cosine_final=1.0", "optimizer.cosine_final=1.0 is what leaving"),
+        ("+data.validation=0.0", "data.validation=0.0 is what leaving data.validation out"),
         ("optimizer.lr=true", "optimizer.lr must be a finite number > 0.0, got True"),
         ("model.ntn_k=99999999999999999999", "model.ntn_k must be an integer in [1, 1024], got"),
         ("model.ntn_k=100000000", "model.ntn_k must be an integer in [1, 1024]"),
@@ -189,7 +192,8 @@ def test_an_override_read_from_a_file_is_a_plain_config_override(override, why):
 @pytest.mark.parametrize(
     "override",
     ["kb=sum9", "+experiment=best", "implication.b0=-1.0", "+task.digits=2", "trainer=gpu",
-     "+optimizer.warmup=10", "data.split_seed=null", "row=ce_pair", "model.ntn_k=10",
+     "+optimizer.warmup=10", "+optimizer.cosine_final=0.99", "+data.validation=0.1",
+     "+optimizer.warmup=1", "data.split_seed=null", "row=ce_pair", "model.ntn_k=10",
      "model.ntn_k=1024", "optimizer.fused=false", "optimizer.lr=1", "profile.subset_train=null"],
 )  # fmt: skip
 def test_the_overrides_records_and_plans_hold_pass(override):
