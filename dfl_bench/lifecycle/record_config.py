@@ -44,6 +44,7 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
         name = task.get("name", DEFAULT)
         if name in TASKS:
             TASKS[name].check(name, task)
+            TASKS[name].check_data(name, config.get("data") or {})
         elif not isinstance(name, str) or not task.get("_target_"):  # tasks.target_of's rule
             raise ValueError(f"unknown task {name!r}; valid choices: {sorted(TASKS)}")
         if isinstance(config.get("optimizer"), Mapping):

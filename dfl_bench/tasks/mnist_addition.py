@@ -327,8 +327,9 @@ class MnistAddition(Task):
     MEASURES = (("digit accuracy", DIGIT_ACCURACY),)
 
     def check(self, config: Mapping[str, Any]) -> None:
-        """Its settings and the data it reads."""
+        """Its settings and the data it reads (none of those its settings give its data)."""
         super().check(config)
+        TASKS[self.NAME].check_data(self.NAME, config["data"])
         check_data(config["data"])
         check_augment(config.get("augment") or {})
 

@@ -117,12 +117,13 @@ GROUPS: dict[str, Callable[[Mapping[str, Any]], None]] = {
 class Settings:
     """What a task declares about its settings `task.<key>` (contract.Task's SETTINGS, CHOICES,
     FRACTIONS and NUMBERS): an integer in a range, one of named values, a fraction in [0, 1),
-    a number in a range."""
+    a number in a range; and those it gives its data module (`check_data`)."""
 
     ints: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     fractions: tuple[str, ...] = ()
     numbers: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    data: tuple[str, ...] = ()  # the settings its data module takes (never `data.<key>` too)
 
     def check(self, name: str, task: Mapping[str, Any]) -> None:
         """Only these settings in task `name`'s mapping `task`, each in its range."""
@@ -145,6 +146,17 @@ class Settings:
             if task[key] > high:
                 raise ValueError(f"task.{key} must be at most {high:g}, got {task[key]!r}")
 
+    def check_data(self, name: str, data: Mapping[str, Any]) -> None:
+        """No key of the `data` group that task `name` gives its data module from its own
+        settings (`data`): `data.validation` beside `task.validation` would be passed twice."""
+        given = [key for key in self.data if key in data]
+        if given:
+            key = given[0]
+            raise ValueError(
+                f"data.{key}={data[key]!r} is not read by task {name!r}: its data take "
+                f"task.{key} (set task.{key}={data[key]!r} instead)"
+            )
+
 
 # The settings of the package's own tasks (conf/task/), which their classes declare from here.
 TASKS: dict[str, Settings] = {
@@ -153,5 +165,6 @@ TASKS: dict[str, Settings] = {
         ints={"digits": (1, 100), "pairing_seed": (0, MAX_SEED)},
         choices={"valuation": ("log", "probability"), "loss": ("exact", "digits")},
         fractions=("validation",),
+        data=("digits", "pairing_seed", "validation"),
     ),
 }

@@ -159,6 +159,18 @@ def test_a_networks_setting_the_job_refuses_makes_no_run_record(key, value, why)
     assert re.fullmatch(why, records.invalid(record) or "")
 
 
+def test_an_addition_record_whose_data_sets_a_setting_of_its_task_is_no_run_record():
+    """The job refuses `+data.validation=0.2` under mnist_addition (its data take
+    task.validation); a record holding it is no run either."""
+    record = json.loads((REPO / "results/records/mnist_addition/002eb9d089581073.json").read_text())
+    assert records.invalid(record) is None
+    record["config"]["data"]["validation"] = 0.2
+    assert records.invalid(record) == (
+        "data.validation=0.2 is not read by task 'mnist_addition': its data take task.validation "
+        "(set task.validation=0.2 instead)"
+    )
+
+
 def test_a_record_of_another_profile_than_its_configs_is_named_by_the_renderer(tmp_path):
     import warnings
 

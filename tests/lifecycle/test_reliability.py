@@ -396,6 +396,12 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("+optimizer.cosine_final=1.0", r"^\+optimizer.cosine_final=1.0: .* drop it$"),
         ("++optimizer.cosine_final=1", r"^\+\+optimizer.cosine_final=1: .* drop it$"),
         ("+data.validation=0.0", r"^\+data.validation=0.0: data.validation=0.0 is what "),
+        # a setting of the addition task's data given to the data too (passed twice)
+        (
+            "task=mnist_addition +data.validation=0.2",
+            r"^data.validation=0.2 is not read by task 'mnist_addition': its data take "
+            r"task.validation \(set task.validation=0.2 instead\)$",
+        ),
         ("+data.validation=null", r"^\+data.validation=null: data.validation=null is what "),
         ("trainer.deterministic=1", r"^trainer.deterministic must be true or false, as the "),
         ("+net.zzz=1", r"^net.zzz is no key of net 'paper': no yaml sets it"),
