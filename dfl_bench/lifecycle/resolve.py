@@ -52,7 +52,9 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
         config["experiment_name"] = task  # `default` is the paper task's: file under the task
     for kind in KINDS:  # `tnorm.p='2'` is `tnorm.p=2`, a row's `{name: yager, p: 2}` is
         if isinstance(config.get(kind), dict):  # `tnorm=yager`: one configuration, one hash
-            spelled = {**option_defaults(kind, config[kind].get("name")), **config[kind]}
+            name = config[kind].get("name")  # a list or a mapping is named by the checks
+            defaults = option_defaults(kind, name) if isinstance(name, str) else {}
+            spelled = {**defaults, **config[kind]}
             config[kind] = {k: _number(v) for k, v in spelled.items()}
     row_provenance = config.pop("row_provenance", None)
     config["provenance"] = job_provenance(

@@ -177,6 +177,8 @@ def build(kind: str, name: str, **params: Any) -> Callable:
     """
     _check_kind(kind)
     fixed: dict[str, Any] = {}
+    if not isinstance(name, str):  # a list or a mapping: no operator's name
+        raise ValueError(f"unknown {kind} {name!r}; valid choices: {choices(kind)}")
     if name in _ALIASES[kind]:
         target, fixed = _ALIASES[kind][name]
         clash = sorted(set(params) & set(fixed))

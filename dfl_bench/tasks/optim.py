@@ -79,7 +79,7 @@ def spec(cfg: Mapping[str, Any], max_steps: int | None = None) -> OptimizerSpec:
     >= 0, betas in [0, 1)), merged once over the group's yaml, then whatever the optimizer
     itself refuses; one ValueError line naming the key."""
     name = cfg.get("name")
-    if name not in OPTIMIZERS:
+    if not isinstance(name, str) or name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {name!r}; valid choices: {sorted(OPTIMIZERS)}")
     cls = OPTIMIZERS[name]
     params = {k: v for k, v in cfg.items() if k not in ("name", SCHEDULE, WARMUP)}

@@ -45,7 +45,7 @@ def check_optimizer(
     value over its yaml's (`check_value`, of the type of its yaml's value, else of `defaults`:
     the optimizer's own, where the caller has them)."""
     name = cfg.get("name")
-    if name not in optimizers():
+    if not isinstance(name, str) or name not in optimizers():
         raise ValueError(f"unknown optimizer {name!r}; valid choices: {optimizers()}")
     check_schedule(cfg, max_steps)
     settings = {**group_defaults(name), **cfg}

@@ -441,6 +441,9 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("+foo=1", r"^foo is no key of the configuration: nothing reads it .*valid keys: \["),
         ("++model={ntn_k:3,x:1}", r"^model.x is no key of model"),
         ("+trainer.foo=1", r"^trainer.foo is no lightning.Trainer argument; valid: \["),
+        ("tnorm.name=[]", r"^unknown tnorm \[\]; valid choices: \["),
+        ("forall.name={a:1}", r"^unknown forall \{'a': 1\}; valid choices: \["),
+        ("optimizer.name=[]", r"^unknown optimizer \[\]; valid choices: \['adam', 'sgd'\]"),
     ],
 )
 def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
