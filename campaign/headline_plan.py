@@ -31,6 +31,7 @@ from campaign.seed_plan import write_plan
 from dfl_bench import markdown
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs, stats
+from dfl_bench.results.cells import row_runs
 from dfl_bench.schema import TEST_ACCURACY
 from dfl_bench.untrusted import UntrustedFile
 
@@ -40,18 +41,14 @@ MIN_SEEDS = 6  # the least a cell gets, whatever the power calculation says
 
 
 def cell_runs(records_dir: Path) -> dict[str, Any]:
-    """Each planned cell's records at PROFILE (a frame each)."""
+    """Each planned cell's records at PROFILE (a frame each): the runs of its row's
+    configuration there, as its table's cell counts them (cells.row_runs)."""
     from dfl_bench.results.load import load_records
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame = load_records(records_dir)
-    out = {}
-    for cell in CELLS:
-        experiment, row = cell.split("/", 1)
-        at = (frame["experiment"] == experiment) & (frame["profile"] == PROFILE)
-        out[cell] = frame[at & (frame["row"] == row)]
-    return out
+    return {cell: row_runs(frame, *cell.split("/", 1), PROFILE) for cell in CELLS}
 
 
 def build_plan(records_dir: Path) -> dict:

@@ -14,12 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from dfl_bench.lifecycle.records import (
-    CELL_ASIDE,
-    cell_hash,
-    cell_settings,
-    without_code,
-)
+from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, cell_settings, without_code
 from dfl_bench.results import probes
 from dfl_bench.results.cell_configs import cell_config
 from dfl_bench.results.load import pooled
@@ -30,6 +25,7 @@ from dfl_bench.results.paper import (
     PaperCell,
     PaperTable,
     cell_key,
+    load_paper,
 )
 from dfl_bench.schema import GRADIENT_REACHED
 from dfl_bench.tasks import PAPER_TASK
@@ -329,18 +325,23 @@ def collapse_threshold(
     frame: pd.DataFrame, profile: str, points: float = COLLAPSE_POINTS
 ) -> float | None:
     """The final accuracy (%) below which a run of `profile` collapsed: `points` (the rule:
-    COLLAPSE_POINTS) under the mean final accuracy of the supervised baseline's ok runs at that
-    profile (None without them: nothing is called collapsed)."""
-    if frame.empty:
+    COLLAPSE_POINTS) under the mean final accuracy of the supervised baseline's cell's ok runs
+    at that profile (`row_runs`; None without them: nothing is called collapsed)."""
+    runs = row_runs(frame, *BASELINE, profile)
+    if runs.empty:
         return None
-    runs = frame[
-        (frame["experiment"] == BASELINE[0])
-        & (frame["row"] == BASELINE[1])
-        & (frame["profile"] == profile)
-        & (frame["status"] == "ok")
-    ]
-    values = pd.to_numeric(runs[COLUMN_FIELDS["accuracy"]], errors="coerce").dropna() * 100
+    ok = runs.loc[runs["status"] == "ok", COLUMN_FIELDS["accuracy"]]
+    values = pd.to_numeric(ok, errors="coerce").dropna() * 100
     return float(values.mean()) - points if len(values) else None
+
+
+def row_runs(frame: pd.DataFrame, experiment: str, row: str, profile: str) -> pd.DataFrame:
+    """The runs of `experiment`'s row `row` at `profile` its table's cell counts: every run of
+    the row's configuration (`row_configuration`), once a seed (`pooled`); none without one."""
+    if frame.empty:
+        return frame
+    digest = row_configuration(load_paper().tables[experiment], profile, row)
+    return frame.iloc[:0] if digest is None else pooled(frame, digest, profile, experiment)
 
 
 BASELINE = ("baseline", "ce_pair")  # the supervised baseline's cell

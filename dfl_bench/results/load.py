@@ -14,12 +14,7 @@ import pandas as pd
 
 from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.migrate import migrate_config
-from dfl_bench.lifecycle.records import (
-    METRIC_FIELDS,
-    cell_hash,
-    config_hash,
-    invalid,
-)
+from dfl_bench.lifecycle.records import METRIC_FIELDS, cell_hash, config_hash, invalid
 from dfl_bench.schema import IDENTITY_FIELDS, TASK_FIELDS
 from dfl_bench.untrusted import UntrustedFile, read_json
 

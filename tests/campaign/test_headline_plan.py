@@ -65,3 +65,19 @@ def test_a_plan_from_no_records_is_one_line(tmp_path, capsys, folder):
     assert exit_.value.code == 2 and err.splitlines()[-1].startswith("python -m campaign")
     assert "is no folder" in err or "no sd to plan from" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_run_of_another_configuration_under_a_cells_row_is_no_input(tmp_path):
+    """The plan's inputs are the runs of each cell's configuration at the paper's budget: a
+    `kb=sum9 optimizer.lr=0.5` run is filed under row sum9 but counts for nothing."""
+    from tests.results.test_results import write
+
+    for seed, (both, sum9) in enumerate(((0.975, 0.972), (0.977, 0.976), (0.976, 0.970))):
+        for kb, acc in (("both", both), ("sum9", sum9)):
+            write(tmp_path, "best", kb, seed=seed, profile="paper", accuracy=acc,
+                  extra_config={"kb": {"name": kb}})  # fmt: skip
+    before = headline_plan.build_plan(tmp_path)["now"]
+    other = {"kb": {"name": "sum9"}, "optimizer": {"lr": 0.5}}
+    write(tmp_path, "best", "x", seed=40, profile="paper", accuracy=0.90, extra_config=other)
+    now = headline_plan.build_plan(tmp_path)["now"]
+    assert now == before and now["best/sum9"] == {"n": 3, "mean": 97.267, "sd": 0.306}

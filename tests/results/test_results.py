@@ -148,6 +148,22 @@ def test_a_run_collapsed_below_the_baseline_by_more_than_five_points_is_counted(
     assert collapse_threshold(frame, "long") is None  # no baseline there: nothing collapses
 
 
+def test_the_collapse_line_counts_only_runs_of_the_baseline_rows_configuration(tmp_path):
+    """A run of another configuration filed under the baseline's row (another rate) moves
+    neither the baseline's cell nor the line every table's collapses are called from."""
+    for seed in range(3):
+        write(tmp_path, "baseline", f"b{seed}", row="ce_pair", seed=seed, accuracy=0.95)
+        write(tmp_path, "tnorms", f"g{seed}", row="godel", seed=seed, accuracy=0.80)
+    other = {"optimizer": {"lr": 0.5}}
+    write(tmp_path, "baseline", "x", row="ce_pair", seed=3, accuracy=0.10, extra_config=other)
+    frame = load_records(tmp_path)
+    assert len(frame[frame["row"] == "ce_pair"]) == 4  # loaded, filed under the row
+    below = collapse_threshold(frame, "quick")
+    assert below == pytest.approx(90.0)
+    ours = build_table(PAPER.tables["tnorms"], frame, "quick", REPO, below).ours()
+    assert ours["godel"].n_collapsed == 3
+
+
 def test_a_run_of_another_task_collapses_below_its_reference_row_of_the_same_setting(tmp_path):
     """15-digit sums at 72% are not collapsed for being below the paper's baseline: another
     task's runs are held to their table's reference row of the same task setting."""
