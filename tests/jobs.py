@@ -54,13 +54,15 @@ def smoke_overrides(tmp: Path) -> list[str]:
 
 
 def composed(
-    tmp: Path, *overrides: str, mode: RunMode = RunMode.RUN
+    tmp: Path, *overrides: str, mode: RunMode = RunMode.RUN, own_budget: bool = False
 ) -> tuple[DictConfig, DictConfig]:
-    """(job config, hydra config) of a smoke job writing under `tmp`, for `train.run`."""
+    """(job config, hydra config) of a smoke job writing under `tmp`, for `train.run`; with
+    `own_budget`, at the budget its experiment's rows set (which refuse `profile=smoke`)."""
+    smoke = [o for o in smoke_overrides(tmp) if not (own_budget and o == "profile=smoke")]
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose(
             "config",
-            overrides=[*smoke_overrides(tmp), *overrides],
+            overrides=[*smoke, *overrides],
             return_hydra_config=True,
         )
     hydra_cfg = cfg.hydra

@@ -17,7 +17,7 @@ from dfl_bench.lifecycle.guards import row_owner, row_refusal
 from dfl_bench.lifecycle.sweep import search_path
 
 DECLARED = ("rows", "stages", "rule")  # an experiment's declarations: read, never overridden
-STAGED = "${stages["  # a value an experiment takes from its stage
+STAGED = "stage"  # a value an experiment takes from its stage: `${stages[${stage}]}`
 
 
 def seeds_of(declared: Mapping[str, Any]) -> list[int]:

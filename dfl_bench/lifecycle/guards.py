@@ -9,6 +9,7 @@ fails now, not after training.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -279,20 +280,25 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
             raise ValueError(f"{override.input_line}: {absent}")
 
 
-def row_owner(raw: Any, key: str, marker: str = "${rows[") -> str | None:
-    """The part of the dotted override `key` that an experiment takes from its row (a value
-    `${rows[${row}]...}` in the unresolved config `raw`: `tnorm` of `tnorm.p` under
-    `row=yager_p2`; another table's `marker`, `${stages[`), None where no row sets it: the one
-    rule of both the command line's preflight and each job's check."""
+def row_owner(raw: Any, key: str, table: str = "row") -> str | None:
+    """The dotted key the override `key` would set that an experiment takes from its row (a
+    value in the unresolved config `raw` that names `rows[${row}]` or `rows.${row}`, as
+    `${rows[${row}].tnorm}` and `${oc.select:rows.${row}.lr,0.1}` do): `tnorm` of `tnorm.p`
+    under `row=yager_p2`, or the first such key below `key` (`optimizer.lr` of `optimizer=sgd`
+    or `optimizer={...}`, which would replace it); another `table`'s (`stage`:
+    `${stages[${stage}]}`) likewise; None where there is none: the one rule of both the command
+    line's preflight and each job's check."""
+    taken = re.compile(rf"(?<![\w.]){table}s[.\[]\$\{{{table}\}}")
     node, parts = raw, []
     for part in key.lstrip("+~").split("."):
-        if not isinstance(node, Mapping) or part not in node:
+        if not isinstance(node, Mapping):
+            break  # a value taken whole (`${nets[${rows[${row}].net}]}`): its keys with it
+        if part not in node:
             return None
         node = node[part]
         parts.append(part)
-        if isinstance(node, str) and marker in node:
-            return ".".join(parts)
-    return None
+    owned = [k for k, value in leaves(node, ".".join(parts)) if taken.search(str(value))]
+    return owned[0] if owned else None
 
 
 def row_refusal(line: str, raw: Mapping[str, Any], owned: str) -> str:

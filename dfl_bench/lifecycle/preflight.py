@@ -162,7 +162,8 @@ def row_owned(config_name: str, parsed: Sequence) -> str | None:
             group = override.key_or_group.lstrip("+~")
             if "." not in group and loader.repository.group_exists(group):
                 options = loader.get_group_options(group)
-                if override.value() not in options:  # no such option at all: say that first
-                    return f"{group}={override.value()}: no such {group}; valid choices: {options}"
+                chosen = override.value()  # an option's name, or a mapping of the group's values
+                if isinstance(chosen, str) and chosen not in options:  # said before the row
+                    return f"{group}={chosen}: no such {group}; valid choices: {options}"
             return row_refusal(override.input_line, raw, owned)
     return None

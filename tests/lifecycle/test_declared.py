@@ -9,12 +9,27 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jobs import composed
 
 from dfl_bench.lifecycle import preflight, sweep, train
+from dfl_bench.lifecycle.file_overrides import leaves
+from dfl_bench.lifecycle.guards import row_owner
 
 MINUTE = ("+experiment=mnist_addition_minute_search", "row=s2500_lr2e3")
 CEILING = ("+experiment=digit_ceiling_search", "row=lenet_cos_1x")
+BASELINE = ("+experiment=baseline", "row=ce_pair")
+
+
+def from_row(line: str, experiment: str, owned: str, row: str) -> str:
+    """The refusal of override `line`, which would set `owned` that `experiment`'s row sets."""
+    return (
+        f"{line} is ignored: experiment {experiment!r} sets {owned} from its row (row={row}); "
+        f"pick another row, or run without +experiment and set {owned} yourself"
+    )
+
+
 REFUSED = [
     (
         (*MINUTE, "stage=final", "task.validation=0.2"),
@@ -27,6 +42,65 @@ REFUSED = [
         (*CEILING, "data.validation=0.3"),
         "data.validation=0.3 is refused: experiment 'digit_ceiling_search' sets data.validation "
         "from its stage",
+    ),
+    (  # a mapping in place of the one holding the stage's value
+        (*MINUTE, "stage=final", "task={digits: 1, validation: 0.2}"),
+        "task={digits: 1, validation: 0.2} is refused: experiment 'mnist_addition_minute_search' "
+        "sets task.validation from its stage",
+    ),
+    (
+        (*CEILING, "stage=final", "data={labeled_fraction: 0.999, validation: 0.2}"),
+        "data={labeled_fraction: 0.999, validation: 0.2} is refused: experiment "
+        "'digit_ceiling_search' sets data.validation from its stage",
+    ),
+    (  # a mapping, or another option of a group, in place of the one holding the row's value
+        (*MINUTE, "optimizer={name: adam, lr: 0.02, fused: true}"),
+        from_row(
+            "optimizer={name: adam, lr: 0.02, fused: true}",
+            "mnist_addition_minute_search",
+            "optimizer.lr",
+            "s2500_lr2e3",
+        ),
+    ),
+    (
+        (*MINUTE, "optimizer=sgd"),
+        from_row("optimizer=sgd", "mnist_addition_minute_search", "optimizer.lr", "s2500_lr2e3"),
+    ),
+    (
+        (*MINUTE, "profile={name: minute_search, max_steps: 4, eval_every: 4}"),
+        from_row(
+            "profile={name: minute_search, max_steps: 4, eval_every: 4}",
+            "mnist_addition_minute_search",
+            "profile.max_steps",
+            "s2500_lr2e3",
+        ),
+    ),
+    (
+        (*BASELINE, "kb={name: sum9, w_dfl: 0.0}"),
+        from_row("kb={name: sum9, w_dfl: 0.0}", "baseline", "kb.name", "ce_pair"),
+    ),
+    ((*BASELINE, "kb=sum9"), from_row("kb=sum9", "baseline", "kb.name", "ce_pair")),
+    (  # a row's value written `${oc.select:rows.${row}.K,default}`, set or deleted
+        (*MINUTE, "optimizer.cosine_final=0.5"),
+        from_row(
+            "optimizer.cosine_final=0.5",
+            "mnist_addition_minute_search",
+            "optimizer.cosine_final",
+            "s2500_lr2e3",
+        ),
+    ),
+    (
+        (MINUTE[0], "row=s2500_lr2e3_cos", "~optimizer.cosine_final"),
+        from_row(
+            "~optimizer.cosine_final",
+            "mnist_addition_minute_search",
+            "optimizer.cosine_final",
+            "s2500_lr2e3_cos",
+        ),
+    ),
+    (
+        (*CEILING, "augment.degrees=10"),
+        from_row("augment.degrees=10", "digit_ceiling_search", "augment.degrees", "lenet_cos_1x"),
     ),
     (
         (*MINUTE, "stage=final", "stages.final=0.2"),
@@ -64,23 +138,23 @@ def test_the_preflight_refuses_an_edit_of_what_the_experiment_declares(line, sai
 
 @pytest.mark.parametrize(("line", "said"), REFUSED)
 def test_each_job_refuses_an_edit_of_what_the_experiment_declares(line, said, tmp_path):
-    cfg, hydra_cfg = composed(tmp_path, *line)
+    cfg, hydra_cfg = composed(tmp_path, *line, own_budget=True)
     with pytest.raises(ValueError) as refused:
         train.checked(cfg, hydra_cfg.overrides.task)
     assert str(refused.value).startswith(said)
 
 
 def test_a_final_stage_trains_only_its_declared_final_seeds(tmp_path):
-    cfg, hydra_cfg = composed(tmp_path, *MINUTE, "stage=final", "seed=0")
+    cfg, hydra_cfg = composed(tmp_path, *MINUTE, "stage=final", "seed=0", own_budget=True)
     with pytest.raises(ValueError) as refused:
         train.checked(cfg, hydra_cfg.overrides.task)
     assert str(refused.value) == FINAL_SEED
-    cfg, hydra_cfg = composed(tmp_path, *CEILING, "stage=final", "seed=5")
+    cfg, hydra_cfg = composed(tmp_path, *CEILING, "stage=final", "seed=5", own_budget=True)
     with pytest.raises(ValueError, match=r"final seeds \[0, 1, 2, 3, 4\]"):
         train.checked(cfg, hydra_cfg.overrides.task)
     # the search stage trains any seed; a final seed at the final stage trains
     for line in [(*MINUTE, "seed=0"), (*MINUTE, "stage=final", "seed=7"), (*CEILING, "seed=9")]:
-        cfg, hydra_cfg = composed(tmp_path, *line)
+        cfg, hydra_cfg = composed(tmp_path, *line, own_budget=True)
         assert train.checked(cfg, hydra_cfg.overrides.task).config["seed"] == int(line[-1][5:])
 
 
@@ -109,3 +183,35 @@ def test_the_command_line_says_it_in_one_line_and_exits_2():
     assert done.stderr.startswith(
         "[dfl_bench] invalid configuration: rows.s2500_lr2e3.lr=0.02 is refused"
     )
+
+
+def test_what_no_row_sets_stays_the_command_lines():
+    """An option no row sets passes: another optimizer where the row sets none of its values,
+    an optimizer's flag the row leaves alone, a budget where the rows set none."""
+    for line in [
+        (*BASELINE, "optimizer=sgd"),
+        (*MINUTE, "optimizer.fused=false"),
+        ("+experiment=mnist_addition", "profile=long"),
+    ]:
+        assert preflight.defect(list(line)) is None, line
+
+
+KEYS = st.sampled_from("abc")
+SPELLINGS = ["${rows[${row}].x}", "${oc.select:rows.${row}.x,0}", "${f[${rows[${row}].x}]}"]
+TREES = st.recursive(
+    st.sampled_from([1, "plain", "${other.x}", "${arrows.${row}}", *SPELLINGS]),
+    lambda inner: st.dictionaries(KEYS, inner, min_size=1, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(tree=st.dictionaries(KEYS, TREES, min_size=1, max_size=3), key=st.lists(KEYS, min_size=1))
+def test_a_key_is_the_rows_where_it_reaches_or_holds_a_value_taken_from_the_row(tree, key):
+    """row_owner names a value taken from the row (either spelling) on the override's path, or
+    the first below it; None where neither is."""
+    taken = {path for path, value in leaves(tree, "") if any(s in str(value) for s in SPELLINGS)}
+    dotted = ".".join(key)
+    owned = row_owner(tree, dotted)
+    on_path = [p for p in taken if dotted == p or dotted.startswith(f"{p}.")]
+    below = [p for p in taken if p.startswith(f"{dotted}.")]
+    assert owned in (on_path or below or [None])

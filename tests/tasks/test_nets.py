@@ -141,8 +141,9 @@ def test_mnist_addition_at_15_digits_trains_with_the_lenet(tmp_path):
     env = {**os.environ, "WANDB_MODE": "disabled"}
     done = warm_cli.run(
         [
-            "+experiment=mnist_addition", "task.digits=15", "net=lenet", "profile=smoke",
-            "logger=none", f"records_dir={tmp_path / 'r'}", f"checkpoint_dir={tmp_path / 'c'}",
+            "+experiment=mnist_addition_digits", "row=product_sum_n15", "net=lenet",
+            "profile=smoke", "logger=none", f"records_dir={tmp_path / 'r'}",
+            f"checkpoint_dir={tmp_path / 'c'}",
         ],
         tmp_path,
         env,
