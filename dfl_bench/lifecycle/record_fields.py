@@ -12,7 +12,7 @@ from typing import Any
 from dfl_bench import checks
 from dfl_bench.checks import fraction, integer_in, number
 from dfl_bench.kinds import KINDS
-from dfl_bench.tasks.values import GROUPS
+from dfl_bench.tasks.values import GROUPS, KEYWISE
 from dfl_bench.untrusted import MAX_NAME, plain_name
 
 
@@ -121,12 +121,13 @@ def _given(record: Mapping[str, Any], dotted: str) -> Iterator[tuple[str, Any]]:
 
 def unfit(record: Mapping[str, Any], whole: bool = True) -> str | None:
     """Why a field of `record` is not what FIELDS declares (one line naming the key), or None;
-    not `whole` (a group's one value, as an override sets it): its GROUPS check aside.
+    not `whole` (a group's one value, as an override sets it): its GROUPS check aside, but for
+    a KEYWISE group's, which judges that one value alone.
 
     >>> unfit({"config": {"optimizer": {"lr": "abc"}, "tnorm": {"name": 5}}})
     "config.optimizer.lr must be a finite number > 0.0, got 'abc'"
     """
-    aside = () if whole else [f"config.{group}" for group in GROUPS]
+    aside = () if whole else [f"config.{group}" for group in GROUPS if group not in KEYWISE]
     for dotted, check in FIELDS.items():
         for key, value in _given(record, dotted) if dotted not in aside else ():
             try:

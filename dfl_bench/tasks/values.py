@@ -111,6 +111,7 @@ GROUPS: dict[str, Callable[[Mapping[str, Any]], None]] = {
     "kb": check_kb_options,
     "net": check_net,
 }
+KEYWISE = ("net",)  # groups whose check judges each given key alone (one key is judged whole)
 
 
 @dataclass(frozen=True)

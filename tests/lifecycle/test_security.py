@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import warm_cli
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from jobs import smoke_overrides
 
@@ -206,6 +206,9 @@ SIZES = {"model.ntn_k": 1024, "net.width": 1024, "data.batch_size": 60_000, "thr
 
 
 @given(key=st.sampled_from(sorted(SIZES)), n=st.integers(-5, 70_000) | st.integers(min_value=0))
+@example(key="net.width", n=0)
+@example(key="net.width", n=1025)
+@settings(deadline=None)  # the first example reads the yamls
 def test_a_size_passes_the_file_gate_and_the_record_schema_exactly_within_its_bounds(key, n):
     """A whole number that sizes a tensor or a pool: one range, at the gate and in a record."""
     from dfl_bench.lifecycle.file_overrides import refusal
