@@ -48,6 +48,11 @@ MANUAL_STEP = {
     "gradient_clip_val": None,
     "gradient_clip_algorithm": None,
 }
+# The Trainer arguments a job passes through (conf/trainer's keys): where and at what precision
+# a run trains. Any other either never reaches the job's own training stream and test pass
+# (overfit_batches, limit_*_batches, val_check_interval) or changes nothing it records
+# (benchmark, detect_anomaly, min_steps): the same numbers under another hash.
+PASSED = ("accelerator", "devices", "precision", "deterministic")
 ACCELERATORS = ("auto", "cpu", "cuda", "gpu", "mps")  # Lightning's that train one process
 # Lightning's precision names (lightning.fabric.connector._PRECISION_INPUT_STR; a test holds them)
 PRECISIONS = ("transformer-engine", "transformer-engine-float16", "16-true", "16-mixed",
@@ -55,8 +60,9 @@ PRECISIONS = ("transformer-engine", "transformer-engine-float16", "16-true", "16
 
 
 def check_trainer(trainer: Mapping[str, Any]) -> None:
-    """conf/trainer passes any Trainer argument (ARGUMENTS) except those the job sets itself
-    (OWNED) and those of Lightning's own update (MANUAL_STEP); its values (`check_values`)."""
+    """conf/trainer passes the Trainer arguments of PASSED, not those the job sets itself
+    (OWNED), nor those of Lightning's own update (MANUAL_STEP), nor any other; its values
+    (`check_values`)."""
     unknown = sorted(set(map(str, trainer)) - set(ARGUMENTS))
     if unknown:
         raise ValueError(
@@ -66,7 +72,7 @@ def check_trainer(trainer: Mapping[str, Any]) -> None:
     if owned:
         raise ValueError(
             f"trainer.{owned[0]} is set by the job (profile, progress_bar, logger); conf/trainer "
-            "may set any other lightning.Trainer argument"
+            f"sets {list(PASSED)}"
         )
     for key, default in MANUAL_STEP.items():
         if trainer.get(key, default) not in (default, None):
@@ -74,6 +80,13 @@ def check_trainer(trainer: Mapping[str, Any]) -> None:
                 f"trainer.{key}={trainer[key]}: a run's step makes its own update (manual "
                 f"optimization), which Lightning's {key} never reaches; leave it unset"
             )
+    passed = sorted(set(map(str, trainer)) - set(PASSED))
+    if passed:
+        raise ValueError(
+            f"trainer.{passed[0]} is not passed to the Trainer: a job takes only "
+            f"{list(PASSED)} from conf/trainer (any other argument either never reaches its "
+            "own training and test pass or changes nothing it records)"
+        )
     check_values(trainer)
 
 

@@ -125,6 +125,8 @@ def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, v
         ("config.trainer.accumulate_grad_batches", 4),
         ("config.trainer.gradient_clip_val", 1.0),
         ("config.trainer.max_steps", 10),
+        ("config.trainer.overfit_batches", 1),
+        ("config.trainer.detect_anomaly", True),
         ("config.kb.formulas", ["nosuch"]),
         ("config.kb.weights", [-1.0]),
         *((f"config.{key}.zzz", 1) for key in ("tnorm", "task", "kb", "net", "optimizer")),
