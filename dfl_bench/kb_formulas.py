@@ -67,3 +67,25 @@ def check_weight(name: str, weight: Any) -> None:
         raise ValueError(
             f"kb.weights: the weight of {name} must be a finite number >= 0, got {weight!r}"
         )
+
+
+def check_one_spelling(kb: str, formulas: Any, weights: Any, valid: Sequence[str]) -> None:
+    """A configuration's ablation (`chosen`) in its one spelling, so that one run has one config
+    hash: its formulas each once, in the knowledge base's order, not every one (null is all);
+    its weights not empty, none on a formula it leaves out, none 1 (null is 1 each)."""
+    names, weighed = chosen(kb, formulas, weights, valid)
+    ordered = [name for name in valid if name in names]
+    if formulas is not None and names != ordered:
+        raise ValueError(f"kb.formulas={formulas!r} names a formula twice or out of order: give"
+                         f" {ordered}")  # fmt: skip
+    if formulas is not None and ordered == list(valid):
+        raise ValueError(
+            f"kb.formulas={formulas!r} selects every formula of {kb!r}: leave it null (all)"
+        )
+    if weights is not None and not weighed:
+        raise ValueError("kb.weights={} weighs no formula: leave it null (1 each)")
+    for name, weight in weighed.items():
+        if name not in names:
+            raise ValueError(f"kb.weights weighs {name}, which kb.formulas leaves out: drop it")
+        if weight == 1:
+            raise ValueError(f"kb.weights: {name}'s weight 1 is every formula's: leave it out")

