@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from campaign.report.claims import MARGINS
+from campaign.report.claims.verdict_stats import PERMUTATIONS
 from dfl_bench.results import stats
 from dfl_bench.results.cells import collapse_threshold
 from dfl_bench.results.paper import COLUMN_FIELDS
@@ -59,7 +60,7 @@ def pooled_variance(runs: pd.DataFrame, effects: pd.Series | None = None) -> flo
 
 def shared_seed_p(runs: pd.DataFrame, seed: int = 0) -> float:
     """The permutation p-value of "a seed's effect is shared by the cells": the seeds' sum of
-    squared mean deviations from their cells' means against stats.PERMUTATIONS shuffles of the
+    squared mean deviations from their cells' means against PERMUTATIONS shuffles of the
     seed labels within each cell (a fixed generator, so a rendering is reproducible)."""
     ordered = runs.sort_values("configuration", kind="stable")
     cell = ordered["configuration"].astype("category").cat.codes.to_numpy()
@@ -77,9 +78,9 @@ def shared_seed_p(runs: pd.DataFrame, seed: int = 0) -> float:
     rng = np.random.default_rng(seed)
     extreme = sum(
         statistic(labels[np.lexsort((rng.random(len(cell)), cell))]) >= observed - 1e-12
-        for _ in range(stats.PERMUTATIONS)
+        for _ in range(PERMUTATIONS)
     )
-    return (extreme + 1) / (stats.PERMUTATIONS + 1)
+    return (extreme + 1) / (PERMUTATIONS + 1)
 
 
 def differences(runs: pd.DataFrame) -> dict[str, list[float]]:

@@ -2,9 +2,9 @@
 a - b excludes 0: above or below), equivalence (two one-sided tests, TOST: the 90% interval
 inside +-margin) or neither (inconclusive). Welch's interval of two cells' means over their
 seeds, Student's of one cell's mean and a stated number; p-values for each test, Holm within a
-family of comparisons, Benjamini-Hochberg across families, Fisher's exact test of two collapse
-rates, a bootstrap probability of being the top row (the seeds a comparison needs: power.py), and
-a permutation p-value for a rank correlation.
+family of comparisons, Benjamini-Hochberg across families and Fisher's exact test of two collapse
+rates (the seeds a comparison needs: campaign/power.py; the paper report's own statistics:
+campaign/report/claims/verdict_stats.py).
 
     >>> i = welch([97.0, 97.2, 97.1], [96.0, 96.1, 95.9])
     >>> round(i.delta, 2), i.outcome
@@ -18,7 +18,7 @@ a permutation p-value for a rank correlation.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -31,9 +31,7 @@ LEVEL = 0.95  # two-sided confidence of every interval
 ALPHA = 1 - LEVEL  # each test's level (TOST: each one-sided test at ALPHA, the 90% interval)
 MIN_SEEDS = 3  # a cell with fewer seeds decides no comparison
 MIN_CELLS = 8  # a correlation over fewer cells gives no verdict
-PERMUTATIONS = 9999
 FDR = 0.05  # Benjamini-Hochberg's false discovery rate across claims
-BOOTSTRAP = 2000  # resamples of the bootstrap probability of being the top row
 # Equivalence margins ("on par", "similar", "around") and the agreement's tolerances, declared
 # once: accuracy points (about 2.5 of the paper's stated seed std 0.204) and ratio units.
 MARGINS = {"accuracy": 0.5, "cons": 0.05, CU_CONS: 0.05, CU_ANT: 0.05}
@@ -265,31 +263,6 @@ def fisher(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
     return float(stats.fisher_exact([[k_a, n_a - k_a], [k_b, n_b - k_b]])[1])
 
 
-def top_probability(
-    samples: dict[Hashable, Sequence[float]],
-    row: Hashable,
-    lowest: bool = False,
-    sigma: float | None = None,
-    seed: int = 0,
-) -> float:
-    """The bootstrap probability that `row` has the top mean (bottom: `lowest`): each cell's
-    seeds resampled with replacement; single values (the paper's) drawn from N(value, sigma).
-    A fixed generator over each cell's values in sorted order, so a rendering is reproducible
-    whatever order the records were read in."""
-    rng = np.random.default_rng(seed)
-    names = list(samples)
-    means = []
-    for name in names:
-        values = np.sort(np.asarray(samples[name], dtype=float))
-        if len(values) == 1 and sigma is not None:
-            means.append(values[0] + sigma * rng.standard_normal(BOOTSTRAP))
-        else:
-            picks = rng.integers(0, len(values), (BOOTSTRAP, len(values)))
-            means.append(values[picks].mean(axis=1))
-    stacked = np.stack(means) * (-1 if lowest else 1)
-    return float((stacked.argmax(axis=0) == names.index(row)).mean())
-
-
 def compare_runs(
     xa: Sequence[float],
     ca: Sequence[bool],
@@ -424,37 +397,3 @@ def paired(
     interval = one_sample([x - y for x, y in zip(a, b, strict=True)], 0.0, margin)
     means = f"{sum(a) / len(a):.{digits}f} vs {sum(b) / len(b):.{digits}f} over them"
     return replace(interval, how=f"paired by seed, {interval.how}, {means}")
-
-
-def known_sigma(
-    delta: float,
-    sigma: float,
-    n_a: int = 1,
-    n_b: float = 1,
-    source: str = "",
-    margin: float | None = None,
-) -> Interval:
-    """The LEVEL interval of a difference of two means of n_a and n_b runs whose seed std is
-    `sigma` (the paper's view: its printed numbers are single runs, its stated baseline std the
-    only noise it gives); n_b = inf for a stated number."""
-    se = sigma * math.sqrt(1 / n_a + 1 / n_b)
-    half = float(stats.norm.ppf(0.5 + LEVEL / 2)) * se
-    return Interval(
-        delta, delta - half, delta + half, source or f"σ={sigma:g}", se, math.inf, margin
-    )
-
-
-def spearman_p(xs: Sequence[float], ys: Sequence[float], seed: int = 0) -> float:
-    """Two-sided permutation p-value of Spearman's rho (PERMUTATIONS shuffles of ys, a fixed
-    generator, so a rendering is reproducible)."""
-    rx = stats.rankdata(xs)
-    ry = stats.rankdata(ys)
-    rx, ry = rx - rx.mean(), ry - ry.mean()
-    norm = math.sqrt(float((rx**2).sum() * (ry**2).sum()))
-    if norm == 0:
-        return 1.0
-    observed = abs(float(rx @ ry)) / norm
-    rng = np.random.default_rng(seed)
-    shuffled = rng.permuted(np.tile(ry, (PERMUTATIONS, 1)), axis=1)  # row by row, as permutation
-    extreme = int((np.abs(shuffled @ rx) / norm >= observed - 1e-12).sum())
-    return (extreme + 1) / (PERMUTATIONS + 1)

@@ -14,7 +14,7 @@ import pytest
 
 from campaign import power
 from campaign.report import claims
-from campaign.report.claims import framework, verdicts
+from campaign.report.claims import framework, verdict_stats, verdicts
 from campaign.report.paper_report import PaperReport, claims_markdown
 from campaign.report.profile_verdicts import Decided, default_run
 from dfl_bench.results import publish, render_paper, stats
@@ -136,7 +136,8 @@ def test_default_run_keeps_each_seed_of_the_default_configuration_wherever_it_is
     for seed, final in enumerate((0.95, 0.97)):
         write(tmp_path, "aggregation", f"d{seed}", row="forall_log_product", seed=seed,
               accuracy=final, best=0.99)  # fmt: skip
-    write(tmp_path, "default", "other", seed=2, accuracy=0.10)  # another configuration
+    lr = {"optimizer": {"lr": 0.5}}
+    write(tmp_path, "default", "other", seed=2, accuracy=0.10, extra_config=lr)  # another one
     run = default_run(load_records(tmp_path), "quick")
     assert (run.values, run.mean, run.seeds) == (
         (95.0, 97.0),
@@ -261,8 +262,8 @@ def test_a_correlation_over_fewer_than_eight_cells_gives_no_verdict():
     v = claims.View("ours", {**cons, **acc}, 95.0, {}, {}, None, seeds)
     verdict = check("tnorms_low_cons_better", v)
     assert verdict.status == "not measurable" and "too few cells: 7" in verdict.detail
-    assert stats.spearman_p(range(10), range(10)) < 0.001
-    assert stats.spearman_p([1, 2, 3, 4, 5, 6, 7, 8], [2, 1, 4, 3, 6, 5, 8, 7]) < 0.05
+    assert verdict_stats.spearman_p(range(10), range(10)) < 0.001
+    assert verdict_stats.spearman_p([1, 2, 3, 4, 5, 6, 7, 8], [2, 1, 4, 3, 6, 5, 8, 7]) < 0.05
 
 
 def test_a_run_shown_in_two_tables_counts_once_in_a_correlation():

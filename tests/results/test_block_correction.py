@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from campaign.report.claims.verdict_stats import top_probability
 from dfl_bench.results.cells import Ours
 from dfl_bench.results.render_beyond import versus, versus_block
-from dfl_bench.results.stats import BH, adjust_block, compare_runs, top_probability
+from dfl_bench.results.stats import BH, adjust_block, compare_runs
 
 REFERENCE = (96.6, 96.8, 97.0)
 MARGINAL = (97.1, 97.35, 97.5)  # +0.52 [+0.06, +0.97], raw p = 0.035: above alone

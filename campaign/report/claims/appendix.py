@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from campaign.report.claims import verdict_stats
 from campaign.report.claims.deciding import (
     above_baseline,
     all_above,
@@ -160,7 +161,7 @@ def _trend(v: View, experiment: str, column: str) -> tuple[float, float, str]:
     rho = spearman(xs, ys)
     if rho is None:
         raise NotMeasurable(f"{len(rows)} values with {column}: constant")
-    p = stats.spearman_p(xs, ys)
+    p = verdict_stats.spearman_p(xs, ys)
     if p < SIGNIFICANT:
         v.evidence(p)
     return rho, p, f"rho(s, {column}) = {rho:+.2f} (p = {p:.3f}) over {len(rows)} values"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
+from campaign.report.claims import verdict_stats
 from campaign.report.claims.framework import (
     BASE,
     SIGNIFICANT,
@@ -251,7 +252,7 @@ def correlation(
     r, rho = pearson(xs, ys), spearman(xs, ys)
     if r is None or rho is None:
         raise NotMeasurable(f"{len(pairs)} cells with {x} and {y}: constant")
-    p = stats.spearman_p(xs, ys)
+    p = verdict_stats.spearman_p(xs, ys)
     if p < SIGNIFICANT:
         v.evidence(p)
     flip = " (r alone: the other sign)" if (r > 0) != (rho > 0) else ""

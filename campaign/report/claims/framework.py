@@ -21,6 +21,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from campaign.report.claims import verdict_stats
 from dfl_bench.results import stats
 from dfl_bench.results.cells import BASELINE, Table
 from dfl_bench.results.paper import Noise
@@ -177,7 +178,7 @@ class View:
         else:
             delta = self.get(*a, column) - self.get(*b, column)
             if column == "accuracy":
-                raw = stats.known_sigma(
+                raw = verdict_stats.known_sigma(
                     delta, self.noise.sigma, source=self.noise.source, margin=margin
                 )
             else:
@@ -224,7 +225,7 @@ class View:
         else:
             delta = self.get(*cell, column) - reference
             if column == "accuracy":
-                raw = stats.known_sigma(
+                raw = verdict_stats.known_sigma(
                     delta, self.noise.sigma, 1, math.inf, self.noise.source, margin
                 )
             else:
@@ -245,7 +246,7 @@ class View:
             raw = stats.welch(sample.values, self.seeds(b), margin)
         else:
             delta = sample.mean - self.get(*b)
-            raw = stats.known_sigma(
+            raw = verdict_stats.known_sigma(
                 delta, self.noise.sigma, len(sample.values), 1, self.noise.source, margin
             )
         return self._track(("against", sample.seeds, b), raw)
@@ -270,10 +271,10 @@ class View:
         tables): ours by each cell's seeds, the paper's by its noise."""
         if self.noise is None:
             samples = {c: self.seeds(c, column) for c in cells}
-            return stats.top_probability(samples, cell, lowest)
+            return verdict_stats.top_probability(samples, cell, lowest)
         samples = {c: (self.get(*c, column),) for c in cells}
         sigma = self.noise.sigma if column == "accuracy" else PRINTED
-        return stats.top_probability(samples, cell, lowest, sigma)
+        return verdict_stats.top_probability(samples, cell, lowest, sigma)
 
     def rows(self, experiment: str, prefix: str = "") -> list[str]:
         """The paper's rows of an experiment, optionally those starting with `prefix`."""
