@@ -97,7 +97,8 @@ scope-comparison: ## same_symmetric with each quantifier scope (family = the aut
 		--seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(SCOPE_RECORDS)" --logger "$(LOGGER)" \
 		--no-render kb.scope=formula experiment_name=same_symmetric_formula
 	$(PYTHON) -m dfl_bench.results.compare --a "$(RECORDS_DIR):same_symmetric" \
-		--b "$(SCOPE_RECORDS):same_symmetric_formula" --labels family,formula --profile "$(PROFILE)" \
+		--b "$(SCOPE_RECORDS):same_symmetric" --b-set kb.scope=formula --labels family,formula \
+		--profile "$(PROFILE)" \
 		--title "Quantifier scope on Table mnist_symmetric (profile $(PROFILE))" \
 		--out results/scope_comparison/README.md
 
@@ -110,7 +111,8 @@ ntn-comparison: ## same_symmetric and the default configuration with the text's 
 		--seeds "$(SEEDS)" --spread-seeds "$(SEEDS)" --jobs "$(JOBS)" --records-dir "$(NTN_DIR)/k10" \
 		--logger "$(LOGGER)" --no-render model.ntn_k=10 model.ntn_bias=true experiment_name=ntn_k10
 	$(PYTHON) -m dfl_bench.results.compare --a "$(NTN_DIR)/k50:same_symmetric,default" \
-		--b "$(NTN_DIR)/k10:ntn_k10" --labels k50,k10 --profile "$(PROFILE)" \
+		--b "$(NTN_DIR)/k10:same_symmetric,default" --b-set model.ntn_k=10 --b-set model.ntn_bias=true \
+		--labels k50,k10 --profile "$(PROFILE)" \
 		--title "NTN head: the text's k=50 vs the code's k=10 with an output bias (profile $(PROFILE))" \
 		--out "$(NTN_DIR)/README.md"
 	$(PYTHON) -m campaign.bench time-ntn --threads 1 >> "$(NTN_DIR)/README.md"

@@ -1,14 +1,16 @@
 """`python -m dfl_bench.results.compare`: one table's cells under two settings, side by side.
 
     python -m dfl_bench.results.compare --a results/records:same_symmetric \
-        --b results/scope_comparison/records:same_symmetric_formula --labels family,formula \
-        --profile quick --out results/scope_comparison/README.md
+        --b results/scope_comparison/records:same_symmetric --b-set kb.scope=formula \
+        --labels family,formula --profile quick --out results/scope_comparison/README.md
 
-Each side is `<records folder>:<experiment>[,<experiment>...]`; cells are matched by `row` (a
-record without one, the default configuration's, is the row `default`) and
-averaged over seeds (ok runs only). Writes a Markdown table (accuracy %, cons, cu_cons, cu_ant
-per side and the difference b - a) and a summary: Spearman rho of a vs b over the rows per
-column, the mean absolute difference, and the rows whose accuracy differs by more than one point.
+Each side is `<records folder>:<table>[,<table>...]` (a paper table, or `default`: the default
+configuration, its row `default`) with the overrides its runs took (`--a-set`, `--b-set`). A
+row counts the runs of its configuration as its jobs train it with those overrides, one a seed
+(ok runs only), whatever their experiment's name; a run of another configuration is left out
+and counted. Writes a Markdown table (accuracy %, cons, cu_cons, cu_ant per side and the
+difference b - a) and a summary: Spearman rho of a vs b over the rows per column, the mean
+absolute difference, and the rows whose accuracy differs by more than one point.
 """
 
 from __future__ import annotations
@@ -23,33 +25,53 @@ from pathlib import Path
 import pandas as pd
 
 from dfl_bench import markdown
+from dfl_bench.lifecycle.records import cell_hash
 from dfl_bench.results.agreement import spearman
-from dfl_bench.results.load import load_records
-from dfl_bench.results.paper import COLUMN_FIELDS
+from dfl_bench.results.cell_configs import DEFAULT, cell_config
+from dfl_bench.results.load import load_records, pooled
+from dfl_bench.results.paper import COLUMN_FIELDS, load_paper
 from dfl_bench.schema import TEST_ACCURACY
 
 COLUMNS = {field: column for column, field in COLUMN_FIELDS.items()}  # record field -> column
 
 
-def cells(records_dir: str | Path, experiments: Sequence[str], profile: str) -> pd.DataFrame:
-    """Mean of each metric per row over the ok runs of `experiments` at `profile` (accuracy in
-    %); a run without a row is the default configuration's: the row `default`."""
+def cells(
+    records_dir: str | Path, tables: Sequence[str], profile: str, also: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Mean of each metric per row of `tables` over the ok runs of the row's configuration at
+    `profile` with `also` beside (`cell_config`; one a seed, `pooled`), accuracy in %; `n` the
+    runs a row counts, and `attrs["left_out"]` the ok runs at `profile` of the experiments
+    counted (or named) that no row counts."""
     frame = load_records(records_dir)
     if frame.empty:
         raise ValueError(f"no records under {records_dir}")
-    chosen = frame.experiment.isin(experiments) & (frame.profile == profile)
-    ok = frame[chosen & (frame.status == "ok")].copy()
-    missing = [e for e in experiments if e not in set(ok.experiment)]
-    if missing:
-        found = sorted(set(frame.experiment.dropna()))
-        raise ValueError(
-            f"no ok {profile} record of {missing[0]!r} under {records_dir}; has {found}"
-        )
-    ok["row"] = ok["row"].fillna("default")
+    try:
+        ok = pd.concat([_table_runs(frame, table, profile, tuple(also)) for table in tables])
+    except ValueError as err:
+        raise ValueError(f"{records_dir}: {err}") from None
     means = ok.groupby("row")[list(COLUMNS)].mean()
     means[TEST_ACCURACY] *= 100
     means["n"] = ok.groupby("row").size()
+    mine = frame.experiment.isin({*tables, *ok.experiment}) & (frame.profile == profile)
+    means.attrs["left_out"] = int((mine & (frame.status == "ok") & ~frame.path.isin(ok.path)).sum())
     return means
+
+
+def _table_runs(frame: pd.DataFrame, table: str, profile: str, also: tuple) -> pd.DataFrame:
+    """The ok runs each row of `table` counts at `profile` with `also` (`row` set to its row)."""
+    known = load_paper().tables
+    if table != DEFAULT and table not in known:
+        raise ValueError(f"no table {table!r}; choose from {[DEFAULT, *known]}")
+    key, rows = (None, [DEFAULT]) if table == DEFAULT else (known[table].key, known[table].keys())
+    configs = {row: cell_config(table, profile, key, row, also) for row in rows}
+    if not any(configs.values()):
+        raise ValueError(f"table {table!r} does not compose at {profile} with {list(also)}")
+    runs = [pooled(frame, cell_hash(c), profile, table).assign(row=r) for r, c in configs.items()
+            if c]  # fmt: skip
+    ok = pd.concat(runs).query("status == 'ok'")
+    if ok.empty:
+        raise ValueError(f"no ok {profile} record of table {table!r} with {list(also)}")
+    return ok
 
 
 def _fmt(value: float, column: str) -> str:
@@ -76,7 +98,9 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, labels: Sequence[str]) -> list[str
         body.append(line)
     summary = ["", f"Rows in both: {len(rows)} (only in {labels[0]}: "
                f"{sorted(set(a.index) - set(b.index))}; only in {labels[1]}: "
-               f"{sorted(set(b.index) - set(a.index))})."]  # fmt: skip
+               f"{sorted(set(b.index) - set(a.index))}); left out as of another configuration "
+               f"than their row's: {a.attrs.get('left_out', 0)} {labels[0]} and "
+               f"{b.attrs.get('left_out', 0)} {labels[1]} runs."]  # fmt: skip
     for column, name in COLUMNS.items():
         pairs = [(a.at[r, column], b.at[r, column]) for r in rows]
         pairs = [(x, y) for x, y in pairs if not (math.isnan(x) or math.isnan(y))]
@@ -93,12 +117,12 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, labels: Sequence[str]) -> list[str
 
 
 def _side(text: str) -> tuple[str, list[str]]:
-    """`folder:experiment[,experiment...]` -> (folder, experiments)."""
+    """`folder:table[,table...]` -> (folder, tables)."""
     folder, sep, names = text.rpartition(":")
-    experiments = [e for e in names.split(",") if e]
-    if not sep or not folder or not experiments:
-        raise ValueError(f"expected <records folder>:<experiment>[,<experiment>...], got {text!r}")
-    return folder, experiments
+    tables = [e for e in names.split(",") if e]
+    if not sep or not folder or not tables:
+        raise ValueError(f"expected <records folder>:<table>[,<table>...], got {text!r}")
+    return folder, tables
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -106,8 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m dfl_bench.results.compare", description=__doc__
     )
-    parser.add_argument("--a", required=True, help="<records folder>:<experiment>[,...]")
-    parser.add_argument("--b", required=True, help="<records folder>:<experiment>[,...]")
+    for side in ("a", "b"):
+        parser.add_argument(f"--{side}", required=True, help="<records folder>:<table>[,...]")
+        parser.add_argument(f"--{side}-set", action="append", default=[], help="KEY=VALUE")
     parser.add_argument("--labels", default="a,b", help="two comma-separated column labels")
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--out", default=None, help="Markdown file (default: print)")
@@ -117,12 +142,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         labels = args.labels.split(",")
         if len(labels) != 2:
             raise ValueError(f"--labels needs two names, got {args.labels!r}")
-        a, b = (cells(*_side(side), args.profile) for side in (args.a, args.b))
+        a = cells(*_side(args.a), args.profile, args.a_set)
+        b = cells(*_side(args.b), args.profile, args.b_set)
     except ValueError as err:
         print(f"[compare] error: {err}", file=sys.stderr)
         return 2
+    given = [(k.replace("_", "-"), v) for k, v in vars(args).items() if v is not None]
+    given = [(k, w) for k, v in given for w in (v if isinstance(v, list) else [v])]
     command = "python -m dfl_bench.results.compare " + " ".join(
-        shlex.quote(f"--{k}={v}") for k, v in vars(args).items() if v is not None
+        shlex.quote(f"--{k}={v}") for k, v in given
     )
     lines = [f"# {args.title or 'Comparison'}", "", f"Generated by `{command}`.", "",
              *compare(a, b, labels), ""]  # fmt: skip

@@ -18,7 +18,7 @@ from dfl_bench.lifecycle.records import config_hash
 from dfl_bench.results import publish, render_beyond, render_paper
 from dfl_bench.results.__main__ import main
 from dfl_bench.results.agreement import agreement, spearman
-from dfl_bench.results.cell_configs import cell_config
+from dfl_bench.results.cell_configs import DEFAULT, cell_config
 from dfl_bench.results.cells import build_table, collapse_threshold
 from dfl_bench.results.load import RecordWarning, load_records
 from dfl_bench.results.paper import cell_key, load_paper
@@ -81,7 +81,7 @@ def _config(experiment: str, row, seed: int, profile: str, extra: dict) -> dict:
     """The config its jobs train today for a cell of a paper table (so it is the cell's own),
     else a small stand-in; with `seed` and `extra` merged in."""
     table = PAPER.tables.get(experiment)
-    config = None
+    config = cell_config(DEFAULT, profile, None, "") if experiment == DEFAULT else None
     if table is not None:
         value = row if table.key in (None, "row") else _dig(extra, table.key)
         if value is not None or table.key is None:
@@ -535,40 +535,54 @@ def test_cli_tables_selects_files_and_keeps_the_index_whole(tmp_path):
     assert "[aggregation](aggregation.md)" in (out / "tables" / "README.md").read_text()
 
 
+K10 = {"model": {"ntn_k": 10, "ntn_bias": True}}  # the code's NTN head: a setting beside a row's
+
+
 def test_compare_puts_two_settings_of_one_table_side_by_side(tmp_path, capsys):
     from dfl_bench.results import compare
 
+    a, b = tmp_path / "a", tmp_path / "b"
     for seed, acc in ((0, 0.90), (1, 0.92)):
-        write(tmp_path / "a", "t", f"g{seed}", row="godel", seed=seed, accuracy=acc, cons=0.2)
-    write(tmp_path / "a", "t", "p", row="product", accuracy=0.95, cu_ant=None)
-    write(tmp_path / "a", "t", "x", row="product", seed=1, status="failed", accuracy=0.10)
-    write(tmp_path / "b", "t_formula", "g", row="godel", accuracy=0.80, cons=0.5)
-    write(tmp_path / "b", "t_formula", "p", row="product", accuracy=0.955, cu_ant=None)
+        write(a, "same_symmetric", "g", row="godel_R", seed=seed, accuracy=acc, cons=0.2)
+    write(a, "same_symmetric", "p", row="product_S", accuracy=0.95, cu_ant=None)
+    write(a, "same_symmetric", "x", row="product_S", seed=1, status="failed", accuracy=0.10)
+    write(b, "same_symmetric", "g", row="godel_R", accuracy=0.80, cons=0.5, extra_config=K10)
+    write(b, "same_symmetric", "p", row="product_S", accuracy=0.955, cu_ant=None, extra_config=K10)
     out = tmp_path / "cmp.md"
-    args = [f"--a={tmp_path / 'a'}:t", f"--b={tmp_path / 'b'}:t_formula", "--labels=fam,form"]
-    assert compare.main([*args, f"--out={out}"]) == 0
+    sides = [f"--a={a}:same_symmetric", f"--b={b}:same_symmetric"]
+    k10 = ["--b-set=model.ntn_k=10", "--b-set=model.ntn_bias=true"]
+    assert compare.main([*sides, *k10, "--labels=k50,k10", f"--out={out}"]) == 0
     text = out.read_text()
-    assert "| godel | 2/1 | 91.00 | 80.00 | -11.00 | 0.200 | 0.500 | +0.300 |" in text
-    assert "| product | 1/1 | 95.00 | 95.50 | +0.50 |" in text and "undef." in text
-    assert "differs by more than 1 point: ['godel']" in text
-    assert compare.main([*args[:1], f"--b={tmp_path / 'b'}:nope"]) == 2
-    assert "no ok quick record of 'nope'" in capsys.readouterr().err
+    assert "| godel_R | 2/1 | 91.00 | 80.00 | -11.00 | 0.200 | 0.500 | +0.300 |" in text
+    assert "| product_S | 1/1 | 95.00 | 95.50 | +0.50 |" in text and "undef." in text
+    assert "differs by more than 1 point: ['godel_R']" in text
+    assert "--b-set=model.ntn_k=10 --b-set=model.ntn_bias=true" in text  # the command, whole
+    assert compare.main(sides) == 2  # side b's runs are of another configuration than its rows'
+    assert "no ok quick record of table 'same_symmetric' with []" in capsys.readouterr().err
+    assert compare.main([sides[0], f"--b={b}:nope", *k10]) == 2
+    assert "no table 'nope'; choose from ['default', 'same_symmetric'," in capsys.readouterr().err
 
 
-def test_compare_takes_several_experiments_and_names_a_rowless_run_after_its_own(tmp_path):
+def test_compare_counts_a_row_s_own_configuration_only(tmp_path):
+    """A run of a row at another learning rate (or without the side's setting) is not averaged
+    into the row: it is left out and counted."""
     from dfl_bench.results import compare
 
-    for side, acc in (("a", 0.90), ("b", 0.93)):
-        write(tmp_path / side, "t", "g", row="godel", accuracy=acc)
-        write(tmp_path / side, "default", "d", accuracy=acc + 0.05)
-    write(tmp_path / "a", "other", "o", row="godel", seed=1, accuracy=0.10)
+    a, b, both = tmp_path / "a", tmp_path / "b", "same_symmetric,default"
+    for side, acc, extra in ((a, 0.90, {}), (b, 0.93, K10)):
+        write(side, "same_symmetric", "g", row="godel_R", accuracy=acc, extra_config=extra)
+        write(side, "default", "d", accuracy=acc + 0.05, extra_config=extra)
+    lr = {"optimizer": {"lr": 0.5}}
+    write(a, "same_symmetric", "o", row="godel_R", seed=1, accuracy=0.1, extra_config=lr)
+    write(b, "same_symmetric", "o", row="godel_R", seed=1, accuracy=0.1)
     out = tmp_path / "cmp.md"
-    args = [f"--a={tmp_path / 'a'}:t,default", f"--b={tmp_path / 'b'}:t,default"]
-    assert compare.main([*args, "--labels=k50,k10", f"--out={out}"]) == 0
+    args = [f"--a={a}:{both}", f"--b={b}:{both}"]
+    k10 = ["--b-set=model.ntn_k=10", "--b-set=model.ntn_bias=true"]
+    assert compare.main([*args, *k10, "--labels=k50,k10", f"--out={out}"]) == 0
     text = out.read_text()
-    assert "| godel | 1/1 | 90.00 | 93.00 | +3.00 |" in text
+    assert "| godel_R | 1/1 | 90.00 | 93.00 | +3.00 |" in text
     assert "| default | 1/1 | 95.00 | 98.00 | +3.00 |" in text
-    assert compare.main([args[0], f"--b={tmp_path / 'b'}:t,nope"]) == 2
+    assert "another configuration than their row's: 1 k50 and 1 k10 runs" in text
 
 
 def test_the_index_shows_the_seed_spread_of_the_baseline_and_default(tmp_path):
