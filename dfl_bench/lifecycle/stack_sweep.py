@@ -30,14 +30,13 @@ from dfl_bench.lifecycle.job import Job, fit_runs, lock_paths, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 
 SHARED = ("optimizer", "profile", "model", "trainer", "threads")
-MIXING = ("gradient_clip_val",)  # Trainer settings that couple the runs of a stack
 
 
 def stack_key(config: Mapping[str, Any]) -> str:
     """What runs of one stack must share, as a string (SHARED, the task's settings and what it
     asks its runs of a stack to share (`Task.stack_key`), data settings but the seeds, the debug
-    SIGTERM hook); a job whose Trainer couples runs (gradient clipping: one
-    norm over the stack) gets a key of its own."""
+    SIGTERM hook). The Trainer takes no setting that couples runs (`trainer_values.PASSED`:
+    gradient clipping, one norm over the stack, is refused)."""
     data = {k: v for k, v in config["data"].items() if k != "split_seed"}
     shared = {
         "task": [config.get("task"), tasks.task_of(config).stack_key(config)],
@@ -45,8 +44,6 @@ def stack_key(config: Mapping[str, Any]) -> str:
         **{k: config.get(k) for k in SHARED},
         "sigterm_at_step": config["debug"].get("sigterm_at_step"),  # a test hook of the process
     }
-    if any(config["trainer"].get(k) is not None for k in MIXING):
-        shared["alone"] = records.config_hash(config)
     return json.dumps(shared, sort_keys=True, default=str)
 
 
