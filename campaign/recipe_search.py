@@ -145,32 +145,64 @@ def report(experiment: str, frame: Any) -> str:
     lines += markdown.table(
         ["net", "candidate", "steps", "n", "validation accuracy (%)", "lowest seed", ""], body
     )
-    final = rule.get("final")
-    if final:
-        steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
-        tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
-        faced = {(c.net, c.published.system): c for c in comparisons(experiment, frame)}
-        systems = list(dict.fromkeys(system for _, system in faced))
-        rows = []
-        for net, pick in picks.items():
-            test = tests.get(pick, []) if pick else []
-            low = f"{min(test):.2f}" if test else "-"
-            rows.append([f"`{net}`", f"`{pick}`" if pick else "not chosen yet", len(test),
-                         shown(test), low, *(faced[net, s].text() for s in systems)])  # fmt: skip
-        header = ["net", "recipe", "n", "test accuracy (%)", "lowest seed", *systems]
-        lines += [
-            "",
-            f"## The chosen recipes on the test set (stage={final['stage']}: every training "
-            f"example; seeds {final_seeds(final)})",
-            "",
-            *markdown.table(header, rows),
-        ]
-        if faced:
-            sources = "; ".join(dict.fromkeys(f"{c.published.system}: {c.published.source}"
-                                              for c in faced.values()))  # fmt: skip
-            lines += ["", FACED.format(table=PUBLISHED_FROM[experiment], n=len(faced), bh=BH,
-                                       margin=MARGINS["accuracy"], sources=sources)]  # fmt: skip
+    if rule.get("final"):
+        lines += final_section(experiment, frame, picks)
     return "\n".join(lines) + "\n"
+
+
+def final_section(experiment: str, frame: Any, picks: Mapping[str, str | None]) -> list[str]:
+    """The page's lines on each network's chosen recipe on the test set (`rule.final`): its final
+    seeds, against the network's target and the published numbers where declared."""
+    spec = declared(experiment)
+    final = spec["rule"]["final"]
+    lines: list[str] = []
+    steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
+    tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
+    faced = {(c.net, c.published.system): c for c in comparisons(experiment, frame)}
+    systems = list(dict.fromkeys(system for _, system in faced))
+    target = final.get("target") or {}
+    rows = []
+    for net, pick in picks.items():
+        test = tests.get(pick, []) if pick else []
+        low = f"{min(test):.2f}" if test else "-"
+        aimed = [against(test, target.get(net))] if target else []
+        recipe = f"`{pick}`" if pick else "not chosen yet"
+        rows.append([f"`{net}`", recipe, len(test), shown(test), low, *aimed,
+                     *(faced[net, s].text() for s in systems)])  # fmt: skip
+    aim = ["mean - target"] if target else []
+    header = ["net", "recipe", "n", "test accuracy (%)", "lowest seed", *aim, *systems]
+    lines += [
+        "",
+        f"## The chosen recipes on the test set (stage={final['stage']}: every training "
+        f"example; seeds {final_seeds(final)})",
+        "",
+        *markdown.table(header, rows),
+    ]
+    if target:
+        aims = ", ".join(f"`{net}` {value:g}" for net, value in target.items())
+        said = f"{TARGET}; none with fewer than {MIN_SEEDS} seeds or without a target"
+        lines += ["", f"The targets ({aims}: `rule.final.target`, stated before any run): "
+                  f"{said}."]  # fmt: skip
+    if faced:
+        sources = "; ".join(dict.fromkeys(f"{c.published.system}: {c.published.source}"
+                                          for c in faced.values()))  # fmt: skip
+        lines += ["", FACED.format(table=PUBLISHED_FROM[experiment], n=len(faced), bh=BH,
+                                   margin=MARGINS["accuracy"], sources=sources)]  # fmt: skip
+    return lines
+
+
+TARGET = (
+    "the final seeds' mean minus the network's target, Student's 95% interval over them (every "
+    "seed counted): above / below / inconclusive"
+)
+
+
+def against(values: Sequence[float], target: float | None) -> str:
+    """The final seeds' mean against a declared target: `+0.04 [-0.01, +0.09] inconclusive`."""
+    if target is None or len(values) < MIN_SEEDS:
+        return "-"
+    decided = one_sample(values, target)
+    return f"{decided.text()} {decided.word}"
 
 
 FACED = (
@@ -262,6 +294,47 @@ def final_block(experiment: str, frame: Any) -> str:
         begin,
         f"**The chosen recipe's final seeds ({seeds}, which took no part in the choice; the test "
         f"set; {page}): {'; '.join(parts)}.** {how}",
+        end,
+    ])  # fmt: skip
+
+
+def targeted() -> list[str]:
+    """The searches whose rule declares a target for its final seeds (`rule.final.target`)."""
+    return [e for e in EXPERIMENTS if (declared(e)["rule"].get("final") or {}).get("target")]
+
+
+def target_markers(experiment: str) -> tuple[str, str]:
+    """The markers of the write-up's sentence on a search's final seeds against its targets."""
+    return (
+        f"<!-- target {experiment}: generated by make tables -->",
+        f"<!-- end of target {experiment} -->",
+    )
+
+
+def target_block(experiment: str, frame: Any) -> str:
+    """The write-up's sentence on each targeted network's chosen recipe against its target
+    (`against`), as its page decides it, no more."""
+    spec = declared(experiment)
+    final = spec["rule"]["final"]
+    steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
+    tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
+    picks = chosen(experiment, frame)
+    parts = []
+    for net, target in final["target"].items():
+        pick, values = picks.get(net), tests.get(picks.get(net) or "", [])
+        low = f", lowest {min(values):.2f}" if values else ""
+        parts.append(
+            f"`{net}` on `{pick}` {shown(values)} (n={len(values)}{low}) against its target "
+            f"{target:g}: {against(values, target)}"
+            if pick
+            else f"`{net}`: no chosen recipe yet"
+        )
+    page = f"`results/recipe_search/{experiment}.md`"
+    begin, end = target_markers(experiment)
+    return "\n".join([
+        begin,
+        f"**The chosen recipe's final seeds ({final_seeds(final)}, the test set; {page}): "
+        f"{'; '.join(parts)}.** Each: {TARGET}.",
         end,
     ])  # fmt: skip
 

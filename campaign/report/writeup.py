@@ -160,6 +160,9 @@ def write(results: Sequence[Decided], out: Path) -> list[Path]:
     for e in recipe_search.PUBLISHED_FROM:
         block = recipe_search.final_block(e, frame)
         patched.append(patch(readme, block, *recipe_search.final_markers(e)))
+    for e in recipe_search.targeted():
+        block = recipe_search.target_block(e, frame)
+        patched.append(patch(readme, block, *recipe_search.target_markers(e)))
     return ([readme] if any(patched) else []) + search_pages(out, frame)
 
 

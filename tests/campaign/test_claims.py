@@ -922,3 +922,13 @@ def test_a_cell_beside_a_stated_number_needs_three_runs_that_did_not_collapse():
     three = replace(v, collapsed={(*cell, "accuracy"): (False, False, False, True)})
     three = replace(three, samples={(*cell, "accuracy"): (97.0, 97.1, 97.2, 20.0)})
     assert three.versus(cell, "accuracy", 90.0).word == "above"
+
+
+def test_the_bootstrap_top_probability_reads_a_cells_seeds_in_any_order():
+    """A cell's seeds come in the order their records were read (file names are hashes): the
+    probability that a row is the top one depends on their values, not on that order."""
+    samples = {"a": [95.1, 95.6, 94.8, 95.3], "b": [95.0, 95.4, 95.2], "c": [94.7, 95.9, 95.0]}
+    shuffled = {name: list(reversed(values)) for name, values in samples.items()}
+    chance = verdict_stats.top_probability(samples, "a")
+    assert verdict_stats.top_probability(shuffled, "a") == chance
+    assert 0.0 < chance < 1.0

@@ -186,3 +186,36 @@ def test_a_collapse_run_of_another_configuration_or_seed_counts_for_nothing():
              {**runs[0], "seed": 5, "validation_digit_accuracy": 0.0}]  # fmt: skip
     counted = collapse_search.runs_of(pd.DataFrame(runs + other), spec["rule"])
     assert counted == {"b4": [(30.0, 0.99)] * 5}
+
+
+@pytest.mark.parametrize(
+    ("finals", "said"),
+    [
+        ([0.9965, 0.9962, 0.9969, 0.9958, 0.9964], "+0.04 [-0.01, +0.09] inconclusive"),
+        ([0.9970, 0.9971, 0.9972], "+0.11 [+0.09, +0.13] above"),
+        ([0.9950, 0.9951, 0.9952], "-0.09 [-0.11, -0.07] below"),
+        ([0.9970, 0.9971], "-"),
+    ],
+)
+def test_a_declared_target_faces_the_chosen_recipes_final_seeds_alone(finals, said):
+    """bn_deep's final seeds against its declared target 99.6 (Student's interval of the mean
+    minus it); a network without a target, and the search seeds, decide nothing."""
+    search = "digit_ceiling_search"
+    rows = {r: e for r, e in _spec(search)["rows"].items() if e["net"] != "lenet"}
+    runs = [
+        _run(search, row, s, "search", e["steps"], 0.990 + (row == "bn_deep_cos_1x") / 200)
+        for row, e in rows.items()
+        for s in range(3)
+    ]
+    runs += [_run(search, "bn_deep_cos_1x", s, "final", 12500, a) for s, a in enumerate(finals)]
+    runs += [_run(search, "bn_wide_const_1x", s, "final", 12500, 0.90) for s in range(3)]
+    frame = pd.DataFrame(runs)
+    page = recipe_search.report(search, frame)
+    assert f"| `bn_deep` | `bn_deep_cos_1x` | {len(finals)} |" in page
+    assert page.splitlines()[-3].endswith(f"| {said} |")  # bn_deep's row, last in the table
+    assert "| `bn_wide` | `bn_wide_const_1x` | 3 | 90.00 ± 0.00 | 90.00 | - |" in page  # no target
+    block = recipe_search.target_block(search, frame)
+    assert recipe_search.targeted() == [search]
+    mean = recipe_search.shown([100 * a for a in finals])
+    assert f"`bn_deep` on `bn_deep_cos_1x` {mean}" in block
+    assert f"against its target 99.6: {said}" in block

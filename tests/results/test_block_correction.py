@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from campaign.report.claims.verdict_stats import top_probability
 from dfl_bench.results.cells import Ours
 from dfl_bench.results.render_beyond import versus, versus_block
 from dfl_bench.results.stats import BH, adjust_block, compare_runs
@@ -42,13 +41,3 @@ def test_a_missing_comparison_keeps_its_place_and_does_not_count():
     adjusted = adjust_block([None, a, None])
     assert adjusted[0] is None and adjusted[2] is None
     assert adjusted[1].adjusted == pytest.approx(a.raw)  # one comparison: q = p
-
-
-def test_the_bootstrap_top_probability_reads_a_cells_seeds_in_any_order():
-    """A cell's seeds come in the order their records were read (file names are hashes): the
-    probability that a row is the top one depends on their values, not on that order."""
-    samples = {"a": [95.1, 95.6, 94.8, 95.3], "b": [95.0, 95.4, 95.2], "c": [94.7, 95.9, 95.0]}
-    shuffled = {name: list(reversed(values)) for name, values in samples.items()}
-    chance = top_probability(samples, "a")
-    assert top_probability(shuffled, "a") == chance
-    assert 0.0 < chance < 1.0
