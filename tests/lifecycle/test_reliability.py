@@ -443,7 +443,18 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("+trainer.foo=1", r"^trainer.foo is no lightning.Trainer argument; valid: \["),
         ("+trainer.detect_anomaly=true", r"^trainer.detect_anomaly is not passed to the Trainer"),
         ("+trainer.limit_train_batches=abc", r"^trainer.limit_train_batches is not passed to"),
-        ("kb.formulas=[3,1]", r"^kb.formulas=\[3, 1\] names a formula twice or out of order"),
+        ("kb.formulas=[3,1]", r"^kb.formulas=\[3, 1\] names a formula twice, out of order "),
+        # a formula by name or by its digits where its knowledge base numbers it
+        ("kb.formulas=[same/1,same/3]", r"^kb.formulas=.* 'same' numbers it: give \[1, 3\]$"),
+        ("kb.formulas=[1,same/3]", r"^kb.formulas=.* not as 'same' numbers it: give \[1, 3\]$"),
+        ('kb.formulas=["2"]', r"^kb.formulas=\['2'\] .* not as 'same' numbers it: give \[2\]$"),
+        ("kb=sum9 kb.formulas=[sum9/2]", r"^kb.formulas=.* 'sum9' numbers it: give \[2\]$"),
+        (
+            "kb.formulas=[1] kb.weights={same/1:5.0}",
+            r"^kb.weights=\{'same/1': 5.0\} names a formula not as 'same' numbers it: give "
+            r"\{1: 5.0\}$",
+        ),
+        ("kb=sum9 kb.weights={sum9/1:2}", r"^kb.weights=.* 'sum9' numbers it: give \{1: 2\}$"),
         ("kb.formulas=[1,1]", r"^kb.formulas=\[1, 1\] names a formula twice"),
         ("kb.formulas=[1,2,3]", r"^kb.formulas=\[1, 2, 3\] selects every formula of 'same'"),
         ("kb.weights={}", r"^kb.weights=\{\} weighs no formula: leave it null"),
@@ -467,6 +478,9 @@ def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
         ("+debug.sigterm_at_step=3", "+debug.sigint_at_step=99"),
         ("+experiment=best",),
         ("~net", "+net._target_=dfl_bench.tasks.mnist.nets.MnistNet", "+net.name=paper"),
+        ("kb.formulas=[1,3]", "kb.weights={1:5.0}"),
+        ("kb=sum9", "kb.formulas=[2]", "kb.weights={2:0.5}"),
+        ("kb=both", "kb.formulas=[same/2,sum9/1]", "kb.weights={sum9/1:2.0}"),
     ],
 )
 def test_the_keys_a_command_line_adds_as_documented_pass(tmp_path, no_data, overrides):
