@@ -171,7 +171,7 @@ def test_a_resumed_run_gives_the_uninterrupted_numbers(tmp_path, monkeypatch, ho
 # 3. overrides an experiment would ignore
 def test_an_override_the_experiment_row_replaces_is_refused(tmp_path, no_data):
     job = composed(tmp_path, "+experiment=same_symmetric", "row=godel_S", "tnorm=product")
-    with pytest.raises(ValueError, match=r"tnorm=product is ignored: .*row=godel_S"):
+    with pytest.raises(ValueError, match=r"tnorm=product is refused: .*row=godel_S"):
         train.run(*job)
     with pytest.raises(ValueError, match=r"row=godel_S needs an experiment with named rows"):
         train.run(*composed(tmp_path, "row=godel_S"))
@@ -181,7 +181,7 @@ def test_an_override_the_experiment_row_replaces_is_refused(tmp_path, no_data):
 
 def test_a_value_override_beside_a_row_is_honoured(tmp_path):
     cfg, hydra_cfg = composed(tmp_path, "+experiment=same_symmetric", "row=godel_S", "kb.w_dfl=2.5")
-    with pytest.raises(ValueError, match=r"kb.w_dfl=2.5 is ignored: .* sets kb.w_dfl from its row"):
+    with pytest.raises(ValueError, match=r"kb.w_dfl=2.5 is refused: .* sets kb.w_dfl from its row"):
         train.checked(cfg, hydra_cfg.overrides.task)  # the row's value: refused, as by preflight
     cfg, hydra_cfg = composed(
         tmp_path, "+experiment=same_symmetric", "row=godel_S", "kb.scope=formula"
@@ -788,11 +788,13 @@ def test_a_run_of_another_task_without_an_experiment_files_under_its_task(tmp_pa
     assert resolve.resolved_config(cfg)["experiment_name"] == "default"
 
 
-@pytest.mark.parametrize("line", ["tnorm.p=3", "+tnorm.p=3", "++tnorm.p=3", "tnorm=product"])
+@pytest.mark.parametrize(
+    "line", ["tnorm.p=3", "+tnorm.p=3", "++tnorm.p=3", "tnorm=product", "~tnorm.p", "~tnorm"]
+)
 def test_an_override_of_a_rows_operator_is_one_message_that_does_not_send_you_in_a_circle(line):
     why = preflight.defect(["+experiment=tnorms", "row=yager_p2", line])
     assert why == (
-        f"{line} is ignored: experiment 'tnorms' sets tnorm from its row (row=yager_p2); pick "
+        f"{line} is refused: experiment 'tnorms' sets tnorm from its row (row=yager_p2); pick "
         "another row, or run without +experiment and set tnorm yourself"
     )
     assert preflight.defect(["tnorm=yager", "tnorm.p=3"]) is None  # without the experiment: fine
