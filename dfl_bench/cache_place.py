@@ -28,10 +28,19 @@ def _chain(path: Path, root: Path) -> list[Path]:
     return [Path(root), *(Path(root, *parts[: i + 1]) for i in range(len(parts)))]
 
 
+def _fast(info: os.stat_result, place: Path) -> None:
+    """NotOwn where the folder `place` above the cache (`info`, its stat) lets another user move
+    what it holds: owned by another user than this one or root, or writable by its group or
+    others without the sticky bit (as /tmp has: each user moves only their own)."""
+    loose = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX
+    if info.st_uid not in (os.geteuid(), 0) or loose:
+        mode = f"{stat.filemode(info.st_mode)}, uid {info.st_uid}"
+        raise NotOwn(place, f"(above the cache) lets other users move it ({mode})")
+
+
 def _held_fast(fd: int, root: Path) -> None:
-    """NotOwn where a folder above the open cache folder `root` (`fd`, walked up by "..") lets
-    another user move what it holds: owned by another user than this one or root, or writable by
-    its group or others without the sticky bit (as /tmp has: each user moves only their own)."""
+    """NotOwn where a folder above the open folder `root` (`fd`, walked up by "..") is not
+    `_fast`."""
     place, below, here = Path(os.path.realpath(root)), os.fstat(fd), os.dup(fd)
     try:
         while True:
@@ -41,20 +50,31 @@ def _held_fast(fd: int, root: Path) -> None:
             info, place = os.fstat(here), place.parent
             if (info.st_dev, info.st_ino) == (below.st_dev, below.st_ino):
                 return  # "/", its own parent
-            loose = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX
-            if info.st_uid not in (os.geteuid(), 0) or loose:
-                mode = f"{stat.filemode(info.st_mode)}, uid {info.st_uid}"
-                raise NotOwn(place, f"(above the cache) lets other users move it ({mode})")
+            _fast(info, place)
             below = info
     finally:
         os.close(here)
 
 
+def _made(root: Path) -> None:
+    """The missing cache folder `root` made for this user only, with the folders above it, once
+    the nearest existing folder above it and each above that are `_fast` (NotOwn before anything
+    is made where one is not)."""
+    above = next(p for p in Path(root).absolute().parents if p.exists())
+    fd = os.open(above, _UP)
+    try:
+        _fast(os.fstat(fd), above)
+        _held_fast(fd, above)
+    finally:
+        os.close(fd)
+    Path(root).mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
 def _open_root(root: Path, make: bool) -> int:
-    """The cache folder `root` open (followed where it is a link; made for this user only, with
-    the folders above it, where missing and `make`), `check_own` and `_held_fast`."""
-    if make:
-        Path(root).mkdir(mode=0o700, parents=True, exist_ok=True)
+    """The cache folder `root` open (followed where it is a link; `_made` where missing and
+    `make`), `check_own` and `_held_fast`."""
+    if make and not Path(root).exists():
+        _made(root)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         check_own(root, os.fstat(fd))

@@ -71,17 +71,19 @@ def check_weight(name: str, weight: Any) -> None:
 
 def check_one_spelling(kb: str, formulas: Any, weights: Any, valid: Sequence[str]) -> None:
     """A configuration's ablation (`chosen`) in its one spelling, so that one run has one config
-    hash: its formulas each once, in the knowledge base's order, not every one (null is all);
-    its weights not empty, none on a formula it leaves out, none 1 (null is 1 each)."""
+    hash: its formulas each once, in the knowledge base's order, as `spelled`, not every one
+    (null is all); its weights keyed as `spelled`, not empty, none on a formula it leaves out,
+    none 1 (null is 1 each)."""
     names, weighed = chosen(kb, formulas, weights, valid)
-    ordered = [name for name in valid if name in names]
-    if formulas is not None and names != ordered:
-        raise ValueError(f"kb.formulas={formulas!r} names a formula twice or out of order: give"
-                         f" {ordered}")  # fmt: skip
-    if formulas is not None and ordered == list(valid):
+    ordered = [spelled(kb, name) for name in valid if name in names]
+    if formulas is not None and list(formulas) != ordered:
+        raise ValueError(f"kb.formulas={formulas!r} names a formula twice, out of order or not as"
+                         f" {kb!r} numbers it: give {ordered}")  # fmt: skip
+    if formulas is not None and len(ordered) == len(valid):
         raise ValueError(
             f"kb.formulas={formulas!r} selects every formula of {kb!r}: leave it null (all)"
         )
+    check_weight_keys(kb, weights, valid)
     if weights is not None and not weighed:
         raise ValueError("kb.weights={} weighs no formula: leave it null (1 each)")
     for name, weight in weighed.items():
@@ -89,3 +91,20 @@ def check_one_spelling(kb: str, formulas: Any, weights: Any, valid: Sequence[str
             raise ValueError(f"kb.weights weighs {name}, which kb.formulas leaves out: drop it")
         if weight == 1:
             raise ValueError(f"kb.weights: {name}'s weight 1 is every formula's: leave it out")
+
+
+def spelled(kb: str, name: str) -> int | str:
+    """Formula `name`'s one spelling in `kb`'s ablation: its number where `kb` numbers its
+    formulas (same/3 in `same`: 3), else its name (same/3 in `both`)."""
+    number = name.removeprefix(f"{kb}/")
+    return int(number) if number != name and number.isdigit() else name
+
+
+def check_weight_keys(kb: str, weights: Any, valid: Sequence[str]) -> None:
+    """`kb.weights` (taken by `chosen`) keyed as `spelled`, a number as itself or its digits (a
+    record's JSON keys are text; both hash alike): {1: 5.0}, not {same/1: 5.0}."""
+    keys = {key: spelled(kb, formula_name(kb, key, valid)) for key in weights or {}}
+    if any(str(key) != str(number) for key, number in keys.items()):
+        fixed = {keys[key]: value for key, value in weights.items()}
+        raise ValueError(f"kb.weights={weights!r} names a formula not as {kb!r} numbers it: give"
+                         f" {fixed}")  # fmt: skip

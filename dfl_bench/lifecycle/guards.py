@@ -304,7 +304,7 @@ def row_owner(raw: Any, key: str, table: str = "row") -> str | None:
 def row_refusal(line: str, raw: Mapping[str, Any], owned: str) -> str:
     """Why override `line` cannot apply: the row sets `owned` (`row_owner`)."""
     return (
-        f"{line} is ignored: experiment {raw.get('experiment_name')!r} sets {owned} from its "
+        f"{line} is refused: experiment {raw.get('experiment_name')!r} sets {owned} from its "
         f"row (row={raw.get('row')}); pick another row, or run without +experiment and set "
         f"{owned} yourself"
     )

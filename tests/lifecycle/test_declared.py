@@ -25,7 +25,7 @@ BASELINE = ("+experiment=baseline", "row=ce_pair")
 def from_row(line: str, experiment: str, owned: str, row: str) -> str:
     """The refusal of override `line`, which would set `owned` that `experiment`'s row sets."""
     return (
-        f"{line} is ignored: experiment {experiment!r} sets {owned} from its row (row={row}); "
+        f"{line} is refused: experiment {experiment!r} sets {owned} from its row (row={row}); "
         f"pick another row, or run without +experiment and set {owned} yourself"
     )
 
@@ -97,6 +97,11 @@ REFUSED = [
             "optimizer.cosine_final",
             "s2500_lr2e3_cos",
         ),
+    ),
+    (  # a deletion of the stage's value
+        (*MINUTE, "stage=final", "~task.validation"),
+        "~task.validation is refused: experiment 'mnist_addition_minute_search' sets "
+        "task.validation from its stage",
     ),
     (
         (*CEILING, "augment.degrees=10"),

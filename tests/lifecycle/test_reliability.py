@@ -171,7 +171,7 @@ def test_a_resumed_run_gives_the_uninterrupted_numbers(tmp_path, monkeypatch, ho
 # 3. overrides an experiment would ignore
 def test_an_override_the_experiment_row_replaces_is_refused(tmp_path, no_data):
     job = composed(tmp_path, "+experiment=same_symmetric", "row=godel_S", "tnorm=product")
-    with pytest.raises(ValueError, match=r"tnorm=product is ignored: .*row=godel_S"):
+    with pytest.raises(ValueError, match=r"tnorm=product is refused: .*row=godel_S"):
         train.run(*job)
     with pytest.raises(ValueError, match=r"row=godel_S needs an experiment with named rows"):
         train.run(*composed(tmp_path, "row=godel_S"))
@@ -181,7 +181,7 @@ def test_an_override_the_experiment_row_replaces_is_refused(tmp_path, no_data):
 
 def test_a_value_override_beside_a_row_is_honoured(tmp_path):
     cfg, hydra_cfg = composed(tmp_path, "+experiment=same_symmetric", "row=godel_S", "kb.w_dfl=2.5")
-    with pytest.raises(ValueError, match=r"kb.w_dfl=2.5 is ignored: .* sets kb.w_dfl from its row"):
+    with pytest.raises(ValueError, match=r"kb.w_dfl=2.5 is refused: .* sets kb.w_dfl from its row"):
         train.checked(cfg, hydra_cfg.overrides.task)  # the row's value: refused, as by preflight
     cfg, hydra_cfg = composed(
         tmp_path, "+experiment=same_symmetric", "row=godel_S", "kb.scope=formula"
@@ -443,7 +443,18 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("+trainer.foo=1", r"^trainer.foo is no lightning.Trainer argument; valid: \["),
         ("+trainer.detect_anomaly=true", r"^trainer.detect_anomaly is not passed to the Trainer"),
         ("+trainer.limit_train_batches=abc", r"^trainer.limit_train_batches is not passed to"),
-        ("kb.formulas=[3,1]", r"^kb.formulas=\[3, 1\] names a formula twice or out of order"),
+        ("kb.formulas=[3,1]", r"^kb.formulas=\[3, 1\] names a formula twice, out of order "),
+        # a formula by name or by its digits where its knowledge base numbers it
+        ("kb.formulas=[same/1,same/3]", r"^kb.formulas=.* 'same' numbers it: give \[1, 3\]$"),
+        ("kb.formulas=[1,same/3]", r"^kb.formulas=.* not as 'same' numbers it: give \[1, 3\]$"),
+        ('kb.formulas=["2"]', r"^kb.formulas=\['2'\] .* not as 'same' numbers it: give \[2\]$"),
+        ("kb=sum9 kb.formulas=[sum9/2]", r"^kb.formulas=.* 'sum9' numbers it: give \[2\]$"),
+        (
+            "kb.formulas=[1] kb.weights={same/1:5.0}",
+            r"^kb.weights=\{'same/1': 5.0\} names a formula not as 'same' numbers it: give "
+            r"\{1: 5.0\}$",
+        ),
+        ("kb=sum9 kb.weights={sum9/1:2}", r"^kb.weights=.* 'sum9' numbers it: give \{1: 2\}$"),
         ("kb.formulas=[1,1]", r"^kb.formulas=\[1, 1\] names a formula twice"),
         ("kb.formulas=[1,2,3]", r"^kb.formulas=\[1, 2, 3\] selects every formula of 'same'"),
         ("kb.weights={}", r"^kb.weights=\{\} weighs no formula: leave it null"),
@@ -467,6 +478,9 @@ def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
         ("+debug.sigterm_at_step=3", "+debug.sigint_at_step=99"),
         ("+experiment=best",),
         ("~net", "+net._target_=dfl_bench.tasks.mnist.nets.MnistNet", "+net.name=paper"),
+        ("kb.formulas=[1,3]", "kb.weights={1:5.0}"),
+        ("kb=sum9", "kb.formulas=[2]", "kb.weights={2:0.5}"),
+        ("kb=both", "kb.formulas=[same/2,sum9/1]", "kb.weights={sum9/1:2.0}"),
     ],
 )
 def test_the_keys_a_command_line_adds_as_documented_pass(tmp_path, no_data, overrides):
@@ -774,11 +788,13 @@ def test_a_run_of_another_task_without_an_experiment_files_under_its_task(tmp_pa
     assert resolve.resolved_config(cfg)["experiment_name"] == "default"
 
 
-@pytest.mark.parametrize("line", ["tnorm.p=3", "+tnorm.p=3", "++tnorm.p=3", "tnorm=product"])
+@pytest.mark.parametrize(
+    "line", ["tnorm.p=3", "+tnorm.p=3", "++tnorm.p=3", "tnorm=product", "~tnorm.p", "~tnorm"]
+)
 def test_an_override_of_a_rows_operator_is_one_message_that_does_not_send_you_in_a_circle(line):
     why = preflight.defect(["+experiment=tnorms", "row=yager_p2", line])
     assert why == (
-        f"{line} is ignored: experiment 'tnorms' sets tnorm from its row (row=yager_p2); pick "
+        f"{line} is refused: experiment 'tnorms' sets tnorm from its row (row=yager_p2); pick "
         "another row, or run without +experiment and set tnorm yourself"
     )
     assert preflight.defect(["tnorm=yager", "tnorm.p=3"]) is None  # without the experiment: fine

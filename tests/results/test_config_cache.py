@@ -308,16 +308,18 @@ def test_a_cache_whose_folder_above_others_may_write_is_not_used(
 ):
     """Another user who may write a folder above the cache folder could exchange the cache
     for a folder of theirs: such a cache is neither read nor written (said once, naming that
-    folder), but where the folder is sticky (/tmp's 1777: each user moves only their own)."""
+    folder, before any folder of it is made), but where the folder is sticky (/tmp's 1777: each
+    user moves only their own)."""
     shared = tmp_path / "shared"
     shared.mkdir()
-    monkeypatch.setenv("DFL_BENCH_CACHE", str(shared / "cache"))
+    monkeypatch.setenv("DFL_BENCH_CACHE", str(shared / "deep" / "cache"))
     shared.chmod(mode)
     calls = []
     for _ in range(2):
         assert config_cache.cached("t", ["k"], lambda: calls.append(1) or [1]) == [1]
     assert len(calls) == (1 if used else 2)
     assert bool(list(shared.rglob("*.json"))) == used
+    assert (shared / "deep").exists() == used
     said = capsys.readouterr().err.splitlines()
     assert said == ([] if used else [said[0]])
     assert used or f"[cache] not used: {shared} (above the cache) lets other users move" in said[0]
