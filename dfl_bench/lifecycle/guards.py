@@ -259,7 +259,7 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
         key = override.key_or_group
         if key.lstrip("+~").split(".")[0] in task.IGNORES:
             raise ValueError(
-                f"{override.input_line} is ignored: task {task.NAME!r} does not read "
+                f"{override.input_line} is refused: task {task.NAME!r} does not read "
                 f"{', '.join(task.IGNORES)} (it would train the same numbers under "
                 "another configuration); leave it out"
             )

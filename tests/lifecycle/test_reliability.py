@@ -775,7 +775,7 @@ def test_record_paths_inside_the_working_folder_are_relative(tmp_path):
 )
 def test_an_option_the_task_does_not_read_is_refused_in_one_line(tmp_path, no_data, override):
     cfg, hydra_cfg = composed(tmp_path, "+experiment=mnist_addition", override)
-    with pytest.raises(ValueError, match=rf"{override} is ignored: task 'mnist_addition' does"):
+    with pytest.raises(ValueError, match=rf"{override} is refused: task 'mnist_addition' does"):
         train.run(cfg, hydra_cfg)
 
 
