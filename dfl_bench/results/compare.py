@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from dfl_bench import markdown
+from dfl_bench.lifecycle.record_config import config_refusal
 from dfl_bench.lifecycle.records import cell_hash
 from dfl_bench.results.agreement import spearman
 from dfl_bench.results.cell_configs import DEFAULT, cell_config
@@ -32,6 +33,8 @@ from dfl_bench.results.load import load_records, pooled
 from dfl_bench.results.paper import COLUMN_FIELDS, load_paper
 from dfl_bench.schema import TEST_ACCURACY
 
+# what names a cell (and an experiment's own declarations of its rows), never a side's setting
+CELL_NAMES = ("row", "seed", "profile", "experiment", "rows", "stages", "rule", "hydra")
 COLUMNS = {field: column for column, field in COLUMN_FIELDS.items()}  # record field -> column
 
 
@@ -49,6 +52,8 @@ def cells(
         ok = pd.concat([_table_runs(frame, table, profile, tuple(also)) for table in tables])
     except ValueError as err:
         raise ValueError(f"{records_dir}: {err}") from None
+    shared = ok.groupby("row")["table"].nunique() > 1  # a row name two tables give: per table
+    ok["row"] = [f"{t}/{r}" if shared[r] else r for t, r in zip(ok.table, ok.row, strict=True)]
     means = ok.groupby("row")[list(COLUMNS)].mean()
     means[TEST_ACCURACY] *= 100
     means["n"] = ok.groupby("row").size()
@@ -63,11 +68,20 @@ def _table_runs(frame: pd.DataFrame, table: str, profile: str, also: tuple) -> p
     if table != DEFAULT and table not in known:
         raise ValueError(f"no table {table!r}; choose from {[DEFAULT, *known]}")
     key, rows = (None, [DEFAULT]) if table == DEFAULT else (known[table].key, known[table].keys())
+    for line in also:
+        name = line.lstrip("+~").split("=", 1)[0]
+        if name.split(".")[0] in CELL_NAMES or name in (key, str(key).split(".")[0]):
+            raise ValueError(f"{line} names a cell (its table, row, seed or --profile do), not a "
+                             "setting beside the rows")  # fmt: skip
     configs = {row: cell_config(table, profile, key, row, also) for row in rows}
-    if not any(configs.values()):
+    some = next((c for c in configs.values() if c), None)
+    if some is None:
         raise ValueError(f"table {table!r} does not compose at {profile} with {list(also)}")
-    runs = [pooled(frame, cell_hash(c), profile, table).assign(row=r) for r, c in configs.items()
-            if c]  # fmt: skip
+    why = config_refusal(some) if also else None
+    if why:
+        raise ValueError(f"{list(also)}: {why}")
+    runs = [pooled(frame, cell_hash(c), profile, table).assign(row=r, table=table)
+            for r, c in configs.items() if c]  # fmt: skip
     ok = pd.concat(runs).query("status == 'ok'")
     if ok.empty:
         raise ValueError(f"no ok {profile} record of table {table!r} with {list(also)}")

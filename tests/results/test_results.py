@@ -585,6 +585,41 @@ def test_compare_counts_a_row_s_own_configuration_only(tmp_path):
     assert "another configuration than their row's: 1 k50 and 1 k10 runs" in text
 
 
+def test_compare_keeps_a_row_two_tables_give_apart(tmp_path):
+    """tnorms and sum9_symmetric both have a row `godel` (two configurations): a side naming
+    both shows each under its table, never their mean."""
+    from dfl_bench.results import compare
+
+    write(tmp_path, "tnorms", "t", row="godel", accuracy=0.20)
+    write(tmp_path, "sum9_symmetric", "s", row="godel", accuracy=0.95)
+    means = compare.cells(tmp_path, ["tnorms", "sum9_symmetric"], "quick")
+    assert means.loc["tnorms/godel", "test_accuracy"] == pytest.approx(20.0)
+    assert means.loc["sum9_symmetric/godel", "test_accuracy"] == pytest.approx(95.0)
+    assert compare.cells(tmp_path, ["tnorms"], "quick").index.tolist() == ["godel"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ("row=godel_R", "row=godel_R names a cell"),
+        ("seed=3", "seed=3 names a cell"),
+        ("+experiment=tnorms", "+experiment=tnorms names a cell"),
+        ("rows.godel_R.lr=0.5", "rows.godel_R.lr=0.5 names a cell"),
+        ("+trainer.benchmark=true", "['+trainer.benchmark=true']: trainer"),
+    ],
+)
+def test_compare_refuses_a_side_setting_that_names_a_cell_or_the_job_refuses(
+    tmp_path, capsys, setting, said
+):
+    from dfl_bench.results import compare
+
+    write(tmp_path, "same_symmetric", "g", row="godel_R", accuracy=0.9)
+    side = f"--a={tmp_path}:same_symmetric"
+    assert compare.main([side, f"--b={tmp_path}:same_symmetric", f"--b-set={setting}"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and len(err.strip().splitlines()) == 1
+
+
 def test_the_index_shows_the_seed_spread_of_the_baseline_and_default(tmp_path):
     from dfl_bench.results.publish import seed_spread
 
