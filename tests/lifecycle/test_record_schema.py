@@ -131,6 +131,7 @@ def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, v
         ("config.kb.weights", [-1.0]),
         ("config.kb.formulas", ["same/1", "same/3"]),  # [1, 3]'s other spelling
         ("config.kb.weights", {"same/3": 2.0}),  # {3: 2.0}'s
+        ("config.kb.weights", {"1": 2.0, "3": 2.0}),  # its formulas [1, 3]: kb.w_dfl times 2
         *((f"config.{key}.zzz", 1) for key in ("tnorm", "task", "kb", "net", "optimizer")),
         ("config.zzz", 1),
     ],
