@@ -402,6 +402,17 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
             r"^data.validation=0.2 is not read by task 'mnist_addition': its data take "
             r"task.validation \(set task.validation=0.2 instead\)$",
         ),
+        # a data setting the addition task does not apply (its plain numbers, claiming it)
+        (
+            "task=mnist_addition data.split_seed=1",
+            r"^data.split_seed=1 is not read by task 'mnist_addition' \(task.pairing_seed draws "
+            r"its sums' images: set that instead\): leave data.split_seed null$",
+        ),
+        (
+            "task=mnist_addition data.labeled_fraction=0.5",
+            r"^data.labeled_fraction=0.5 is not read by task 'mnist_addition' \(each training sum "
+            r"is labeled by its sum\): leave data.labeled_fraction 0.01$",
+        ),
         ("+data.validation=null", r"^\+data.validation=null: data.validation=null is what "),
         ("trainer.deterministic=1", r"^trainer.deterministic must be true or false, as the "),
         ("+net.zzz=1", r"^net.zzz is no key of net 'paper': no yaml sets it"),
