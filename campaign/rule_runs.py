@@ -16,6 +16,7 @@ from dfl_bench.lifecycle import records
 from dfl_bench.lifecycle.declared import seeds_of
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.results import cell_configs
+from dfl_bench.results.load import pooled
 
 SEARCH = "search"  # the stage of a row's candidate runs (the default where a yaml has none)
 
@@ -48,9 +49,14 @@ def rule_seeds(experiment: str, stage: str = SEARCH) -> list[int]:
 def counted(frame: Any, experiment: str, stage: str = SEARCH) -> Any:
     """The runs of `frame` (results.load's records) the rule of `experiment` counts at `stage`:
     ok, of `stage`, of its declared seeds (`rule_seeds`), each of its row's configuration there
-    (`row_digest`), in seed order."""
+    (`row_digest`), once a seed as the tables count it (results.load.pooled), in seed order."""
     ok = frame[(frame["experiment"] == experiment) & (frame["status"] == "ok")]
     ok = ok[ok["config"].map(lambda c: c.get("stage", SEARCH)) == stage]
     ok = ok[ok["seed"].isin(rule_seeds(experiment, stage))].sort_values("seed")
     own = {row: row_digest(experiment, str(row), stage) for row in set(ok["row"])}
-    return ok[ok["row"].map(own) == ok["configuration"]]
+    ok = ok[ok["row"].map(own) == ok["configuration"]].reset_index(drop=True)
+    kept = [
+        pooled(runs, configuration, profile, experiment).index
+        for (_, configuration, profile), runs in ok.groupby(["row", "configuration", "profile"])
+    ]
+    return ok[ok.index.isin([i for index in kept for i in index])]

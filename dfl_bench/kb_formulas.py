@@ -54,9 +54,14 @@ def chosen(
         raise ValueError(
             f"kb.weights must map formulas to weights (e.g. {{1: 2.0}}), got {weights!r}"
         )
-    weighed = {formula_name(kb, k, valid): v for k, v in (weights or {}).items()}
-    for name, weight in weighed.items():
+    weighed: dict[str, float] = {}
+    for key, weight in (weights or {}).items():
+        name = formula_name(kb, key, valid)
+        if name in weighed:
+            raise ValueError(f"kb.weights={weights!r} weighs {name} twice: give it one weight"
+                             f" (key {spelled(kb, name)!r})")  # fmt: skip
         check_weight(name, weight)
+        weighed[name] = weight
     return names, weighed
 
 
@@ -73,7 +78,7 @@ def check_one_spelling(kb: str, formulas: Any, weights: Any, valid: Sequence[str
     """A configuration's ablation (`chosen`) in its one spelling, so that one run has one config
     hash: its formulas each once, in the knowledge base's order, as `spelled`, not every one
     (null is all); its weights keyed as `spelled`, not empty, none on a formula it leaves out,
-    none 1 (null is 1 each)."""
+    none 1 (null is 1 each), not one weight on every formula it reads (`check_not_uniform`)."""
     names, weighed = chosen(kb, formulas, weights, valid)
     ordered = [spelled(kb, name) for name in valid if name in names]
     if formulas is not None and list(formulas) != ordered:
@@ -91,6 +96,16 @@ def check_one_spelling(kb: str, formulas: Any, weights: Any, valid: Sequence[str
             raise ValueError(f"kb.weights weighs {name}, which kb.formulas leaves out: drop it")
         if weight == 1:
             raise ValueError(f"kb.weights: {name}'s weight 1 is every formula's: leave it out")
+    check_not_uniform(weights, names, weighed)
+
+
+def check_not_uniform(weights: Any, names: Sequence[str], weighed: Mapping[str, float]) -> None:
+    """Not one weight c on each of the formulas `names` the loss reads: the loss (w_dfl times
+    the weighed sum of their losses) is then `kb.w_dfl` times c with no weights."""
+    if set(weighed) == set(names) and len(set(weighed.values())) == 1:
+        factor = next(iter(weighed.values()))
+        raise ValueError(f"kb.weights={weights!r} gives every formula it reads weight {factor!r}:"
+                         f" leave it null and scale kb.w_dfl by {factor!r} instead")  # fmt: skip
 
 
 def spelled(kb: str, name: str) -> int | str:

@@ -126,6 +126,9 @@ class Settings:
     fractions: tuple[str, ...] = ()
     numbers: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     data: tuple[str, ...] = ()  # the settings its data module takes (never `data.<key>` too)
+    # the `data` keys its data module does not apply: the value conf/config.yaml composes, and
+    # what to set instead (another value would train that value's numbers and claim its own)
+    unread: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
 
     def check(self, name: str, task: Mapping[str, Any]) -> None:
         """Only these settings in task `name`'s mapping `task`, each in its range."""
@@ -150,7 +153,8 @@ class Settings:
 
     def check_data(self, name: str, data: Mapping[str, Any]) -> None:
         """No key of the `data` group that task `name` gives its data module from its own
-        settings (`data`): `data.validation` beside `task.validation` would be passed twice."""
+        settings (`data`): `data.validation` beside `task.validation` would be passed twice;
+        none it does not apply (`unread`) at another value than the composed one."""
         given = [key for key in self.data if key in data]
         if given:
             key = given[0]
@@ -158,6 +162,12 @@ class Settings:
                 f"data.{key}={data[key]!r} is not read by task {name!r}: its data take "
                 f"task.{key} (set task.{key}={data[key]!r} instead)"
             )
+        for key, (composed, instead) in self.unread.items():
+            if key in data and data[key] != composed:
+                raise ValueError(
+                    f"data.{key}={data[key]!r} is not read by task {name!r} ({instead}): leave "
+                    f"data.{key} {'null' if composed is None else composed}"
+                )
 
 
 # The settings of the package's own tasks (conf/task/), which their classes declare from here.
@@ -168,5 +178,9 @@ TASKS: dict[str, Settings] = {
         choices={"valuation": ("log", "probability"), "loss": ("exact", "digits")},
         fractions=("validation",),
         data=("digits", "pairing_seed", "validation"),
+        unread={
+            "split_seed": (None, "task.pairing_seed draws its sums' images: set that instead"),
+            "labeled_fraction": (0.01, "each training sum is labeled by its sum"),
+        },
     ),
 }

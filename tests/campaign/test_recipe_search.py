@@ -47,7 +47,8 @@ def _run(experiment: str, row: str, seed: int, stage: str | None, steps: int, ac
     return {
         "experiment": experiment, "status": "ok", "row": row, "seed": seed, "steps": steps,
         "test_accuracy": acc, "validation_accuracy": acc, "config": config,
-        "configuration": digest,
+        "configuration": digest, "profile": "long", "reused_from": None, "finished": "",
+        "path": f"{experiment}/{row}-{seed}.json",
     }  # fmt: skip
 
 
@@ -175,7 +176,8 @@ def test_the_minute_searchs_final_seeds_alone_face_deepproblog(finals, said):
 
 
 def test_a_collapse_run_of_another_configuration_or_seed_counts_for_nothing():
-    """Under a candidate's row: a run at another rate or of a seed beyond the rule's five."""
+    """Under a candidate's row: a run at another rate, of a seed beyond the rule's five, or a
+    second record of a seed it holds (the tables' one a seed, results.load.pooled, counts)."""
     from campaign import collapse_search
 
     spec = _spec(collapse_search.EXPERIMENT)
@@ -183,7 +185,9 @@ def test_a_collapse_run_of_another_configuration_or_seed_counts_for_nothing():
     runs = [_run(collapse_search.EXPERIMENT, "b4", s, None, steps, 0.30) for s in range(5)]
     runs = [{**r, "validation_digit_accuracy": 0.99} for r in runs]
     other = [{**runs[0], "seed": 0, "configuration": "lr0.02", "validation_digit_accuracy": 0.0},
-             {**runs[0], "seed": 5, "validation_digit_accuracy": 0.0}]  # fmt: skip
+             {**runs[0], "seed": 5, "validation_digit_accuracy": 0.0},
+             {**runs[0], "finished": "later", "path": "b4-0-again.json",
+              "validation_digit_accuracy": 0.0}]  # fmt: skip
     counted = collapse_search.runs_of(pd.DataFrame(runs + other), spec["rule"])
     assert counted == {"b4": [(30.0, 0.99)] * 5}
 

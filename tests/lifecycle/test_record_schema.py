@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from omegaconf import OmegaConf
 
 from dfl_bench.lifecycle import records
 from dfl_bench.reproduction import harvest
+from dfl_bench.tasks.values import TASKS
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(REPO.glob("results/**/records/*/*.json"))
@@ -131,6 +133,7 @@ def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, v
         ("config.kb.weights", [-1.0]),
         ("config.kb.formulas", ["same/1", "same/3"]),  # [1, 3]'s other spelling
         ("config.kb.weights", {"same/3": 2.0}),  # {3: 2.0}'s
+        ("config.kb.weights", {"1": 2.0, "3": 2.0}),  # its formulas [1, 3]: kb.w_dfl times 2
         *((f"config.{key}.zzz", 1) for key in ("tnorm", "task", "kb", "net", "optimizer")),
         ("config.zzz", 1),
     ],
@@ -172,6 +175,21 @@ def test_an_addition_record_whose_data_sets_a_setting_of_its_task_is_no_run_reco
     assert records.invalid(record) == (
         "data.validation=0.2 is not read by task 'mnist_addition': its data take task.validation "
         "(set task.validation=0.2 instead)"
+    )
+
+
+@pytest.mark.parametrize(("key", "value"), [("split_seed", 7), ("labeled_fraction", 0.5)])
+def test_an_addition_record_claiming_a_data_setting_its_task_does_not_apply_is_no_run(key, value):
+    """mnist_addition's data apply neither key: such a run trained the composed value's numbers
+    (and split_seed, set aside in a cell's hash, made it a second run of its cell and seed)."""
+    record = json.loads((REPO / "results/records/mnist_addition/002eb9d089581073.json").read_text())
+    composed = OmegaConf.load(REPO / "conf/config.yaml").data[key]
+    assert record["config"]["data"][key] == composed == TASKS["mnist_addition"].unread[key][0]
+    assert records.invalid(record) is None
+    record["config"]["data"][key] = value
+    assert re.fullmatch(
+        rf"data.{key}={value} is not read by task 'mnist_addition' \(.*\): leave data.{key} .*",
+        records.invalid(record) or "",
     )
 
 

@@ -402,6 +402,17 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
             r"^data.validation=0.2 is not read by task 'mnist_addition': its data take "
             r"task.validation \(set task.validation=0.2 instead\)$",
         ),
+        # a data setting the addition task does not apply (its plain numbers, claiming it)
+        (
+            "task=mnist_addition data.split_seed=1",
+            r"^data.split_seed=1 is not read by task 'mnist_addition' \(task.pairing_seed draws "
+            r"its sums' images: set that instead\): leave data.split_seed null$",
+        ),
+        (
+            "task=mnist_addition data.labeled_fraction=0.5",
+            r"^data.labeled_fraction=0.5 is not read by task 'mnist_addition' \(each training sum "
+            r"is labeled by its sum\): leave data.labeled_fraction 0.01$",
+        ),
         ("+data.validation=null", r"^\+data.validation=null: data.validation=null is what "),
         ("trainer.deterministic=1", r"^trainer.deterministic must be true or false, as the "),
         ("+net.zzz=1", r"^net.zzz is no key of net 'paper': no yaml sets it"),
@@ -460,6 +471,18 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("kb.weights={}", r"^kb.weights=\{\} weighs no formula: leave it null"),
         ("kb.weights={1:1.0}", r"^kb.weights: same/1's weight 1 is every formula's"),
         ("kb.formulas=[1] kb.weights={2:5.0}", r"^kb.weights weighs same/2, which kb.formulas"),
+        # one formula weighed twice (the last key's weight won), or every one read alike (w_dfl)
+        (
+            "kb.weights={2:2.0} +kb.weights.2=3.0",
+            r"^kb.weights=\{2: 2.0, '2': 3.0\} weighs same/2 twice: give it one weight \(key 2\)$",
+        ),
+        ("kb.weights={same/2:2.0} +kb.weights.2=3.0", r"^kb.weights=.* weighs same/2 twice"),
+        (
+            "kb.weights={1:2.0,2:2.0,3:2.0}",
+            r"^kb.weights=.* gives every formula it reads weight 2.0: leave it null and scale "
+            r"kb.w_dfl by 2.0 instead$",
+        ),
+        ("kb.formulas=[2,3] kb.weights={2:2.0,3:2.0}", r"every formula it reads weight 2.0"),
         ("tnorm.name=[]", r"^unknown tnorm \[\]; valid choices: \["),
         ("forall.name={a:1}", r"^unknown forall \{'a': 1\}; valid choices: \["),
         ("optimizer.name=[]", r"^unknown optimizer \[\]; valid choices: \['adam', 'sgd'\]"),
@@ -479,7 +502,8 @@ def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
         ("+experiment=best",),
         ("~net", "+net._target_=dfl_bench.tasks.mnist.nets.MnistNet", "+net.name=paper"),
         ("kb.formulas=[1,3]", "kb.weights={1:5.0}"),
-        ("kb=sum9", "kb.formulas=[2]", "kb.weights={2:0.5}"),
+        ("kb=sum9", "kb.weights={2:0.5}"),
+        ("kb.formulas=[2,3]", "kb.weights={2:2.0,3:3.0}"),
         ("kb=both", "kb.formulas=[same/2,sum9/1]", "kb.weights={sum9/1:2.0}"),
     ],
 )

@@ -9,6 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dfl_bench.kb_formulas import FORMULAS, check_one_spelling
 from dfl_bench.logic import (
     AndOver,
     Exists,
@@ -220,6 +221,8 @@ def test_both_selects_by_name() -> None:
         ({"name": "both", "formulas": [1]}, "give names"),
         ({"name": "same", "formulas": []}, "at least one"),
         ({"name": "same", "weights": {5: 1.0}}, "valid choices"),
+        ({"name": "same", "weights": {1: 2.0, "1": 3.0}}, "weighs same/1 twice: give it one"),
+        ({"name": "same", "weights": {"same/2": 2.0, 2: 3.0}}, "weighs same/2 twice"),
         ({"name": "same", "scale": "median"}, "valid choices: \\['mean', 'sum'\\]"),
     ],
 )
@@ -252,6 +255,30 @@ def test_weights_and_scales_follow_eq_lossrl(w: list[float], seed: int) -> None:
     torch.testing.assert_close(mean_loss, want_mean)
     torch.testing.assert_close(sum_loss, want_sum)
     torch.testing.assert_close(dfl_loss(vals, ws, "sum"), want_sum)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    chosen=st.lists(st.sampled_from([1, 2, 3]), min_size=1, max_size=3, unique=True),
+    factor=st.floats(0.0, 5.0).filter(lambda c: c != 1),
+    seed=st.integers(0, 2**16),
+)
+def test_one_weight_on_every_read_formula_is_the_loss_scaled_and_refused(
+    chosen: list[int], factor: float, seed: int
+) -> None:
+    """c on each formula read is c times the unweighed loss (kb.w_dfl's factor): one spelling."""
+    interp, ops, formulas = random_interp(4, seed), OPS["product"], sorted(chosen)
+    plain = build_kb("same", formulas)(interp, ops).loss
+    weights = dict.fromkeys(formulas, factor)
+    weighed = build_kb("same", formulas, weights=weights)(interp, ops).loss
+    torch.testing.assert_close(weighed, factor * plain)
+    given_formulas = None if len(formulas) == 3 else formulas
+    with pytest.raises(ValueError, match=f"scale kb.w_dfl by {factor!r} instead$"):
+        check_one_spelling("same", given_formulas, weights, FORMULAS["same"])
+    if len(formulas) > 1:  # two weights: no factor of the loss
+        uneven = {**weights, formulas[0]: factor + 2}
+        check_one_spelling("same", given_formulas, uneven, FORMULAS["same"])
+    check_one_spelling("same", None, {1: factor}, FORMULAS["same"])  # 2 and 3 weigh 1
 
 
 def test_weights_of_unselected_families_are_ignored() -> None:
