@@ -12,6 +12,9 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from dfl_bench.paths import CONFIG_DIR
 
+# conf/trainer/cpu.yaml's group, as a record's config holds it (every key of trainer_values.PASSED)
+CPU_TRAINER = {"accelerator": "cpu", "devices": 1, "precision": "32-true", "deterministic": False}
+
 ROWS_EXPERIMENT = """\
 # @package _global_
 experiment_name: {name}

@@ -38,8 +38,7 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
         check_shape(config)
         if isinstance(config.get("profile"), Mapping):
             check_profile(config["profile"], given=True)
-        if isinstance(config.get("trainer"), Mapping):
-            check_trainer(config["trainer"])
+        check_trainer(config.get("trainer") or {})
         task = config.get("task") or {}
         name = task.get("name", DEFAULT)
         if name in TASKS:

@@ -11,11 +11,12 @@ from typing import Any
 
 import lightning as L
 import torch
+from lightning.pytorch.accelerators import MPSAccelerator
 from omegaconf import DictConfig, OmegaConf
 
 from dfl_bench.lifecycle import console
 from dfl_bench.lifecycle.checkpoint import LastCheckpoint
-from dfl_bench.lifecycle.trainer_values import FIXED, FROM_CONFIG
+from dfl_bench.lifecycle.trainer_values import ACCELERATORS, FIXED, FROM_CONFIG, check_precision
 
 
 def trainer_settings(cfg: DictConfig) -> dict[str, Any]:
@@ -28,13 +29,27 @@ GPU_ONLY = ("cuda_graph", "compile_dfl")  # job flags that act on a CUDA device 
 
 
 def check_device(cfg: DictConfig) -> None:
-    """A GPU trainer needs a CUDA device (its arguments: trainer_values.check_trainer, which
-    guards.check_config applies)."""
-    if str(cfg.trainer.get("accelerator")) in ("gpu", "cuda") and not torch.cuda.is_available():
+    """The Trainer's accelerator one this machine has (`here`) and its precision one the job
+    trains as named there (trainer_values.check_precision; "auto" on a machine with no other
+    device is the CPU); its arguments otherwise: trainer_values.check_trainer, which
+    guards.check_config applies."""
+    accelerator, available = str(cfg.trainer.accelerator), here()
+    if accelerator not in available:
+        device = "CUDA GPU" if accelerator in ("gpu", "cuda") else f"{accelerator.upper()} device"
         raise ValueError(
-            f"trainer.accelerator={cfg.trainer.accelerator}: this machine has no CUDA GPU "
-            f"(torch {torch.__version__}); use trainer=cpu"
+            f"trainer.accelerator={accelerator}: this machine has no {device} "
+            f"(torch {torch.__version__}); valid choices here: {available}"
         )
+    only_cpu = accelerator == "auto" and available == ["auto", "cpu"]
+    check_precision(cfg.trainer.precision, "cpu" if only_cpu else accelerator)
+
+
+def here() -> list[str]:
+    """The accelerators of trainer_values.ACCELERATORS this machine has: auto and cpu always,
+    cuda with a CUDA device, mps with Apple's, gpu with either (Lightning's choice)."""
+    has = {"cuda": torch.cuda.is_available(), "mps": MPSAccelerator.is_available()}
+    has["gpu"] = has["cuda"] or has["mps"]
+    return [a for a in ACCELERATORS if has.get(a, True)]
 
 
 def effective_flags(config: dict[str, Any], cfg: DictConfig, overrides: list[str]) -> None:

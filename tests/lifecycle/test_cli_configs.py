@@ -18,7 +18,7 @@ from dfl_bench.lifecycle.provenance import SOURCES, job_provenance
 from dfl_bench.lifecycle.records import NOT_HASHED, config_hash
 from dfl_bench.lifecycle.train import resolved_config
 from dfl_bench.lifecycle.trainer import build_trainer
-from dfl_bench.lifecycle.trainer_values import check_trainer
+from dfl_bench.lifecycle.trainer_values import PASSED, check_trainer
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.tasks.mnist.interpretation import kb_names
 
@@ -296,6 +296,8 @@ def test_trainer_options_pass_through():
 
 NOT_PASSED = r" is not passed to the Trainer: .*'precision'"  # naming what the job passes
 OWN_UPDATE = r"=.*\(manual optimization\)"  # Lightning's own update, which the step replaces
+DELETED = r" is required: conf/trainer sets it .*; set a value instead"  # Lightning's default
+NOT_TRAINED = r"=.* is not trained as named on accelerator 'cpu' .*\['32-true', 'bf16-mixed'\]"
 
 
 @pytest.mark.parametrize(
@@ -312,10 +314,17 @@ OWN_UPDATE = r"=.*\(manual optimization\)"  # Lightning's own update, which the 
         ("+trainer.gradient_clip_val=0.5", OWN_UPDATE),  # never applied
         ("+trainer.gradient_clip_val=nan", OWN_UPDATE),
         ("+trainer.gradient_clip_algorithm=value", OWN_UPDATE),
+        *((f"~trainer.{key}", DELETED) for key in PASSED),  # another hash, the same numbers
+        ("trainer.devices=1.0", r"=1.0: a job trains on one device \(the integer 1\)"),
+        ("trainer.precision=16-mixed", NOT_TRAINED),  # Lightning trains bf16-mixed on the CPU
+        *(
+            (f"trainer.precision={p}", NOT_TRAINED)  # weights cast, float32 batches: a traceback
+            for p in ("16-true", "bf16-true", "64-true", "transformer-engine")
+        ),
     ],
 )
 def test_a_trainer_argument_the_job_does_not_take_is_refused_in_one_line_naming_it(override, said):
-    key = override.split("=")[0].lstrip("+")
+    key = override.split("=")[0].lstrip("+~")
     with pytest.raises(ValueError, match=rf"^{key}{said}"):
         check_trainer(compose_job([override, "profile=smoke"]).trainer)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from jobs import CPU_TRAINER
 from omegaconf import OmegaConf
 
 from dfl_bench.lifecycle import records
@@ -305,14 +306,43 @@ def test_a_records_config_passes_exactly_where_the_job_takes_it(keyed):
     assert (records.invalid(record) is not None) == job_refuses, records.invalid(record)
 
 
-def test_the_precisions_a_job_takes_are_lightnings():
+def test_the_precisions_a_job_takes_are_lightnings_and_the_cpu_trains_its_own_as_named():
     from typing import get_args
 
+    import lightning as L
     from lightning.fabric.connector import _PRECISION_INPUT_STR
 
-    from dfl_bench.lifecycle.trainer_values import PRECISIONS
+    from dfl_bench.lifecycle.trainer_values import ON_CPU, PRECISIONS
 
-    assert sorted(PRECISIONS) == sorted(get_args(_PRECISION_INPUT_STR))
+    assert set(PRECISIONS) <= set(get_args(_PRECISION_INPUT_STR))
+    for precision in PRECISIONS:
+        trainer = L.Trainer(accelerator="cpu", devices=1, precision=precision, logger=False)
+        assert (trainer.precision == precision) == (precision in ON_CPU), precision
+
+
+@pytest.mark.parametrize(
+    ("trainer", "why"),
+    [
+        (None, "trainer.accelerator is required: conf/trainer sets it"),  # no trainer group
+        *(({k: v for k, v in CPU_TRAINER.items() if k != key}, f"trainer.{key} is required: ")
+          for key in CPU_TRAINER),
+        ({**CPU_TRAINER, "devices": 1.0}, "trainer.devices=1.0: a job trains on one device"),
+        ({**CPU_TRAINER, "precision": "16-mixed"}, "trainer.precision='16-mixed' is not trained as "
+         "named on accelerator 'cpu' (a job's batches are float32; the CPU trains 16-mixed as "
+         "bf16-mixed); valid choices there: ['32-true', 'bf16-mixed']"),
+        ({**CPU_TRAINER, "accelerator": "gpu", "precision": "bf16-true"}, "trainer.precision="
+         "'bf16-true' is not trained as named on accelerator 'gpu'"),
+    ],
+)  # fmt: skip
+def test_a_record_whose_trainer_a_job_would_not_train_as_named_is_no_run_record(trainer, why):
+    record = _record()
+    assert record["config"]["trainer"] == CPU_TRAINER and records.invalid(record) is None
+    record["config"]["trainer"] = trainer
+    if trainer is None:
+        del record["config"]["trainer"]
+    assert (records.invalid(record) or "").startswith(why)
+    gpu = {**CPU_TRAINER, "accelerator": "gpu", "precision": "16-mixed"}  # fp16 AMP on a GPU
+    assert records.invalid({**record, "config": {**record["config"], "trainer": gpu}}) is None
 
 
 def test_the_trainer_arguments_a_job_passes_are_lightnings():

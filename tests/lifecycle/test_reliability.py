@@ -21,10 +21,12 @@ import warm_cli
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from jobs import composed, smoke_overrides
+from lightning.pytorch.accelerators import MPSAccelerator
 from omegaconf import OmegaConf
 
 from dfl_bench.lifecycle import checkpoint, job, preflight, records, train
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
+from dfl_bench.lifecycle.trainer import check_device
 from dfl_bench.tasks.mnist import mnist_sources
 from dfl_bench.training import RunsModule
 
@@ -553,6 +555,26 @@ def test_a_gpu_trainer_without_a_gpu_is_refused_before_training(tmp_path, no_dat
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match=r"trainer.accelerator=gpu: this machine has no CUDA GPU"):
         train.run(*composed(tmp_path, "trainer=gpu"))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "said"),
+    [
+        (["trainer.accelerator=mps"], r"trainer.accelerator=mps: this machine has no MPS device "
+         r"\(torch .*\); valid choices here: \['auto', 'cpu'\]$"),
+        (["trainer.accelerator=auto", "trainer.precision=16-mixed"], r"trainer.precision="
+         r"'16-mixed' is not trained as named on accelerator 'cpu' .*\['32-true', 'bf16-mixed'\]$"),
+    ],
+)  # fmt: skip
+def test_an_accelerator_or_precision_this_machine_does_not_train_as_named_is_refused_first(
+    tmp_path, no_data, monkeypatch, overrides, said
+):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(MPSAccelerator, "is_available", staticmethod(lambda: False))
+    with pytest.raises(ValueError, match=said):
+        train.run(*composed(tmp_path, *overrides))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # "auto" is then a GPU
+    check_device(composed(tmp_path, "trainer.accelerator=auto", "trainer.precision=16-mixed")[0])
 
 
 def test_gpu_only_flags_on_the_cpu_are_recorded_off_with_a_note(tmp_path, capsys):
