@@ -2,8 +2,11 @@
 without torch (the results and campaign tools never import it): a configuration the job refuses
 is no run a record may hold, whatever its hash.
 
-    >>> config_refusal({"task": {"name": "mnist_addition", "digits": 99999}})
+    >>> cpu = {"accelerator": "cpu", "devices": 1, "precision": "32-true", "deterministic": False}
+    >>> config_refusal({"trainer": cpu, "task": {"name": "mnist_addition", "digits": 99999}})
     'task.digits must be an integer in [1, 100], got 99999'
+    >>> config_refusal({"task": {"name": "mnist_addition"}})[:28]
+    'trainer.accelerator is requi'
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
+from jobs import CPU_TRAINER
 
 from campaign.bench import bench_report, runs, steps, targets_report
 from campaign.bench.__main__ import main
@@ -217,7 +218,7 @@ def test_targets_table_marks_each_measured_value(tmp_path):
 def test_paper_run_records_are_read_with_relative_paths(tmp_path):
     record = {
         "status": "ok",
-        "config": {"profile": {"name": "paper", "eval_every": 1000}},
+        "config": {"profile": {"name": "paper", "eval_every": 1000}, "trainer": CPU_TRAINER},
         "name": "default",
         "experiment": "default",
         "torch_threads": 2,
@@ -230,7 +231,8 @@ def test_paper_run_records_are_read_with_relative_paths(tmp_path):
     record = {**{k: None for k in records.RECORD_FIELDS}, **record, "config_hash": "h"}
     (tmp_path / "default").mkdir()
     (tmp_path / "default" / "h.json").write_text(json.dumps(record))
-    other = {**record, "config": {"profile": {"name": "quick"}}, "config_hash": "q"}
+    quick = {**record["config"], "profile": {"name": "quick"}}
+    other = {**record, "config": quick, "config_hash": "q"}
     (tmp_path / "default" / "q.json").write_text(json.dumps(other))
     (found,) = runs.paper_run_records(tmp_path)
     assert found["wall_time_s"] == 800.0 and found["path"].endswith("h.json")
