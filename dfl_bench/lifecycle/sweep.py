@@ -51,17 +51,22 @@ def job_config(overrides: Sequence[str], config_name: str = "config") -> DictCon
         return compose(config_name, overrides=list(overrides))
 
 
+# (groups chosen, keys set) -> the copy of that choice's composition those jobs set values on
+Setting = dict[tuple[tuple[str, ...], tuple[str, ...]], DictConfig]
+
+
 def shared_job_config(
     base: Sequence[str],
     job: Sequence[str],
     composed: dict[tuple[str, ...], DictConfig],
-    setting: dict[tuple[str, ...], tuple[str, ...]],
+    setting: Setting,
 ) -> DictConfig:
     """The config Hydra composes for `base + job`, composing once per choice of config groups
-    (`composed` caches them) and setting the job's plain values (row, seed, a swept parameter):
-    what `compose(base + job)` gives, without composing every job. The jobs of one choice set
-    the same keys (`setting` holds them), so each sets its values on the shared config, which
-    is valid until the next job's (no copy of the whole config per job). A job that does not
+    (`composed` caches them, never set on) and setting the job's plain values (row, seed, a
+    swept parameter): what `compose(base + job)` gives, without composing every job. The jobs
+    of one choice that set the same keys share one copy of its composition (`setting`), each
+    setting all of them, which is valid until the next job's (no copy per job; a job never
+    sees a value another set of keys put there). A job that does not
     compose that way is composed whole: Hydra's own config, or its own error."""
     try:
         return _set_on_shared(base, job, composed, setting)
@@ -73,7 +78,7 @@ def _set_on_shared(
     base: Sequence[str],
     job: Sequence[str],
     composed: dict[tuple[str, ...], DictConfig],
-    setting: dict[tuple[str, ...], tuple[str, ...]],
+    setting: Setting,
 ) -> DictConfig:
     """shared_job_config's way: the composed config of the job's group choices, its plain
     values set on it."""
@@ -87,11 +92,12 @@ def _set_on_shared(
         else:
             groups.append(override.input_line)
     key = tuple(groups)
-    if key not in composed:
+    if key not in composed:  # as composed, never set on: each other set of keys copies it
         composed[key] = compose("config", overrides=[*base, *groups])
-    cfg, keys = composed[key], tuple(dotted for dotted, _ in values)
-    if setting.setdefault(key, keys) != keys:
-        cfg = cfg.copy()  # another job set other keys on the shared config: start from a copy
+    keys = tuple(dotted for dotted, _ in values)
+    if (key, keys) not in setting:
+        setting[key, keys] = composed[key].copy()
+    cfg = setting[key, keys]  # the jobs setting these keys share it: each sets them all
     for dotted, value in values:
         OmegaConf.update(cfg, dotted, value, merge=False)
     return cfg
@@ -104,7 +110,7 @@ def invalid_jobs(jobs: Sequence[Sequence[str]], hydra_overrides: Sequence[str] =
 
     errors: list[str] = []
     composed: dict[tuple[str, ...], DictConfig] = {}
-    setting: dict[tuple[str, ...], tuple[str, ...]] = {}
+    setting: Setting = {}
     with search_path():
         for job in jobs:
             try:

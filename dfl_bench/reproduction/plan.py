@@ -158,7 +158,7 @@ def experiment_jobs(base: Sequence[str], n: int, operators: bool) -> list[list[A
         with open_dict(whole):
             del whole["hydra"]  # then it is what `compose(base)` gives
         composed: dict[tuple[str, ...], DictConfig] = {(): whole}
-        setting: dict[tuple[str, ...], tuple[str, ...]] = {}
+        setting: sweep.Setting = {}
         for job in sweep.expand([f"seed={','.join(map(str, range(n)))}"], params):
             try:
                 config = resolve.resolved_config(

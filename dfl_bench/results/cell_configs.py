@@ -148,8 +148,8 @@ def package_conf() -> Iterator[None]:
 @cache
 def _composed(base: tuple[str, ...]) -> tuple[dict, dict]:
     """The caches of sweep.shared_job_config for the cells of `base` (one experiment at one
-    profile): the configs composed so far, one per choice of config groups, and the keys each
-    sets."""
+    profile): the configs composed so far, one per choice of config groups, and the copies of
+    them the cells set values on."""
     return {}, {}
 
 
