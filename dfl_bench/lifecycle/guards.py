@@ -280,6 +280,18 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
             raise ValueError(f"{override.input_line}: {absent}")
 
 
+def check_deletions(overrides: Sequence[str]) -> None:
+    """Refuse `~group.key`: the code's default of a key a yaml sets then trains, the run that
+    value gives, under another hash (a whole group, `~net`, goes with what replaces it)."""
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        key = override.key_or_group
+        if override.is_delete() and "." in key and not key.startswith("hydra"):
+            raise ValueError(
+                f"{override.input_line} is refused: deleting {key} trains its code's default "
+                f"under another hash; set {key}=<value> instead"
+            )
+
+
 def row_owner(raw: Any, key: str, table: str = "row") -> str | None:
     """The dotted key the override `key` would set that an experiment takes from its row (a
     value in the unresolved config `raw` that names `rows[${row}]` or `rows.${row}`, as

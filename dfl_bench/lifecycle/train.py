@@ -149,6 +149,7 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> Built:
     check_declared(cfg, overrides)  # rows, stages, rule: the experiment's own
     config = resolved_config(cfg)
     guards.check_config(config, task=task)
+    guards.check_deletions(overrides)  # after the row's, the stage's and a required key's
     guards.check_writable(to_absolute_path(cfg.records_dir), "records_dir")
     guards.check_writable(to_absolute_path(cfg.checkpoint_dir), "checkpoint_dir")
     record, ckpt_dir = job_paths(cfg, config)

@@ -856,3 +856,21 @@ def test_a_lock_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
     with pytest.raises(AlreadyRunning, match=r"cannot write its lock .*No space left on device"):
         with job_lock([tmp_path / "job.lock"]):
             pass
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ("~augment.degrees",),
+        ("~kb.scope",),
+        ("~kb.scale",),
+        ("~optimizer.fused",),
+        ("~net.name",),
+        ("net=bn_wide", "~net.p_conv"),
+        ("optimizer=sgd", "~optimizer.momentum"),
+    ],
+)
+def test_deleting_a_key_a_yaml_sets_is_refused(tmp_path, no_data, overrides):
+    """The code's default then trains: the yaml's value under another hash."""
+    with pytest.raises(ValueError, match=rf"^{overrides[-1]} is refused: deleting "):
+        train.checked(composed(tmp_path, *overrides)[0], overrides)
