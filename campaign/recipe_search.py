@@ -150,14 +150,21 @@ def report(experiment: str, frame: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+def final_tests(experiment: str, frame: Any) -> dict[str, list[float]]:
+    """Each row's test accuracy (%) over its final-stage runs (`rule.final.stage`) that the
+    rule counts, in seed order."""
+    spec = declared(experiment)
+    steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
+    return stage_values(frame, experiment, spec["rule"]["final"]["stage"], "test_accuracy", steps)
+
+
 def final_section(experiment: str, frame: Any, picks: Mapping[str, str | None]) -> list[str]:
     """The page's lines on each network's chosen recipe on the test set (`rule.final`): its final
     seeds, against the network's target and the published numbers where declared."""
     spec = declared(experiment)
     final = spec["rule"]["final"]
     lines: list[str] = []
-    steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
-    tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
+    tests = final_tests(experiment, frame)
     faced = {(c.net, c.published.system): c for c in comparisons(experiment, frame)}
     systems = list(dict.fromkeys(system for _, system in faced))
     target = final.get("target") or {}
@@ -240,9 +247,7 @@ def comparisons(experiment: str, frame: Any) -> list[Faced]:
     if experiment not in PUBLISHED_FROM:
         return []
     spec = declared(experiment)
-    final = spec["rule"]["final"]
-    steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
-    tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
+    tests = final_tests(experiment, frame)
     task = spec.get("task") or {}
     published = [
         p
@@ -316,8 +321,7 @@ def target_block(experiment: str, frame: Any) -> str:
     (`against`), as its page decides it, no more."""
     spec = declared(experiment)
     final = spec["rule"]["final"]
-    steps = {row: entry["steps"] for row, entry in spec["rows"].items()}
-    tests = stage_values(frame, experiment, final["stage"], "test_accuracy", steps)
+    tests = final_tests(experiment, frame)
     picks = chosen(experiment, frame)
     parts = []
     for net, target in final["target"].items():
