@@ -188,8 +188,9 @@ def final_section(experiment: str, frame: Any, picks: Mapping[str, str | None]) 
     if target:
         aims = ", ".join(f"`{net}` {value:g}" for net, value in target.items())
         said = f"{TARGET}; none with fewer than {MIN_SEEDS} seeds or without a target"
-        lines += ["", f"The targets ({aims}: `rule.final.target`, stated before any run): "
-                  f"{said}."]  # fmt: skip
+        lines += ["", f"The targets ({aims}: `rule.final.target`, the accuracy each network was "
+                  "designed for, named before its runs and written into the yaml with this column "
+                  f"after them; it chooses nothing): {said}."]  # fmt: skip
     if faced:
         sources = "; ".join(dict.fromkeys(f"{c.published.system}: {c.published.source}"
                                           for c in faced.values()))  # fmt: skip
