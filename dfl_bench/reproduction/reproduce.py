@@ -191,9 +191,11 @@ class Progress:
         self.shown: tuple[int, float] = (-1, 0.0)  # finished jobs and time at the last line
 
     def report(self, every: float | None = None) -> None:
-        """Print the line when a job finished since the last one (or `every` seconds passed)."""
+        """Print the line when a job finished since the last one (or, while jobs are left,
+        `every` seconds passed): the line that says every job ended is printed once."""
         ran = len(self.finished())
-        if ran != self.shown[0] or (every is not None and time.time() - self.shown[1] >= every):
+        waiting = every is not None and ran < len(self.todo)
+        if ran != self.shown[0] or (waiting and time.time() - self.shown[1] >= every):
             say(self.line())
             self.shown = (ran, time.time())
 

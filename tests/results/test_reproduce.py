@@ -464,6 +464,25 @@ def test_the_remaining_time_counts_down_before_the_first_job_ends(tmp_path, monk
     assert progress.line().endswith("past the estimate")
 
 
+def test_the_heartbeat_stops_once_every_job_ended(tmp_path, monkeypatch, capsys):
+    jobs = [plan.Job("tnorms", (f"seed={i}",), tmp_path / f"{i}.json") for i in range(2)]
+    progress = reproduce.Progress(jobs, seconds_per_job=600, n_jobs=1)
+    clock = [progress.start]
+    monkeypatch.setattr(reproduce.time, "time", lambda: clock[0])
+    progress.report(every=60)
+    clock[0] += 61
+    progress.report(every=60)  # nothing ended for a minute: the line again
+    assert capsys.readouterr().out.count("0/2 jobs ok") == 2
+    for job in jobs:
+        records.write_record(job.path, {k: None for k in records.RECORD_FIELDS} | {"status": "ok"})
+    monkeypatch.setattr(plan.Job, "done", lambda job: True)
+    progress.report(every=60)
+    clock[0] += 61
+    progress.report(every=60)  # the multirun still exiting a minute after its last record
+    progress.report()
+    assert capsys.readouterr().out.count("2/2 jobs ok") == 1
+
+
 def test_a_stop_names_the_command_it_was_started_with(tmp_path, monkeypatch, capsys):
     def stopped(args):
         raise reproduce.Interrupted(signal.SIGTERM)
