@@ -191,8 +191,7 @@ class Progress:
         self.shown: tuple[int, float] = (-1, 0.0)  # finished jobs and time at the last line
 
     def report(self, every: float | None = None) -> None:
-        """Print the line when a job finished since the last one (or, while jobs are left,
-        `every` seconds passed): the line that says every job ended is printed once."""
+        """Print the line when a job ended since the last one (or `every` s passed, jobs left)."""
         ran = len(self.finished())
         waiting = every is not None and ran < len(self.todo)
         if ran != self.shown[0] or (waiting and time.time() - self.shown[1] >= every):
