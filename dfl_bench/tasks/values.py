@@ -73,14 +73,15 @@ def check_model(model: Mapping[str, Any]) -> None:
 def check_kb_options(kb: Mapping[str, Any]) -> None:
     """A knowledge base's loss scale (SCALES) and quantifier scope (SCOPES), where given (a
     value is shown with ascii(): a look-alike letter is told from the real one); the formulas
-    and weights of one of the package's knowledge bases in their one spelling
-    (kb_formulas.check_one_spelling)."""
+    and weights of one of the package's knowledge bases in their one spelling, its weights with
+    no factor its `w_dfl` would take (kb_formulas.check_one_spelling)."""
     for key, valid in (("scale", SCALES), ("scope", SCOPES)):
         if key in kb and kb[key] not in valid:
             raise ValueError(f"kb.{key}={ascii(kb[key])} is not valid; choose one of {list(valid)}")
     name = kb.get("name")
     if isinstance(name, str) and name in FORMULAS:
-        check_one_spelling(name, kb.get("formulas"), kb.get("weights"), FORMULAS[name])
+        formulas, weights = kb.get("formulas"), kb.get("weights")
+        check_one_spelling(name, formulas, weights, FORMULAS[name], kb.get("w_dfl"))
 
 
 DROPOUTS = ("p_conv", "p_fc")  # the package's networks' dropout (conf/net)
