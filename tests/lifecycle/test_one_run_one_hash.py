@@ -1,12 +1,13 @@
 """One run, one configuration hash: a job refuses, before it trains, a second spelling of a run
-that its config hash would count as another cell (weights with a factor that kb.w_dfl takes),
-and a run record's check refuses the same config (one rule for both:
-kb_formulas.check_no_factor)."""
+that its config hash would count as another cell (weights with a factor that kb.w_dfl takes, a
+key its composition has left out), and a run record's check refuses the same config (one rule
+for both: kb_formulas.check_no_factor, composed.check_complete)."""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,46 @@ def test_weights_with_a_factor_are_no_record_and_their_one_spelling_is():
     assert (
         records.invalid(spoiled(FORMULAS, **config, kb__w_dfl=20.0, kb__weights={"3": 2})) is None
     )
+
+
+@pytest.mark.parametrize(
+    "dotted",
+    ["kb.scope", "kb.weights", "optimizer.lr", "optimizer.momentum", "implication.s",
+     "profile.metrics_tail", "augment.shift", "data.split_seed", "tnorm.p", "debug.nan_at_step"],
+)  # fmt: skip
+def test_a_record_whose_config_lacks_a_key_its_composition_has_is_no_record(dotted):
+    record = json.loads(FORMULAS.read_text())
+    group, key = dotted.split(".")
+    del record["config"][group][key]
+    record["config_hash"] = records.config_hash(record["config"])
+    found = records.invalid(record)
+    assert found is not None and found.startswith(f"{dotted} is missing: every configuration")
+
+
+def test_a_record_whose_config_lacks_a_group_is_no_record():
+    record = json.loads(FORMULAS.read_text())
+    del record["config"]["exists"]
+    assert records.invalid(record) == "exists is missing: every job's configuration has it"
+
+
+def test_a_record_of_an_older_form_lacks_only_what_its_migration_gives_it():
+    """Keys added after records were made (migrate.added_keys) are not missing from one."""
+    record = json.loads(FORMULAS.read_text())
+    del record["config"]["net"], record["config"]["augment"], record["config"]["tnorm"]["eps"]
+    assert records.invalid(record) is None
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        (("~kb", "+kb={name:same,w_dfl:10.0}"), "kb.formulas"),
+        (("~optimizer", "+optimizer={name:adam,lr:0.001}"), "optimizer.fused"),
+        (("~net", "+net={_target_:dfl_bench.tasks.mnist.nets.BnWide,name:bn_wide,width:16}"),
+         "net.embedding"),
+    ],
+)  # fmt: skip
+def test_a_group_replaced_without_a_key_its_option_has_is_refused_in_a_job(
+    tmp_path, overrides, key
+):
+    with pytest.raises(ValueError, match=rf"^{re.escape(key)} is missing: every configuration"):
+        checked(tmp_path, *overrides)
