@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench.checks import MAX_SEED, MAX_THREADS, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
-from dfl_bench.lifecycle.composed import check_complete
+from dfl_bench.lifecycle.composed import check_complete, check_idle
 from dfl_bench.lifecycle.file_overrides import (
     absent_refusal,
     config_groups,
@@ -242,6 +242,7 @@ def check_config(config: Mapping[str, Any], task: Any = None) -> None:
         if flag in config and not isinstance(config[flag], bool):
             raise ValueError(f"{flag} must be true or false, got {config[flag]!r}")
     check_task(config, task)
+    check_idle(config)  # a key its task's run does not read at the composed value
 
 
 def check_task(config: Mapping[str, Any], task: Any = None) -> None:
