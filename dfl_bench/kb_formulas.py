@@ -74,11 +74,14 @@ def check_weight(name: str, weight: Any) -> None:
         )
 
 
-def check_one_spelling(kb: str, formulas: Any, weights: Any, valid: Sequence[str]) -> None:
+def check_one_spelling(
+    kb: str, formulas: Any, weights: Any, valid: Sequence[str], w_dfl: Any = None
+) -> None:
     """A configuration's ablation (`chosen`) in its one spelling, so that one run has one config
     hash: its formulas each once, in the knowledge base's order, as `spelled`, not every one
     (null is all); its weights keyed as `spelled`, not empty, none on a formula it leaves out,
-    none 1 (null is 1 each), not one weight on every formula it reads (`check_not_uniform`)."""
+    none 1 (null is 1 each), and no factor that `kb.w_dfl` (given as `w_dfl`) would take
+    (`check_no_factor`)."""
     names, weighed = chosen(kb, formulas, weights, valid)
     ordered = [spelled(kb, name) for name in valid if name in names]
     if formulas is not None and list(formulas) != ordered:
@@ -96,16 +99,44 @@ def check_one_spelling(kb: str, formulas: Any, weights: Any, valid: Sequence[str
             raise ValueError(f"kb.weights weighs {name}, which kb.formulas leaves out: drop it")
         if weight == 1:
             raise ValueError(f"kb.weights: {name}'s weight 1 is every formula's: leave it out")
-    check_not_uniform(weights, names, weighed)
+    keys = {formula_name(kb, key, valid): key for key in weights or {}}
+    read = {keys.get(name, spelled(kb, name)): weighed.get(name, 1.0) for name in names}
+    check_no_factor(weights, read, w_dfl)
 
 
-def check_not_uniform(weights: Any, names: Sequence[str], weighed: Mapping[str, float]) -> None:
-    """Not one weight c on each of the formulas `names` the loss reads: the loss (w_dfl times
-    the weighed sum of their losses) is then `kb.w_dfl` times c with no weights."""
-    if set(weighed) == set(names) and len(set(weighed.values())) == 1:
-        factor = next(iter(weighed.values()))
-        raise ValueError(f"kb.weights={weights!r} gives every formula it reads weight {factor!r}:"
-                         f" leave it null and scale kb.w_dfl by {factor!r} instead")  # fmt: skip
+def check_no_factor(weights: Any, read: Mapping[Any, float], w_dfl: Any = None) -> None:
+    """`read`, the weight of each formula the loss reads by its key (1 where `weights` names
+    none), with its smallest nonzero weight 1: the DFL loss is w_dfl times their weighed sum, so
+    weights c times those are `kb.w_dfl` times c with these (every one 0: a loss of 0,
+    kb.w_dfl=0), the same run under another hash. A w_dfl of 0 reads no weight (no DFL loss)
+    and passes here.
+
+    >>> check_no_factor({1: 2, 2: 2, 3: 4}, {1: 2, 2: 2, 3: 4}, 10.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: kb.weights={1: 2, 2: 2, 3: 4} is kb.w_dfl=20 kb.weights={3: 2} spelled another ...
+    """
+    factor = min((weight for weight in read.values() if weight != 0), default=0.0)
+    if factor == 1 or (_number(w_dfl) and w_dfl == 0):
+        return
+    rest = {k: _shown(q) for k, w in read.items() if (q := w / factor) != 1} if factor else {}
+    scaled = f"={_shown(w_dfl * factor)}" if _number(w_dfl) else f" times {_shown(factor)}"
+    raise ValueError(
+        f"kb.weights={_shown(weights)} is kb.w_dfl{scaled} kb.weights={rest or 'null'} spelled "
+        "another way; write that"
+    )
+
+
+def _number(value: Any) -> bool:
+    """Whether `value` is a finite number (not true or false)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _shown(value: Any) -> Any:
+    """`value` (a weight, or a mapping of weights) with a whole float shown as an integer."""
+    if isinstance(value, Mapping):
+        return {k: _shown(v) for k, v in value.items()}
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def spelled(kb: str, name: str) -> int | str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,22 @@ def composed(
         del cfg["hydra"]
     OmegaConf.set_struct(cfg, True)
     return cfg, hydra_cfg
+
+
+@cache
+def _resolved(overrides: tuple[str, ...]) -> dict[str, Any]:
+    from dfl_bench.lifecycle.resolve import resolved_config
+
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        return resolved_config(compose("config", overrides=list(overrides)))
+
+
+def whole_config(*overrides: str, **values: Any) -> dict[str, Any]:
+    """A job's resolved config as its record holds it, every key its composition gives (a record
+    that lacks one is none: composed.check_complete), of `overrides` (a smoke job's budget where
+    they choose none), with `values` at its top-level keys."""
+    budget = [] if any(o.startswith("profile=") for o in overrides) else ["profile=smoke"]
+    return {**copy.deepcopy(_resolved((*budget, "logger=none", *overrides))), **values}
 
 
 def built_data(monkeypatch: pytest.MonkeyPatch) -> list[Any]:

@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench.checks import MAX_SEED, MAX_THREADS, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
+from dfl_bench.lifecycle.composed import check_complete, check_idle
 from dfl_bench.lifecycle.file_overrides import (
     absent_refusal,
     config_groups,
@@ -162,10 +163,13 @@ def options(group: str, conf_dir: str = CONFIG_DIR) -> list[str]:
 
 
 def check_keys(config: Mapping[str, Any]) -> None:
-    """The shape of a resolved job config: every key a job reads there (`check_present`) and
-    no key that nothing reads, each of its kind (`check_shape`)."""
+    """The shape of a resolved job config: every key a job reads there (`check_present`), no
+    key that nothing reads, each of its kind (`check_shape`), and every key its composition
+    always gives a mapping (composed.check_complete: `~kb +kb={name: same, w_dfl: 10.0}`; a
+    `~group.key` override is `check_deletions`' line first)."""
     check_present(config)
     check_shape(config)
+    check_complete(config, required_keys())
 
 
 def check_shape(config: Mapping[str, Any]) -> None:
@@ -175,7 +179,8 @@ def check_shape(config: Mapping[str, Any]) -> None:
     or a command line adds (file_overrides.ADDED), in an OPTIONED group's mapping those of its
     option (`option_keys`: no `fused` under sgd), every hashed value of the kind the yamls give
     it (`type_refusal`: optimizer.fused=1, trainer.deterministic=1); every group's own values
-    are checked where it is built. A key a job reads that is absent passes (`check_present`)."""
+    are checked where it is built. A key a job reads that is absent passes (`check_present`,
+    composed.check_complete)."""
     for key, mapping in required_keys().items():
         if mapping and key in config and not isinstance(config[key], Mapping):
             valid = options(key) if key in config_groups() else closed_keys(key)
@@ -237,6 +242,7 @@ def check_config(config: Mapping[str, Any], task: Any = None) -> None:
         if flag in config and not isinstance(config[flag], bool):
             raise ValueError(f"{flag} must be true or false, got {config[flag]!r}")
     check_task(config, task)
+    check_idle(config)  # a key its task's run does not read at the composed value
 
 
 def check_task(config: Mapping[str, Any], task: Any = None) -> None:

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from dfl_bench.kinds import KINDS
-from dfl_bench.lifecycle.guards import check_profile, check_shape
+from dfl_bench.lifecycle.composed import check_complete, check_idle
+from dfl_bench.lifecycle.guards import check_profile, check_shape, required_keys
 from dfl_bench.lifecycle.migrate import migrate_config, shape_defect
 from dfl_bench.lifecycle.trainer_values import check_trainer
 from dfl_bench.operator_params import refusal as operator_refusal
@@ -32,8 +33,10 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
     Trainer (trainer_values.check_trainer), its optimizer's settings
     (optimizer_values.check_optimizer), each operator a registered one with its parameters in
     range (operator_params.refusal), its task's settings (values.TASKS; a task from a user's
-    folder declares them in its class, read where it is imported). Its data, model, augment
-    and kb values are record_fields.FIELDS'."""
+    folder declares them in its class, read where it is imported), each key its run does not
+    read at the composed value (composed.check_idle), and every key its composition has
+    (composed.check_complete: a job refuses `~kb.scope`). Its data, model, augment and kb
+    values are record_fields.FIELDS'."""
     if shape_defect({"config": config}) is not None:
         return None
     config = migrate_config(config)
@@ -52,6 +55,7 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
         if isinstance(config.get("optimizer"), Mapping):
             steps = (config.get("profile") or {}).get("max_steps")
             check_optimizer(config["optimizer"], steps if isinstance(steps, int) else None)
+        check_idle(config)
     except ValueError as err:
         return str(err)
     for kind in KINDS:
@@ -60,4 +64,8 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
         )
         if why is not None:
             return why
+    try:
+        check_complete(config, required_keys())
+    except ValueError as err:
+        return str(err)
     return None

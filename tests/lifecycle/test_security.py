@@ -14,7 +14,7 @@ import pytest
 import warm_cli
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from jobs import CPU_TRAINER, smoke_overrides
+from jobs import smoke_overrides, whole_config
 
 from dfl_bench.lifecycle import guards, loggers, preflight
 
@@ -982,12 +982,12 @@ def test_a_link_planted_where_a_record_or_a_probe_file_is_written_leaves_its_tar
     path = folder / "0123456789abcdef.json"
     path.with_name(f".{path.name}.{os.getpid()}.tmp").symlink_to(target)
     whole = {**dict.fromkeys(records.RECORD_FIELDS), "status": "failed", "seed": 0}
-    records.write_record(path, {**whole, "config": {"trainer": CPU_TRAINER}})
+    records.write_record(path, {**whole, "config": whole_config()})
     assert target.read_text() == "kept\n" and records.read_record(path)["status"] == "failed"
     path.unlink()
     path.symlink_to(target)  # the record's own name a link: refused
     with pytest.raises(ValueError, match="a symbolic link"):
-        records.write_record(path, {**whole, "config": {"trainer": CPU_TRAINER}})
+        records.write_record(path, {**whole, "config": whole_config()})
     assert target.read_text() == "kept\n"
 
 

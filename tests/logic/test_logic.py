@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
@@ -260,25 +261,38 @@ def test_weights_and_scales_follow_eq_lossrl(w: list[float], seed: int) -> None:
 @settings(max_examples=10, deadline=None)
 @given(
     chosen=st.lists(st.sampled_from([1, 2, 3]), min_size=1, max_size=3, unique=True),
-    factor=st.floats(0.0, 5.0).filter(lambda c: c != 1),
+    factor=st.sampled_from([0.5, 2.0, 4.0]),
+    normal=st.lists(st.sampled_from([1.0, 3.0]), min_size=3, max_size=3),
     seed=st.integers(0, 2**16),
 )
-def test_one_weight_on_every_read_formula_is_the_loss_scaled_and_refused(
-    chosen: list[int], factor: float, seed: int
+def test_weights_with_a_factor_are_the_loss_scaled_and_refused_naming_their_one_spelling(
+    chosen: list[int], factor: float, normal: list[float], seed: int
 ) -> None:
-    """c on each formula read is c times the unweighed loss (kb.w_dfl's factor): one spelling."""
+    """Weights c * w (w's smallest 1) are c times the loss of w: kb.w_dfl's factor, so only w,
+    the weights whose smallest is 1 (a formula not named weighs 1), is their spelling."""
     interp, ops, formulas = random_interp(4, seed), OPS["product"], sorted(chosen)
-    plain = build_kb("same", formulas)(interp, ops).loss
-    weights = dict.fromkeys(formulas, factor)
-    weighed = build_kb("same", formulas, weights=weights)(interp, ops).loss
-    torch.testing.assert_close(weighed, factor * plain)
+    normal[formulas[0] - 1] = 1.0  # the smallest weight of the formulas read
+    weights = {k: normal[k - 1] for k in formulas if normal[k - 1] != 1} or None
+    scaled = {k: factor * normal[k - 1] for k in formulas}
+    plain = build_kb("same", formulas, weights=weights)(interp, ops).loss
+    torch.testing.assert_close(build_kb("same", formulas, weights=scaled)(interp, ops).loss,
+                               factor * plain)  # fmt: skip
     given_formulas = None if len(formulas) == 3 else formulas
-    with pytest.raises(ValueError, match=f"scale kb.w_dfl by {factor!r} instead$"):
-        check_one_spelling("same", given_formulas, weights, FORMULAS["same"])
-    if len(formulas) > 1:  # two weights: no factor of the loss
-        uneven = {**weights, formulas[0]: factor + 2}
-        check_one_spelling("same", given_formulas, uneven, FORMULAS["same"])
-    check_one_spelling("same", None, {1: factor}, FORMULAS["same"])  # 2 and 3 weigh 1
+    shown = {k: int(w) for k, w in weights.items()} if weights else "null"
+    spelling = f"kb.w_dfl={factor * 10:g} kb.weights={shown} spelled another way; write that"
+    with pytest.raises(ValueError, match=re.escape(spelling) + "$"):
+        check_one_spelling("same", given_formulas, scaled, FORMULAS["same"], 10.0)
+    check_one_spelling("same", given_formulas, weights, FORMULAS["same"], 10.0)
+    check_one_spelling("same", given_formulas, scaled, FORMULAS["same"], 0.0)  # no DFL loss
+
+
+def test_a_formula_weighed_0_is_no_factor() -> None:
+    """0 leaves a formula out of the loss: the smallest weight of the others is the one."""
+    check_one_spelling("same", None, {1: 0}, FORMULAS["same"], 10.0)
+    with pytest.raises(ValueError, match=r"is kb.w_dfl=20 kb.weights=\{1: 0\} spelled another"):
+        check_one_spelling("same", None, {1: 0, 2: 2, 3: 2}, FORMULAS["same"], 10.0)
+    with pytest.raises(ValueError, match=r"is kb.w_dfl=0 kb.weights=null spelled another way"):
+        check_one_spelling("same", [2], {2: 0}, FORMULAS["same"], 10.0)
 
 
 def test_weights_of_unselected_families_are_ignored() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import warm_cli
-from jobs import CPU_TRAINER
+from jobs import whole_config
 
 from dfl_bench.lifecycle import records
 from dfl_bench.reproduction import plan, reproduce
@@ -169,7 +169,8 @@ def test_plan_names_every_invalid_job_before_running_any(tmp_path):
 def test_time_estimate_from_records_of_the_profile_else_the_default(tmp_path):
     assert plan.job_seconds("quick", tmp_path) == plan.JOB_SECONDS["quick"]
     base = {k: None for k in records.RECORD_FIELDS} | {
-        "config": {"trainer": CPU_TRAINER},
+        "config": whole_config("profile=long"),
+        "steps": 10000,
         "test_accuracy": 0.5,
         "seed": 0,
     }
@@ -178,6 +179,8 @@ def test_time_estimate_from_records_of_the_profile_else_the_default(tmp_path):
          ("failed", "quick", 1.0), ("ok", "paper", 999.0)]
     ):  # fmt: skip
         record = {**base, "status": status, "profile": profile, "wall_time_s": wall}
+        record["config"] = whole_config(f"profile={profile}")
+        record["steps"] = record["config"]["profile"]["max_steps"]
         records.write_record(tmp_path / "x" / f"{i}.json", record)
     assert plan.job_seconds("quick", tmp_path) == 20.0 + plan.JOB_OVERHEAD_S
     assert plan.estimate(10, 6.0, 1) == 60.0
@@ -189,7 +192,8 @@ def test_a_records_stack_that_is_no_list_of_jobs_is_no_whole_record(tmp_path, st
     """A record's stack divides its wall time in the GPU estimate: an int was a TypeError
     traceback of the planner, a text of 1,000 characters an estimate 1,000 times short."""
     record = {k: None for k in records.RECORD_FIELDS} | {"test_accuracy": 0.5}
-    record["config"] = {"trainer": CPU_TRAINER}
+    record["config"] = whole_config("profile=long")
+    record["steps"] = record["config"]["profile"]["max_steps"]
     record |= {"seed": 0, "status": "ok", "profile": "long", "wall_time_s": 40.0, "stack": stack}
     assert "is no stack" in records.invalid(record)
     (tmp_path / "x").mkdir()
@@ -216,7 +220,8 @@ def test_the_gpu_path_trains_stacks_and_estimates_a_stacks_share(tmp_path, monke
     assert {"hydra/launcher=stack", "trainer=gpu", "hydra.launcher.stack_size=64"} <= set(command)
     assert plan.job_seconds("long", tmp_path, "gpu") == 10000 * plan.GPU_ITERATION_S
     base = {k: None for k in records.RECORD_FIELDS} | {
-        "config": {"trainer": CPU_TRAINER},
+        "config": whole_config("profile=long"),
+        "steps": 10000,
         "test_accuracy": 0.5,
         "seed": 0,
     }

@@ -16,8 +16,7 @@ from torch import Tensor
 from dfl_bench.logic import KBS
 from dfl_bench.logic.kb_registry import DIGIT, pair_truths
 from dfl_bench.logic.predicates import DIGITS
-
-CE_ONLY = "ce_only"
+from dfl_bench.tasks.values import CE_ONLY
 
 
 def kb_names() -> list[str]:

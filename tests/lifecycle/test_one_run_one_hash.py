@@ -1,0 +1,186 @@
+"""One run, one configuration hash: a job refuses, before it trains, a second spelling of a run
+that its config hash would count as another cell (weights with a factor that kb.w_dfl takes, a
+value that a run without a DFL loss does not read, a key its composition has left out), and a
+run record's check refuses the same config (one rule for both: kb_formulas.check_no_factor,
+composed.check_idle, composed.check_complete)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import warm_cli
+from jobs import composed, smoke_overrides
+
+from dfl_bench.lifecycle import records, train
+from dfl_bench.lifecycle.composed import composed_value
+
+REPO = Path(__file__).resolve().parents[2]
+FORMULAS = REPO / "results/records/formulas/00e405d5662423dd.json"  # same [1, 3], w_dfl 10
+CE_ONLY = REPO / "results/records/baseline/00ef509e0a018ab9.json"  # kb=ce_only
+CE_PAIR = REPO / "results/records/baseline/0e3d690e3bec15a0.json"  # same at w_dfl 0
+
+
+def checked(tmp: Path, *overrides: str) -> str:
+    """The config hash of the job of `overrides`, checked as it is before it trains."""
+    built = train.checked(composed(tmp, *overrides)[0], overrides)
+    return records.config_hash(built.config)
+
+
+def spoiled(path: Path, **values) -> dict:
+    """The committed record at `path` with `values` (`group__key` or `group`) in its config."""
+    record = copy.deepcopy(json.loads(path.read_text()))
+    for dotted, value in values.items():
+        group, _, key = dotted.partition("__")
+        if key:
+            record["config"][group][key] = value
+        else:
+            record["config"][group] = value
+    record["config_hash"] = records.config_hash(record["config"])
+    return record
+
+
+def test_weights_with_a_factor_are_refused_naming_their_one_spelling_in_a_job(tmp_path):
+    with pytest.raises(ValueError) as refused:
+        checked(tmp_path, "kb.weights={1:2,2:2,3:4}")
+    assert str(refused.value) == (
+        "kb.weights={1: 2, 2: 2, 3: 4} is kb.w_dfl=20 kb.weights={3: 2} spelled another way; "
+        "write that"
+    )
+    checked(tmp_path, "kb.w_dfl=20", "kb.weights={3:2}")  # that spelling trains
+
+
+def test_weights_with_a_factor_are_no_record_and_their_one_spelling_is():
+    config = {"kb__formulas": None}
+    scaled = spoiled(FORMULAS, **config, kb__weights={"1": 2, "2": 2, "3": 4})
+    assert records.invalid(scaled) == (
+        "kb.weights={'1': 2, '2': 2, '3': 4} is kb.w_dfl=20 kb.weights={'3': 2} spelled another "
+        "way; write that"
+    )
+    assert (
+        records.invalid(spoiled(FORMULAS, **config, kb__w_dfl=20.0, kb__weights={"3": 2})) is None
+    )
+
+
+# A run without a DFL loss (kb=ce_only: no NTN head; kb.w_dfl=0: CE and the pair loss) and a key
+# it does not read at another value than the composed one.
+NOT_READ = [
+    (("+experiment=baseline", "tnorm=product"), "tnorm"),
+    (("+experiment=baseline", "implication=godel"), "implication"),
+    (("+experiment=baseline", "forall=minimum"), "forall"),
+    (("+experiment=baseline", "kb.scope=formula"), "kb.scope"),
+    (("+experiment=baseline", "row=ce_only", "kb.w_dfl=5"), "kb.w_dfl"),
+    (("kb=ce_only", "tconorm.p=2"), "tconorm"),
+    (("kb=ce_only", "exists=maximum"), "exists"),
+    (("kb=ce_only", "model.ntn_k=10"), "model.ntn_k"),
+    (("kb=ce_only", "model.ntn_bias=true"), "model.ntn_bias"),
+    (("kb=ce_only", "kb.scale=sum"), "kb.scale"),
+    (("kb=ce_only", "kb.weights={1:2}"), "kb.weights"),
+    (("kb=ce_pair", "kb.formulas=[1,2]"), "kb.formulas"),
+    (("kb=same", "kb.w_dfl=0", "tnorm=product"), "tnorm"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key"), NOT_READ)
+def test_a_value_a_run_without_a_dfl_loss_does_not_read_is_refused_in_a_job(
+    tmp_path, overrides, key
+):
+    with pytest.raises(ValueError, match=rf"^{re.escape(key)}=.* is not read without a DFL loss"):
+        checked(tmp_path, *overrides)
+
+
+def test_what_a_run_without_a_dfl_loss_reads_or_composes_passes(tmp_path):
+    baseline = checked(tmp_path, "+experiment=baseline")
+    assert checked(tmp_path, "+experiment=baseline", "tnorm.p=1.5") == baseline  # as composed
+    assert checked(tmp_path, "kb=same", "kb.w_dfl=0") == baseline
+    checked(tmp_path, "+experiment=baseline", "model.ntn_k=10")  # the pair loss's NTN head
+    checked(tmp_path, "+experiment=baseline", "row=ce_only")
+    checked(tmp_path, "kb=same", "kb.w_dfl=5", "tnorm=product")  # a DFL loss reads them
+
+
+def test_a_value_a_run_without_a_dfl_loss_does_not_read_is_refused_on_the_command_line(
+    tmp_path,
+):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
+    args = [*smoke_overrides(tmp_path), f"hydra.run.dir={tmp_path / 'out'}"]
+    done = warm_cli.run([*args, "kb=ce_only", "implication=godel"], tmp_path, env, timeout=600)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr.startswith(
+        "[dfl_bench] invalid configuration: implication={'name': 'godel'} is not read without a "
+        "DFL loss (kb=ce_only: cross-entropy alone): leave it as composed, "
+    )
+    assert done.stderr.count("\n") == 1 and not (tmp_path / "records").exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "values", "key"),
+    [
+        (CE_ONLY, {"tnorm": {"name": "product"}}, "tnorm"),
+        (CE_ONLY, {"kb__w_dfl": 5.0}, "kb.w_dfl"),
+        (CE_ONLY, {"model__ntn_k": 10}, "model.ntn_k"),
+        (CE_ONLY, {"kb__weights": {"1": 2}}, "kb.weights"),
+        (CE_PAIR, {"kb__scope": "formula"}, "kb.scope"),
+        (CE_PAIR, {"implication": {"name": "godel"}}, "implication"),
+    ],
+)
+def test_a_record_without_a_dfl_loss_holding_a_value_it_does_not_read_is_no_record(
+    path, values, key
+):
+    found = records.invalid(spoiled(path, **values))
+    assert found is not None and found.startswith(f"{key}=")
+    assert "is not read without a DFL loss" in found and "\n" not in found
+
+
+def test_the_committed_runs_without_a_dfl_loss_hold_the_composed_values():
+    assert records.invalid(json.loads(CE_ONLY.read_text())) is None
+    assert records.invalid(json.loads(CE_PAIR.read_text())) is None
+    assert records.invalid(spoiled(CE_PAIR, model__ntn_k=10)) is None  # its NTN head reads it
+    config = json.loads(CE_ONLY.read_text())["config"]
+    assert config["tnorm"] == composed_value(config, "tnorm")
+
+
+@pytest.mark.parametrize(
+    "dotted",
+    ["kb.scope", "kb.weights", "optimizer.lr", "optimizer.momentum", "implication.s",
+     "profile.metrics_tail", "augment.shift", "data.split_seed", "tnorm.p", "debug.nan_at_step"],
+)  # fmt: skip
+def test_a_record_whose_config_lacks_a_key_its_composition_has_is_no_record(dotted):
+    record = json.loads(FORMULAS.read_text())
+    group, key = dotted.split(".")
+    del record["config"][group][key]
+    record["config_hash"] = records.config_hash(record["config"])
+    found = records.invalid(record)
+    assert found is not None and found.startswith(f"{dotted} is missing: every configuration")
+
+
+def test_a_record_whose_config_lacks_a_group_is_no_record():
+    record = json.loads(FORMULAS.read_text())
+    del record["config"]["exists"]
+    assert records.invalid(record) == "exists is missing: every job's configuration has it"
+
+
+def test_a_record_of_an_older_form_lacks_only_what_its_migration_gives_it():
+    """Keys added after records were made (migrate.added_keys) are not missing from one."""
+    record = json.loads(FORMULAS.read_text())
+    del record["config"]["net"], record["config"]["augment"], record["config"]["tnorm"]["eps"]
+    assert records.invalid(record) is None
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        (("~kb", "+kb={name:same,w_dfl:10.0}"), "kb.formulas"),
+        (("~optimizer", "+optimizer={name:adam,lr:0.001}"), "optimizer.fused"),
+        (("~net", "+net={_target_:dfl_bench.tasks.mnist.nets.BnWide,name:bn_wide,width:16}"),
+         "net.embedding"),
+    ],
+)  # fmt: skip
+def test_a_group_replaced_without_a_key_its_option_has_is_refused_in_a_job(
+    tmp_path, overrides, key
+):
+    with pytest.raises(ValueError, match=rf"^{re.escape(key)} is missing: every configuration"):
+        checked(tmp_path, *overrides)
