@@ -94,7 +94,7 @@ def final_seed_refusal(cfg: DictConfig) -> str | None:
     )
 
 
-def experiment_declaration(name: str, cfg: DictConfig) -> dict[str, Any]:
+def experiment_declaration(name: str, cfg: Mapping[str, Any]) -> dict[str, Any]:
     """Experiment `name`'s yaml as written, found on the job's search path (no override
     applied: a value the command line set was an interpolation of its row or stage there), with
     the job's `row` and name, and the ROW_TABLES its defaults list composes in

@@ -129,6 +129,7 @@ class Settings:
     # the `data` keys its data module does not apply: the value conf/config.yaml composes, and
     # what to set instead (another value would train that value's numbers and claim its own)
     unread: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    ignores: tuple[str, ...] = ()  # the config groups the task does not read (overrides refused)
 
     def check(self, name: str, task: Mapping[str, Any]) -> None:
         """Only these settings in task `name`'s mapping `task`, each in its range."""
@@ -182,5 +183,6 @@ TASKS: dict[str, Settings] = {
             "split_seed": (None, "task.pairing_seed draws its sums' images: set that instead"),
             "labeled_fraction": (0.01, "each training sum is labeled by its sum"),
         },
+        ignores=("kb", "tconorm", "implication", "model"),
     ),
 }
