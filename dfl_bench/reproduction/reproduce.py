@@ -42,9 +42,8 @@ from dfl_bench.reproduction.plan import Job
 from dfl_bench.results import cell_configs
 from dfl_bench.untrusted import writer
 
-# Overrides that leave what every job trains alone: logging, paths, flags, names, `hydra.*`. A
-# table's row and what its experiment declares (`row`, `rows.*`, `families.*`, `stages.*`, ...)
-# are not hashed themselves, but they are what a job trains: a reproduction refuses them.
+# Overrides that leave what every job trains alone: logging, paths, flags, names, `hydra.*`; a
+# row and what its experiment declares (`rows.*`, `families.*`, ...) are what a job trains.
 DEFINES_ROWS = ("row", *DECLARED)
 UNHASHED = (*(k for k in records.NOT_HASHED if k not in DEFINES_ROWS), "hydra")
 
