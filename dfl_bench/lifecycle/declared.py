@@ -102,7 +102,10 @@ def experiment_declaration(name: str, cfg: Mapping[str, Any]) -> dict[str, Any]:
     with search_path():
         loaded = GlobalHydra.instance().config_loader().repository.load_config(f"experiment/{name}")
     raw = {} if loaded is None else OmegaConf.to_container(loaded.config, resolve=False)
-    tables = {t: cfg[t] for t in ROW_TABLES if isinstance(cfg, DictConfig) and cfg.get(t)}
+    defaults = (loaded.defaults_list if loaded is not None else None) or ()
+    groups = [str(getattr(d, "group", "")).lstrip("/") for d in defaults]
+    given = isinstance(cfg, DictConfig)  # a job's composed config
+    tables = {t: cfg[t] for t in ROW_TABLES if t in groups and given and cfg.get(t) is not None}
     composed = OmegaConf.to_container(OmegaConf.create(tables), resolve=False)
     return {**composed, **raw, "row": cfg.get("row"), "experiment_name": cfg.get("experiment_name")}  # type: ignore[dict-item]
 

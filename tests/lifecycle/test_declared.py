@@ -225,6 +225,13 @@ def test_rows_that_are_a_table_whole_are_named_by_their_table():
     )
 
 
+def test_a_table_the_experiment_does_not_compose_in_is_not_said_to_be_its_own(tmp_path):
+    """baseline composes no conf/families: `+families.*` is not refused as its declaration (it
+    is neither read nor hashed there)."""
+    cfg, hydra_cfg = composed(tmp_path, *BASELINE, "+families.mine.w_dfl=1")
+    assert train.checked(cfg, hydra_cfg.overrides.task).config["row"] == "ce_pair"
+
+
 def test_what_no_row_sets_stays_the_command_lines():
     """An option no row sets passes: another optimizer where the row sets none of its values,
     an optimizer's flag the row leaves alone, a budget where the rows set none."""
