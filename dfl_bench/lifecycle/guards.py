@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf
 
 from dfl_bench.checks import MAX_SEED, MAX_THREADS, tail_steps
@@ -254,21 +255,13 @@ def check_task(config: Mapping[str, Any], task: Any = None) -> None:
 
 
 def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None) -> None:
-    """Refuse an override that sets a config group the job's task does not read (the same
-    numbers, another hash), a row without an experiment's rows, or an added key given null
-    or a value meaning it is absent (`absent_refusal`; an override the experiment's row or stage
-    replaces: lifecycle/declared.py)."""
+    """Refuse a row without an experiment's rows, and each override `check_override` refuses
+    (an override the experiment's row or stage replaces: lifecycle/declared.py)."""
     from dfl_bench import tasks
 
     task = task or tasks.task_of(cfg)
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         key = override.key_or_group
-        if key.lstrip("+~").split(".")[0] in task.IGNORES:
-            raise ValueError(
-                f"{override.input_line} is refused: task {task.NAME!r} does not read "
-                f"{', '.join(task.IGNORES)} (it would train the same numbers under "
-                "another configuration); leave it out"
-            )
         if key == "row" and not cfg.get("rows"):
             raise ValueError(
                 f"{override.input_line} needs an experiment with named rows (+experiment=NAME); "
@@ -277,13 +270,27 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
             )
         if key == "experiment" and not override.is_delete():
             check_name(override.value(), "experiment")
-        if override.is_delete() or override.is_sweep_override() or key.startswith("hydra"):
-            continue
-        if key in ("row", "experiment"):
-            continue
-        absent = absent_refusal(key.lstrip("+"), override.value())
-        if absent is not None:
-            raise ValueError(f"{override.input_line}: {absent}")
+        check_override(override, task.NAME, task.IGNORES)
+
+
+def check_override(override: Override, task: str, ignores: Sequence[str]) -> None:
+    """Refuse an override of a job of task `task` that sets a config group the task does not
+    read (`ignores`: the same numbers, another hash), or gives an added key null or a value
+    meaning it is absent (`absent_refusal`)."""
+    key = override.key_or_group
+    if key.lstrip("+~").split(".")[0] in ignores:
+        raise ValueError(
+            f"{override.input_line} is refused: task {task!r} does not read "
+            f"{', '.join(ignores)} (it would train the same numbers under another "
+            "configuration); leave it out"
+        )
+    if override.is_delete() or override.is_sweep_override() or key.startswith("hydra"):
+        return
+    if key in ("row", "experiment"):
+        return
+    absent = absent_refusal(key.lstrip("+"), override.value())
+    if absent is not None:
+        raise ValueError(f"{override.input_line}: {absent}")
 
 
 def check_deletions(overrides: Sequence[str]) -> None:

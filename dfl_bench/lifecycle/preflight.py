@@ -94,10 +94,7 @@ def _defect(argv: Sequence[str]) -> str | None:
     try:
         parsed = OverridesParser.create().parse_overrides(list(args.overrides))
     except OverrideParseException as err:
-        return (
-            f"{str(err).splitlines()[0]}: an override that does not parse (quote a value with "
-            "characters other than letters, digits and _-+./: key='...')"
-        )
+        return unparsed(err)
     for override in parsed:
         wrong = override_defect(override)
         if wrong is not None:
@@ -128,6 +125,14 @@ def _defect(argv: Sequence[str]) -> str | None:
     finally:
         GlobalHydra.instance().clear()
     return None
+
+
+def unparsed(err: OverrideParseException) -> str:
+    """Why an override that Hydra cannot parse is refused (one line)."""
+    return (
+        f"{str(err).splitlines()[0]}: an override that does not parse (quote a value with "
+        "characters other than letters, digits and _-+./: key='...')"
+    )
 
 
 def row_owned(config_name: str, parsed: Sequence) -> str | None:

@@ -42,10 +42,9 @@ from dfl_bench.reproduction.plan import Job
 from dfl_bench.results import cell_configs
 from dfl_bench.untrusted import writer
 
-# Overrides that leave what every job trains alone: logging, paths, flags, names, `hydra.*`. A
-# table's rows (`rows.*`, `families.*`, `row`) are not hashed themselves, but they are what a job
-# trains: what they resolve to is hashed, so changing them changes the cells.
-DEFINES_ROWS = ("rows", "families", "row")
+# Overrides that leave what every job trains alone: logging, paths, flags, names, `hydra.*`; a
+# row and what its experiment declares (`rows.*`, `families.*`, ...) are what a job trains.
+DEFINES_ROWS = ("row", *DECLARED)
 UNHASHED = (*(k for k in records.NOT_HASHED if k not in DEFINES_ROWS), "hydra")
 
 
@@ -124,7 +123,7 @@ def check_cell_meaning(overrides: Sequence[str]) -> None:
     """Overrides that change a job's config hash change what a table cell means: they need an
     `experiment_name` of their own (not a table's), so their runs never join the table's."""
     keys = {o.lstrip("+~").split("=", 1)[0]: o for o in overrides}
-    declared = [o for key, o in keys.items() if key == "row" or key.split(".")[0] in DECLARED]
+    declared = [o for key, o in keys.items() if key.split(".")[0] in DEFINES_ROWS]
     if declared:
         raise ValueError(
             f"{declared[0]}: a reproduction trains every row of its tables as declared; choose "

@@ -25,7 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 from dfl_bench import markdown
-from dfl_bench.lifecycle.record_config import config_refusal
+from dfl_bench.lifecycle.declared import DECLARED
+from dfl_bench.lifecycle.override_gate import setting_refusal
 from dfl_bench.lifecycle.records import cell_hash
 from dfl_bench.results.agreement import spearman
 from dfl_bench.results.cell_configs import DEFAULT, cell_config
@@ -33,8 +34,8 @@ from dfl_bench.results.load import load_records, pooled
 from dfl_bench.results.paper import COLUMN_FIELDS, load_paper
 from dfl_bench.schema import TEST_ACCURACY
 
-# what names a cell (and an experiment's own declarations of its rows), never a side's setting
-CELL_NAMES = ("row", "seed", "profile", "experiment", "rows", "stages", "rule", "hydra")
+# what names a cell (and what an experiment declares: its rows, ...), never a side's setting
+CELL_NAMES = ("row", "seed", "profile", "experiment", *DECLARED, "hydra")
 COLUMNS = {field: column for column, field in COLUMN_FIELDS.items()}  # record field -> column
 
 
@@ -71,15 +72,16 @@ def _table_runs(frame: pd.DataFrame, table: str, profile: str, also: tuple) -> p
     for line in also:
         name = line.lstrip("+~").split("=", 1)[0]
         if name.split(".")[0] in CELL_NAMES or name in (key, str(key).split(".")[0]):
-            raise ValueError(f"{line} names a cell (its table, row, seed or --profile do), not a "
-                             "setting beside the rows")  # fmt: skip
+            raise ValueError(f"{line} names a cell (its table, row, seed or --profile do) or "
+                             "what its table declares, not a setting beside the rows")  # fmt: skip
     configs = {row: cell_config(table, profile, key, row, also) for row in rows}
-    some = next((c for c in configs.values() if c), None)
-    if some is None:
-        raise ValueError(f"table {table!r} does not compose at {profile} with {list(also)}")
-    why = config_refusal(some) if also else None
+    row = next((r for r, c in configs.items() if c), rows[0])  # the row a job's refusal names
+    job = (None, None) if table == DEFAULT else (table, row if key == "row" else None)
+    why = setting_refusal(*job, also, configs[row]) if also else None
     if why:
         raise ValueError(f"{list(also)}: {why}")
+    if configs[row] is None:
+        raise ValueError(f"table {table!r} does not compose at {profile} with {list(also)}")
     runs = [pooled(frame, cell_hash(c), profile, table).assign(row=r, table=table)
             for r, c in configs.items() if c]  # fmt: skip
     ok = pd.concat(runs).query("status == 'ok'")

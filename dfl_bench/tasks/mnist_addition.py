@@ -320,7 +320,7 @@ class MnistAddition(Task):
     """MNIST addition (module doc); conf/task/mnist_addition.yaml names it."""
 
     NAME = "mnist_addition"
-    IGNORES = ("kb", "tconorm", "implication", "model")
+    IGNORES = TASKS[NAME].ignores
     SETTINGS = TASKS[NAME].ints  # its settings' one declaration, read without torch too
     CHOICES = TASKS[NAME].choices
     FRACTIONS = TASKS[NAME].fractions

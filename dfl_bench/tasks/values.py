@@ -160,6 +160,7 @@ class Settings:
     # of a config, when its run does not read some of its keys and those dotted keys (or None):
     # each must hold the value the configuration composes (lifecycle/composed.check_idle)
     idle: Callable[[Mapping[str, Any]], tuple[str, tuple[str, ...]] | None] | None = None
+    ignores: tuple[str, ...] = ()  # the config groups the task does not read (overrides refused)
 
     def check(self, name: str, task: Mapping[str, Any]) -> None:
         """Only these settings in task `name`'s mapping `task`, each in its range."""
@@ -213,5 +214,6 @@ TASKS: dict[str, Settings] = {
             "split_seed": (None, "task.pairing_seed draws its sums' images: set that instead"),
             "labeled_fraction": (0.01, "each training sum is labeled by its sum"),
         },
+        ignores=("kb", "tconorm", "implication", "model"),
     ),
 }

@@ -5,17 +5,21 @@ job's check (the checked sweeper's too), while the searches' own command lines s
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from jobs import composed
+from omegaconf import OmegaConf
 
-from dfl_bench.lifecycle import preflight, sweep, train
+from dfl_bench.lifecycle import declared, preflight, sweep, train
 from dfl_bench.lifecycle.file_overrides import leaves
 from dfl_bench.lifecycle.guards import row_owner
+from dfl_bench.paths import CONFIG_DIR
 
 MINUTE = ("+experiment=mnist_addition_minute_search", "row=s2500_lr2e3")
 CEILING = ("+experiment=digit_ceiling_search", "row=lenet_cos_1x")
@@ -123,6 +127,28 @@ REFUSED = [
         "+rows.mine={net: paper, steps: 10, lr: 0.1} is refused: experiment "
         "'mnist_addition_minute_search' declares its rows",
     ),
+    (  # a table the rows read their values from: the row's own value, or `rows: ${families}`
+        ("+experiment=operator_families", "row=frank_p10", "families.frank_p10.tnorm.p=5.0"),
+        "families.frank_p10.tnorm.p=5.0 is refused: experiment 'operator_families' declares its "
+        "families (its rows read their values from it); pick another row (valid rows: "
+        "['product', 'yager_p1_5', 'hamacher_p0',",
+    ),
+    (
+        ("+experiment=operator_families", "families=symmetric"),
+        "families=symmetric is refused: experiment 'operator_families' declares its families",
+    ),
+    (
+        ("+experiment=tnorms", "row=godel", "families.godel.tnorm.name=product"),
+        "families.godel.tnorm.name=product is refused: experiment 'tnorms' declares its "
+        "families (its rows read their values from it); pick another row (valid rows: "
+        "['godel', 'product', 'lukasiewicz', 'yager_p1_5', 'yager_p2', 'yager_p20', "
+        "'nilpotent']), or run without +experiment and set the values yourself",
+    ),
+    (
+        (*CEILING, "nets.bn_wide.width=32"),
+        "nets.bn_wide.width=32 is refused: experiment 'digit_ceiling_search' declares its nets "
+        "(its rows read their values from it)",
+    ),
     (
         (*MINUTE, "stage=final", "seed=3", "rule.final.seeds=[0,1,2,3,4]"),
         "rule.final.seeds=[0,1,2,3,4] is refused: experiment 'mnist_addition_minute_search' "
@@ -190,6 +216,22 @@ def test_the_command_line_says_it_in_one_line_and_exits_2():
     )
 
 
+def test_rows_that_are_a_table_whole_are_named_by_their_table():
+    """`rows: ${families}` (tnorms): the valid rows are the families' names."""
+    assert preflight.defect(["+experiment=tnorms", "rows.godel.tnorm.name=product"]) == (
+        "rows.godel.tnorm.name=product is refused: experiment 'tnorms' declares its rows; pick "
+        "another row (valid rows: ['godel', 'product', 'lukasiewicz', 'yager_p1_5', 'yager_p2', "
+        "'yager_p20', 'nilpotent']), or run without +experiment and set the values yourself"
+    )
+
+
+def test_a_table_the_experiment_does_not_compose_in_is_not_said_to_be_its_own(tmp_path):
+    """baseline composes no conf/families: `+families.*` is not refused as its declaration (it
+    is neither read nor hashed there)."""
+    cfg, hydra_cfg = composed(tmp_path, *BASELINE, "+families.mine.w_dfl=1")
+    assert train.checked(cfg, hydra_cfg.overrides.task).config["row"] == "ce_pair"
+
+
 def test_what_no_row_sets_stays_the_command_lines():
     """An option no row sets passes: another optimizer where the row sets none of its values,
     an optimizer's flag the row leaves alone, a budget where the rows set none."""
@@ -220,3 +262,19 @@ def test_a_key_is_the_rows_where_it_reaches_or_holds_a_value_taken_from_the_row(
     on_path = [p for p in taken if dotted == p or dotted.startswith(f"{p}.")]
     below = [p for p in taken if p.startswith(f"{dotted}.")]
     assert owned in (on_path or below or [None])
+
+
+def test_every_table_an_experiments_rows_read_is_declared():
+    """Each table a value takes by its row (`${families[${rows[${row}].family}].tnorm}`) or that
+    `rows` is whole (`rows: ${families}`), in every experiment, is one of declared.ROW_TABLES:
+    an override of it would change what a row trains under the row's name."""
+    read = re.compile(r"\$\{(\w+)\[\$\{rows[.\[]\$\{row\}")
+    found: dict[str, str] = {}
+    for path in sorted((Path(CONFIG_DIR) / "experiment").glob("*.yaml")):
+        raw = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+        whole = re.fullmatch(r"\$\{(\w+)\}", str(raw.get("rows")))
+        tables = [whole.group(1)] if whole else []
+        tables += [t for _, value in leaves(raw, "") for t in read.findall(str(value))]
+        found.update(dict.fromkeys(tables, path.stem))
+    assert set(found) == {"families", "nets"}, found  # the scan finds what the yamls hold
+    assert set(found) <= set(declared.ROW_TABLES) <= set(declared.DECLARED)

@@ -86,10 +86,12 @@ def test_every_experiment_and_the_default_config_are_selectable():
             r"kb.scope=formula changes what a table cell means: name a separate "
             r"experiment \(experiment_name=<new name>, as make scope-comparison does\)$",
         ),
-        (
-            ["families.product.w_dfl=0.001"],
-            r"families.product.w_dfl=0.001 changes what a table cell means: name a separate",
+        (  # the table a row reads its values from: what it trains under its name
+            ["families.product.w_dfl=0.001", "experiment_name=mine"],
+            r"families.product.w_dfl=0.001: a reproduction trains every row of its tables as "
+            r"declared",
         ),
+        (["nets.lenet.width=8"], r"nets.lenet.width=8: a reproduction trains every row"),
         (
             ["rows.godel_S.tnorm.name=product", "experiment_name=mine"],
             r"rows.godel_S.tnorm.name=product: a reproduction trains every row of its tables as "

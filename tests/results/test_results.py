@@ -606,8 +606,22 @@ def test_compare_keeps_a_row_two_tables_give_apart(tmp_path):
         ("+experiment=tnorms", "+experiment=tnorms names a cell"),
         ("rows.godel_R.lr=0.5", "rows.godel_R.lr=0.5 names a cell"),
         ("+trainer.benchmark=true", "['+trainer.benchmark=true']: trainer"),
+        # the table the rows read their operators from (conf/families): what a row trains
+        ("families.godel.tnorm.name=product", "families.godel.tnorm.name=product names a cell"),
+        # what a job refuses, in its own line: the knowledge base's weights ...
+        ("kb.weights=5", "['kb.weights=5']: kb.weights must map formulas to weights (e.g. {1: "),
+        ("kb.weights={1:2.0,2:2.0,3:2.0}", "} gives every formula it reads weight 2.0: leave it "
+         "null and scale kb.w_dfl by 2.0 instead"),  # kb.w_dfl spelled another way
+        ("kb.weights={1:[2]}", "]: kb.weights: the weight of same/1 must be a finite number"),
+        ("kb.weights={1:x", "{1:x': an override that does not parse"),
+        # ... a value the row sets, a deletion, an added key at its absent value, unhashed keys
+        ("tnorm.p=3", "]: tnorm.p=3 is refused: experiment 'same_symmetric' sets tnorm from "
+         "its row (row=godel_S); pick another row"),
+        ("~kb.scope", "]: ~kb.scope is refused: deleting kb.scope trains its code's default"),
+        ("+optimizer.warmup=0", "optimizer.warmup=0 is what leaving optimizer.warmup out means"),
+        ("threads=0", "]: config.threads must be an integer in [1, "),
     ],
-)
+)  # fmt: skip
 def test_compare_refuses_a_side_setting_that_names_a_cell_or_the_job_refuses(
     tmp_path, capsys, setting, said
 ):
@@ -618,6 +632,19 @@ def test_compare_refuses_a_side_setting_that_names_a_cell_or_the_job_refuses(
     assert compare.main([side, f"--b={tmp_path}:same_symmetric", f"--b-set={setting}"]) == 2
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1
+
+
+def test_compare_refuses_a_setting_of_a_group_the_tables_task_does_not_read(tmp_path, capsys):
+    """MNIST addition reads no knowledge base: `kb.*` beside its rows is refused as a job
+    refuses it (tasks/values.TASKS' `ignores`), not counted as a configuration no run has."""
+    from dfl_bench.results import compare
+
+    write(tmp_path, "same_symmetric", "g", row="godel_R", accuracy=0.9)
+    sides = [f"--a={tmp_path}:mnist_addition", f"--b={tmp_path}:same_symmetric"]
+    assert compare.main([*sides, "--a-set=kb.w_dfl=2", "--profile=long"]) == 2
+    err = capsys.readouterr().err
+    assert "['kb.w_dfl=2']: kb.w_dfl=2 is refused: task 'mnist_addition' does not read kb," in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_the_index_shows_the_seed_spread_of_the_baseline_and_default(tmp_path):
