@@ -14,8 +14,8 @@ from dfl_bench.lifecycle.resolve import resolved_config
 SAME = ("same_symmetric", "product_S")
 REFUSED = [
     (SAME, "kb.weights=5", "kb.weights must map formulas to weights (e.g. {1: 2.0}), got 5"),
-    (SAME, "kb.weights={1:2.0,2:2.0,3:2.0}", "kb.weights={1: 2.0, 2: 2.0, 3: 2.0} gives every "
-     "formula it reads weight 2.0: leave it null and scale kb.w_dfl by 2.0 instead"),
+    (SAME, "kb.weights={1:2.0,2:2.0,3:2.0}", "kb.weights={1: 2, 2: 2, 3: 2} is kb.w_dfl=20 "
+     "kb.weights=null spelled another way; write that"),
     (SAME, "kb.weights={1:-1}", "kb.weights: the weight of same/1 must be a finite number >= 0, "
      "got -1"),
     (SAME, "kb.formulas=[3,1]", "kb.formulas=[3, 1] names a formula twice, out of order or not "

@@ -610,8 +610,8 @@ def test_compare_keeps_a_row_two_tables_give_apart(tmp_path):
         ("families.godel.tnorm.name=product", "families.godel.tnorm.name=product names a cell"),
         # what a job refuses, in its own line: the knowledge base's weights ...
         ("kb.weights=5", "['kb.weights=5']: kb.weights must map formulas to weights (e.g. {1: "),
-        ("kb.weights={1:2.0,2:2.0,3:2.0}", "} gives every formula it reads weight 2.0: leave it "
-         "null and scale kb.w_dfl by 2.0 instead"),  # kb.w_dfl spelled another way
+        ("kb.weights={1:2.0,2:2.0,3:2.0}", "} is kb.w_dfl=2 kb.weights=null spelled another "
+         "way; write that"),  # godel_R's kb.w_dfl (1) spelled another way
         ("kb.weights={1:[2]}", "]: kb.weights: the weight of same/1 must be a finite number"),
         ("kb.weights={1:x", "{1:x': an override that does not parse"),
         # ... a value the row sets, a deletion, an added key at its absent value, unhashed keys
