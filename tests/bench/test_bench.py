@@ -10,7 +10,7 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
-from jobs import CPU_TRAINER
+from jobs import CPU_TRAINER, whole_config
 
 from campaign.bench import bench_report, runs, steps, targets_report
 from campaign.bench.__main__ import main
@@ -218,7 +218,7 @@ def test_targets_table_marks_each_measured_value(tmp_path):
 def test_paper_run_records_are_read_with_relative_paths(tmp_path):
     record = {
         "status": "ok",
-        "config": {"profile": {"name": "paper", "eval_every": 1000}, "trainer": CPU_TRAINER},
+        "config": whole_config("profile=paper", trainer=CPU_TRAINER),
         "name": "default",
         "experiment": "default",
         "torch_threads": 2,
@@ -231,7 +231,7 @@ def test_paper_run_records_are_read_with_relative_paths(tmp_path):
     record = {**{k: None for k in records.RECORD_FIELDS}, **record, "config_hash": "h"}
     (tmp_path / "default").mkdir()
     (tmp_path / "default" / "h.json").write_text(json.dumps(record))
-    quick = {**record["config"], "profile": {"name": "quick"}}
+    quick = whole_config("profile=quick", trainer=CPU_TRAINER)
     other = {**record, "config": quick, "config_hash": "q"}
     (tmp_path / "default" / "q.json").write_text(json.dumps(other))
     (found,) = runs.paper_run_records(tmp_path)
