@@ -187,24 +187,25 @@ class Progress:
         self.todo = [j for j in jobs if not j.done()]
         self.seconds_per_job = seconds_per_job
         self.start = time.time()
-        self.shown: tuple[int, float] = (-1, 0.0)  # finished jobs and time at the last line
+        self.shown: tuple[tuple[int, int], float] = ((-1, -1), 0.0)  # counts, time: last line
 
     def report(self, every: float | None = None) -> None:
-        """Print the line when a job ended since the last one (or `every` s passed, jobs left)."""
-        ran = len(self.finished())
-        waiting = every is not None and ran < len(self.todo)
-        if ran != self.shown[0] or (waiting and time.time() - self.shown[1] >= every):
-            say(self.line())
-            self.shown = (ran, time.time())
+        """Print the line when its counts changed (or `every` s passed, jobs left), each line
+        from the counts it is compared by: a record landing mid-line prints it once."""
+        counts = self.counts()
+        waiting = every is not None and counts[1] < len(self.todo)
+        if counts != self.shown[0] or (waiting and time.time() - self.shown[1] >= every):
+            say(self.line(counts))
+            self.shown = (counts, time.time())
 
-    def finished(self) -> list[Job]:
-        """The jobs of this run with a record (ok or failed) written since it started."""
-        return [j for j in self.todo if j.path.is_file() and j.path.stat().st_mtime >= self.start]
-
-    def line(self) -> str:
-        """`[reproduce] 37/115 jobs ok (12 new), elapsed 16m40s, ~35m00s left`."""
+    def counts(self) -> tuple[int, int]:
+        """Jobs ok, then those with a record written since the start (ok first: never ok twice)."""
         ok = sum(j.done() for j in self.jobs)
-        ran = len(self.finished())
+        return ok, sum(j.path.is_file() and j.path.stat().st_mtime >= self.start for j in self.todo)
+
+    def line(self, counts: tuple[int, int] | None = None) -> str:
+        """`[reproduce] 37/115 jobs ok (12 new), elapsed 16m40s, ~35m00s left`."""
+        ok, ran = counts or self.counts()
         left = len(self.todo) - ran
         elapsed = time.time() - self.start
         if ran:

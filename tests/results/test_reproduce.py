@@ -490,6 +490,24 @@ def test_the_heartbeat_stops_once_every_job_ended(tmp_path, monkeypatch, capsys)
     assert capsys.readouterr().out.count("2/2 jobs ok") == 1
 
 
+def test_a_record_landing_while_the_line_is_counted_prints_it_once(tmp_path, monkeypatch, capsys):
+    jobs = [plan.Job("tnorms", (f"seed={i}",), tmp_path / f"{i}.json") for i in range(2)]
+    progress = reproduce.Progress(jobs, seconds_per_job=600, n_jobs=1)
+    record = {k: None for k in records.RECORD_FIELDS} | {"status": "ok"}
+    records.write_record(jobs[0].path, record)
+
+    def done(job: plan.Job) -> bool:  # the last job's record lands as its status is read
+        if job is jobs[1] and not job.path.exists():
+            records.write_record(job.path, record)
+        return job.path.exists()
+
+    monkeypatch.setattr(plan.Job, "done", done)
+    for _ in range(3):
+        progress.report(every=60)
+    progress.report()
+    assert capsys.readouterr().out.count("2/2 jobs ok") == 1
+
+
 def test_a_stop_names_the_command_it_was_started_with(tmp_path, monkeypatch, capsys):
     def stopped(args):
         raise reproduce.Interrupted(signal.SIGTERM)
