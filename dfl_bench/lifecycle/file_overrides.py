@@ -66,6 +66,11 @@ ADDED: dict[str, tuple[Any, ...]] = {
 }
 WHERE_IT_RAN = ("records_dir", "checkpoint_dir")  # a record's own folders, not a setting of it
 APPLIED_ONLY = ("row",)  # the one unhashed key a plan's override may set: which row of a table
+# A budget's name is its yaml's: an override of it would record one budget as another's
+# (`profile=smoke profile.name=quick`) or as none a yaml declares.
+BUDGET_NAMED = (
+    "profile.name names the budget profile=NAME composes: choose the budget with profile=<name>"
+)
 
 
 @cache
@@ -140,6 +145,15 @@ def option_keys(group: str, option: str, conf_dir: str = CONFIG_DIR) -> frozense
         own = path == f"{group}/{option}.yaml" or not path.startswith(f"{group}/")
         keys += [key for key, _ in leaves if key.startswith(prefix) and named == option and own]
     return frozenset(key.removeprefix(prefix).split(".")[0] for key in keys)
+
+
+@cache
+def budget_names(conf_dir: str = CONFIG_DIR) -> frozenset[str]:
+    """The budgets the yamls under `conf_dir` declare: the `profile.name` each sets
+    (conf/profile/'s, an experiment's own; one taken from a row, `${rows[${row}].profile}`, is
+    some other yaml's)."""
+    names = yaml_values(conf_dir).get("profile.name", ())
+    return frozenset(n for n in names if isinstance(n, str) and "${" not in n)
 
 
 @cache
@@ -282,6 +296,8 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) ->
         return "an interpolation (${...}) or an escape"
     if key in PATH_KEYS:
         return f"{key} sets a path"
+    if key == "profile.name":
+        return BUDGET_NAMED
     if parts[0] == "debug":
         return "a debug flag"
     if parts[0] not in top_level_keys(conf_dir):

@@ -25,7 +25,9 @@ from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
 from dfl_bench.lifecycle.composed import check_complete, check_idle
 from dfl_bench.lifecycle.file_overrides import (
+    BUDGET_NAMED,
     absent_refusal,
+    budget_names,
     config_groups,
     known_leaves,
     leaves,
@@ -79,14 +81,20 @@ PROFILE_KEYS = (
 
 def check_profile(profile: Mapping[str, Any], given: bool = False) -> None:
     """Its keys (PROFILE_KEYS: a budget's optimizer settings are the `optimizer` group's), the
-    step budget and cadences: max_steps >= 1, and a metrics window with a logging step; the
-    subsets it gives the data (tasks/values.check_subsets). `given`: the values given and not
-    null alone (a record's: an older one may lack a key)."""
+    budget's name one a yaml declares (file_overrides.budget_names), the step budget and
+    cadences: max_steps >= 1, and a metrics window with a logging step; the subsets it gives the
+    data (tasks/values.check_subsets). `given`: the values given and not null alone (a
+    record's: an older one may lack a key)."""
     unknown = sorted(set(profile) - set(PROFILE_KEYS))
     if unknown:
         raise ValueError(
             f"profile has no keys {unknown} (valid: {list(PROFILE_KEYS)}); a budget's optimizer "
             "settings go in its yaml's top-level `optimizer:` (conf/profile/minute.yaml)"
+        )
+    if (not given or profile.get("name") is not None) and profile.get("name") not in budget_names():
+        raise ValueError(
+            f"profile.name={profile.get('name')!r} is no budget a yaml declares; valid: "
+            f"{sorted(budget_names())} (profile=NAME chooses one)"
         )
     for key, low in (
         ("max_steps", 1),
@@ -275,8 +283,9 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
 
 def check_override(override: Override, task: str, ignores: Sequence[str]) -> None:
     """Refuse an override of a job of task `task` that sets a config group the task does not
-    read (`ignores`: the same numbers, another hash), or gives an added key null or a value
-    meaning it is absent (`absent_refusal`)."""
+    read (`ignores`: the same numbers, another hash), names the budget (profile.name:
+    file_overrides.BUDGET_NAMED), or gives an added key null or a value meaning it is absent
+    (`absent_refusal`)."""
     key = override.key_or_group
     if key.lstrip("+~").split(".")[0] in ignores:
         raise ValueError(
@@ -288,6 +297,8 @@ def check_override(override: Override, task: str, ignores: Sequence[str]) -> Non
         return
     if key in ("row", "experiment"):
         return
+    if key.lstrip("+") == "profile.name":
+        raise ValueError(f"{override.input_line} is refused: {BUDGET_NAMED}")
     absent = absent_refusal(key.lstrip("+"), override.value())
     if absent is not None:
         raise ValueError(f"{override.input_line}: {absent}")

@@ -1,0 +1,98 @@
+"""A budget's keys that change no number: its name is the yaml's a job composes (no override
+sets it, and a record names a budget some yaml declares: file_overrides.budget_names), and the
+evaluation's batch is hashed at its one value (schema.HASHED_AS)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+
+import pytest
+import warm_cli
+from jobs import composed, smoke_overrides
+
+from dfl_bench.lifecycle import records, train
+from dfl_bench.lifecycle.file_overrides import BUDGET_NAMED, budget_names, refusal
+
+REPO = Path(__file__).resolve().parents[2]
+FORMULAS = REPO / "results/records/formulas/00e405d5662423dd.json"
+
+
+def checked(tmp: Path, *overrides: str) -> str:
+    """The config hash of the job of `overrides`, checked as it is before it trains."""
+    built = train.checked(composed(tmp, *overrides)[0], overrides)
+    return records.config_hash(built.config)
+
+
+def named(path: Path, name: str) -> dict:
+    """The committed record at `path` as if its budget were named `name`."""
+    record = copy.deepcopy(json.loads(path.read_text()))
+    record["profile"] = record["config"]["profile"]["name"] = name
+    record["config_hash"] = records.config_hash(record["config"])
+    return record
+
+
+@pytest.mark.parametrize("line", ["profile.name=quick", "++profile.name=mine"])
+def test_a_job_that_names_its_budget_is_refused(tmp_path, line):
+    with pytest.raises(ValueError) as refused:
+        checked(tmp_path, line)
+    assert str(refused.value) == f"{line} is refused: {BUDGET_NAMED}"
+
+
+def test_a_budget_named_by_its_yaml_passes(tmp_path):
+    assert checked(tmp_path, "profile=quick") != checked(tmp_path)  # profile=smoke
+
+
+@pytest.mark.parametrize("applied", [False, True])
+def test_a_files_override_that_names_the_budget_is_refused(applied):
+    assert refusal("profile.name=quick", applied=applied) == BUDGET_NAMED
+    assert refusal("+profile.name=mine", applied=applied) == BUDGET_NAMED
+    assert refusal("profile=quick", applied=applied) is None
+
+
+def test_a_job_naming_its_budget_is_refused_in_one_line_on_the_command_line(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
+    args = [*smoke_overrides(tmp_path), f"hydra.run.dir={tmp_path / 'out'}"]
+    done = warm_cli.run([*args, "profile.name=quick"], tmp_path, env, timeout=600)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr == (
+        f"[dfl_bench] invalid configuration: profile.name=quick is refused: {BUDGET_NAMED}\n"
+    )
+    assert not (tmp_path / "records").exists()
+
+
+def test_a_record_of_a_budget_no_yaml_declares_is_no_record():
+    found = records.invalid(named(FORMULAS, "mine"))
+    assert found is not None and found.startswith("profile.name='mine' is no budget a yaml")
+    assert records.invalid(named(FORMULAS, "quick")) is None  # a declared name: its check passes
+
+
+def test_a_records_own_profile_field_is_its_configs_declared_budget():
+    record = json.loads(FORMULAS.read_text())
+    record["profile"] = "mine"
+    assert records.invalid(record) == "profile 'mine' is not its config's 'long'"
+
+
+def test_the_declared_budgets_are_the_profile_yamls_and_the_experiments_own():
+    stems = {p.stem for p in (REPO / "conf/profile").glob("*.yaml")}
+    assert stems < budget_names()
+    assert {"budget", "frontier_nets", "ceiling_search", "recipe"} <= budget_names()
+
+
+@pytest.mark.parametrize("row", ["bn_wide_warm_n15", "bn_wide_warm_n100", "bn_wide_warm_val"])
+def test_a_budget_a_row_names_is_declared(tmp_path, row):
+    """mnist_addition_warmup_nets takes its budget's name from its row."""
+    cfg = composed(tmp_path, "+experiment=mnist_addition_warmup_nets", f"row={row}",
+                   own_budget=True)[0]  # fmt: skip
+    assert cfg.profile.name in budget_names()
+
+
+def test_every_committed_record_names_a_declared_budget():
+    paths = sorted((REPO / "results/records").glob("*/*.json"))
+    assert len(paths) > 1000
+    for path in paths:
+        record = json.loads(path.read_text())
+        assert record["profile"] in budget_names(), path
+        assert record["config"]["profile"]["name"] == record["profile"], path
