@@ -1,6 +1,6 @@
-"""A budget's keys that change no number: its name is the yaml's a job composes (no override
-sets it, and a record names a budget some yaml declares: file_overrides.budget_names), and the
-evaluation's batch is hashed at its one value (schema.HASHED_AS)."""
+"""A budget's keys that change no number: its name is that of the yaml a job composes (no
+override sets it; a record names a budget some yaml declares: file_overrides.budget_names); the
+evaluation's batch stays hashed (the pair accuracy's blocks lie within its batches)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,12 @@ import warm_cli
 from jobs import composed, smoke_overrides
 
 from dfl_bench.lifecycle import records, train
-from dfl_bench.lifecycle.file_overrides import BUDGET_NAMED, budget_names, refusal
+from dfl_bench.lifecycle.file_overrides import (
+    BUDGET_NAMED,
+    budget_names,
+    refusal,
+)
+from dfl_bench.schema import HASHED_AS, NOT_HASHED
 
 REPO = Path(__file__).resolve().parents[2]
 FORMULAS = REPO / "results/records/formulas/00e405d5662423dd.json"
@@ -96,3 +101,23 @@ def test_every_committed_record_names_a_declared_budget():
         record = json.loads(path.read_text())
         assert record["profile"] in budget_names(), path
         assert record["config"]["profile"]["name"] == record["profile"], path
+
+
+def test_the_evaluations_batch_stays_hashed_the_pair_accuracy_reads_it():
+    """MNIST's pair accuracy pairs the images of blocks of PAIR_BLOCK within each evaluation
+    batch, so another data.eval_batch_size pairs (and drops) other images: it is no performance
+    knob, unlike the device (schema.HASHED_AS)."""
+    import torch
+
+    from dfl_bench.tasks.mnist.dfl_run import DFLRun
+
+    assert ("data", "eval_batch_size") not in HASHED_AS and "data" not in NOT_HASHED
+    torch.manual_seed(0)
+    kinds = ("tnorm", "tconorm", "implication", "forall", "exists")
+    ops = dict(zip(kinds, ({"name": "product"}, {"name": "product"}, {"name": "reichenbach"},
+                           {"name": "log_product"}, {"name": "maximum"}), strict=True))  # fmt: skip
+    run = DFLRun("same", ops, max_steps=4)
+    x, y = torch.randn(1000, 1, 28, 28), torch.randint(0, 10, (1000,))
+    by = {n: run.evaluate_test(list(zip(x.split(n), y.split(n), strict=True))) for n in (500, 100)}
+    assert by[500]["accuracy"] == by[100]["accuracy"]  # a count
+    assert by[500]["pair_accuracy/same"] != by[100]["pair_accuracy/same"]
