@@ -71,6 +71,14 @@ APPLIED_ONLY = ("row",)  # the one unhashed key a plan's override may set: which
 BUDGET_NAMED = (
     "profile.name names the budget profile=NAME composes: choose the budget with profile=<name>"
 )
+# The checkpoint cadence changes no number, yet is hashed (the committed records hold their
+# budgets' values, 250 to 5000): the job takes its budget's, so one run has one hash.
+BUDGET_CADENCE = (
+    "profile.checkpoint_every is the checkpoint cadence of the budget profile=NAME composes (it "
+    "is hashed: another would record the same numbers under another hash); choose the budget "
+    "with profile=<name>"
+)
+BUDGET_KEYS = {"profile.name": BUDGET_NAMED, "profile.checkpoint_every": BUDGET_CADENCE}
 
 
 @cache
@@ -296,8 +304,8 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) ->
         return "an interpolation (${...}) or an escape"
     if key in PATH_KEYS:
         return f"{key} sets a path"
-    if key == "profile.name":
-        return BUDGET_NAMED
+    if key in BUDGET_KEYS:
+        return BUDGET_KEYS[key]
     if parts[0] == "debug":
         return "a debug flag"
     if parts[0] not in top_level_keys(conf_dir):

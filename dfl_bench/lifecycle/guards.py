@@ -25,7 +25,7 @@ from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
 from dfl_bench.lifecycle.composed import check_complete, check_idle
 from dfl_bench.lifecycle.file_overrides import (
-    BUDGET_NAMED,
+    BUDGET_KEYS,
     absent_refusal,
     budget_names,
     config_groups,
@@ -283,9 +283,9 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
 
 def check_override(override: Override, task: str, ignores: Sequence[str]) -> None:
     """Refuse an override of a job of task `task` that sets a config group the task does not
-    read (`ignores`: the same numbers, another hash), names the budget (profile.name:
-    file_overrides.BUDGET_NAMED), or gives an added key null or a value meaning it is absent
-    (`absent_refusal`)."""
+    read (`ignores`: the same numbers, another hash), names the budget or sets its checkpoint
+    cadence (file_overrides.BUDGET_KEYS), or gives an added key null or a value meaning it is
+    absent (`absent_refusal`)."""
     key = override.key_or_group
     if key.lstrip("+~").split(".")[0] in ignores:
         raise ValueError(
@@ -297,8 +297,8 @@ def check_override(override: Override, task: str, ignores: Sequence[str]) -> Non
         return
     if key in ("row", "experiment"):
         return
-    if key.lstrip("+") == "profile.name":
-        raise ValueError(f"{override.input_line} is refused: {BUDGET_NAMED}")
+    if key.lstrip("+") in BUDGET_KEYS:
+        raise ValueError(f"{override.input_line} is refused: {BUDGET_KEYS[key.lstrip('+')]}")
     absent = absent_refusal(key.lstrip("+"), override.value())
     if absent is not None:
         raise ValueError(f"{override.input_line}: {absent}")

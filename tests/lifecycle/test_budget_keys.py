@@ -1,6 +1,7 @@
-"""A budget's keys that change no number: its name is that of the yaml a job composes (no
-override sets it; a record names a budget some yaml declares: file_overrides.budget_names); the
-evaluation's batch stays hashed (the pair accuracy's blocks lie within its batches)."""
+"""A budget's keys that change no number: its name and its checkpoint cadence are those of the
+yaml a job composes (no override sets them: file_overrides.BUDGET_KEYS; a record names a budget
+some yaml declares: file_overrides.budget_names); the evaluation's batch stays hashed (the pair
+accuracy's blocks lie within its batches)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from jobs import composed, smoke_overrides
 
 from dfl_bench.lifecycle import records, train
 from dfl_bench.lifecycle.file_overrides import (
+    BUDGET_CADENCE,
     BUDGET_NAMED,
     budget_names,
     refusal,
@@ -101,6 +103,22 @@ def test_every_committed_record_names_a_declared_budget():
         record = json.loads(path.read_text())
         assert record["profile"] in budget_names(), path
         assert record["config"]["profile"]["name"] == record["profile"], path
+
+
+@pytest.mark.parametrize("line", ["profile.checkpoint_every=1", "profile.checkpoint_every=2"])
+def test_a_job_that_sets_its_budgets_checkpoint_cadence_is_refused(tmp_path, line):
+    """The cadence changes no number but is hashed (the records hold their budgets'): a job
+    takes its budget's (smoke's 2), whatever value the override gives."""
+    with pytest.raises(ValueError) as refused:
+        checked(tmp_path, line)
+    assert str(refused.value) == f"{line} is refused: {BUDGET_CADENCE}"
+    assert refusal(line, applied=True) == refusal(line) == BUDGET_CADENCE
+
+
+def test_the_commit_probes_budget_is_one_a_job_takes(tmp_path):
+    from campaign.commit_probe import PROBE
+
+    checked(tmp_path, *PROBE)
 
 
 def test_the_evaluations_batch_stays_hashed_the_pair_accuracy_reads_it():

@@ -46,13 +46,12 @@ pytestmark = [
 ]
 
 # A run long enough to be preempted or warned of its time limit after its first checkpoint:
-# 600 steps of the smoke subset (about 15 s), a checkpoint every 50 steps.
+# 600 steps of the smoke subset (about 15 s), a checkpoint every 2 steps (smoke's cadence).
 LONG = [
     "+experiment=same_symmetric",
     "row=product_S",
     "profile=smoke",
     "profile.max_steps=600",
-    "profile.checkpoint_every=50",
     "profile.eval_every=200",
     "profile.log_every=10",
     "threads=1",

@@ -36,7 +36,6 @@ REPO = Path(__file__).resolve().parents[2]
 SHORT = (
     "profile.max_steps=12",
     "profile.subset_train=640",
-    "profile.checkpoint_every=4",
     "profile.log_every=3",
 )
 ROWS = ("product_S", "godel_R", "lukasiewicz")  # three operator families of one table
@@ -319,7 +318,7 @@ def test_on_the_graph_path_a_nan_run_fails_where_the_eager_stack_fails_it(tmp_pa
 
 
 def crash_at_step_10(monkeypatch) -> None:
-    """Make the next stacks in this process die after step 10 (their checkpoint at step 8)."""
+    """Make the next stacks in this process die after step 10 (smoke checkpoints every 2 steps)."""
 
     class Crash(L.Callback):
         def on_train_batch_end(self, trainer, *args):
