@@ -7,6 +7,7 @@ out (NOT_HASHED, CODE_KEYS) or holds at one value (HASHED_AS). Pure data: every 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 # A run's headline number and its best over the evaluations (the paper reports the best).
@@ -162,3 +163,11 @@ HASHED_AS: dict[tuple[str, str], Any] = {
 
 # What the runs of one table cell may differ in: their seeds (the device is not hashed).
 CELL_ASIDE = ("seed", "data.split_seed")
+
+
+def split_seed_of(config: Mapping[str, Any]) -> Any:
+    """The seed of a run's labeled split: `data.split_seed`, null the run's `seed`
+    (mnist_data.MnistDataModule); with the seed, what tells a cell's runs apart (CELL_ASIDE)."""
+    data = config.get("data")
+    split = data.get("split_seed") if isinstance(data, Mapping) else None
+    return config.get("seed") if split is None else split

@@ -38,7 +38,7 @@ from dfl_bench.lifecycle.file_overrides import (
 from dfl_bench.lifecycle.trainer_values import check_trainer
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import NOT_HASHED
-from dfl_bench.tasks.values import check_subsets
+from dfl_bench.tasks.values import check_split_seed, check_subsets
 from dfl_bench.untrusted import PLAIN_NAME
 
 MAX_NAME = 100  # characters (a file name may have 255 bytes; a lock or a W&B run adds to it)
@@ -251,6 +251,7 @@ def check_config(config: Mapping[str, Any], task: Any = None) -> None:
         if flag in config and not isinstance(config[flag], bool):
             raise ValueError(f"{flag} must be true or false, got {config[flag]!r}")
     check_task(config, task)
+    check_split_seed(config)  # after the task's own check of its data's values
     check_idle(config)  # a key its task's run does not read at the composed value
 
 

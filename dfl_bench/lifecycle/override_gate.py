@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from hydra.errors import OverrideParseException
 
 from dfl_bench.lifecycle.declared import declared_refusal, experiment_declaration
@@ -61,3 +62,15 @@ def declaration(experiment: str, row: str | None) -> dict[str, Any]:
     (declared.experiment_declaration of the job's composed config, no override applied)."""
     cfg = job_config([f"+experiment={experiment}", *([f"row={row}"] if row else [])])
     return experiment_declaration(experiment, cfg)
+
+
+def by_key(overrides: Sequence[str]) -> dict[str, Override]:
+    """Each override by the key Hydra parses it to (`+`, `++`, `~` aside; the last of a key, as
+    Hydra applies them), its value parsed (`key='v'` and `key=v ` are `key=v`), so a check of
+    them gives every spelling of one override one answer; one Hydra cannot parse is one
+    ValueError line (preflight.unparsed)."""
+    try:
+        parsed = OverridesParser.create().parse_overrides(list(overrides))
+    except OverrideParseException as err:
+        raise ValueError(unparsed(err)) from None
+    return {override.key_or_group: override for override in parsed}

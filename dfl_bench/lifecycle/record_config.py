@@ -22,7 +22,7 @@ from dfl_bench.lifecycle.trainer_values import check_trainer
 from dfl_bench.operator_params import refusal as operator_refusal
 from dfl_bench.tasks import DEFAULT
 from dfl_bench.tasks.optimizer_values import check_optimizer
-from dfl_bench.tasks.values import TASKS
+from dfl_bench.tasks.values import TASKS, check_split_seed
 
 
 def config_refusal(config: Mapping[str, Any]) -> str | None:
@@ -35,8 +35,8 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
     range (operator_params.refusal), its task's settings (values.TASKS; a task from a user's
     folder declares them in its class, read where it is imported), each key its run does not
     read at the composed value (composed.check_idle), and every key its composition has
-    (composed.check_complete: a job refuses `~kb.scope`). Its data, model, augment and kb
-    values are record_fields.FIELDS'."""
+    (composed.check_complete: a job refuses `~kb.scope`), and a split seed not the seed's
+    (values.check_split_seed). Its data, model, augment and kb values are record_fields.FIELDS'."""
     if shape_defect({"config": config}) is not None:
         return None
     config = migrate_config(config)
@@ -52,6 +52,7 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
             TASKS[name].check_data(name, config.get("data") or {})
         elif not isinstance(name, str) or not task.get("_target_"):  # tasks.target_of's rule
             raise ValueError(f"unknown task {name!r}; valid choices: {sorted(TASKS)}")
+        check_split_seed(config)  # guards.check_config's, after the task's check of its data
         if isinstance(config.get("optimizer"), Mapping):
             steps = (config.get("profile") or {}).get("max_steps")
             check_optimizer(config["optimizer"], steps if isinstance(steps, int) else None)

@@ -1,5 +1,6 @@
 """Plan a reproduction: every job of the chosen experiments (their Hydra sweeps times the seeds),
-its run record path, whether that record is already ok, and an estimated time for the rest."""
+its run record path, whether that record is already ok, and an estimated time for the rest; and
+the overrides beside the tables it refuses (`check_cell_meaning`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from omegaconf import DictConfig, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from dfl_bench.lifecycle import guards, records, resolve, sweep
+from dfl_bench.lifecycle.declared import DECLARED
+from dfl_bench.lifecycle.override_gate import by_key
 from dfl_bench.results import config_cache
 from dfl_bench.results.cell_configs import (
     BEYOND_BUDGETS,
@@ -26,10 +29,17 @@ from dfl_bench.results.cell_configs import (
     base_overrides,
     budget,
     budget_overrides,
+    experiments,
     own_budget,
     profiles,
 )
 from dfl_bench.untrusted import plain_name
+
+# Overrides that leave what every job trains alone: logging, paths, flags, names, `hydra.*`; a
+# row and what its experiment declares (`rows.*`, `families.*`, ...) are what a job trains.
+DEFINES_ROWS = ("row", *DECLARED)
+UNHASHED = (*(k for k in records.NOT_HASHED if k not in DEFINES_ROWS), "hydra")
+
 
 # Seconds per job end to end when no record of the profile says otherwise: one torch thread on
 # a CPU, from README "Training" (quick; long scaled by its steps) and
@@ -244,3 +254,35 @@ def why_planned(name: str, missing: Sequence[Job], profile: str) -> str:
         f"{len(missing)} job(s) {at} have no ok record (the first: "
         f"{' '.join(first.overrides)}, {first.path})"
     )
+
+
+def check_cell_meaning(overrides: Sequence[str]) -> None:
+    """Overrides that change a job's config hash change what a table cell means: they need an
+    `experiment_name` of their own (not a table's), so their runs never join the table's; each
+    judged by the key and value Hydra parses it to (override_gate.by_key), however spelled."""
+    keys = by_key(overrides)
+    set_to = {key: o.value() for key, o in keys.items() if not o.is_delete()}
+    declared = [o for key, o in keys.items() if key.split(".")[0] in DEFINES_ROWS]
+    if declared:
+        raise ValueError(
+            f"{declared[0].input_line.strip()}: a reproduction trains every row of its tables as "
+            "declared; choose tables with --tables (TABLES=), or train one row: python -m "
+            "dfl_bench +experiment=NAME row=ROW"
+        )
+    if set_to.get("trainer") == "gpu":
+        raise ValueError(
+            "trainer=gpu: train on the GPU with --device gpu (DEVICE=gpu), which fills the same "
+            "cells (the device is not hashed) and runs each experiment as stacks"
+        )
+    named = set_to.get("experiment_name")
+    if isinstance(named, str) and named in experiments():
+        raise ValueError(
+            f"experiment_name={named} is a table's: name a separate experiment for a changed "
+            "configuration"
+        )
+    changing = [o for key, o in keys.items() if re.split(r"[./]", key)[0] not in UNHASHED]
+    if changing and named is None:
+        raise ValueError(
+            f"{changing[0].input_line.strip()} changes what a table cell means: name a separate "
+            "experiment (experiment_name=<new name>, as make scope-comparison does)"
+        )

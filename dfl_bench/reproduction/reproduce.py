@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -35,17 +34,11 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from dfl_bench.lifecycle import loggers, records
-from dfl_bench.lifecycle.declared import DECLARED
 from dfl_bench.lifecycle.lock import held
 from dfl_bench.reproduction import plan
 from dfl_bench.reproduction.plan import Job
 from dfl_bench.results import cell_configs
 from dfl_bench.untrusted import writer
-
-# Overrides that leave what every job trains alone: logging, paths, flags, names, `hydra.*`; a
-# row and what its experiment declares (`rows.*`, `families.*`, ...) are what a job trains.
-DEFINES_ROWS = ("row", *DECLARED)
-UNHASHED = (*(k for k in records.NOT_HASHED if k not in DEFINES_ROWS), "hydra")
 
 
 def cuda_available() -> bool:
@@ -108,7 +101,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             f"{budget[0]}: set the budget with --profile (PROFILE=), so one profile name means "
             "one budget in the tables"
         )
-    check_cell_meaning(args.overrides)
+    plan.check_cell_meaning(args.overrides)
     args.names = cell_configs.selected(args.tables)
     if not args.tables.strip():  # every table: those reproduced at another budget stay out
         args.aside = [n for n in args.names if not cell_configs.reproduced_at(n, args.profile)]
@@ -117,35 +110,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.aside = []
     plan.check(args.profile, args.seeds, args.spread_seeds)
     return args
-
-
-def check_cell_meaning(overrides: Sequence[str]) -> None:
-    """Overrides that change a job's config hash change what a table cell means: they need an
-    `experiment_name` of their own (not a table's), so their runs never join the table's."""
-    keys = {o.lstrip("+~").split("=", 1)[0]: o for o in overrides}
-    declared = [o for key, o in keys.items() if key.split(".")[0] in DEFINES_ROWS]
-    if declared:
-        raise ValueError(
-            f"{declared[0]}: a reproduction trains every row of its tables as declared; choose "
-            "tables with --tables (TABLES=), or train one row: python -m dfl_bench "
-            "+experiment=NAME row=ROW"
-        )
-    if keys.get("trainer") == "trainer=gpu":
-        raise ValueError(
-            "trainer=gpu: train on the GPU with --device gpu (DEVICE=gpu), which fills the same "
-            "cells (the device is not hashed) and runs each experiment as stacks"
-        )
-    named = keys.get("experiment_name")
-    if named is not None and named.split("=", 1)[1] in cell_configs.experiments():
-        raise ValueError(
-            f"{named} is a table's: name a separate experiment for a changed configuration"
-        )
-    changing = [o for key, o in keys.items() if re.split(r"[./]", key)[0] not in UNHASHED]
-    if changing and named is None:
-        raise ValueError(
-            f"{changing[0]} changes what a table cell means: name a separate experiment "
-            "(experiment_name=<new name>, as make scope-comparison does)"
-        )
 
 
 def multirun_command(

@@ -15,12 +15,13 @@ import pandas as pd
 from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.migrate import migrate_config
 from dfl_bench.lifecycle.records import METRIC_FIELDS, cell_hash, config_hash, invalid
-from dfl_bench.schema import IDENTITY_FIELDS, TASK_FIELDS
+from dfl_bench.schema import IDENTITY_FIELDS, TASK_FIELDS, split_seed_of
 from dfl_bench.untrusted import UntrustedFile, read_json
 
 METRICS = METRIC_FIELDS
 BASE_COLUMNS = (
     *IDENTITY_FIELDS,
+    "split_seed",
     *KINDS,
     "kb",
     "formulas",
@@ -99,19 +100,19 @@ def in_seed_order(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def twins(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each record keeps its own numbers; where a configuration and seed (at one profile) has
-    several ok records that trained to different numbers (a GPU run of one seed is not
-    deterministic; a record from elsewhere may claim anything), each of them names another in
-    column `twin` (relative to the records folder), with that one's final accuracy
+    """Each record keeps its own numbers; where a run (configuration, seed and split seed, at one
+    profile) has several ok records that trained to different numbers (a GPU run of one seed is
+    not deterministic; a record from elsewhere may claim anything), each of them names another
+    in column `twin` (relative to the records folder), with that one's final accuracy
     (`twin_accuracy`) and why they may differ (`twin_why`), and a RecordWarning names them: a
-    configuration and seed counts once, with one record in every table (`pooled`): the one git
-    added first (`twin_counted`; a rule no file's content can change; one commit's, and the
-    untracked ones after the tracked, by their path), the others named."""
+    run counts once, with one record in every table (`pooled`): the one git added first
+    (`twin_counted`; a rule no file's content can change; one commit's, and the untracked ones
+    after the tracked, by their path), the others named."""
     frame = frame.assign(twin=None, twin_why=None, twin_accuracy=None, twin_counted=None)
     if frame.empty:
         return frame
     ok = frame[(frame["status"] == "ok") & frame["seed"].notna() & frame["reused_from"].isna()]
-    for _, trained in ok.groupby(["configuration", "seed", "profile"]):
+    for _, trained in ok.groupby(["configuration", "seed", "split_seed", "profile"]):
         numbers = trained[list(METRICS)].astype(float)
         if len(trained) < 2 or (numbers.nunique(dropna=False) <= 1).all():
             continue  # one run, or trained alike (a CPU run is deterministic)
@@ -150,11 +151,11 @@ def git_added(path: str | Path) -> float:
 
 
 def pooled(frame: pd.DataFrame, configuration: str, profile: str, home: str) -> pd.DataFrame:
-    """Every run of one configuration at `profile`, wherever it is shown (a table's own folder
-    or another experiment's that trained the same configuration), one per seed: the record in
-    `home`'s folder first, then an ok one, then the first finished; reused copies only where no
-    record trained that seed. A seed trained apart to other numbers counts in every table with
-    one record, the one `twins` counts (the other named)."""
+    """Every run (seed and split seed: CELL_ASIDE) of one configuration at `profile`, wherever
+    it is shown (a table's own folder or another experiment's that trained it), once: the
+    record in `home`'s folder first, then an ok one, then the first finished; reused copies
+    only where no record trained that run. A run trained apart to other numbers counts in
+    every table with one record, the one `twins` counts (the other named)."""
     runs = frame[(frame["configuration"] == configuration) & (frame["profile"] == profile)]
     if runs.empty:
         return runs
@@ -166,7 +167,7 @@ def pooled(frame: pd.DataFrame, configuration: str, profile: str, home: str) -> 
     ).sort_values(
         ["_uncounted", "_away", "_failed", "_copy", "finished", "path"], na_position="last"
     )
-    kept = order.drop_duplicates("seed", keep="first")
+    kept = order.drop_duplicates(["seed", "split_seed"], keep="first")
     kept = pd.concat([kept[kept["seed"].notna()], order[order["seed"].isna()]])
     return kept.drop(columns=["_uncounted", "_away", "_failed", "_copy"]).sort_index()
 
@@ -188,12 +189,8 @@ def why_apart(first: pd.Series, other: pd.Series) -> str:
     if uses_gpu(first) or uses_gpu(other):
         return "a GPU run of one seed is not deterministic"
 
-    def named(value: Any) -> str:  # a record that names none (NaN in the frame): unknown
-        return (
-            "unknown"
-            if value is None or (isinstance(value, float) and pd.isna(value))
-            else str(value)
-        )
+    def named(value: Any) -> str:  # a record names its commit and machine in text, or none
+        return value if isinstance(value, str) else "unknown"  # (None, or NaN in the frame)
 
     parts = [
         f"{name} {named(first[column])} vs {named(other[column])}"
@@ -241,6 +238,7 @@ def flatten(record: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "experiment": record.get("experiment") or config.get("experiment_name") or path.parent.name,
         "row": config.get("row", record.get("row")),
         "seed": record.get("seed", config.get("seed")),
+        "split_seed": split_seed_of(config),  # with the seed, a run of its cell
         "profile": record.get("profile") or (config.get("profile") or {}).get("name"),
         "status": record.get("status"),
         "reason": record.get("reason"),

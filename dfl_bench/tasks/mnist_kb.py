@@ -12,7 +12,7 @@ from typing import Any
 from dfl_bench.logic import from_target
 from dfl_bench.logic.kb import build_kb
 from dfl_bench.operators import OperatorSet
-from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS
+from dfl_bench.schema import CONS_RATIO, CU_ANT, CU_CONS, split_seed_of
 from dfl_bench.tasks.contract import Task
 from dfl_bench.tasks.mnist.data_checks import check_data
 from dfl_bench.tasks.mnist.dfl_run import DFLRun
@@ -85,12 +85,9 @@ class MnistKB(Task):
 
     def data(self, configs: Sequence[Mapping[str, Any]]) -> StackDataModule:
         """The semi-supervised split of Section 9.3 for runs that differ in their seeds only
-        (each its own split, by `data.split_seed`, else its seed)."""
+        (each its own split, schema.split_seed_of's)."""
         return StackDataModule(
             configs[0]["data"],
             seeds=[c["seed"] for c in configs],
-            split_seeds=[
-                c["seed"] if c["data"].get("split_seed") is None else c["data"]["split_seed"]
-                for c in configs
-            ],
+            split_seeds=[split_seed_of(c) for c in configs],
         )

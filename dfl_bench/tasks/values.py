@@ -44,6 +44,20 @@ def check_data_values(data: Mapping[str, Any]) -> None:
         integer_in(data["split_seed"], "data.split_seed", 0, MAX_SEED)
 
 
+def check_split_seed(config: Mapping[str, Any]) -> None:
+    """`data.split_seed` null or another split than the run's `seed`'s: null is the seed's
+    (mnist_data.MnistDataModule), so the seed itself would be that run under another hash.
+
+    >>> check_split_seed({"seed": 0, "data": {"split_seed": 0}})
+    Traceback (most recent call last):
+    ...
+    ValueError: data.split_seed=0 is the seed's split: leave it null
+    """
+    split = (config.get("data") or {}).get("split_seed")
+    if isinstance(split, int) and not isinstance(split, bool) and split == config.get("seed"):
+        raise ValueError(f"data.split_seed={split} is the seed's split: leave it null")
+
+
 def check_subsets(values: Mapping[str, Any], group: str) -> None:
     """`subset_train` and `subset_test` of mapping `group` (data, or the profile that sets them):
     null (all images) or a whole number of MNIST's training (at least 2) or test images."""

@@ -179,6 +179,18 @@ def test_an_addition_record_whose_data_sets_a_setting_of_its_task_is_no_run_reco
     )
 
 
+def test_a_record_naming_its_seeds_own_split_is_no_run_record():
+    """`data.split_seed` null is the seed's split: a record naming it holds that run under
+    another hash, as a job refuses it (values.check_split_seed); another split is a run."""
+    record = json.loads((REPO / "results/records/baseline/00ef509e0a018ab9.json").read_text())
+    assert record["config"]["data"]["split_seed"] is None and records.invalid(record) is None
+    seed = record["config"]["seed"]
+    record["config"]["data"]["split_seed"] = seed
+    assert records.invalid(record) == f"data.split_seed={seed} is the seed's split: leave it null"
+    record["config"]["data"]["split_seed"] = seed + 1
+    assert records.invalid(record) is None
+
+
 @pytest.mark.parametrize(("key", "value"), [("split_seed", 7), ("labeled_fraction", 0.5)])
 def test_an_addition_record_claiming_a_data_setting_its_task_does_not_apply_is_no_run(key, value):
     """mnist_addition's data apply neither key: such a run trained the composed value's numbers

@@ -410,6 +410,9 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
             r"^data.split_seed=1 is not read by task 'mnist_addition' \(task.pairing_seed draws "
             r"its sums' images: set that instead\): leave data.split_seed null$",
         ),
+        # the seed's own split named (null is the seed's): that run under another hash
+        ("data.split_seed=0", r"^data.split_seed=0 is the seed's split: leave it null$"),
+        ("seed=7 data.split_seed=7", r"^data.split_seed=7 is the seed's split: leave it null$"),
         (
             "task=mnist_addition data.labeled_fraction=0.5",
             r"^data.labeled_fraction=0.5 is not read by task 'mnist_addition' \(each training sum "

@@ -115,6 +115,30 @@ def test_bad_input_is_one_line_naming_the_valid_choices(args, message, tmp_path,
     assert not any(tmp_path.iterdir())
 
 
+TABLES_OWN = "experiment_name=tnorms is a table's: name a separate experiment for a changed "
+GPU_LINE = "trainer=gpu: train on the GPU with --device gpu (DEVICE=gpu), which fills the same "
+
+
+@pytest.mark.parametrize(
+    ("overrides", "line"),
+    [
+        *(([named, "kb.w_dfl=5"], TABLES_OWN) for named in (
+            "experiment_name=tnorms", "experiment_name='tnorms'", "experiment_name=tnorms ",
+            'experiment_name="tnorms"', "experiment_name= tnorms", "+experiment_name=tnorms",
+        )),
+        *(([gpu], GPU_LINE) for gpu in (
+            "trainer=gpu", "++trainer=gpu", "trainer='gpu'", "+trainer=gpu", 'trainer="gpu"',
+        )),
+    ],
+)  # fmt: skip
+def test_every_spelling_of_an_override_gets_its_one_answer(overrides, line, tmp_path):
+    """The cell-meaning check reads each override as Hydra parses it (plan.check_cell_meaning,
+    override_gate.by_key): a quoted or spaced table name is the table's, a quoted or `++`
+    trainer=gpu the GPU's line (parse_args: what main refuses before anything runs)."""
+    with pytest.raises(ValueError, match=f"^{re.escape(line)}"):
+        reproduce.parse_args([f"--records={tmp_path}", "--tables=tnorms", *overrides])
+
+
 def test_a_gpu_reproduction_without_a_gpu_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(reproduce, "cuda_available", lambda: False)
     assert reproduce.main([f"--records={tmp_path}", "--tables=best", "--device=gpu"]) == 2

@@ -895,6 +895,22 @@ def test_a_seed_trained_twice_counts_with_the_tables_own_record_and_names_the_ot
     assert set(frame["twin_why"]) == {"a GPU run of one seed is not deterministic"}
 
 
+def test_a_seeds_run_on_another_labeled_split_is_a_run_of_its_cell_not_a_twin(tmp_path):
+    """A cell's runs differ in seed and split seed (CELL_ASIDE): seed 0 on `data.split_seed=5`
+    counts beside seed 0 on its own split, neither named a twin (nor left out by hash order)."""
+    for split, accuracy in ((None, 0.90), (5, 0.92)):
+        extra = {"data": {"split_seed": split}}
+        write(tmp_path, "tnorms", "", row="godel", seed=0, accuracy=accuracy, extra_config=extra)
+    write(tmp_path, "tnorms", "", row="godel", seed=1, accuracy=0.94)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RecordWarning)  # no "trained to different numbers"
+        frame = load_records(tmp_path)
+    assert frame["twin"].isna().all() and sorted(frame["split_seed"]) == [0, 1, 5]
+    cell = build_table(PAPER.tables["tnorms"], frame, "quick", REPO).ours()["godel"]
+    assert cell.n_ok == 3 and sorted(cell.values["accuracy"]) == pytest.approx([90, 92, 94])
+    assert not any("trained twice" in note for note in cell.notes)
+
+
 @pytest.mark.parametrize(
     ("change", "why"),
     [
