@@ -199,8 +199,8 @@ SECOND_SPELLINGS = [
      "that", ("tnorm=frank", "tnorm.p=1")),
     (("forall=frank", "forall.p=1"), "forall=frank forall.p=1 is forall=product; write that",
      ("forall=product",)),
-    (("forall=generalized_mean_error",), "forall=generalized_mean_error forall.p=2 is "
-     "forall=rmse; write that", ("forall=rmse",)),
+    (("forall=generalized_mean_error", "forall.p=2"), "forall=generalized_mean_error forall.p=2 "
+     "is forall=rmse; write that", ("forall=rmse",)),
     (("kb.w_dfl=1e-50",), "kb.w_dfl=1e-50 is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a "
      "weight of at least 1.4e-45", ("kb.w_dfl=1.4e-45",)),
 ]  # fmt: skip
