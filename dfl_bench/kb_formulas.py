@@ -24,6 +24,17 @@ FORMULAS: dict[str, tuple[str, ...]] = {
     "sum9": ("sum9/1", "sum9/2"),
     "both": ("same/1", "same/2", "same/3", "sum9/1", "sum9/2"),
 }
+# Of each formula (family) of FORMULAS: how many formulas it holds at kb.scope=formula (one per
+# digit, else 1; one at scope family) and its divisor at kb.scale=mean (the number of families of
+# its own knowledge base), as logic.KBS registers them (a test holds them to it): `dfl_loss`
+# weighs a family by w / (divisor * formulas) at scale mean and by w at scale sum.
+SIZES: dict[str, tuple[int, int]] = {
+    "same/1": (10, 3),
+    "same/2": (10, 3),
+    "same/3": (1, 3),
+    "sum9/1": (1, 2),
+    "sum9/2": (1, 2),
+}
 
 
 def formula_name(kb: str, key: Any, valid: Sequence[str]) -> str:
@@ -66,7 +77,8 @@ def chosen(
 
 
 def check_weight(name: str, weight: Any) -> None:
-    """The weight of formula `name`: a finite number >= 0 (0 leaves it out of the loss)."""
+    """The weight of formula `name`: a finite number >= 0 (0 adds nothing to the loss; a
+    configuration leaves the formula out instead, `check_no_zero`)."""
     ok = isinstance(weight, int | float) and not isinstance(weight, bool)
     if not ok or not math.isfinite(weight) or weight < 0:
         raise ValueError(
@@ -80,8 +92,8 @@ def check_one_spelling(
     """A configuration's ablation (`chosen`) in its one spelling, so that one run has one config
     hash: its formulas each once, in the knowledge base's order, as `spelled`, not every one
     (null is all); its weights keyed as `spelled`, not empty, none on a formula it leaves out,
-    none 1 (null is 1 each), and no factor that `kb.w_dfl` (given as `w_dfl`) would take
-    (`check_no_factor`)."""
+    none 1 (null is 1 each), none 0 but all (`check_no_zero`), and no factor that `kb.w_dfl`
+    (given as `w_dfl`) would take (`check_no_factor`)."""
     names, weighed = chosen(kb, formulas, weights, valid)
     ordered = [spelled(kb, name) for name in valid if name in names]
     if formulas is not None and list(formulas) != ordered:
@@ -101,7 +113,34 @@ def check_one_spelling(
             raise ValueError(f"kb.weights: {name}'s weight 1 is every formula's: leave it out")
     keys = {formula_name(kb, key, valid): key for key in weights or {}}
     read = {keys.get(name, spelled(kb, name)): weighed.get(name, 1.0) for name in names}
+    check_no_zero(weights, {spelled(kb, name): weighed.get(name, 1.0) for name in names}, w_dfl)
     check_no_factor(weights, read, w_dfl)
+
+
+def check_no_zero(weights: Any, read: Mapping[int | str, float], w_dfl: Any) -> None:
+    """No formula weighed 0 among `read` (each formula the loss reads, spelled, and its weight)
+    where another weighs more: its term of the loss is 0 and its gradient 0, so the network
+    trains as with `kb.formulas` without it (that formula's place in the mean's divisor is kept
+    either way, logic/kb.dfl_loss), the same run under another hash; refused naming the
+    formulas and weights to write, with their factor in `kb.w_dfl` (`check_no_factor`). Every
+    weight 0 is check_no_factor's (kb.w_dfl=0); a w_dfl of 0 reads no weight and passes here.
+
+    >>> check_no_zero({1: 0}, {1: 0, 2: 1.0, 3: 1.0}, 10.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: kb.weights={1: 0} is kb.formulas=[2, 3]; write that
+    """
+    kept = {key: weight for key, weight in read.items() if weight != 0}
+    if len(kept) in (0, len(read)) or (_number(w_dfl) and w_dfl == 0):
+        return
+    factor = min(kept.values())
+    rest = {key: _shown(weight / factor) for key, weight in kept.items() if weight != factor}
+    named = any(weight != 0 for weight in (weights or {}).values())
+    scaled = _shown(w_dfl * factor) if _number(w_dfl) else f"(kb.w_dfl times {_shown(factor)})"
+    spelling = f"kb.formulas={list(kept)}" + (f" kb.w_dfl={scaled}" if factor != 1 else "")
+    if named or factor != 1:
+        spelling += f" kb.weights={rest or 'null'}"
+    raise ValueError(f"kb.weights={_shown(weights)} is {spelling}; write that")
 
 
 def check_no_factor(weights: Any, read: Mapping[Any, float], w_dfl: Any = None) -> None:
@@ -125,6 +164,55 @@ def check_no_factor(weights: Any, read: Mapping[Any, float], w_dfl: Any = None) 
         f"kb.weights={_shown(weights)} is kb.w_dfl{scaled} kb.weights={rest or 'null'} spelled "
         "another way; write that"
     )
+
+
+def check_scale(kb: str, options: Mapping[str, Any]) -> None:
+    """`kb.scale=sum` only where it is no constant multiple of `kb.scale=mean`: `dfl_loss` weighs
+    a family by w at sum and by w / (divisor * formulas) at mean (SIZES), so where every formula
+    `kb.formulas` selects of `kb` has one divisor * formulas, c, the loss at sum is c times that
+    at mean: kb.w_dfl=c*w_dfl at kb.scale=mean, the same run under another hash (refused naming
+    it; e.g. every knowledge base at kb.scope=family but `both`, whose two divisors differ). A
+    w_dfl of 0 reads no scale and passes here.
+
+    >>> check_scale("sum9", {"scale": "sum", "w_dfl": 10.0})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: kb.scale=sum is kb.w_dfl=20 at kb.scale=mean (scope family: 2 families); write ...
+    """
+    w_dfl, scope = options.get("w_dfl"), options.get("scope", "family")
+    if options.get("scale") != "sum" or not _number(w_dfl) or w_dfl == 0:
+        return
+    names = chosen(kb, options.get("formulas"), None, FORMULAS[kb])[0]
+    sizes = {(SIZES[name][0] if scope == "formula" else 1, SIZES[name][1]) for name in names}
+    if len(sizes) != 1:
+        return
+    ((size, divisor),) = sizes
+    each = f" of {size} formulas" if size != 1 else ""
+    raise ValueError(
+        f"kb.scale=sum is kb.w_dfl={_shown(w_dfl * size * divisor)} at kb.scale=mean (scope "
+        f"{scope}: {divisor} families{each}); write that"
+    )
+
+
+# float32, in which a run weighs its DFL loss, rounds a number of at most 2**-150 (half its
+# smallest subnormal, a tie to even) to 0: no DFL gradient, whatever the operators.
+FLOAT32_ZERO = 2.0**-150
+
+
+def check_w_dfl(w_dfl: Any) -> None:
+    """A `kb.w_dfl` that float32 holds: none but 0 that it rounds to 0 (FLOAT32_ZERO), under
+    which every operator and knowledge base trains one network under many hashes.
+
+    >>> check_w_dfl(1e-50)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: kb.w_dfl=1e-50 is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a weight of at ...
+    """
+    if _number(w_dfl) and 0 < w_dfl <= FLOAT32_ZERO:
+        raise ValueError(
+            f"kb.w_dfl={w_dfl!r} is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a weight of "
+            "at least 1.4e-45"
+        )
 
 
 def _number(value: Any) -> bool:

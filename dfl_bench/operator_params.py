@@ -21,6 +21,33 @@ from typing import Any
 from dfl_bench.untrusted import read_json
 
 TABLE = Path(__file__).with_name("operator_params.json")  # kind -> name -> parameter -> fields
+# Each operator that at a value of its parameter p is another registered operator bit for bit,
+# in value and gradient (tests/operators/test_operators_same.py holds each): kind -> (name, p)
+# -> the one spelling (name, its p or None). Frank p = 1, Hamacher p = 1 and Schweizer-Sklar
+# p = 0 compute one operator, the product's but for the derivative at max(x, EPS) of their
+# t-norm (families._TNorm; `product` and its duals take it at x): the first name alphabetically
+# spells it. Their aggregators are `product` and `probabilistic_sum` themselves; `mae` and
+# `rmse` are generalized_mean_error at p = 1 and 2 (registry.alias).
+_PRODUCT_FAMILIES = {("hamacher", 1.0): ("frank", 1.0), ("schweizer_sklar", 0.0): ("frank", 1.0)}
+SAME: dict[str, dict[tuple[str, float], tuple[str, float | None]]] = {
+    "tnorm": _PRODUCT_FAMILIES,
+    "tconorm": _PRODUCT_FAMILIES,
+    "implication": {
+        (f"{name}_{how}", p): (f"{canon}_{how}", q)
+        for (name, p), (canon, q) in _PRODUCT_FAMILIES.items()
+        for how in ("s", "r")
+    },
+    "forall": {
+        ("frank", 1.0): ("product", None),
+        ("schweizer_sklar", 0.0): ("product", None),
+        ("generalized_mean_error", 1.0): ("mae", None),
+        ("generalized_mean_error", 2.0): ("rmse", None),
+    },
+    "exists": {
+        ("frank", 1.0): ("probabilistic_sum", None),
+        ("schweizer_sklar", 0.0): ("probabilistic_sum", None),
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -123,7 +150,8 @@ def table() -> dict[str, Any]:
 
 def refusal(kind: str, entry: Mapping[str, Any]) -> str | None:
     """Why `entry` ({"name": ..., **params}, a config's `kind`) is no operator a job builds: an
-    unknown name or parameter, a value out of its range (`checked`), or None."""
+    unknown name or parameter, a value out of its range (`checked`), another operator's
+    spelling (`same_operator`), or None."""
     names = table().get(kind, {})
     name = entry.get("name")
     if not isinstance(name, str) or name not in names:
@@ -133,12 +161,45 @@ def refusal(kind: str, entry: Mapping[str, Any]) -> str | None:
         values = checked(kind, name, {k: v for k, v in entry.items() if k != "name"}, declared)
     except ValueError as err:
         return str(err)
+    why = same_operator(kind, entry)
+    if why is not None:
+        return why
     if "base" in declared and values.get("p") is not None:  # implications.sigmoidal's rule
         base = values["base"]
         if "p" not in names[base]:
             return f"{kind} {name!r}: base {base!r} has no parameter p"
         return refusal(kind, {"name": base, "p": values["p"]})
     return None
+
+
+def same_operator(kind: str, entry: Mapping[str, Any]) -> str | None:
+    """Why `entry` (a config's `kind`, its values in range) is another spelling of an operator
+    (SAME: `tnorm=hamacher tnorm.p=1` is `tnorm=frank tnorm.p=1`; a sigmoidal implication's
+    base and p alike), the same run under another hash; or None. A job (guards.check_config)
+    and a run record's config (`refusal`) both refuse it.
+
+    >>> same_operator("forall", {"name": "frank", "p": 1})
+    'forall=frank forall.p=1 is forall=product; write that'
+    """
+    name, key = entry.get("name"), kind
+    if name == "sigmoidal":
+        name, key = entry.get("base"), f"{kind}.base"
+    p = _number_of(entry.get("p"))
+    if not isinstance(name, str) or (name, p) not in SAME.get(kind, {}):
+        return None
+    canon, q = SAME[kind][(name, p)]
+    spelling = f"{key}={canon}" + ("" if q is None else f" {kind}.p={q:g}")
+    return f"{key}={name} {kind}.p={p:g} is {spelling}; write that"
+
+
+def _number_of(value: Any) -> float | None:
+    """`value` as the number `Param.check` takes it for (text too), or None (a boolean, none)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def param_of(fields: Mapping[str, Any]) -> Param:

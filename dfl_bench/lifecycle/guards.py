@@ -23,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from dfl_bench.checks import MAX_SEED, MAX_THREADS, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
+from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.composed import check_complete, check_idle
 from dfl_bench.lifecycle.file_overrides import (
     BUDGET_KEYS,
@@ -36,6 +37,7 @@ from dfl_bench.lifecycle.file_overrides import (
     type_refusal,
 )
 from dfl_bench.lifecycle.trainer_values import check_trainer
+from dfl_bench.operator_params import same_operator
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import NOT_HASHED
 from dfl_bench.tasks.values import check_split_seed, check_subsets
@@ -236,7 +238,8 @@ def closed_keys(key: str, conf_dir: str = CONFIG_DIR) -> list[str]:
 
 def check_config(config: Mapping[str, Any], task: Any = None) -> None:
     """Every value a job relies on but what its objects check where they are built (the
-    optimizer: `tasks.optim.spec`, when the task builds its run), before any data is loaded;
+    optimizer: `tasks.optim.spec`, when the task builds its run), before any data is loaded,
+    and no operator spelled as another (operator_params.same_operator, a record's check's too);
     `task`: the job's, where already looked up."""
     check_keys(config)
     check_name(config.get("experiment_name"), "experiment_name")
@@ -253,6 +256,10 @@ def check_config(config: Mapping[str, Any], task: Any = None) -> None:
     check_task(config, task)
     check_split_seed(config)  # after the task's own check of its data's values
     check_idle(config)  # a key its task's run does not read at the composed value
+    for kind in KINDS:  # an operator another one spells (a run record's too: record_config)
+        why = same_operator(kind, config[kind]) if isinstance(config.get(kind), Mapping) else None
+        if why is not None:
+            raise ValueError(why)
 
 
 def check_task(config: Mapping[str, Any], task: Any = None) -> None:

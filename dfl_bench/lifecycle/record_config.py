@@ -32,11 +32,12 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
     keys, mappings and kinds (guards.check_shape), its budget (guards.check_profile), its
     Trainer (trainer_values.check_trainer), its optimizer's settings
     (optimizer_values.check_optimizer), each operator a registered one with its parameters in
-    range (operator_params.refusal), its task's settings (values.TASKS; a task from a user's
-    folder declares them in its class, read where it is imported), each key its run does not
-    read at the composed value (composed.check_idle), and every key its composition has
-    (composed.check_complete: a job refuses `~kb.scope`), and a split seed not the seed's
-    (values.check_split_seed). Its data, model, augment and kb values are record_fields.FIELDS'."""
+    range and no other one's spelling (operator_params.refusal, same_operator: a job's too), its
+    task's settings (values.TASKS; a task from a user's folder declares them in its class, read
+    where it is imported), each key its run does not read at the composed value
+    (composed.check_idle), every key its composition has (composed.check_complete: a job
+    refuses `~kb.scope`), and a split seed not the seed's (values.check_split_seed). Its data,
+    model, augment and kb values are record_fields.FIELDS'."""
     if shape_defect({"config": config}) is not None:
         return None
     config = migrate_config(config)

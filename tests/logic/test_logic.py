@@ -286,15 +286,6 @@ def test_weights_with_a_factor_are_the_loss_scaled_and_refused_naming_their_one_
     check_one_spelling("same", given_formulas, scaled, FORMULAS["same"], 0.0)  # no DFL loss
 
 
-def test_a_formula_weighed_0_is_no_factor() -> None:
-    """0 leaves a formula out of the loss: the smallest weight of the others is the one."""
-    check_one_spelling("same", None, {1: 0}, FORMULAS["same"], 10.0)
-    with pytest.raises(ValueError, match=r"is kb.w_dfl=20 kb.weights=\{1: 0\} spelled another"):
-        check_one_spelling("same", None, {1: 0, 2: 2, 3: 2}, FORMULAS["same"], 10.0)
-    with pytest.raises(ValueError, match=r"is kb.w_dfl=0 kb.weights=null spelled another way"):
-        check_one_spelling("same", [2], {2: 0}, FORMULAS["same"], 10.0)
-
-
 def test_weights_of_unselected_families_are_ignored() -> None:
     interp, ops = random_interp(3, 3), OPS["product"]
     alone = build_kb("same", [2])(interp, ops).loss

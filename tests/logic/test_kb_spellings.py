@@ -1,0 +1,215 @@
+"""One DFL loss, one spelling (kb_formulas): `kb.scale=sum` where it is a constant multiple of
+`kb.scale=mean` is `kb.w_dfl` times that multiple (check_scale), a formula weighed 0 is that
+formula left out (check_no_zero), and a `kb.w_dfl` that float32 rounds to 0 weighs no DFL loss
+(check_w_dfl); each law checked on the losses `logic.build_kb` computes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dfl_bench.kb_formulas import (
+    FLOAT32_ZERO,
+    FORMULAS,
+    SIZES,
+    check_one_spelling,
+    check_scale,
+    check_w_dfl,
+)
+from dfl_bench.logic import KBS, build_kb
+from dfl_bench.operators import KINDS, OperatorSet
+
+OPS = [
+    OperatorSet.from_config({k: {"name": n} for k, n in zip(KINDS, names, strict=True)})
+    for names in (
+        ("product", "product", "reichenbach", "log_product", "probabilistic_sum"),
+        ("godel", "godel", "goguen", "minimum", "maximum"),
+        ("lukasiewicz", "lukasiewicz", "lukasiewicz", "rmse", "bounded_sum"),
+        ("nilpotent_minimum", "nilpotent_maximum", "fodor", "yager", "generalized_mean"),
+    )
+]
+
+
+def interpretation(seed: int, extreme: bool = False) -> dict[str, torch.Tensor]:
+    """Truth values of 5 images (with `extreme`, digits near 0 and 1 and crisp pairs)."""
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(5, 10, generator=g) * (40.0 if extreme else 3.0)
+    interp = {
+        "digit": torch.softmax(logits, -1),
+        "same": torch.rand(5, 5, generator=g),
+        "sum9": torch.rand(5, 5, generator=g),
+    }
+    if extreme:
+        interp["same"][0, 1], interp["sum9"][1, 2] = 0.0, 1.0
+    return {k: v.requires_grad_() for k, v in interp.items()}
+
+
+def loss_and_gradients(kb: str, seed: int, ops: OperatorSet, extreme: bool = False, **options):
+    """The DFL loss of `kb` with `options` and its gradient on each truth value."""
+    interp = interpretation(seed, extreme)
+    loss = build_kb(kb, **options)(interp, ops).loss
+    return loss.detach(), torch.autograd.grad(loss, list(interp.values()), allow_unused=True)
+
+
+def test_the_sizes_the_scale_check_reads_are_the_registered_knowledge_bases():
+    for name, formulas in FORMULAS.items():
+        spec = KBS[name]
+        for family in spec.families:
+            assert SIZES[family.name] == (family.size, spec.divisors[family.name])
+        assert formulas == tuple(f.name for f in spec.families)
+
+
+SUBSETS = {
+    "same": [None, [1], [3], [1, 2], [2, 3]],
+    "sum9": [None, [1]],
+    "both": [None, ["same/1", "same/3"], ["sum9/1", "sum9/2"], ["same/2", "sum9/1"]],
+}
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    kb=st.sampled_from(sorted(SUBSETS)),
+    pick=st.integers(0, 4),
+    scope=st.sampled_from(["family", "formula"]),
+    seed=st.integers(0, 2**16),
+    ops=st.sampled_from(range(len(OPS))),
+)
+def test_scale_sum_is_refused_exactly_where_it_is_a_constant_multiple_of_mean(
+    kb: str, pick: int, scope: str, seed: int, ops: int
+) -> None:
+    """Refused naming c * w_dfl: the loss at sum is c times that at mean (to float rounding),
+    gradients alike; accepted: the ratio of the two moves with the truth values."""
+    formulas = SUBSETS[kb][pick % len(SUBSETS[kb])]
+    options = {"formulas": formulas, "scope": scope}
+    at = {s: loss_and_gradients(kb, seed, OPS[ops], scale=s, **options) for s in ("sum", "mean")}
+    try:
+        check_scale(kb, {**options, "scale": "sum", "w_dfl": 10.0})
+    except ValueError as refused:
+        found = re.fullmatch(r"kb.scale=sum is kb.w_dfl=(\d+) at kb.scale=mean \(scope .*\); "
+                             r"write that", str(refused))  # fmt: skip
+        assert found, str(refused)
+        c = int(found.group(1)) / 10
+        torch.testing.assert_close(at["sum"][0], c * at["mean"][0], rtol=1e-6, atol=1e-6)
+        for g_sum, g_mean in zip(at["sum"][1], at["mean"][1], strict=True):
+            if g_sum is not None:
+                torch.testing.assert_close(g_sum, c * g_mean, rtol=1e-5, atol=1e-6)
+        return
+    ratios = [
+        float(sum_loss / mean_loss)
+        for sum_loss, mean_loss in (
+            (loss_and_gradients(kb, s, OPS[0], scale="sum", **options)[0],
+             loss_and_gradients(kb, s, OPS[0], scale="mean", **options)[0])
+            for s in (seed, seed + 1)
+        )
+    ]  # fmt: skip
+    assert ratios[0] != pytest.approx(ratios[1], rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("kb", "options", "said"),
+    [
+        ("same", {}, "kb.w_dfl=30 at kb.scale=mean (scope family: 3 families)"),
+        ("sum9", {"scope": "formula"}, "kb.w_dfl=20 at kb.scale=mean (scope formula: 2 families)"),
+        ("same", {"scope": "formula", "formulas": [1, 2]},
+         "kb.w_dfl=300 at kb.scale=mean (scope formula: 3 families of 10 formulas)"),
+        ("both", {"formulas": ["sum9/1", "sum9/2"]}, "kb.w_dfl=20 at kb.scale=mean"),
+    ],
+)  # fmt: skip
+def test_scale_sum_names_the_weight_it_is_at_mean(kb, options, said):
+    with pytest.raises(ValueError, match=rf"^kb.scale=sum is {re.escape(said)}.*; write that$"):
+        check_scale(kb, {"scale": "sum", "w_dfl": 10, **options})
+
+
+@pytest.mark.parametrize(
+    ("kb", "options"),
+    [
+        ("both", {}),  # the two knowledge bases' divisors differ
+        ("both", {"formulas": ["same/2", "sum9/1"]}),
+        ("same", {"scope": "formula"}),  # same/3 holds 1 formula, same/1 and same/2 hold 10
+        ("same", {"scale": "mean"}),
+        ("same", {"w_dfl": 0.0}),  # no DFL loss: composed.check_idle's
+    ],
+)
+def test_scale_sum_that_is_no_multiple_of_mean_passes(kb, options):
+    check_scale(kb, {"scale": "sum", "w_dfl": 10.0, **options})
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    zero=st.lists(st.sampled_from([1, 2, 3]), min_size=1, max_size=2, unique=True),
+    other=st.sampled_from([None, 2.5]),
+    seed=st.integers(0, 2**16),
+    ops=st.sampled_from(range(len(OPS))),
+    extreme=st.booleans(),
+)
+def test_a_formula_weighed_0_is_that_formula_left_out(zero, other, seed, ops, extreme):
+    """The same gradient, bit for bit (so the same network); the loss to float rounding (its
+    sum has one term fewer); refused naming kb.formulas without it."""
+    kept = [k for k in (1, 2, 3) if k not in zero]
+    extra = {kept[-1]: other} if other else {}
+    weights = {**dict.fromkeys(zero, 0), **extra}
+    weighed = loss_and_gradients("same", seed, OPS[ops], extreme, weights=weights)
+    left_out = loss_and_gradients("same", seed, OPS[ops], extreme, formulas=kept, weights=extra)
+    torch.testing.assert_close(weighed[0], left_out[0], rtol=1e-6, atol=0)
+    truths = interpretation(seed).values()
+    for g_zero, g_left, x in zip(weighed[1], left_out[1], truths, strict=True):
+        zeros = torch.zeros_like(x)  # a truth value no formula read reads
+        assert torch.equal(zeros if g_zero is None else g_zero, zeros if g_left is None else g_left)
+    shown = f" kb.weights={{{kept[-1]}: 2.5}}" if other and len(kept) > 1 else ""
+    shown = " kb.w_dfl=25 kb.weights=null" if other and len(kept) == 1 else shown
+    with pytest.raises(ValueError) as refused:
+        check_one_spelling("same", None, weights, FORMULAS["same"], 10.0)
+    assert str(refused.value) == f"kb.weights={weights} is kb.formulas={kept}{shown}; write that"
+
+
+@pytest.mark.parametrize(
+    ("kb", "formulas", "weights", "said"),
+    [
+        ("same", None, {1: 0}, "kb.weights={1: 0} is kb.formulas=[2, 3]; write that"),
+        ("same", None, {1: 0, 2: 2, 3: 2},
+         "kb.weights={1: 0, 2: 2, 3: 2} is kb.formulas=[2, 3] kb.w_dfl=20 kb.weights=null; "
+         "write that"),
+        ("same", [1, 3], {1: 0, 3: 3},
+         "kb.weights={1: 0, 3: 3} is kb.formulas=[3] kb.w_dfl=30 kb.weights=null; write that"),
+        ("both", None, {"sum9/1": 0},
+         "kb.weights={'sum9/1': 0} is kb.formulas=['same/1', 'same/2', 'same/3', 'sum9/2']; "
+         "write that"),
+        # every weight 0 is kb.w_dfl=0: check_no_factor's line
+        ("same", [2], {2: 0},
+         "kb.weights={2: 0} is kb.w_dfl=0 kb.weights=null spelled another way; write that"),
+    ],
+)  # fmt: skip
+def test_a_weight_of_0_names_the_spelling_to_write(kb, formulas, weights, said):
+    with pytest.raises(ValueError) as refused:
+        check_one_spelling(kb, formulas, weights, FORMULAS[kb], 10.0)
+    assert str(refused.value) == said
+
+
+def test_a_weight_of_0_without_a_dfl_loss_is_left_to_the_idle_check():
+    check_one_spelling("same", None, {1: 0}, FORMULAS["same"], 0.0)  # composed.check_idle's
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    w=st.one_of(
+        st.floats(0.0, 1e-40),
+        st.floats(FLOAT32_ZERO / 2, FLOAT32_ZERO * 2),
+        st.sampled_from([FLOAT32_ZERO, 2.0**-149, 1e-50, 1e-320, 5e-324, 1e-45, 0.0, 10.0]),
+    )
+)
+def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_0(w: float) -> None:
+    """A run weighs its float32 DFL term by w (tasks/mnist/dfl_run.py: w_dfl * dfl)."""
+    dfl = torch.tensor(-3.0, requires_grad=True)
+    weighed = w * dfl
+    weighed.backward()
+    nothing = w != 0 and weighed.item() == 0 and dfl.grad.item() == 0
+    assert nothing == (w != 0 and torch.tensor(w, dtype=torch.float32).item() == 0)
+    if not nothing:
+        check_w_dfl(w)
+        return
+    with pytest.raises(ValueError, match=rf"^kb.w_dfl={re.escape(repr(w))} is 0 in float32: "):
+        check_w_dfl(w)
