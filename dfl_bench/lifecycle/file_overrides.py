@@ -304,8 +304,8 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) ->
         return "an interpolation (${...}) or an escape"
     if key in PATH_KEYS:
         return f"{key} sets a path"
-    if key in BUDGET_KEYS:
-        return BUDGET_KEYS[key]
+    if key in BUDGET_KEYS and (applied or key == "profile.name"):
+        return BUDGET_KEYS[key]  # a record's cadence is what its commit ran (the probe drops it)
     if parts[0] == "debug":
         return "a debug flag"
     if parts[0] not in top_level_keys(conf_dir):

@@ -112,7 +112,8 @@ def test_a_job_that_sets_its_budgets_checkpoint_cadence_is_refused(tmp_path, lin
     with pytest.raises(ValueError) as refused:
         checked(tmp_path, line)
     assert str(refused.value) == f"{line} is refused: {BUDGET_CADENCE}"
-    assert refusal(line, applied=True) == refusal(line) == BUDGET_CADENCE
+    assert refusal(line, applied=True) == BUDGET_CADENCE  # a plan's: it would be applied
+    assert refusal(line) is None  # a record's (or probe's) tells what its commit ran
 
 
 def test_the_commit_probes_budget_is_one_a_job_takes(tmp_path):

@@ -516,7 +516,6 @@ def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
         ("~net", "+net._target_=dfl_bench.tasks.mnist.nets.MnistNet", "+net.name=paper"),
         ("kb.formulas=[1,3]", "kb.weights={1:5.0}"),
         ("kb=sum9", "kb.weights={2:2.5}"),
-        ("kb.weights={1:0,3:2.0}",),
         ("kb.weights={2:2.0,3:3.0}",),
         ("kb.formulas=[2,3]", "kb.weights={3:3.0}"),
         ("kb=both", "kb.formulas=[same/2,sum9/1]", "kb.weights={sum9/1:2.0}"),
