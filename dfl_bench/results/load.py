@@ -167,7 +167,7 @@ def pooled(frame: pd.DataFrame, configuration: str, profile: str, home: str) -> 
     ).sort_values(
         ["_uncounted", "_away", "_failed", "_copy", "finished", "path"], na_position="last"
     )
-    kept = order.drop_duplicates(["seed", "split_seed"], keep="first")
+    kept = order.drop_duplicates(["seed", "split_seed"][: 1 + ("split_seed" in order)])
     kept = pd.concat([kept[kept["seed"].notna()], order[order["seed"].isna()]])
     return kept.drop(columns=["_uncounted", "_away", "_failed", "_copy"]).sort_index()
 
