@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, cell_settings, without_code
+from dfl_bench.lifecycle.records import CELL_ASIDE, cell_settings, without_code
 from dfl_bench.results import probes
-from dfl_bench.results.cell_configs import cell_config
+from dfl_bench.results.cell_configs import cell_config, cell_digest
 from dfl_bench.results.load import pooled
 from dfl_bench.results.paper import (
     COLUMN_FIELDS,
@@ -160,25 +160,12 @@ def build_table(
     profile: str,
     repo: Path,
     collapse_below: float | None = None,
+    grouped: Grouped | None = None,
 ) -> Table:
-    """The experiment's records at `profile` (no other profile) grouped into the paper's cells,
-    one configuration per cell (`configurations`); a run whose final accuracy (%) is below
-    `collapse_below` collapsed (COLLAPSE_POINTS under the baseline: `collapse_threshold`)."""
-    records = frame[(frame["experiment"] == paper.experiment) & (frame["profile"] == profile)]
-    keys = trained_rows(paper, profile, records, record_keys(records, paper))
-    groups: dict[str, pd.DataFrame] = {}
-    variants: dict[str, Variant] = {}
-    declared = set(paper.keys())
-    for key in sorted({*keys.dropna().unique(), *declared}, key=_sort_key):
-        own = records[keys == key]
-        main, others = configurations(paper, profile, key, own) if len(own) else (own, {})
-        digest = row_configuration(paper, profile, key) if key in declared else None
-        if digest is not None:  # every run of the row's configuration, in any folder, once
-            main = pooled(frame, digest, profile, paper.experiment)
-        if not main.empty:
-            groups[key] = main
-        groups.update({label: variant.records for label, variant in others.items()})
-        variants.update(others)
+    """The experiment's records at `profile` in the paper's cells (`group_rows`; `grouped`: what
+    it gave for these arguments, which no collapse line moves); a run whose final accuracy (%)
+    is below `collapse_below` collapsed (COLLAPSE_POINTS under the baseline)."""
+    records, groups, variants = grouped or group_rows(paper, frame, profile)
     floors = task_floors(paper, groups, collapse_below)
     cells_of = {
         key: summarize(group, collapse_below=floors(group)) for key, group in groups.items()
@@ -209,6 +196,32 @@ def build_table(
     }
     shown = pd.concat([records, *groups.values()]).drop_duplicates("path") if groups else records
     return Table(paper, profile, rows, shown, mixed_commits=mixed, probes=alike_at)
+
+
+Grouped = tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, Variant]]  # group_rows'
+
+
+def group_rows(paper: PaperTable, frame: pd.DataFrame, profile: str) -> Grouped:
+    """The experiment's records at `profile` (no other profile) and each row's runs: one
+    configuration per cell (`configurations`), a declared row's every run of its configuration
+    in any folder once (`pooled`: none where no record at `profile` has it), and its others."""
+    records = frame[(frame["experiment"] == paper.experiment) & (frame["profile"] == profile)]
+    keys = trained_rows(paper, profile, records, record_keys(records, paper))
+    held = set(frame.loc[frame["profile"] == profile, "configuration"])
+    groups: dict[str, pd.DataFrame] = {}
+    variants: dict[str, Variant] = {}
+    declared = set(paper.keys())
+    for key in sorted({*keys.dropna().unique(), *declared}, key=_sort_key):
+        own = records[keys == key]
+        main, others = configurations(paper, profile, key, own) if len(own) else (own, {})
+        digest = row_configuration(paper, profile, key) if key in declared else None
+        if digest is not None:  # every run of the row's configuration, in any folder, once
+            main = pooled(frame, digest, profile, paper.experiment) if digest in held else own[:0]
+        if not main.empty:
+            groups[key] = main
+        groups.update({label: variant.records for label, variant in others.items()})
+        variants.update(others)
+    return records, groups, variants
 
 
 def task_floors(
@@ -273,8 +286,7 @@ def trained_rows(
 def row_configuration(paper: PaperTable, profile: str, key: str) -> str | None:
     """The config hash (seeds aside) row `key` trains at `profile` today; None when its config
     does not compose."""
-    config = cell_config(paper.experiment, profile, paper.key, key)
-    return None if config is None else cell_hash(config)
+    return cell_digest(paper.experiment, profile, paper.key, key)
 
 
 def configurations(
@@ -287,7 +299,7 @@ def configurations(
     expected = cell_config(paper.experiment, profile, paper.key, key)
     if expected is None and records["configuration"].nunique() <= 1:
         return records, {}  # no configuration to hold them to: the row's only one
-    own = None if expected is None else cell_hash(expected)
+    own = row_configuration(paper, profile, key)
     others: dict[str, Variant] = {}
     for digest, group in records[records["configuration"] != own].groupby("configuration"):
         diff = {} if expected is None else differences(expected, group["config"].iloc[0])
