@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -32,7 +31,6 @@ from dfl_bench.tasks import PAPER_TASK
 
 KEY_COLUMNS = {"kb.name": "kb"}
 SEEDS = CELL_ASIDE  # a cell's runs differ in these only
-TRAINING_CODE = ("dfl_bench", "conf", ":(exclude)dfl_bench/results")
 
 
 @dataclass(frozen=True)
@@ -192,7 +190,8 @@ def build_table(
     mixed = {
         key: cells_of[key].commits
         for key, alike in alike_at.items()
-        if alike is not True and training_code_changed(cells_of[key].commits, repo) is not False
+        if alike is not True
+        and probes.training_code_changed(cells_of[key].commits, repo) is not False
     }
     shown = pd.concat([records, *groups.values()]).drop_duplicates("path") if groups else records
     return Table(paper, profile, rows, shown, mixed_commits=mixed, probes=alike_at)
@@ -471,29 +470,6 @@ def devices(records: pd.DataFrame) -> dict[str, list[int]]:
         if not pd.isna(seed):
             out.setdefault(device_of(config), []).append(int(seed))
     return {device: sorted(seeds) for device, seeds in sorted(out.items())}
-
-
-def training_code_changed(commits: tuple[str, ...], repo: Path) -> bool | None:
-    """Whether the training code (dfl_bench/ but results/, conf/) differs between the commits;
-    None when git cannot tell (unknown commit, no repository, dirty tree)."""
-    clean = [c for c in commits if not c.endswith("-dirty")]
-    if len(clean) < len(commits):
-        return None
-    try:
-        for other in clean[1:]:
-            out = subprocess.run(
-                ["git", "diff", "--quiet", clean[0], other, "--", *TRAINING_CODE],
-                cwd=repo,
-                capture_output=True,
-                timeout=30,
-            )
-            if out.returncode == 1:
-                return True
-            if out.returncode != 0:
-                return None
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return False
 
 
 def _sort_key(key: str) -> tuple[int, float, str]:
