@@ -24,6 +24,7 @@ from dfl_bench.results.cells import (
     collapse_threshold,
     device_of,
     group_rows,
+    row_configuration,
 )
 from dfl_bench.results.paper import Paper, paper_noise
 
@@ -83,7 +84,8 @@ def verdicts(
     name, after the correction across claims. `rule`: the rule's own tables of `frame` and ours
     read on them before the correction (`decide`'s), which a variation that keeps every record
     and the rule's collapse line reads rather than builds again; `grouped`: the rows of each
-    table of `frame` (cells.group_rows), which a variation that keeps every record reads."""
+    table of `frame` (cells.group_rows), which a variation reads for each table whose records it
+    keeps (`untouched`)."""
     kept = variation.keep(frame)
     as_rule = rule is not None and kept is frame and variation.points == COLLAPSE_POINTS
     if as_rule and variation.margin == claims.MARGINS["accuracy"]:
@@ -93,7 +95,7 @@ def verdicts(
             tables = rule[0]
         else:
             below = collapse_threshold(kept, profile, variation.points)
-            rows = (grouped or {}) if kept is frame else {}
+            rows = untouched(paper, frame, kept, profile, grouped)
             tables = {
                 name: build_table(table.compared(), kept, profile, repo, below, rows.get(name))
                 for name, table in paper.tables.items()
@@ -104,6 +106,28 @@ def verdicts(
         raw = claims.one_reading(ours, claims.CLAIMS)
     decided = claims.across_claims(raw, variation.correction)
     return {item.name: v for item, v in zip(claims.CLAIMS, decided, strict=True)}
+
+
+def untouched(
+    paper: Paper,
+    frame: pd.DataFrame,
+    kept: pd.DataFrame,
+    profile: str,
+    grouped: dict[str, Grouped] | None,
+) -> dict[str, Grouped]:
+    """The rows of `frame`'s tables (`grouped`) that `kept` (rows of `frame`) groups alike: those
+    of each table none of whose records at `profile` it leaves out, neither the table's own nor
+    a run of a configuration one of its rows counts (`pooled`)."""
+    lost = frame.loc[frame.index.difference(kept.index)]
+    lost = lost[lost["profile"] == profile]
+    out = {}
+    for name, rows in (grouped or {}).items():
+        table = paper.tables[name]
+        counted = {row_configuration(table, profile, key) for key in table.keys()}
+        mine = lost["experiment"] == table.experiment
+        if not (mine | lost["configuration"].isin(counted)).any():
+            out[name] = rows
+    return out
 
 
 def table(
