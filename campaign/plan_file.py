@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -58,9 +59,11 @@ def read_plan(plan_file: Path) -> dict:
     return p
 
 
+@cache
 def swept_key(experiment: str) -> str | None:
     """The one key `experiment`'s yaml sweeps (hydra.sweeper.params: `row`, `kb`,
-    `implication.s`), None where it sweeps none or several."""
+    `implication.s`), None where it sweeps none or several (read once a process, as
+    cell_configs.own_budget reads the yaml)."""
     spec = OmegaConf.load(cell_configs.CONF / "experiment" / f"{experiment}.yaml")
     params = OmegaConf.select(spec, "hydra.sweeper.params", default=None) or {}
     return next(iter(params)) if len(params) == 1 else None

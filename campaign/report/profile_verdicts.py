@@ -55,7 +55,9 @@ def decide(r: Rendered, paper: Paper, frame: pd.DataFrame, repo: Path) -> Decide
         on_best=dict(zip(names, claims.across_claims(best_raw), strict=True)),
         before_fdr=dict(zip(names, ours_raw, strict=True)),
         on_paired=dict(zip(names, claims.across_claims(paired_raw), strict=True)),
-        sensitivity=sensitivity.table(paper, frame, r.profile, repo, default_run)
+        sensitivity=sensitivity.table(
+            paper, frame, r.profile, repo, default_run, (r.tables, ours_raw)
+        )
         if r.profile == DECIDED_AT
         else (),
     )

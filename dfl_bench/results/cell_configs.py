@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from dfl_bench.lifecycle import resolve, sweep
+from dfl_bench.lifecycle.records import cell_hash
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.results import config_cache
 
@@ -174,3 +175,10 @@ def cell_config(
             return None
 
     return config_cache.cached("cell", [*base, *job], compute)
+
+
+@cache
+def cell_digest(experiment: str, profile: str, key: str | None, value: str) -> str | None:
+    """`cell_hash` of `cell_config`'s config of the cell (None where it does not compose)."""
+    config = cell_config(experiment, profile, key, value)
+    return None if config is None else cell_hash(config)

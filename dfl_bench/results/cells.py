@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from dfl_bench.lifecycle.records import CELL_ASIDE, cell_hash, cell_settings, without_code
+from dfl_bench.lifecycle.records import CELL_ASIDE, cell_settings, without_code
 from dfl_bench.results import probes
-from dfl_bench.results.cell_configs import cell_config
+from dfl_bench.results.cell_configs import cell_config, cell_digest
 from dfl_bench.results.load import pooled
 from dfl_bench.results.paper import (
     COLUMN_FIELDS,
@@ -32,7 +31,6 @@ from dfl_bench.tasks import PAPER_TASK
 
 KEY_COLUMNS = {"kb.name": "kb"}
 SEEDS = CELL_ASIDE  # a cell's runs differ in these only
-TRAINING_CODE = ("dfl_bench", "conf", ":(exclude)dfl_bench/results")
 
 
 @dataclass(frozen=True)
@@ -160,25 +158,12 @@ def build_table(
     profile: str,
     repo: Path,
     collapse_below: float | None = None,
+    grouped: Grouped | None = None,
 ) -> Table:
-    """The experiment's records at `profile` (no other profile) grouped into the paper's cells,
-    one configuration per cell (`configurations`); a run whose final accuracy (%) is below
-    `collapse_below` collapsed (COLLAPSE_POINTS under the baseline: `collapse_threshold`)."""
-    records = frame[(frame["experiment"] == paper.experiment) & (frame["profile"] == profile)]
-    keys = trained_rows(paper, profile, records, record_keys(records, paper))
-    groups: dict[str, pd.DataFrame] = {}
-    variants: dict[str, Variant] = {}
-    declared = set(paper.keys())
-    for key in sorted({*keys.dropna().unique(), *declared}, key=_sort_key):
-        own = records[keys == key]
-        main, others = configurations(paper, profile, key, own) if len(own) else (own, {})
-        digest = row_configuration(paper, profile, key) if key in declared else None
-        if digest is not None:  # every run of the row's configuration, in any folder, once
-            main = pooled(frame, digest, profile, paper.experiment)
-        if not main.empty:
-            groups[key] = main
-        groups.update({label: variant.records for label, variant in others.items()})
-        variants.update(others)
+    """The experiment's records at `profile` in the paper's cells (`group_rows`; `grouped`: what
+    it gave for these arguments, which no collapse line moves); a run whose final accuracy (%)
+    is below `collapse_below` collapsed (COLLAPSE_POINTS under the baseline)."""
+    records, groups, variants = grouped or group_rows(paper, frame, profile)
     floors = task_floors(paper, groups, collapse_below)
     cells_of = {
         key: summarize(group, collapse_below=floors(group)) for key, group in groups.items()
@@ -205,10 +190,37 @@ def build_table(
     mixed = {
         key: cells_of[key].commits
         for key, alike in alike_at.items()
-        if alike is not True and training_code_changed(cells_of[key].commits, repo) is not False
+        if alike is not True
+        and probes.training_code_changed(cells_of[key].commits, repo) is not False
     }
     shown = pd.concat([records, *groups.values()]).drop_duplicates("path") if groups else records
     return Table(paper, profile, rows, shown, mixed_commits=mixed, probes=alike_at)
+
+
+Grouped = tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, Variant]]  # group_rows'
+
+
+def group_rows(paper: PaperTable, frame: pd.DataFrame, profile: str) -> Grouped:
+    """The experiment's records at `profile` (no other profile) and each row's runs: one
+    configuration per cell (`configurations`), a declared row's every run of its configuration
+    in any folder once (`pooled`: none where no record at `profile` has it), and its others."""
+    records = frame[(frame["experiment"] == paper.experiment) & (frame["profile"] == profile)]
+    keys = trained_rows(paper, profile, records, record_keys(records, paper))
+    held = set(frame.loc[frame["profile"] == profile, "configuration"])
+    groups: dict[str, pd.DataFrame] = {}
+    variants: dict[str, Variant] = {}
+    declared = set(paper.keys())
+    for key in sorted({*keys.dropna().unique(), *declared}, key=_sort_key):
+        own = records[keys == key]
+        main, others = configurations(paper, profile, key, own) if len(own) else (own, {})
+        digest = row_configuration(paper, profile, key) if key in declared else None
+        if digest is not None:  # every run of the row's configuration, in any folder, once
+            main = pooled(frame, digest, profile, paper.experiment) if digest in held else own[:0]
+        if not main.empty:
+            groups[key] = main
+        groups.update({label: variant.records for label, variant in others.items()})
+        variants.update(others)
+    return records, groups, variants
 
 
 def task_floors(
@@ -273,8 +285,7 @@ def trained_rows(
 def row_configuration(paper: PaperTable, profile: str, key: str) -> str | None:
     """The config hash (seeds aside) row `key` trains at `profile` today; None when its config
     does not compose."""
-    config = cell_config(paper.experiment, profile, paper.key, key)
-    return None if config is None else cell_hash(config)
+    return cell_digest(paper.experiment, profile, paper.key, key)
 
 
 def configurations(
@@ -287,7 +298,7 @@ def configurations(
     expected = cell_config(paper.experiment, profile, paper.key, key)
     if expected is None and records["configuration"].nunique() <= 1:
         return records, {}  # no configuration to hold them to: the row's only one
-    own = None if expected is None else cell_hash(expected)
+    own = row_configuration(paper, profile, key)
     others: dict[str, Variant] = {}
     for digest, group in records[records["configuration"] != own].groupby("configuration"):
         diff = {} if expected is None else differences(expected, group["config"].iloc[0])
@@ -459,29 +470,6 @@ def devices(records: pd.DataFrame) -> dict[str, list[int]]:
         if not pd.isna(seed):
             out.setdefault(device_of(config), []).append(int(seed))
     return {device: sorted(seeds) for device, seeds in sorted(out.items())}
-
-
-def training_code_changed(commits: tuple[str, ...], repo: Path) -> bool | None:
-    """Whether the training code (dfl_bench/ but results/, conf/) differs between the commits;
-    None when git cannot tell (unknown commit, no repository, dirty tree)."""
-    clean = [c for c in commits if not c.endswith("-dirty")]
-    if len(clean) < len(commits):
-        return None
-    try:
-        for other in clean[1:]:
-            out = subprocess.run(
-                ["git", "diff", "--quiet", clean[0], other, "--", *TRAINING_CODE],
-                cwd=repo,
-                capture_output=True,
-                timeout=30,
-            )
-            if out.returncode == 1:
-                return True
-            if out.returncode != 0:
-                return None
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return False
 
 
 def _sort_key(key: str) -> tuple[int, float, str]:

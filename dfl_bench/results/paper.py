@@ -294,6 +294,7 @@ def beyond_paper(path: Path) -> PaperTable:
     write-up with each row whose `rows` entry says `reference: true` (the first when none)."""
     text = path.read_text()
     spec = yaml.safe_load(text)
+    headlines = headlines_of(spec)
     swept = str(spec["hydra"]["sweeper"]["params"]["row"]).split(",")
     comments = [line[1:].strip() for line in text.splitlines()[1:] if line.startswith("#")]
     caption = " ".join(line for line in comments if not line.startswith("python -m"))
@@ -319,8 +320,8 @@ def beyond_paper(path: Path) -> PaperTable:
         post_hoc_references=tuple(
             row for row in flagged if spec["rows"][row].get("reference_after_runs") is True
         ),
-        published=published_of(spec, path.name),
-        headlines=headlines_of(spec),
+        published=published_of(spec, path.name, headlines),
+        headlines=headlines,
     )
 
 
@@ -392,10 +393,10 @@ def _task_name(spec: dict[str, Any]) -> str:
     )  # fmt: skip
 
 
-def published_of(spec: dict[str, Any], where: str) -> tuple[Published, ...]:
+def published_of(spec: dict[str, Any], where: str, headlines: tuple = ()) -> tuple[Published, ...]:
     """An experiment's `published:` list, each entry checked against its task's settings, no
     system named twice for one task setting, and each setting held by a row declared beside it
-    (`headline: true`): ours is never the row a test set picked."""
+    (`headline: true`: `headlines`, else headlines_of): ours is never the row a test set picked."""
     from dfl_bench import tasks
 
     entries = spec.get("published") or []
@@ -403,7 +404,7 @@ def published_of(spec: dict[str, Any], where: str) -> tuple[Published, ...]:
         raise ValueError(f"{where}: `published:` must be a list of entries, got {entries!r}")
     name = _task_name(spec)
     out = [Published.parse(p, where, tasks.setting_types(name)) for p in entries]
-    trained = rows_task_settings(spec, name)
+    trained = rows_task_settings(spec, name) if out else []  # none to check without entries
     seen: set[tuple] = set()
     for p in out:
         if not any(all(row.get(k) == v for k, v in p.setting) for row in trained):
@@ -417,7 +418,7 @@ def published_of(spec: dict[str, Any], where: str) -> tuple[Published, ...]:
                 f"{where}: {p.system} is published twice for task {dict(p.setting)}: keep one"
             )
         seen.add((p.system, p.setting))
-    declared = [dict(task) for _, _, task in headlines_of(spec)]
+    declared = [dict(task) for _, _, task in headlines or headlines_of(spec)]
     for p in out:
         if not any(all(row.get(k) == v for k, v in p.setting) for row in declared):
             raise ValueError(

@@ -1,9 +1,10 @@
 """What the committed commit probes say (results/commit_probes*.json, one file per machine):
-whether the commits of a cell's runs train it alike, to the bit. `python -m
-campaign.commit_probe` makes them; the tables read them here."""
+whether the commits of a cell's runs train it alike, to the bit (`python -m campaign.commit_probe`
+makes them; the tables read them here), and whether git shows their training code changed."""
 
 from __future__ import annotations
 
+import subprocess
 import warnings
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -15,6 +16,7 @@ from dfl_bench.untrusted import read_json
 PROBES = "results/commit_probes.json"  # the first machine's, before a file named its machine
 PROBE_FILES = "results/commit_probes*.json"  # every machine's (commit_probe.machine_file)
 PROBE_STEPS = 100
+TRAINING_CODE = ("dfl_bench", "conf", ":(exclude)dfl_bench/results")
 
 
 def same(commits: Mapping[str, Mapping[str, Any]]) -> bool | None:
@@ -88,3 +90,24 @@ def deciding_files(repo: Path, configuration: str | None, commits: Sequence[str]
             if same({c: entries[c] for c in commits}) is True:
                 out.append(path.relative_to(repo).as_posix())
     return out
+
+
+def training_code_changed(commits: tuple[str, ...], repo: Path) -> bool | None:
+    """Whether the training code (dfl_bench/ but results/, conf/) differs between the commits;
+    None when git cannot tell (unknown commit, no repository, dirty tree)."""
+    clean = [c for c in commits if not c.endswith("-dirty")]
+    if len(clean) < len(commits):
+        return None
+    try:
+        for other in clean[1:]:
+            out = subprocess.run(
+                ["git", "diff", "--quiet", clean[0], other, "--", *TRAINING_CODE],
+                cwd=repo, capture_output=True, timeout=30,
+            )  # fmt: skip
+            if out.returncode == 1:
+                return True
+            if out.returncode != 0:
+                return None
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return False

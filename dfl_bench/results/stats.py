@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
 from scipy import special, stats
@@ -254,6 +254,7 @@ def benjamini_hochberg(ps: Sequence[float]) -> list[float]:
     return out
 
 
+@cache
 def fisher(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
     """Fisher's exact two-sided p of two rates k_a / n_a and k_b / n_b (collapses per seed).
 
@@ -361,7 +362,7 @@ def welch(a: Sequence[float], b: Sequence[float], margin: float | None = None) -
             delta, delta, delta, f"Welch, n={na}/{nb}, no spread", 0.0, math.inf, margin
         )
     df = welch_df(va, vb, na, nb)
-    half = float(stats.t.ppf(0.5 + LEVEL / 2, df)) * se
+    half = float(special.stdtrit(df, 0.5 + LEVEL / 2)) * se  # stats.t.ppf's ufunc: its numbers
     how = f"Welch, n={na}/{nb}, df={df:.1f}"
     return Interval(delta, delta - half, delta + half, how, se, df, margin)
 
@@ -380,7 +381,7 @@ def one_sample(values: Sequence[float], reference: float, margin: float | None =
     se = math.sqrt(float(np.var(values, ddof=1)) / n)
     if se == 0:
         return Interval(delta, delta, delta, f"t, n={n}, no spread", 0.0, math.inf, margin)
-    half = float(stats.t.ppf(0.5 + LEVEL / 2, n - 1)) * se
+    half = float(special.stdtrit(n - 1, 0.5 + LEVEL / 2)) * se
     return Interval(delta, delta - half, delta + half, f"t, n={n}, df={n - 1}", se, n - 1, margin)
 
 

@@ -932,3 +932,21 @@ def test_the_bootstrap_top_probability_reads_a_cells_seeds_in_any_order():
     chance = verdict_stats.top_probability(samples, "a")
     assert verdict_stats.top_probability(shuffled, "a") == chance
     assert 0.0 < chance < 1.0
+
+
+def test_a_test_is_computed_once_for_each_distinct_arguments():
+    """verdict_stats.memo: the claims read one comparison many times, computed once; arguments
+    that are equal but other numbers (0.0 and -0.0, 1 and 1.0) are computed apart."""
+    calls = []
+
+    def double(*xs):
+        calls.append(xs)
+        return tuple(2 * x for x in xs)
+
+    got = [verdict_stats.memo(double, *xs) for xs in ((1.5,), (1.5,), (0.0,), (-0.0,), (1,))]
+    assert calls == [(1.5,), (0.0,), (-0.0,), (1,)]
+    assert [repr(g) for g in got] == ["(3.0,)", "(3.0,)", "(0.0,)", "(-0.0,)", "(2,)"]
+    samples = {("t", "a"): (97.0, 97.2, 97.1), ("t", "b"): (96.0, 97.9, 95.9)}
+    first = verdict_stats.top_probability(samples, ("t", "a"))
+    assert verdict_stats.top_probability(dict(samples), ("t", "a")) == first
+    assert verdict_stats.top_probability(samples, ("t", "b")) == pytest.approx(1 - first)

@@ -261,3 +261,17 @@ def test_every_committed_json_file_is_json_the_one_reader_takes():
     assert len(files) > 1000
     for path in files:
         read_json(path, expect=object)
+
+
+def test_the_key_an_experiment_sweeps_is_read_from_its_yaml_once_a_process():
+    """read_plan checks every cell of the plan at every profile rendered: the experiment's yaml
+    is read for its swept key once (as cell_configs.own_budget reads it), not once a cell."""
+    from campaign import plan_file
+
+    plan_file.swept_key.cache_clear()
+    assert [plan_file.swept_key(e) for e in ("formulas", "best", "formulas")] == [
+        "row",
+        "kb",
+        "row",
+    ]
+    assert plan_file.swept_key.cache_info().hits == 1

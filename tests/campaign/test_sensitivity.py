@@ -58,3 +58,44 @@ def test_the_verdicts_that_move_are_named_with_their_new_status():
     other = {"a": Verdict("inconclusive", ""), "b": Verdict("fails", "")}
     assert sensitivity.moved(mine, other) == "1 of 2: `a` (holds → inconclusive)"
     assert sensitivity.moved(mine, {"a": mine[0][1], "b": mine[1][1]}) == "0 of 2"
+
+
+def test_every_variation_gives_the_verdicts_of_its_own_records_built_alone(tmp_path, monkeypatch):
+    """`table` reads the rule's own tables and reading (`decide`'s) for the variations that keep
+    them, and groups the frame's rows once for the collapse lines: each variation's verdicts are
+    those it gives built from its records alone, and only the variations that leave records out
+    group rows again (the collapse lines and the others read what was made)."""
+    from campaign.report.profile_verdicts import default_run
+    from dfl_bench.results import cells, load_records, publish
+    from tests.campaign.test_claims import build
+    from tests.results.test_results import PAPER, REPO, write
+
+    gpu = {"trainer": {"accelerator": "gpu"}}
+    for seed, accuracy in enumerate((0.97, 0.965, 0.975)):
+        write(tmp_path, "baseline", f"b{seed}", row="ce_pair", seed=seed, profile="long",
+              accuracy=accuracy)  # fmt: skip
+        for row, lower in (("product", 0.0), ("godel", 0.06), ("lukasiewicz", 0.04)):
+            write(tmp_path, "tnorms", row, row=row, seed=seed, profile="long",
+                  accuracy=accuracy - lower, extra_config=gpu if seed == 2 else None)  # fmt: skip
+    write(tmp_path, "best", "s", seed=4, profile="long", accuracy=0.9,
+          extra_config={"kb": {"name": "sum9"}})  # fmt: skip
+    frame = load_records(tmp_path)
+    alone = [
+        (v.label, sensitivity.verdicts(PAPER, frame, "long", REPO, v, default_run))
+        for v in sensitivity.variations()
+    ]
+    r = build(PAPER, frame, "long", [], REPO)
+    assert repr(r.sensitivity) == repr(tuple(alone))
+    assert len({repr(v) for _, v in alone}) > 1  # the variations move some verdict
+    grouped, built = [], []
+    monkeypatch.setattr(sensitivity, "group_rows", lambda *a: grouped.append(a[1]) or
+                        cells.group_rows(*a))  # fmt: skip
+    monkeypatch.setattr(sensitivity, "build_table", lambda *a: built.append(a) or
+                        cells.build_table(*a))  # fmt: skip
+    rule = (publish.build(PAPER, frame, "long", [], REPO).tables, list(r.before_fdr.values()))
+    again = sensitivity.table(PAPER, frame, "long", REPO, default_run, rule)
+    assert repr(again) == repr(r.sensitivity)
+    assert {id(f) for f in grouped} == {id(frame)}  # grouped once, for the collapse lines
+    assert len(built) == 5 * len(PAPER.tables)  # 3 collapse lines, 2 leave runs out; 0 others
+    regrouped = [a[0].experiment for a in built if a[-1] is None]  # where runs were left out
+    assert sorted(regrouped) == ["best", "tnorms"]  # best/sum9 seed 4; tnorms' GPU runs

@@ -41,3 +41,25 @@ def test_a_missing_comparison_keeps_its_place_and_does_not_count():
     adjusted = adjust_block([None, a, None])
     assert adjusted[0] is None and adjusted[2] is None
     assert adjusted[1].adjusted == pytest.approx(a.raw)  # one comparison: q = p
+
+
+def test_welchs_and_students_intervals_are_scipys_t_quantile_to_the_bit():
+    """The intervals take t's quantile from the ufunc stats.t.ppf calls (special.stdtrit): the
+    same numbers, bit for bit, over many degrees of freedom; Fisher's test once per count."""
+    import numpy as np
+    from scipy import stats as sp
+
+    from dfl_bench.results.stats import fisher, one_sample, welch
+
+    rng = np.random.default_rng(0)
+    for n_a, n_b in ((2, 2), (3, 5), (4, 10), (7, 3)):
+        for _ in range(50):
+            a, b = rng.normal(97, rng.uniform(0.01, 2), n_a), rng.normal(96, 0.3, n_b)
+            i = welch(list(a), list(b))
+            assert i.high == i.delta + float(sp.t.ppf(0.975, i.df)) * i.se
+            j = one_sample(list(a), 96.0)
+            assert j.high == j.delta + float(sp.t.ppf(0.975, n_a - 1)) * j.se
+    fisher.cache_clear()
+    assert fisher(0, 10, 6, 10) == float(sp.fisher_exact([[0, 10], [6, 4]])[1])
+    fisher(0, 10, 6, 10)
+    assert fisher.cache_info().hits == 1

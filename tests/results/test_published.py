@@ -162,3 +162,22 @@ def test_a_reference_declared_after_its_runs_is_marked_post_hoc_where_it_is_used
     assert "**Post hoc**: `bn_wide_n4`, `bn_wide_n100` declared" in rendered
     readme = (REPO / "results/README.md").read_text()
     assert "against `bn_wide_n100` (post hoc: declared after its runs)" in readme
+
+
+def test_a_table_beyond_the_paper_resolves_its_rows_settings_once_and_only_to_check_entries(
+    monkeypatch,
+):
+    """Resolving each row's task setting is most of reading the paper (OmegaConf per row): an
+    experiment with `published:` resolves them once for its headlines and once to check its
+    entries, one without entries never (it has nothing to check them against)."""
+    from dfl_bench.results import paper
+
+    resolved = []
+    real = paper.rows_task_settings
+    monkeypatch.setattr(paper, "rows_task_settings", lambda *a: resolved.append(a) or real(*a))
+    published = paper.beyond_paper(REPO / "conf" / "experiment" / "mnist_addition_digits.yaml")
+    assert published.published and published.headlines and len(resolved) == 2
+    resolved.clear()
+    plain = paper.beyond_paper(REPO / "conf" / "experiment" / "operator_families.yaml")
+    assert not plain.published and not plain.headlines and resolved == []
+    assert published_of(ADDITION, "x.yaml") == ()  # no entries: none checked

@@ -198,8 +198,8 @@ class View:
             if len(common) >= stats.MIN_SEEDS:
                 pa, pb = [xa[i] for i, _ in common], [xb[j] for _, j in common]
                 digits = 2 if column == "accuracy" else 3
-                return stats.paired(pa, pb, self.margins[column], digits)
-        return stats.compare_runs(xa, ca, xb, cb, self.margins[column])
+                return verdict_stats.memo(stats.paired, pa, pb, self.margins[column], digits)
+        return verdict_stats.memo(stats.compare_runs, xa, ca, xb, cb, self.margins[column])
 
     def _common_seeds(self, a: Cell, b: Cell, column: str) -> list[tuple[int, int]]:
         """The positions in a's and b's samples of the seeds both cells ran."""
@@ -221,7 +221,7 @@ class View:
                 raise NotMeasurable(
                     f"{cell[0]}/{cell[1]}: fewer than {stats.MIN_SEEDS} runs not collapsed"
                 )
-            raw = stats.one_sample(kept, reference, margin)
+            raw = verdict_stats.memo(stats.one_sample, kept, reference, margin)
         else:
             delta = self.get(*cell, column) - reference
             if column == "accuracy":
@@ -243,7 +243,7 @@ class View:
                     f"the default configuration has {len(sample.values)} seed(s) "
                     f"(< {stats.MIN_SEEDS}): decides nothing"
                 )
-            raw = stats.welch(sample.values, self.seeds(b), margin)
+            raw = verdict_stats.memo(stats.welch, sample.values, self.seeds(b), margin)
         else:
             delta = sample.mean - self.get(*b)
             raw = verdict_stats.known_sigma(
