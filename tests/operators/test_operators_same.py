@@ -81,6 +81,10 @@ def test_a_sigmoidal_implications_base_is_refused_naming_its_spelling():
     [  # equal in value, not in gradient: the families' t-norm takes it at max(x, EPS)
         ("tnorm", {"name": "frank", "p": 1.0}, {"name": "product"}),
         ("tnorm", {"name": "schweizer_sklar", "p": 1.0}, {"name": "lukasiewicz"}),
+        # Schweizer-Sklar p = 1 is Lukasiewicz in exact arithmetic, not at float corners
+        ("tconorm", {"name": "schweizer_sklar", "p": 1.0}, {"name": "lukasiewicz"}),
+        ("forall", {"name": "schweizer_sklar", "p": 1.0}, {"name": "lukasiewicz"}),
+        ("implication", {"name": "schweizer_sklar_r", "p": 1.0}, {"name": "lukasiewicz"}),
         # equal in exact arithmetic, not in float
         ("tconorm", {"name": "frank", "p": 1.0}, {"name": "product"}),
         ("implication", {"name": "frank_r", "p": 1.0}, {"name": "goguen"}),
