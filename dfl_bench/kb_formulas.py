@@ -15,6 +15,7 @@ the table to logic.KBS), so both refuse one value alike.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -111,6 +112,7 @@ def check_one_spelling(
             raise ValueError(f"kb.weights weighs {name}, which kb.formulas leaves out: drop it")
         if weight == 1:
             raise ValueError(f"kb.weights: {name}'s weight 1 is every formula's: leave it out")
+    check_float32_weights(weighed, w_dfl)
     keys = {formula_name(kb, key, valid): key for key in weights or {}}
     read = {keys.get(name, spelled(kb, name)): weighed.get(name, 1.0) for name in names}
     check_no_zero(weights, {spelled(kb, name): weighed.get(name, 1.0) for name in names}, w_dfl)
@@ -140,6 +142,7 @@ def check_no_zero(weights: Any, read: Mapping[int | str, float], w_dfl: Any) -> 
     spelling = f"kb.formulas={list(kept)}" + (f" kb.w_dfl={scaled}" if factor != 1 else "")
     if named or factor != 1:
         spelling += f" kb.weights={rest or 'null'}"
+    _check_held(weights, spelling, [*rest.values(), w_dfl * factor if _number(w_dfl) else 1])
     raise ValueError(f"kb.weights={_shown(weights)} is {spelling}; write that")
 
 
@@ -160,10 +163,20 @@ def check_no_factor(weights: Any, read: Mapping[Any, float], w_dfl: Any = None) 
         return
     rest = {k: _shown(q) for k, w in read.items() if (q := w / factor) != 1} if factor else {}
     scaled = f"={_shown(w_dfl * factor)}" if _number(w_dfl) else f" times {_shown(factor)}"
-    raise ValueError(
-        f"kb.weights={_shown(weights)} is kb.w_dfl{scaled} kb.weights={rest or 'null'} spelled "
-        "another way; write that"
-    )
+    spelling = f"kb.w_dfl{scaled} kb.weights={rest or 'null'}"
+    _check_held(weights, spelling, [*rest.values(), w_dfl * factor if _number(w_dfl) else 1])
+    raise ValueError(f"kb.weights={_shown(weights)} is {spelling} spelled another way; write that")
+
+
+def _check_held(weights: Any, spelling: str, values: Sequence[float]) -> None:
+    """A refusal where float32 rounds one of `values` (the w_dfl and weights of `spelling`,
+    which `weights` is) to 0 or inf: that spelling is refused too (`check_float32_weights`)."""
+    for value in values:
+        if _edge(value):
+            raise ValueError(
+                f"kb.weights={_shown(weights)} is {spelling}, where float32 rounds {value!r} to "
+                f"{_edge(value)}: weigh the formulas within float32's range of each other"
+            )
 
 
 def check_scale(kb: str, options: Mapping[str, Any]) -> None:
@@ -213,6 +226,40 @@ def check_w_dfl(w_dfl: Any) -> None:
             f"kb.w_dfl={w_dfl!r} is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a weight of "
             "at least 1.4e-45"
         )
+    if _number(w_dfl) and _edge(w_dfl) == "inf":
+        raise ValueError(f"kb.w_dfl={w_dfl!r} is inf in float32: write a weight of at most 3.4e+38")
+
+
+def check_float32_weights(weighed: Mapping[str, float], w_dfl: Any) -> None:
+    """No formula's weight (in `weighed`, by name) that float32 rounds to 0 or inf, alone or
+    times a nonzero `w_dfl` (dfl_loss weighs a float32 sum by it, DFLRun that by w_dfl): a
+    weight that is 0 there is the formula left out (`check_no_zero`), one that is inf no loss.
+
+    >>> check_float32_weights({"same/1": 1e-50}, 10.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: kb.weights: same/1's weight 1e-50 (times kb.w_dfl=10.0) is 0 in float32: leave ...
+    """
+    scale = w_dfl if _number(w_dfl) and w_dfl != 0 else 1.0
+    for name, weight in weighed.items():
+        edge = _edge(weight) or _edge(weight * scale)
+        if weight != 0 and edge:
+            fix = "leave it out of kb.formulas" if edge == "0" else "weigh it less"
+            raise ValueError(
+                f"kb.weights: {name}'s weight {weight!r} (times kb.w_dfl={w_dfl!r}) is {edge} in "
+                f"float32: {fix}"
+            )
+
+
+def _edge(value: float) -> str | None:
+    """ "0" or "inf" where float32 rounds a nonzero finite `value` to that, else None."""
+    try:
+        rounded = struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:  # how some Pythons pack a number float32 rounds to inf
+        return "inf"
+    if math.isinf(rounded):
+        return "inf"
+    return "0" if value != 0 and rounded == 0 else None
 
 
 def _number(value: Any) -> bool:

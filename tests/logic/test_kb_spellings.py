@@ -213,3 +213,38 @@ def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_0(w: float) 
         return
     with pytest.raises(ValueError, match=rf"^kb.w_dfl={re.escape(repr(w))} is 0 in float32: "):
         check_w_dfl(w)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.floats(3.4e38, 3.41e38), st.sampled_from([3.4028235e38, 3.4028236e38, 1e39])))
+def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_inf(w: float) -> None:
+    """A run's float32 DFL term times w is inf where float32 rounds w to inf (FINDINGS14 F6)."""
+    weighed = (w * torch.tensor(1.0)).item()
+    if weighed != float("inf"):
+        check_w_dfl(w)
+        return
+    with pytest.raises(ValueError, match=rf"^kb.w_dfl={re.escape(repr(w))} is inf in float32: "):
+        check_w_dfl(w)
+
+
+@pytest.mark.parametrize(
+    ("weights", "w_dfl", "said"),
+    [
+        ({1: 1e-50}, 10.0, "kb.weights: same/1's weight 1e-50 (times kb.w_dfl=10.0) is 0 in "
+         "float32: leave it out of kb.formulas"),
+        ({1: 1e-5}, 1e-41, "kb.weights: same/1's weight 1e-05 (times kb.w_dfl=1e-41) is 0 in "
+         "float32: leave it out of kb.formulas"),
+        ({1: 1e30}, 1e10, "kb.weights: same/1's weight 1e+30 (times kb.w_dfl=10000000000.0) is "
+         "inf in float32: weigh it less"),
+        ({1: 1e-40}, 10.0, "kb.weights={1: 1e-40} is kb.w_dfl=1e-39 kb.weights={2: "
+         "10000000000000000303786028427003666890752, 3: 10000000000000000303786028427003666890752}"
+         ", where float32 rounds 10000000000000000303786028427003666890752 to inf: weigh the "
+         "formulas within float32's range of each other"),
+    ],
+)  # fmt: skip
+def test_a_weight_float32_loses_is_refused_naming_no_refused_spelling(weights, w_dfl, said):
+    """FINDINGS14 F6: the refusal of {1: 1e-50} named kb.w_dfl=1e-49, which check_w_dfl refuses."""
+    with pytest.raises(ValueError) as refused:
+        check_one_spelling("same", None, weights, FORMULAS["same"], w_dfl)
+    assert str(refused.value) == said
+    check_one_spelling("same", [2, 3], None, FORMULAS["same"], w_dfl)
