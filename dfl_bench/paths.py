@@ -1,4 +1,4 @@
-"""Where the repository, its Hydra configs and the caches are."""
+"""Where the repository, its Hydra configs and the caches are, and where a file set aside goes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,26 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 CONFIG_DIR = str(REPO_DIR / "conf")
 # $DFL_BENCH_CACHE values that turn every cache off (any case, spaces around ignored)
 CACHE_OFF = ("off", "0", "false", "no", "none", "disabled")
+
+
+def set_aside(path: Path, suffix: str) -> Path:
+    """Move `path` to the first free `<name>.<suffix>`, `<name>.<suffix>.1`, ... and return it:
+    an earlier file set aside (one a message said is kept) is never replaced (FINDINGS14 F7)."""
+    n = 0
+    while True:
+        aside = path.with_name(f"{path.name}.{suffix}" + (f".{n}" if n else ""))
+        n += 1
+        try:
+            os.link(path, aside, follow_symlinks=False)  # fails where `aside` exists, even racing
+        except FileExistsError:
+            continue
+        except OSError:  # a filesystem without hard links: a free name, then a rename
+            if os.path.lexists(aside):
+                continue
+            os.replace(path, aside)
+            return aside
+        os.unlink(path)
+        return aside
 
 
 def cache_setting_defect() -> str | None:

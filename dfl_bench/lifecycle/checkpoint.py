@@ -22,6 +22,7 @@ import lightning as L
 import torch
 
 from dfl_bench.lifecycle.private_api import set_received_sigterm
+from dfl_bench.paths import set_aside
 from dfl_bench.training import RunsModule
 from dfl_bench.untrusted import UntrustedFile, read_json, unlinked, write_text
 
@@ -100,7 +101,8 @@ def read_members(folder: Path) -> list[str] | None:
 
 def resumable(folder: Path, keys: Sequence[str] | None = None) -> Path | None:
     """`folder/last.ckpt` if it is whole and, given `keys`, of exactly those runs (members.json);
-    another one is moved aside (`last.ckpt.corrupt`, `last.ckpt.other`) with a note, never used."""
+    another one is moved aside (`last.ckpt.corrupt`, `last.ckpt.other`, numbered where one is:
+    paths.set_aside) with a note, never used."""
     path = folder / NAME
     if not path.is_file():
         return None
@@ -112,8 +114,7 @@ def resumable(folder: Path, keys: Sequence[str] | None = None) -> Path | None:
         aside = "corrupt"
     if why is None:
         return path
-    kept = path.with_name(f"{NAME}.{aside}")
-    os.replace(path, kept)
+    kept = set_aside(path, aside)  # `last.ckpt.corrupt`, else `.corrupt.1`, ...: none replaced
     print(
         f"[dfl_bench] checkpoint {path}: {why}; kept as {kept.name}, starting afresh",
         file=sys.stderr,
@@ -127,7 +128,7 @@ ASIDE = ("corrupt", "other")  # the suffixes of a checkpoint `resumable` set asi
 def clean(folder: Path) -> list[Path]:
     """Remove a finished job's checkpoint folder but the checkpoints `resumable` set aside (it
     said they are kept: they stay for a look), which it returns."""
-    kept = [p for p in folder.glob(f"{NAME}.*") if p.suffix.lstrip(".") in ASIDE]
+    kept = [p for p in folder.glob(f"{NAME}.*") if p.name.split(".")[2] in ASIDE]  # .corrupt.1
     if not kept:
         shutil.rmtree(folder, ignore_errors=True)
         return []

@@ -304,8 +304,8 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) ->
         return "an interpolation (${...}) or an escape"
     if key in PATH_KEYS:
         return f"{key} sets a path"
-    if key in BUDGET_KEYS and (applied or key == "profile.name"):
-        return BUDGET_KEYS[key]  # a record's cadence is what its commit ran (the probe drops it)
+    if (why := budget_refusal(key, _parsed_value(override), cadence=applied)) is not None:
+        return why  # a record's cadence is what its commit ran (the probe drops it)
     if parts[0] == "debug":
         return "a debug flag"
     if parts[0] not in top_level_keys(conf_dir):
@@ -330,6 +330,24 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) ->
 @cache
 def _parser() -> OverridesParser:
     return OverridesParser.create()
+
+
+def _parsed_value(override: str) -> Any:
+    """Hydra's value of `override`, or None where Hydra reads none (`one_value` says why)."""
+    try:
+        return _parser().parse_override(override).value()
+    except HydraException:
+        return None
+
+
+def budget_refusal(key: str, value: Any, cadence: bool = True) -> str | None:
+    """Why the override of the dotted `key` to Hydra's parsed `value` names the budget or (with
+    `cadence`) sets its checkpoint cadence (BUDGET_KEYS): by its key or by a key inside the
+    mapping it sets whole (`profile={name:quick,...}`, FINDINGS14 F2), or None."""
+    for set_key in (key, *(k for k, _ in leaves(value, key))):
+        if set_key in BUDGET_KEYS and (cadence or set_key == "profile.name"):
+            return BUDGET_KEYS[set_key]
+    return None
 
 
 @cache

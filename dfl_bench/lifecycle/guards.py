@@ -26,9 +26,9 @@ from dfl_bench.checks import number as _number
 from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.composed import check_complete, check_idle
 from dfl_bench.lifecycle.file_overrides import (
-    BUDGET_KEYS,
     absent_refusal,
     budget_names,
+    budget_refusal,
     config_groups,
     known_leaves,
     leaves,
@@ -292,8 +292,8 @@ def check_overrides(cfg: DictConfig, overrides: Sequence[str], task: Any = None)
 def check_override(override: Override, task: str, ignores: Sequence[str]) -> None:
     """Refuse an override of a job of task `task` that sets a config group the task does not
     read (`ignores`: the same numbers, another hash), names the budget or sets its checkpoint
-    cadence (file_overrides.BUDGET_KEYS), or gives an added key null or a value meaning it is
-    absent (`absent_refusal`)."""
+    cadence, by key or inside a mapping set whole (file_overrides.budget_refusal), or gives an
+    added key null or a value meaning it is absent (`absent_refusal`)."""
     key = override.key_or_group
     if key.lstrip("+~").split(".")[0] in ignores:
         raise ValueError(
@@ -305,8 +305,9 @@ def check_override(override: Override, task: str, ignores: Sequence[str]) -> Non
         return
     if key in ("row", "experiment"):
         return
-    if key.lstrip("+") in BUDGET_KEYS:
-        raise ValueError(f"{override.input_line} is refused: {BUDGET_KEYS[key.lstrip('+')]}")
+    budget = budget_refusal(key.lstrip("+"), override.value())  # `profile={name:...}` too
+    if budget is not None:
+        raise ValueError(f"{override.input_line} is refused: {budget}")
     absent = absent_refusal(key.lstrip("+"), override.value())
     if absent is not None:
         raise ValueError(f"{override.input_line}: {absent}")

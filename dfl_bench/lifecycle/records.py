@@ -31,6 +31,7 @@ from dfl_bench.lifecycle.record_fields import (  # noqa: F401  (read through her
     unfit,
     unprintable_keys,
 )
+from dfl_bench.paths import set_aside
 from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through here too)
     BEST_TEST_ACCURACY,
     CELL_ASIDE,
@@ -214,7 +215,8 @@ class RecordNotWritten(OSError):
 def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
     """Write `record` as JSON atomically (`untrusted.writer`: a temporary, then os.replace); a file
     at `path` that is no valid record, or a record of another configuration than `record`'s, is
-    kept beside it as `<name>.invalid`, and named."""
+    kept beside it as `<name>.invalid` (`.invalid.1`, ... where one is: paths.set_aside), and
+    named."""
     missing = [k for k in RECORD_FIELDS if k not in record]
     if missing:
         raise ValueError(f"run record lacks the contract fields {missing}")
@@ -226,8 +228,7 @@ def write_record(path: str | Path, record: Mapping[str, Any]) -> Path:
     if why is None:
         why = _another_configuration(path, record)
     if why is not None:
-        aside = path.with_name(path.name + ".invalid")
-        os.replace(path, aside)
+        aside = set_aside(path, "invalid")  # `.invalid`, else `.invalid.1`, ...: none replaced
         print(f"[dfl_bench] {path} was not a run record ({why}); kept as {aside}", file=sys.stderr)
     with writer(path) as f:  # a temporary put in place whole (a full disk: NotWritten)
         json.dump(strict(record), f, indent=2, sort_keys=True, allow_nan=False)

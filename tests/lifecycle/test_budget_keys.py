@@ -140,3 +140,34 @@ def test_the_evaluations_batch_stays_hashed_the_pair_accuracy_reads_it():
     by = {n: run.evaluate_test(list(zip(x.split(n), y.split(n), strict=True))) for n in (500, 100)}
     assert by[500]["accuracy"] == by[100]["accuracy"]  # a count
     assert by[500]["pair_accuracy/same"] != by[100]["pair_accuracy/same"]
+
+
+# FINDINGS14 F2: the whole budget set as a mapping, its name or cadence inside it
+QUICK = "name:quick,max_steps:4,eval_every:2,log_every:1,metrics_tail:0.5,checkpoint_every:2"
+WHOLE = [
+    (f"profile={{{QUICK},subset_train:3000,subset_test:500}}", BUDGET_NAMED),
+    ("profile={name:smoke,max_steps:4,checkpoint_every:0}", BUDGET_NAMED),
+    ("+profile={name:quick}", BUDGET_NAMED),
+    ("++profile={name:quick}", BUDGET_NAMED),
+    ("profile={checkpoint_every:2}", BUDGET_CADENCE),
+    ("++profile={max_steps:4,checkpoint_every:3}", BUDGET_CADENCE),
+]
+
+
+@pytest.mark.parametrize(("line", "why"), WHOLE)
+def test_a_job_that_sets_its_budget_whole_with_a_name_or_cadence_is_refused(tmp_path, line, why):
+    with pytest.raises(ValueError) as refused:
+        checked(tmp_path, line)
+    assert str(refused.value) == f"{line} is refused: {why}"
+
+
+def test_a_budget_set_whole_without_a_name_or_cadence_passes(tmp_path):
+    assert checked(tmp_path, "profile={max_steps:4}") == checked(tmp_path)  # smoke's own
+
+
+@pytest.mark.parametrize(("line", "why"), WHOLE)
+def test_a_files_override_that_sets_the_budget_whole_is_refused_in_the_same_words(line, why):
+    assert refusal(line, applied=True) == why
+    # a record's cadence is what its commit ran: a mapping is still no one value of a file
+    whole = "a config group's option must be a name (no path)"
+    assert refusal(line) == (why if why == BUDGET_NAMED else whole)

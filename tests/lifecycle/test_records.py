@@ -366,3 +366,21 @@ def test_a_record_of_another_configuration_at_a_jobs_path_is_not_done_and_is_kep
     kept = json.loads(path.with_name(path.name + ".invalid").read_text())
     assert kept["config"] == planted["config"]
     assert capsys.readouterr().err.count("another configuration") == 1
+
+
+def test_a_second_record_set_aside_keeps_the_first(tmp_path, capsys):
+    """FINDINGS14 F7: two records of other configurations set aside in a row are both kept, the
+    second as `.invalid.1`, each named where it went."""
+    path = records.record_path(tmp_path, "exp", HASH)
+    path.parent.mkdir()
+    planted = []
+    for name in ("godel", "lukasiewicz"):
+        config = {**full_record()["config"], "tnorm": {"name": name}}
+        planted.append(config)
+        path.write_text(json.dumps({**full_record(), "config": config, "config_hash": HASH}))
+        records.write_record(path, full_record())
+    first, second = (path.with_name(path.name + s) for s in (".invalid", ".invalid.1"))
+    assert json.loads(first.read_text())["config"] == planted[0]
+    assert json.loads(second.read_text())["config"] == planted[1]
+    err = capsys.readouterr().err
+    assert f"kept as {first}\n" in err and f"kept as {second}\n" in err

@@ -759,6 +759,19 @@ def _of_another_configuration(last: Path) -> None:
     (last.parent / "members.json").write_text('["tnorms/0123456789abcdef"]')
 
 
+def test_a_second_checkpoint_set_aside_keeps_the_first_and_both_outlive_the_clean(tmp_path, capsys):
+    """FINDINGS14 F7: a checkpoint set aside where one already is goes to `.corrupt.1`, named so;
+    `clean` keeps both."""
+    for text in (b"first", b"second"):
+        (tmp_path / "last.ckpt").write_bytes(text)
+        assert checkpoint.resumable(tmp_path) is None
+    kept = [tmp_path / "last.ckpt.corrupt", tmp_path / "last.ckpt.corrupt.1"]
+    assert [p.read_bytes() for p in kept] == [b"first", b"second"]
+    assert "kept as last.ckpt.corrupt.1," in capsys.readouterr().err
+    (tmp_path / "members.json").write_text("[]")
+    assert sorted(checkpoint.clean(tmp_path)) == kept and sorted(tmp_path.iterdir()) == kept
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("spoil", "why", "aside"),
