@@ -71,9 +71,9 @@ REFUSED = [
         from_row("optimizer=sgd", "mnist_addition_minute_search", "optimizer.lr", "s2500_lr2e3"),
     ),
     (
-        (*MINUTE, "profile={name: minute_search, max_steps: 4, eval_every: 4}"),
+        (*MINUTE, "profile={max_steps: 4, eval_every: 4}"),
         from_row(
-            "profile={name: minute_search, max_steps: 4, eval_every: 4}",
+            "profile={max_steps: 4, eval_every: 4}",
             "mnist_addition_minute_search",
             "profile.max_steps",
             "s2500_lr2e3",
