@@ -15,7 +15,7 @@ CACHE_OFF = ("off", "0", "false", "no", "none", "disabled")
 
 def set_aside(path: Path, suffix: str) -> Path:
     """Move `path` to the first free `<name>.<suffix>`, `<name>.<suffix>.1`, ... and return it:
-    an earlier file set aside (one a message said is kept) is never replaced (FINDINGS14 F7)."""
+    an earlier file set aside (one a message said is kept) is never replaced."""
     n = 0
     while True:
         aside = path.with_name(f"{path.name}.{suffix}" + (f".{n}" if n else ""))

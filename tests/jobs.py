@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from hydra import compose, initialize_config_dir
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 
 # conf/trainer/cpu.yaml's group, as a record's config holds it (every key of trainer_values.PASSED)
 CPU_TRAINER = {"accelerator": "cpu", "devices": 1, "precision": "32-true", "deterministic": False}
@@ -108,3 +109,16 @@ def built_data(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(MnistKB, "data", counted)
     return built
+
+
+def refused_on_cli(tmp: Path, override: str) -> str:
+    """The stderr of a smoke job run with `override` on the command line, which exits 2
+    before it writes a record."""
+    import warm_cli
+
+    env = {**os.environ, "PYTHONPATH": str(REPO_DIR), "WANDB_MODE": "disabled"}
+    args = [*smoke_overrides(tmp), f"hydra.run.dir={tmp / 'out'}"]
+    done = warm_cli.run([*args, override], tmp, env, timeout=600)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert not (tmp / "records").exists()
+    return done.stderr

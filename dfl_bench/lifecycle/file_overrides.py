@@ -343,7 +343,7 @@ def _parsed_value(override: str) -> Any:
 def budget_refusal(key: str, value: Any, cadence: bool = True) -> str | None:
     """Why the override of the dotted `key` to Hydra's parsed `value` names the budget or (with
     `cadence`) sets its checkpoint cadence (BUDGET_KEYS): by its key or by a key inside the
-    mapping it sets whole (`profile={name:quick,...}`, FINDINGS14 F2), or None."""
+    mapping it sets whole (`profile={name:quick,...}`), or None."""
     for set_key in (key, *(k for k, _ in leaves(value, key))):
         if set_key in BUDGET_KEYS and (cadence or set_key == "profile.name"):
             return BUDGET_KEYS[set_key]

@@ -369,7 +369,7 @@ def test_a_record_of_another_configuration_at_a_jobs_path_is_not_done_and_is_kep
 
 
 def test_a_second_record_set_aside_keeps_the_first(tmp_path, capsys):
-    """FINDINGS14 F7: two records of other configurations set aside in a row are both kept, the
+    """Two records of other configurations set aside in a row are both kept, the
     second as `.invalid.1`, each named where it went."""
     path = records.record_path(tmp_path, "exp", HASH)
     path.parent.mkdir()

@@ -760,7 +760,7 @@ def _of_another_configuration(last: Path) -> None:
 
 
 def test_a_second_checkpoint_set_aside_keeps_the_first_and_both_outlive_the_clean(tmp_path, capsys):
-    """FINDINGS14 F7: a checkpoint set aside where one already is goes to `.corrupt.1`, named so;
+    """A checkpoint set aside where one already is goes to `.corrupt.1`, named so;
     `clean` keeps both."""
     for text in (b"first", b"second"):
         (tmp_path / "last.ckpt").write_bytes(text)

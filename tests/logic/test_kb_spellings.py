@@ -218,7 +218,7 @@ def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_0(w: float) 
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(st.floats(3.4e38, 3.41e38), st.sampled_from([3.4028235e38, 3.4028236e38, 1e39])))
 def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_inf(w: float) -> None:
-    """A run's float32 DFL term times w is inf where float32 rounds w to inf (FINDINGS14 F6)."""
+    """A run's float32 DFL term times w is inf where float32 rounds w to inf."""
     weighed = (w * torch.tensor(1.0)).item()
     if weighed != float("inf"):
         check_w_dfl(w)
@@ -243,7 +243,8 @@ def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_inf(w: float
     ],
 )  # fmt: skip
 def test_a_weight_float32_loses_is_refused_naming_no_refused_spelling(weights, w_dfl, said):
-    """FINDINGS14 F6: the refusal of {1: 1e-50} named kb.w_dfl=1e-49, which check_w_dfl refuses."""
+    """A weight float32 loses is refused naming no spelling check_w_dfl refuses (kb.w_dfl=1e-49
+    for {1: 1e-50})."""
     with pytest.raises(ValueError) as refused:
         check_one_spelling("same", None, weights, FORMULAS["same"], w_dfl)
     assert str(refused.value) == said
