@@ -70,10 +70,10 @@ def rules() -> list[str]:
         "comparison on 2026-12-06, when 1,033 were: for those records they are rules adopted "
         "after the data. *Noise*: on ours "
         "each cell's own seeds "
-        f"({stats.MIN_SEEDS}+ to decide; a configuration and seed counted once wherever it is "
-        "shown); on the paper's single runs its only stated noise, the baseline's seed sd "
-        f"{sd:g}. A correlation needs {stats.MIN_CELLS} cells and is decided by Spearman's rho "
-        "with a permutation p-value.",
+        f"({stats.MIN_SEEDS}+ to decide; a configuration's run (seed, split seed) counted "
+        "once wherever it is shown); on the paper's single runs its only stated noise, the "
+        f"baseline's seed sd {sd:g}. A correlation needs {stats.MIN_CELLS} cells and is "
+        "decided by Spearman's rho with a permutation p-value.",
     ]
 
 
