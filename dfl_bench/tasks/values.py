@@ -60,10 +60,24 @@ def check_split_seed(config: Mapping[str, Any]) -> None:
 
 def check_subsets(values: Mapping[str, Any], group: str) -> None:
     """`subset_train` and `subset_test` of mapping `group` (data, or the profile that sets them):
-    null (all images) or a whole number of MNIST's training (at least 2) or test images."""
-    for key, full in (("subset_train", N_TRAIN), ("subset_test", N_TEST)):
-        if values.get(key) is not None:
-            integer_in(values[key], f"{group}.{key}", 2 if key == "subset_train" else 1, full)
+    null (all images) or a whole number of MNIST's training (at least 2) or test images, fewer
+    than all of them (all is null's run under another hash).
+
+    >>> check_subsets({"subset_test": 10000}, "profile")
+    Traceback (most recent call last):
+    ...
+    ValueError: profile.subset_test=10000 is all of MNIST's test images: leave it null
+    """
+    for key, low, full, which in (
+        ("subset_train", 2, N_TRAIN, "training"),
+        ("subset_test", 1, N_TEST, "test"),
+    ):
+        value = values.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value == full:
+            all_of = f"all of MNIST's {which} images"
+            raise ValueError(f"{group}.{key}={full} is {all_of}: leave it null")
+        if value is not None:
+            integer_in(value, f"{group}.{key}", low, full - 1)
 
 
 def check_augment(augment: Mapping[str, Any]) -> None:

@@ -421,7 +421,11 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("+data.validation=null", r"^\+data.validation=null: data.validation=null is what "),
         ("trainer.deterministic=1", r"^trainer.deterministic must be true or false, as the "),
         ("+net.zzz=1", r"^net.zzz is no key of net 'paper': no yaml sets it"),
-        ("profile.subset_train=1", r"^profile.subset_train must be an integer in \[2, 60000\]"),
+        ("profile.subset_train=1", r"^profile.subset_train must be an integer in \[2, 59999\]"),
+        # a subset of all the images: null's run under another hash
+        ("profile.subset_test=10000", r"^profile.subset_test=10000 is all of MNIST's test images"),
+        ("profile.subset_train=60000", r"^profile.subset_train=60000 is all of MNIST's training "),
+        ("task=mnist_addition data.subset_test=10000", r"^data.subset_test=10000 is all of MNIST"),
         ("optimizer=sgd optimizer.momentum=true", r"^optimizer.momentum must be a number, as"),
         ("kb.weights={same/1:nan}", r"the weight of same/1 must be a finite number >= 0"),
         ("kb.weights={same/2:-1}", r"the weight of same/2 must be a finite number >= 0"),
