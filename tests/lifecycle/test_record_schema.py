@@ -390,3 +390,53 @@ def test_a_jobs_reason_is_written_as_one_printable_line():
     )
     assert record["reason"].startswith("a b [2K") and len(record["reason"]) == records.MAX_TEXT
     assert records.unfit(record) is None and next(records.unprintable_keys(record), None) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "group", "key", "full"),
+    [
+        ("baseline/00ef509e0a018ab9.json", "data", "subset_test", 10_000),
+        ("baseline/00ef509e0a018ab9.json", "profile", "subset_train", 60_000),
+        ("mnist_addition/002eb9d089581073.json", "data", "subset_test", 10_000),
+        ("mnist_addition/002eb9d089581073.json", "data", "subset_train", 60_000),
+    ],
+)
+def test_a_record_whose_subset_is_all_the_images_is_no_run_record(path, group, key, full):
+    """A subset of all of MNIST's images is null's run (all of them) under another hash: a
+    record holding it is no run, as a job refuses it (values.check_subsets); one fewer is."""
+    record = json.loads((REPO / "results/records" / path).read_text())
+    assert record["config"][group][key] is None and records.invalid(record) is None
+    record["config"][group][key] = full
+    which = "training" if key == "subset_train" else "test"
+    assert records.invalid(record) == (
+        f"{group}.{key}={full} is all of MNIST's {which} images: leave it null"
+    )
+    record["config"][group][key] = full - 1
+    assert records.invalid(record) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "fraction", "why"),
+    [
+        ("baseline/00ef509e0a018ab9.json", 0.010001, "labels 600 of 60000 images, as 0.01 does"),
+        ("baseline/00ef509e0a018ab9.json", 0.0101, None),
+        ("baseline/00ef509e0a018ab9.json", 0.99904, "labels 59942 of 60000 images, as 0.99903"),
+        # the ceiling search holds out a tenth: its split is drawn from 54000 images
+        ("digit_ceiling_search/11dd40f67fab53e7.json", 0.99904, None),
+        ("digit_ceiling_search/11dd40f67fab53e7.json", 0.99903, "labels 53948 of 54000 images"),
+    ],
+)
+def test_a_record_whose_labeled_fraction_is_another_spelling_of_its_count_is_no_run(
+    path, fraction, why
+):
+    """A labeled fraction labels max(1, round(fraction * n)) of the n images its split is drawn
+    from (the held-out ones aside): another spelling of that count is its one spelling's run
+    under another hash, refused as a job refuses it (values.check_labeled)."""
+    record = json.loads((REPO / "results/records" / path).read_text())
+    assert records.invalid(record) is None
+    record["config"]["data"]["labeled_fraction"] = fraction
+    found = records.invalid(record)
+    if why is None:
+        assert found is None
+    else:
+        assert (found or "").startswith(f"data.labeled_fraction={fraction} {why}"), found

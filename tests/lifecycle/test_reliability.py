@@ -421,7 +421,22 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("+data.validation=null", r"^\+data.validation=null: data.validation=null is what "),
         ("trainer.deterministic=1", r"^trainer.deterministic must be true or false, as the "),
         ("+net.zzz=1", r"^net.zzz is no key of net 'paper': no yaml sets it"),
-        ("profile.subset_train=1", r"^profile.subset_train must be an integer in \[2, 60000\]"),
+        ("profile.subset_train=1", r"^profile.subset_train must be an integer in \[2, 59999\]"),
+        # a labeled fraction that labels the images another spelling does (smoke: 3000 images,
+        # 2700 after the held-out tenth), the one spelling named
+        (
+            "data.labeled_fraction=0.0101",
+            r"^data.labeled_fraction=0.0101 labels 30 of 3000 images, as 0.01 does: write 0.01$",
+        ),
+        (
+            "+data.validation=0.1 data.labeled_fraction=0.0103",
+            r"^data.labeled_fraction=0.0103 labels 28 of 2700 images, as 0.0104 does: write "
+            r"0.0104$",
+        ),
+        # a subset of all the images: null's run under another hash
+        ("profile.subset_test=10000", r"^profile.subset_test=10000 is all of MNIST's test images"),
+        ("profile.subset_train=60000", r"^profile.subset_train=60000 is all of MNIST's training "),
+        ("task=mnist_addition data.subset_test=10000", r"^data.subset_test=10000 is all of MNIST"),
         ("optimizer=sgd optimizer.momentum=true", r"^optimizer.momentum must be a number, as"),
         ("kb.weights={same/1:nan}", r"the weight of same/1 must be a finite number >= 0"),
         ("kb.weights={same/2:-1}", r"the weight of same/2 must be a finite number >= 0"),
@@ -519,6 +534,10 @@ def test_bad_values_fail_before_training(tmp_path, no_data, override, message):
         ("kb.weights={2:2.0,3:3.0}",),
         ("kb.formulas=[2,3]", "kb.weights={3:3.0}"),
         ("kb=both", "kb.formulas=[same/2,sum9/1]", "kb.weights={sum9/1:2.0}"),
+        # a labeled fraction in its count's one spelling; the composed 0.01 where 0.009 labels
+        # the same 6 of 640 images
+        ("data.labeled_fraction=0.0103",),
+        ("profile.subset_train=640",),
     ],
 )
 def test_the_keys_a_command_line_adds_as_documented_pass(tmp_path, no_data, overrides):

@@ -17,6 +17,7 @@ from torch import Tensor
 
 from dfl_bench.checks import fraction as check_fraction
 from dfl_bench.tasks.mnist.mnist_sources import N_TEST, N_TRAIN, MnistArrays, load_mnist
+from dfl_bench.tasks.values import labeled_count, training_split
 
 MEAN, STD = 0.1307, 0.3081
 
@@ -31,7 +32,7 @@ def split_labeled(n: int, fraction: float, seed: int) -> tuple[Tensor, Tensor]:
     """Indices of the labeled (fraction of n, >= 1) and unlabeled examples, drawn by `seed`."""
     if not 0.0 < fraction < 1.0:
         raise ValueError(f"labeled_fraction must lie in (0, 1), got {fraction}")
-    n_labeled = max(1, round(fraction * n))
+    n_labeled = labeled_count(n, fraction)
     if n_labeled >= n:
         raise ValueError(f"labeled_fraction {fraction} leaves no unlabeled data out of {n}")
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
@@ -180,17 +181,15 @@ class MnistDataModule(InMemoryData):
         self.arrays = load_mnist(self.source, self.root, self.cache_dir)
         n_train = _subset_size(self.subset_train, N_TRAIN, "subset_train")
         n_test = _subset_size(self.subset_test, N_TEST, "subset_test")
-        n_held = held_out(n_train, self.validation)
-        self.train_x = normalize(self.arrays.train_x[: n_train - n_held])
-        self.train_y = torch.from_numpy(self.arrays.train_y[: n_train - n_held].astype(np.int64))
-        self.held_x = normalize(self.arrays.train_x[n_train - n_held : n_train])
-        self.held_y = torch.from_numpy(
-            self.arrays.train_y[n_train - n_held : n_train].astype(np.int64)
-        )
+        pool, _ = training_split(n_train, self.validation)  # the held-out images after pool
+        self.train_x = normalize(self.arrays.train_x[:pool])
+        self.train_y = torch.from_numpy(self.arrays.train_y[:pool].astype(np.int64))
+        self.held_x = normalize(self.arrays.train_x[pool:n_train])
+        self.held_y = torch.from_numpy(self.arrays.train_y[pool:n_train].astype(np.int64))
         self.test_x = normalize(self.arrays.test_x[:n_test])
         self.test_y = torch.from_numpy(self.arrays.test_y[:n_test].astype(np.int64))
         self.labeled_idx, self.unlabeled_idx = split_labeled(
-            n_train - n_held, self.labeled_fraction, self.split_seed
+            pool, self.labeled_fraction, self.split_seed
         )
 
     def train_dataloader(self) -> TrainStream:
@@ -228,21 +227,6 @@ class MnistDataModule(InMemoryData):
             }
             self._test_cache = (device, batches if len(batches) > 1 else batches["test"])
         return self._test_cache[1]
-
-
-def held_out(n: int, fraction: float) -> int:
-    """How many of `n` training images `data.validation: fraction` holds out (>= 1 when it is
-    set), leaving at least two to train on.
-
-    >>> held_out(60000, 0.1), held_out(60000, 0.0)
-    (6000, 0)
-    """
-    if not fraction:
-        return 0
-    held = max(1, round(fraction * n))
-    if n - held < 2:
-        raise ValueError(f"data.validation={fraction} leaves {n - held} of {n} images to train on")
-    return held
 
 
 def _subset_size(subset: int | None, full: int, name: str) -> int:

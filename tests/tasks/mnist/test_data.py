@@ -6,6 +6,7 @@ import gzip
 import importlib.metadata
 import pickle
 import struct
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -29,6 +30,7 @@ from dfl_bench.tasks.mnist.mnist_sources import (
     load_mnist,
     read_idx,
 )
+from dfl_bench.tasks.values import LABELED, check_labeled, labeled_count, one_fraction
 
 
 def write_idx(path, array: np.ndarray) -> None:
@@ -70,6 +72,63 @@ def test_split_paper_sizes_and_seed_changes_it():
     labeled, unlabeled = split_labeled(60_000, 0.01, 0)
     assert (len(labeled), len(unlabeled)) == (600, 59_400)
     assert not torch.equal(labeled, split_labeled(60_000, 0.01, 1)[0])
+
+
+def _digits(fraction: float) -> int:
+    """Significant digits of the shortest decimal that reads as `fraction`."""
+    return len(Decimal(repr(fraction)).normalize().as_tuple().digits)
+
+
+@given(n=st.integers(2, 60_000), fraction=st.floats(1e-6, 0.9999, allow_subnormal=False))
+@settings(max_examples=300, deadline=None)
+def test_each_labeled_count_has_one_spelling_of_fewest_digits(n, fraction):
+    """The one spelling labels the same images as every fraction of its count (split_labeled's
+    count), is accepted, and no decimal of fewer significant digits labels that count."""
+    count = labeled_count(n, fraction)
+    if count >= n:
+        return
+    spelled = one_fraction(n, count)
+    assert labeled_count(n, spelled) == count and one_fraction(n, count) == spelled
+    check_labeled(spelled, n)
+    if fraction != spelled:
+        with pytest.raises(ValueError, match=f"labels {count} of {n} images, as {spelled} does"):
+            check_labeled(fraction, n)
+    for digits in range(1, _digits(spelled)):
+        for exponent in range(-7, 0):  # every decimal m * 10^exponent of `digits` digits near
+            step = 10.0**exponent
+            low, high = int((count - 1) / n / step), int((count + 1) / n / step) + 1
+            for m in range(max(low, 10 ** (digits - 1)), min(high, 10**digits - 1) + 1):
+                assert labeled_count(n, float(Decimal(m).scaleb(exponent))) != count
+
+
+def test_the_composed_fraction_is_the_one_spelling_of_its_count_at_every_size():
+    """conf/config.yaml's 0.01 (one significant digit) is accepted at every training size:
+    where 0.009 labels the same images (640 images: 6), 0.01 is the one spelling."""
+    for n in range(2, 60_001):
+        check_labeled(LABELED, n)
+    assert labeled_count(640, 0.009) == labeled_count(640, LABELED) == 6
+    with pytest.raises(ValueError, match="labels 6 of 640 images, as 0.01 does: write 0.01$"):
+        check_labeled(0.009, 640)
+
+
+@pytest.mark.parametrize(
+    ("fraction", "n", "why"),
+    [
+        (0.010001, 60_000, "labels 600 of 60000 images, as 0.01 does: write 0.01"),
+        (0.0101, 3000, "labels 30 of 3000 images, as 0.01 does: write 0.01"),
+        (0.0103, 2700, "labels 28 of 2700 images, as 0.0104 does: write 0.0104"),
+        (0.999, 400, "labels all 400 images its split is drawn from: none is left unlabeled"),
+        (0.0101, 60_000, None),
+        (0.0103, 3000, None),
+        (2e-05, 60_000, None),
+    ],
+)
+def test_a_labeled_fraction_is_refused_naming_its_counts_one_spelling(fraction, n, why):
+    if why is None:
+        check_labeled(fraction, n)
+    else:
+        with pytest.raises(ValueError, match=f"^data.labeled_fraction={fraction} {why}$"):
+            check_labeled(fraction, n)
 
 
 @pytest.mark.parametrize("fraction", [0.0, 1.0, -0.1])
