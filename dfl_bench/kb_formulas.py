@@ -136,13 +136,14 @@ def check_no_zero(weights: Any, read: Mapping[int | str, float], w_dfl: Any) -> 
     if len(kept) in (0, len(read)) or (_number(w_dfl) and w_dfl == 0):
         return
     factor = min(kept.values())
-    rest = {key: _shown(weight / factor) for key, weight in kept.items() if weight != factor}
+    rest = _normal_form(kept, factor)
     named = any(weight != 0 for weight in (weights or {}).values())
-    scaled = _shown(w_dfl * factor) if _number(w_dfl) else f"(kb.w_dfl times {_shown(factor)})"
+    scaled = _held(w_dfl * factor) if _number(w_dfl) else f"(kb.w_dfl times {_shown(factor)})"
     spelling = f"kb.formulas={list(kept)}" + (f" kb.w_dfl={scaled}" if factor != 1 else "")
     if named or factor != 1:
         spelling += f" kb.weights={rest or 'null'}"
-    _check_held(weights, spelling, [*rest.values(), w_dfl * factor if _number(w_dfl) else 1])
+    given = f"kb.weights={_shown(weights)}"
+    _check_held(given, spelling, [*rest.values(), w_dfl * factor if _number(w_dfl) else 1])
     raise ValueError(f"kb.weights={_shown(weights)} is {spelling}; write that")
 
 
@@ -161,22 +162,38 @@ def check_no_factor(weights: Any, read: Mapping[Any, float], w_dfl: Any = None) 
     factor = min((weight for weight in read.values() if weight != 0), default=0.0)
     if factor == 1 or (_number(w_dfl) and w_dfl == 0):
         return
-    rest = {k: _shown(q) for k, w in read.items() if (q := w / factor) != 1} if factor else {}
-    scaled = f"={_shown(w_dfl * factor)}" if _number(w_dfl) else f" times {_shown(factor)}"
+    rest = _normal_form(read, factor) if factor else {}
+    scaled = f"={_held(w_dfl * factor)}" if _number(w_dfl) else f" times {_shown(factor)}"
     spelling = f"kb.w_dfl{scaled} kb.weights={rest or 'null'}"
-    _check_held(weights, spelling, [*rest.values(), w_dfl * factor if _number(w_dfl) else 1])
+    given = f"kb.weights={_shown(weights)}"
+    _check_held(given, spelling, [*rest.values(), w_dfl * factor if _number(w_dfl) else 1])
     raise ValueError(f"kb.weights={_shown(weights)} is {spelling} spelled another way; write that")
 
 
-def _check_held(weights: Any, spelling: str, values: Sequence[float]) -> None:
+def _check_held(given: str, spelling: str, values: Sequence[float]) -> None:
     """A refusal where float32 rounds one of `values` (the w_dfl and weights of `spelling`,
-    which `weights` is) to 0 or inf: that spelling is refused too (`check_float32_weights`)."""
+    which the option `given` is) to 0 or inf: that spelling is refused too (`check_w_dfl`,
+    `check_float32_weights`)."""
     for value in values:
         if _edge(value):
             raise ValueError(
-                f"kb.weights={_shown(weights)} is {spelling}, where float32 rounds {value!r} to "
-                f"{_edge(value)}: weigh the formulas within float32's range of each other"
+                f"{given} is {spelling}, where float32 rounds {value!r} to {_edge(value)}: weigh "
+                "the formulas within float32's range of each other"
             )
+
+
+def _normal_form(read: Mapping[Any, float], factor: float) -> dict[Any, int | float]:
+    """Each weight of `read` (by key) over `factor`, as `_held` spells it, but those that are
+    1 (null is 1 each): the weights of check_no_factor's normal form."""
+    ratios = {key: _held(weight / factor) for key, weight in read.items()}
+    return {key: ratio for key, ratio in ratios.items() if ratio != 1}
+
+
+def _held(value: float) -> int | float:
+    """`value` as a spelling that `check_w_dfl` and `check_float32_weights` take: float32's
+    shortest (`float32_shortest`), a whole float as an integer (`_shown`); as given where float32
+    rounds it to 0 or inf (which `_check_held` refuses)."""
+    return _shown(value if _edge(value) else float32_shortest(value))
 
 
 def check_scale(kb: str, options: Mapping[str, Any]) -> None:
@@ -214,20 +231,32 @@ FLOAT32_ZERO = 2.0**-150
 
 def check_w_dfl(w_dfl: Any) -> None:
     """A `kb.w_dfl` that float32 holds: none but 0 that it rounds to 0 (FLOAT32_ZERO), under
-    which every operator and knowledge base trains one network under many hashes.
+    which every operator and knowledge base trains one network under many hashes, none it rounds
+    to inf, and each as float32's shortest spelling (`float32_shortest`): a run weighs its
+    float32 DFL loss by float32(w_dfl), so 10.0000001 trains as 10.0 under another hash.
 
     >>> check_w_dfl(1e-50)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: kb.w_dfl=1e-50 is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a weight of at ...
+    >>> check_w_dfl(10.0000001)
+    Traceback (most recent call last):
+    ...
+    ValueError: kb.w_dfl=10.0000001 is 10.0 in float32: write kb.w_dfl=10.0
     """
-    if _number(w_dfl) and 0 < w_dfl <= FLOAT32_ZERO:
+    if not _number(w_dfl) or w_dfl == 0:
+        return
+    if 0 < w_dfl <= FLOAT32_ZERO:
         raise ValueError(
             f"kb.w_dfl={w_dfl!r} is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a weight of "
-            "at least 1.4e-45"
+            "at least 1e-45"
         )
-    if _number(w_dfl) and _edge(w_dfl) == "inf":
+    if _edge(w_dfl) == "inf":
         raise ValueError(f"kb.w_dfl={w_dfl!r} is inf in float32: write a weight of at most 3.4e+38")
+    if (shortest := float32_shortest(w_dfl)) != w_dfl:
+        raise ValueError(
+            f"kb.w_dfl={w_dfl!r} is {shortest!r} in float32: write kb.w_dfl={shortest!r}"
+        )
 
 
 def check_float32_weights(weighed: Mapping[str, float], w_dfl: Any) -> None:
@@ -249,12 +278,32 @@ def check_float32_weights(weighed: Mapping[str, float], w_dfl: Any) -> None:
                 f"kb.weights: {name}'s weight {weight!r} (times kb.w_dfl={w_dfl!r}) is {edge} in "
                 f"float32: {fix}"
             )
+        if (shortest := float32_shortest(weight)) != weight:
+            fix = "leave it out (1 is every formula's)" if shortest == 1 else f"write {shortest!r}"
+            raise ValueError(
+                f"kb.weights: {name}'s weight {weight!r} is {shortest!r} in float32: {fix}"
+            )
+
+
+def float32_shortest(value: float) -> float:
+    """The decimal of fewest digits that float32 rounds as it rounds `value` (numpy's repr of a
+    float32: 10.0000001 is 10.0, 0.1 is 0.1), for a `value` float32 holds (`_edge`)."""
+    rounded = _float32(value)
+    for digits in range(1, 9):  # 9 significant digits give every float32 back
+        if _float32(shortest := float(f"{rounded:.{digits}g}")) == rounded:
+            return shortest
+    return float(f"{rounded:.9g}")
+
+
+def _float32(value: float) -> float:
+    """`value` rounded to float32 (an OverflowError, or inf, past its range)."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
 
 
 def _edge(value: float) -> str | None:
     """ "0" or "inf" where float32 rounds a nonzero finite `value` to that, else None."""
     try:
-        rounded = struct.unpack("f", struct.pack("f", value))[0]
+        rounded = _float32(value)
     except OverflowError:  # how some Pythons pack a number float32 rounds to inf
         return "inf"
     if math.isinf(rounded):

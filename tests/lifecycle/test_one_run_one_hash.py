@@ -235,9 +235,13 @@ def test_a_second_spelling_is_refused_in_a_job_naming_the_one_that_trains(
         ({"exists": {"name": "frank", "p": 1.0}}, "exists=frank exists.p=1 is "
          "exists=probabilistic_sum; write that"),
         ({"kb__w_dfl": 1e-320}, "kb.w_dfl=1e-320 is 0 in float32: write kb.w_dfl=0 (no DFL "
-         "loss) or a weight of at least 1.4e-45"),
+         "loss) or a weight of at least 1e-45"),
         ({"kb__w_dfl": 1e39}, "kb.w_dfl=1e+39 is inf in float32: write a weight of at most "
          "3.4e+38"),
+        ({"kb__w_dfl": 10.0000001}, "kb.w_dfl=10.0000001 is 10.0 in float32: write "
+         "kb.w_dfl=10.0"),
+        ({"kb__formulas": None, "kb__weights": {"2": 2.50000001}}, "kb.weights: same/2's "
+         "weight 2.50000001 is 2.5 in float32: write 2.5"),
     ],
 )  # fmt: skip
 def test_a_record_of_a_second_spelling_is_no_record(values, said):

@@ -5,8 +5,10 @@ formula left out (check_no_zero), and a `kb.w_dfl` that float32 rounds to 0 weig
 
 from __future__ import annotations
 
+import ast
 import re
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -19,6 +21,7 @@ from dfl_bench.kb_formulas import (
     check_one_spelling,
     check_scale,
     check_w_dfl,
+    float32_shortest,
 )
 from dfl_bench.logic import KBS, build_kb
 from dfl_bench.operators import KINDS, OperatorSet
@@ -208,11 +211,13 @@ def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_0(w: float) 
     weighed.backward()
     nothing = w != 0 and weighed.item() == 0 and dfl.grad.item() == 0
     assert nothing == (w != 0 and torch.tensor(w, dtype=torch.float32).item() == 0)
+    said = rf"^kb.w_dfl={re.escape(repr(w))} is 0 in float32: write kb.w_dfl=0 .* at least 1e-45$"
     if not nothing:
-        check_w_dfl(w)
+        check_w_dfl(float32_shortest(w))  # w itself may be another spelling of it
         return
-    with pytest.raises(ValueError, match=rf"^kb.w_dfl={re.escape(repr(w))} is 0 in float32: "):
+    with pytest.raises(ValueError, match=said):
         check_w_dfl(w)
+    check_w_dfl(1e-45)  # the least weight the refusal names
 
 
 @settings(max_examples=200, deadline=None)
@@ -221,10 +226,83 @@ def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_inf(w: float
     """A run's float32 DFL term times w is inf where float32 rounds w to inf."""
     weighed = (w * torch.tensor(1.0)).item()
     if weighed != float("inf"):
-        check_w_dfl(w)
+        check_w_dfl(float32_shortest(w))  # w itself may be another spelling of it
         return
     with pytest.raises(ValueError, match=rf"^kb.w_dfl={re.escape(repr(w))} is inf in float32: "):
         check_w_dfl(w)
+    check_w_dfl(3.4e38)  # the greatest weight the refusal names
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    w=st.one_of(
+        st.floats(1e-45, 3.4e38),
+        st.floats(0.01, 100.0),
+        st.sampled_from([10.0000001, 10.000001, 0.1, 0.3, 1.5, 10, 16777217, 1 / 3, 2.0**-149]),
+    ),
+    seed=st.integers(0, 2**16),
+)
+def test_a_dfl_weight_is_refused_where_float32_rounds_it_as_a_shorter_one(w: float, seed: int):
+    """A run weighs its float32 DFL term by w (tasks/mnist/dfl_run.py: w_dfl * dfl), that is
+    by float32(w): two weights float32 rounds alike train one network, so only float32's
+    shortest spelling (numpy's repr of the float32) is taken, and the refusal names it."""
+    shortest = float32_shortest(w)
+    assert shortest == float(str(np.float32(w)))
+    dfl = torch.randn(7, generator=torch.Generator().manual_seed(seed))
+    assert torch.equal(w * dfl, shortest * dfl)
+    check_w_dfl(shortest)
+    if shortest == w:
+        check_w_dfl(w)
+        return
+    with pytest.raises(ValueError) as refused:
+        check_w_dfl(w)
+    assert str(refused.value) == (
+        f"kb.w_dfl={w!r} is {shortest!r} in float32: write kb.w_dfl={shortest!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "weight", "said"),
+    [
+        (1, 2.50000001, "kb.weights: same/1's weight 2.50000001 is 2.5 in float32: write 2.5"),
+        (1, 7 / 3, "kb.weights: same/1's weight 2.3333333333333335 is 2.3333333 in float32: "
+         "write 2.3333333"),
+        (2, 1.00000001, "kb.weights: same/2's weight 1.00000001 is 1.0 in float32: leave it "
+         "out (1 is every formula's)"),
+    ],
+)  # fmt: skip
+def test_a_weight_is_refused_where_float32_rounds_it_as_a_shorter_one(key, weight, said):
+    """Refused naming float32's shortest spelling of the weight, which is taken."""
+    with pytest.raises(ValueError) as refused:
+        check_one_spelling("same", None, {key: weight}, FORMULAS["same"], 10.0)
+    assert str(refused.value) == said
+    named = float32_shortest(weight)
+    check_one_spelling("same", None, {key: named} if named != 1 else None, FORMULAS["same"], 10.0)
+
+
+@pytest.mark.parametrize(
+    ("weights", "w_dfl", "said"),
+    [
+        ({1: 3, 2: 3, 3: 7}, 10.0, "kb.weights={1: 3, 2: 3, 3: 7} is kb.w_dfl=30 kb.weights="
+         "{3: 2.3333333} spelled another way; write that"),
+        ({1: 3, 2: 3, 3: 3.5}, 0.1, "kb.weights={1: 3, 2: 3, 3: 3.5} is kb.w_dfl=0.3 kb.weights="
+         "{3: 1.1666666} spelled another way; write that"),
+        ({1: 0, 2: 3, 3: 7}, 0.1, "kb.weights={1: 0, 2: 3, 3: 7} is kb.formulas=[2, 3] "
+         "kb.w_dfl=0.3 kb.weights={3: 2.3333333}; write that"),
+    ],
+)  # fmt: skip
+def test_a_normal_form_is_named_as_float32_spells_it(weights, w_dfl, said):
+    """The weights and w_dfl a refusal names are float32's shortest spellings (7 / 3 is
+    2.3333333, 0.1 * 3 is 0.3), which are themselves taken."""
+    with pytest.raises(ValueError) as refused:
+        check_one_spelling("same", None, weights, FORMULAS["same"], w_dfl)
+    assert str(refused.value) == said
+    formulas, w_dfl, named = re.search(
+        r" is (?:kb.formulas=(\[.*?\]) )?kb.w_dfl=(\S+) kb.weights=(\{.*?\})", said
+    ).groups()
+    check_w_dfl(float(w_dfl))
+    formulas = ast.literal_eval(formulas) if formulas else None
+    check_one_spelling("same", formulas, ast.literal_eval(named), FORMULAS["same"], float(w_dfl))
 
 
 @pytest.mark.parametrize(
