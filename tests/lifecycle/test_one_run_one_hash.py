@@ -203,7 +203,9 @@ SECOND_SPELLINGS = [
     (("forall=generalized_mean_error", "forall.p=2"), "forall=generalized_mean_error forall.p=2 "
      "is forall=rmse; write that", ("forall=rmse",)),
     (("kb.w_dfl=1e-50",), "kb.w_dfl=1e-50 is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a "
-     "weight of at least 1.4e-45", ("kb.w_dfl=1.4e-45",)),
+     "weight of at least 1e-45", ("kb.w_dfl=1e-45",)),
+    (("kb.w_dfl=10.0000001",), "kb.w_dfl=10.0000001 is 10.0 in float32: write kb.w_dfl=10.0",
+     ("kb.w_dfl=10.0",)),
     # a w_dfl, or a weight times it, that float32 rounds to inf or 0
     (("kb.w_dfl=1e39",), "kb.w_dfl=1e+39 is inf in float32: write a weight of at most 3.4e+38",
      ("kb.w_dfl=3.4e38",)),
