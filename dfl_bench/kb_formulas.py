@@ -170,15 +170,19 @@ def check_no_factor(weights: Any, read: Mapping[Any, float], w_dfl: Any = None) 
     raise ValueError(f"kb.weights={_shown(weights)} is {spelling} spelled another way; write that")
 
 
-def _check_held(given: str, spelling: str, values: Sequence[float]) -> None:
-    """A refusal where float32 rounds one of `values` (the w_dfl and weights of `spelling`,
-    which the option `given` is) to 0 or inf: that spelling is refused too (`check_w_dfl`,
-    `check_float32_weights`)."""
+def _check_held(
+    given: str,
+    spelling: str,
+    values: Sequence[float],
+    fix: str = "weigh the formulas within float32's range of each other",
+) -> None:
+    """A refusal, saying `fix`, where float32 rounds one of `values` (the w_dfl and weights of
+    `spelling`, which the option `given` is) to 0 or inf: that spelling is refused too
+    (`check_w_dfl`, `check_float32_weights`)."""
     for value in values:
         if _edge(value):
             raise ValueError(
-                f"{given} is {spelling}, where float32 rounds {value!r} to {_edge(value)}: weigh "
-                "the formulas within float32's range of each other"
+                f"{given} is {spelling}, where float32 rounds {value!r} to {_edge(value)}: {fix}"
             )
 
 
@@ -197,31 +201,54 @@ def _held(value: float) -> int | float:
 
 
 def check_scale(kb: str, options: Mapping[str, Any]) -> None:
-    """`kb.scale=sum` only where it is no constant multiple of `kb.scale=mean`: `dfl_loss` weighs
-    a family by w at sum and by w / (divisor * formulas) at mean (SIZES), so where every formula
-    `kb.formulas` selects of `kb` has one divisor * formulas, c, the loss at sum is c times that
-    at mean: kb.w_dfl=c*w_dfl at kb.scale=mean, the same run under another hash (refused naming
-    it; e.g. every knowledge base at kb.scope=family but `both`, whose two divisors differ). A
-    w_dfl of 0 reads no scale and passes here.
+    """`kb.scale=mean`, the one spelling of a DFL loss: `dfl_loss` weighs a family f of weight
+    u_f by u_f at sum and by u_f / (divisor * formulas) at mean (SIZES), so the loss at sum at
+    w_dfl is the loss at mean at kb.w_dfl=w_dfl*c with weights u_f * divisor * formulas / c, c
+    the least of these (check_no_factor's normal form): refused naming that spelling, where
+    float32 holds it (`_check_held`). A w_dfl of 0 reads no scale and passes here.
 
     >>> check_scale("sum9", {"scale": "sum", "w_dfl": 10.0})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: kb.scale=sum is kb.w_dfl=20 at kb.scale=mean (scope family: 2 families); write ...
+    >>> check_scale("both", {"scale": "sum", "w_dfl": 10.0})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: kb.scale=sum is kb.w_dfl=20 kb.weights={'same/1': 1.5, 'same/2': 1.5, ...
     """
-    w_dfl, scope = options.get("w_dfl"), options.get("scope", "family")
+    w_dfl, weights = options.get("w_dfl"), options.get("weights")
+    scope = options.get("scope", "family")
     if options.get("scale") != "sum" or not _number(w_dfl) or w_dfl == 0:
         return
-    names = chosen(kb, options.get("formulas"), None, FORMULAS[kb])[0]
-    sizes = {(SIZES[name][0] if scope == "formula" else 1, SIZES[name][1]) for name in names}
-    if len(sizes) != 1:
-        return
-    ((size, divisor),) = sizes
-    each = f" of {size} formulas" if size != 1 else ""
-    raise ValueError(
-        f"kb.scale=sum is kb.w_dfl={_shown(w_dfl * size * divisor)} at kb.scale=mean (scope "
-        f"{scope}: {divisor} families{each}); write that"
-    )
+    names, weighed = chosen(kb, options.get("formulas"), weights, FORMULAS[kb])
+    keys = {formula_name(kb, key, FORMULAS[kb]): key for key in weights or {}}
+    sizes = {name: (SIZES[name][0] if scope == "formula" else 1, SIZES[name][1]) for name in names}
+    at_mean = {
+        keys.get(name, spelled(kb, name)): weighed.get(name, 1.0) * size * divisor
+        for name, (size, divisor) in sizes.items()
+    }
+    factor = min((weight for weight in at_mean.values() if weight != 0), default=1.0)
+    rest = _normal_form(at_mean, factor)
+    spelling = f"kb.w_dfl={_held(w_dfl * factor)}"
+    if rest or weights:
+        spelling += f" kb.weights={rest or 'null'}"
+    spelling += " at kb.scale=mean"
+    fix = "write a smaller kb.w_dfl, or weights nearer each other"
+    _check_held("kb.scale=sum", spelling, [*rest.values(), w_dfl * factor], fix)
+    raise ValueError(f"kb.scale=sum is {spelling} (scope {scope}: {_divisors(sizes)}); write that")
+
+
+def _divisors(sizes: Mapping[str, tuple[int, int]]) -> str:
+    """What kb.scale=mean divides each family of `sizes` (formulas, divisor) by, as words: "3
+    families of 10 formulas", naming the families where they differ."""
+    told = {
+        name: f"{divisor} families" + (f" of {size} formulas" if size != 1 else "")
+        for name, (size, divisor) in sizes.items()
+    }
+    if len(set(told.values())) == 1:
+        return next(iter(told.values()))
+    groups = {said: [name for name in told if told[name] == said] for said in told.values()}
+    return "; ".join(f"{', '.join(names)}: {said}" for said, names in groups.items())
 
 
 # float32, in which a run weighs its DFL loss, rounds a number of at most 2**-150 (half its
@@ -317,10 +344,12 @@ def _number(value: Any) -> bool:
 
 
 def _shown(value: Any) -> Any:
-    """`value` (a weight, or a mapping of weights) with a whole float shown as an integer."""
+    """`value` (a weight, or a mapping of weights) with a whole float shown as an integer (below
+    2**53, whose integers a float holds each: 1e+40 stays 1e+40)."""
     if isinstance(value, Mapping):
         return {k: _shown(v) for k, v in value.items()}
-    return int(value) if isinstance(value, float) and value.is_integer() else value
+    whole = isinstance(value, float) and value.is_integer() and abs(value) < 2**53
+    return int(value) if whole else value
 
 
 def spelled(kb: str, name: str) -> int | str:
