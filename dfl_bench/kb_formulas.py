@@ -136,13 +136,14 @@ def check_no_zero(weights: Any, read: Mapping[int | str, float], w_dfl: Any) -> 
     if len(kept) in (0, len(read)) or (_number(w_dfl) and w_dfl == 0):
         return
     factor = min(kept.values())
-    rest = {key: _shown(weight / factor) for key, weight in kept.items() if weight != factor}
+    rest = _normal_form(kept, factor)
     named = any(weight != 0 for weight in (weights or {}).values())
-    scaled = _shown(w_dfl * factor) if _number(w_dfl) else f"(kb.w_dfl times {_shown(factor)})"
+    scaled = _held(w_dfl * factor) if _number(w_dfl) else f"(kb.w_dfl times {_shown(factor)})"
     spelling = f"kb.formulas={list(kept)}" + (f" kb.w_dfl={scaled}" if factor != 1 else "")
     if named or factor != 1:
         spelling += f" kb.weights={rest or 'null'}"
-    _check_held(weights, spelling, [*rest.values(), w_dfl * factor if _number(w_dfl) else 1])
+    given = f"kb.weights={_shown(weights)}"
+    _check_held(given, spelling, [*rest.values(), w_dfl * factor if _number(w_dfl) else 1])
     raise ValueError(f"kb.weights={_shown(weights)} is {spelling}; write that")
 
 
@@ -161,50 +162,93 @@ def check_no_factor(weights: Any, read: Mapping[Any, float], w_dfl: Any = None) 
     factor = min((weight for weight in read.values() if weight != 0), default=0.0)
     if factor == 1 or (_number(w_dfl) and w_dfl == 0):
         return
-    rest = {k: _shown(q) for k, w in read.items() if (q := w / factor) != 1} if factor else {}
-    scaled = f"={_shown(w_dfl * factor)}" if _number(w_dfl) else f" times {_shown(factor)}"
+    rest = _normal_form(read, factor) if factor else {}
+    scaled = f"={_held(w_dfl * factor)}" if _number(w_dfl) else f" times {_shown(factor)}"
     spelling = f"kb.w_dfl{scaled} kb.weights={rest or 'null'}"
-    _check_held(weights, spelling, [*rest.values(), w_dfl * factor if _number(w_dfl) else 1])
+    given = f"kb.weights={_shown(weights)}"
+    _check_held(given, spelling, [*rest.values(), w_dfl * factor if _number(w_dfl) else 1])
     raise ValueError(f"kb.weights={_shown(weights)} is {spelling} spelled another way; write that")
 
 
-def _check_held(weights: Any, spelling: str, values: Sequence[float]) -> None:
-    """A refusal where float32 rounds one of `values` (the w_dfl and weights of `spelling`,
-    which `weights` is) to 0 or inf: that spelling is refused too (`check_float32_weights`)."""
+def _check_held(
+    given: str,
+    spelling: str,
+    values: Sequence[float],
+    fix: str = "weigh the formulas within float32's range of each other",
+) -> None:
+    """A refusal, saying `fix`, where float32 rounds one of `values` (the w_dfl and weights of
+    `spelling`, which the option `given` is) to 0 or inf: that spelling is refused too
+    (`check_w_dfl`, `check_float32_weights`)."""
     for value in values:
         if _edge(value):
             raise ValueError(
-                f"kb.weights={_shown(weights)} is {spelling}, where float32 rounds {value!r} to "
-                f"{_edge(value)}: weigh the formulas within float32's range of each other"
+                f"{given} is {spelling}, where float32 rounds {value!r} to {_edge(value)}: {fix}"
             )
 
 
+def _normal_form(read: Mapping[Any, float], factor: float) -> dict[Any, int | float]:
+    """Each weight of `read` (by key) over `factor`, as `_held` spells it, but those that are
+    1 (null is 1 each): the weights of check_no_factor's normal form."""
+    ratios = {key: _held(weight / factor) for key, weight in read.items()}
+    return {key: ratio for key, ratio in ratios.items() if ratio != 1}
+
+
+def _held(value: float) -> int | float:
+    """`value` as a spelling that `check_w_dfl` and `check_float32_weights` take: float32's
+    shortest (`float32_shortest`), a whole float as an integer (`_shown`); as given where float32
+    rounds it to 0 or inf (which `_check_held` refuses)."""
+    return _shown(value if _edge(value) else float32_shortest(value))
+
+
 def check_scale(kb: str, options: Mapping[str, Any]) -> None:
-    """`kb.scale=sum` only where it is no constant multiple of `kb.scale=mean`: `dfl_loss` weighs
-    a family by w at sum and by w / (divisor * formulas) at mean (SIZES), so where every formula
-    `kb.formulas` selects of `kb` has one divisor * formulas, c, the loss at sum is c times that
-    at mean: kb.w_dfl=c*w_dfl at kb.scale=mean, the same run under another hash (refused naming
-    it; e.g. every knowledge base at kb.scope=family but `both`, whose two divisors differ). A
-    w_dfl of 0 reads no scale and passes here.
+    """`kb.scale=mean`, the one spelling of a DFL loss: `dfl_loss` weighs a family f of weight
+    u_f by u_f at sum and by u_f / (divisor * formulas) at mean (SIZES), so the loss at sum at
+    w_dfl is the loss at mean at kb.w_dfl=w_dfl*c with weights u_f * divisor * formulas / c, c
+    the least of these (check_no_factor's normal form): refused naming that spelling, where
+    float32 holds it (`_check_held`). A w_dfl of 0 reads no scale and passes here.
 
     >>> check_scale("sum9", {"scale": "sum", "w_dfl": 10.0})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: kb.scale=sum is kb.w_dfl=20 at kb.scale=mean (scope family: 2 families); write ...
+    >>> check_scale("both", {"scale": "sum", "w_dfl": 10.0})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: kb.scale=sum is kb.w_dfl=20 kb.weights={'same/1': 1.5, 'same/2': 1.5, ...
     """
-    w_dfl, scope = options.get("w_dfl"), options.get("scope", "family")
+    w_dfl, weights = options.get("w_dfl"), options.get("weights")
+    scope = options.get("scope", "family")
     if options.get("scale") != "sum" or not _number(w_dfl) or w_dfl == 0:
         return
-    names = chosen(kb, options.get("formulas"), None, FORMULAS[kb])[0]
-    sizes = {(SIZES[name][0] if scope == "formula" else 1, SIZES[name][1]) for name in names}
-    if len(sizes) != 1:
-        return
-    ((size, divisor),) = sizes
-    each = f" of {size} formulas" if size != 1 else ""
-    raise ValueError(
-        f"kb.scale=sum is kb.w_dfl={_shown(w_dfl * size * divisor)} at kb.scale=mean (scope "
-        f"{scope}: {divisor} families{each}); write that"
-    )
+    names, weighed = chosen(kb, options.get("formulas"), weights, FORMULAS[kb])
+    keys = {formula_name(kb, key, FORMULAS[kb]): key for key in weights or {}}
+    sizes = {name: (SIZES[name][0] if scope == "formula" else 1, SIZES[name][1]) for name in names}
+    at_mean = {
+        keys.get(name, spelled(kb, name)): weighed.get(name, 1.0) * size * divisor
+        for name, (size, divisor) in sizes.items()
+    }
+    factor = min((weight for weight in at_mean.values() if weight != 0), default=1.0)
+    rest = _normal_form(at_mean, factor)
+    spelling = f"kb.w_dfl={_held(w_dfl * factor)}"
+    if rest or weights:
+        spelling += f" kb.weights={rest or 'null'}"
+    spelling += " at kb.scale=mean"
+    fix = "write a smaller kb.w_dfl, or weights nearer each other"
+    _check_held("kb.scale=sum", spelling, [*rest.values(), w_dfl * factor], fix)
+    raise ValueError(f"kb.scale=sum is {spelling} (scope {scope}: {_divisors(sizes)}); write that")
+
+
+def _divisors(sizes: Mapping[str, tuple[int, int]]) -> str:
+    """What kb.scale=mean divides each family of `sizes` (formulas, divisor) by, as words: "3
+    families of 10 formulas", naming the families where they differ."""
+    told = {
+        name: f"{divisor} families" + (f" of {size} formulas" if size != 1 else "")
+        for name, (size, divisor) in sizes.items()
+    }
+    if len(set(told.values())) == 1:
+        return next(iter(told.values()))
+    groups = {said: [name for name in told if told[name] == said] for said in told.values()}
+    return "; ".join(f"{', '.join(names)}: {said}" for said, names in groups.items())
 
 
 # float32, in which a run weighs its DFL loss, rounds a number of at most 2**-150 (half its
@@ -214,20 +258,32 @@ FLOAT32_ZERO = 2.0**-150
 
 def check_w_dfl(w_dfl: Any) -> None:
     """A `kb.w_dfl` that float32 holds: none but 0 that it rounds to 0 (FLOAT32_ZERO), under
-    which every operator and knowledge base trains one network under many hashes.
+    which every operator and knowledge base trains one network under many hashes, none it rounds
+    to inf, and each as float32's shortest spelling (`float32_shortest`): a run weighs its
+    float32 DFL loss by float32(w_dfl), so 10.0000001 trains as 10.0 under another hash.
 
     >>> check_w_dfl(1e-50)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: kb.w_dfl=1e-50 is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a weight of at ...
+    >>> check_w_dfl(10.0000001)
+    Traceback (most recent call last):
+    ...
+    ValueError: kb.w_dfl=10.0000001 is 10.0 in float32: write kb.w_dfl=10.0
     """
-    if _number(w_dfl) and 0 < w_dfl <= FLOAT32_ZERO:
+    if not _number(w_dfl) or w_dfl == 0:
+        return
+    if 0 < w_dfl <= FLOAT32_ZERO:
         raise ValueError(
             f"kb.w_dfl={w_dfl!r} is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a weight of "
-            "at least 1.4e-45"
+            "at least 1e-45"
         )
-    if _number(w_dfl) and _edge(w_dfl) == "inf":
+    if _edge(w_dfl) == "inf":
         raise ValueError(f"kb.w_dfl={w_dfl!r} is inf in float32: write a weight of at most 3.4e+38")
+    if (shortest := float32_shortest(w_dfl)) != w_dfl:
+        raise ValueError(
+            f"kb.w_dfl={w_dfl!r} is {shortest!r} in float32: write kb.w_dfl={shortest!r}"
+        )
 
 
 def check_float32_weights(weighed: Mapping[str, float], w_dfl: Any) -> None:
@@ -249,12 +305,32 @@ def check_float32_weights(weighed: Mapping[str, float], w_dfl: Any) -> None:
                 f"kb.weights: {name}'s weight {weight!r} (times kb.w_dfl={w_dfl!r}) is {edge} in "
                 f"float32: {fix}"
             )
+        if (shortest := float32_shortest(weight)) != weight:
+            fix = "leave it out (1 is every formula's)" if shortest == 1 else f"write {shortest!r}"
+            raise ValueError(
+                f"kb.weights: {name}'s weight {weight!r} is {shortest!r} in float32: {fix}"
+            )
+
+
+def float32_shortest(value: float) -> float:
+    """The decimal of fewest digits that float32 rounds as it rounds `value` (numpy's repr of a
+    float32: 10.0000001 is 10.0, 0.1 is 0.1), for a `value` float32 holds (`_edge`)."""
+    rounded = _float32(value)
+    for digits in range(1, 9):  # 9 significant digits give every float32 back
+        if _float32(shortest := float(f"{rounded:.{digits}g}")) == rounded:
+            return shortest
+    return float(f"{rounded:.9g}")
+
+
+def _float32(value: float) -> float:
+    """`value` rounded to float32 (an OverflowError, or inf, past its range)."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
 
 
 def _edge(value: float) -> str | None:
     """ "0" or "inf" where float32 rounds a nonzero finite `value` to that, else None."""
     try:
-        rounded = struct.unpack("f", struct.pack("f", value))[0]
+        rounded = _float32(value)
     except OverflowError:  # how some Pythons pack a number float32 rounds to inf
         return "inf"
     if math.isinf(rounded):
@@ -268,10 +344,12 @@ def _number(value: Any) -> bool:
 
 
 def _shown(value: Any) -> Any:
-    """`value` (a weight, or a mapping of weights) with a whole float shown as an integer."""
+    """`value` (a weight, or a mapping of weights) with a whole float shown as an integer (below
+    2**53, whose integers a float holds each: 1e+40 stays 1e+40)."""
     if isinstance(value, Mapping):
         return {k: _shown(v) for k, v in value.items()}
-    return int(value) if isinstance(value, float) and value.is_integer() else value
+    whole = isinstance(value, float) and value.is_integer() and abs(value) < 2**53
+    return int(value) if whole else value
 
 
 def spelled(kb: str, name: str) -> int | str:

@@ -187,8 +187,8 @@ def check_kb_options(kb: Mapping[str, Any]) -> None:
     value is shown with ascii(): a look-alike letter is told from the real one); a DFL weight
     float32 holds (kb_formulas.check_w_dfl); the formulas and weights of one of the package's
     knowledge bases in their one spelling, its weights with no factor its `w_dfl` would take
-    (kb_formulas.check_one_spelling), its scale sum none that is a factor of mean
-    (kb_formulas.check_scale)."""
+    (kb_formulas.check_one_spelling), its scale mean where it has a DFL loss (sum is mean at
+    another w_dfl and weights: kb_formulas.check_scale)."""
     for key, valid in (("scale", SCALES), ("scope", SCOPES)):
         if key in kb and kb[key] not in valid:
             raise ValueError(f"kb.{key}={ascii(kb[key])} is not valid; choose one of {list(valid)}")

@@ -194,6 +194,14 @@ SECOND_SPELLINGS = [
      "families); write that", ("kb.w_dfl=30",)),
     (("kb=sum9", "kb.scale=sum"), "kb.scale=sum is kb.w_dfl=20 at kb.scale=mean (scope family: "
      "2 families); write that", ("kb=sum9", "kb.w_dfl=20")),
+    # no constant multiple: the weights at mean differ (`both`; `same` at scope formula)
+    (("kb=both", "kb.scale=sum"), "kb.scale=sum is kb.w_dfl=20 kb.weights={'same/1': 1.5, "
+     "'same/2': 1.5, 'same/3': 1.5} at kb.scale=mean (scope family: same/1, same/2, same/3: 3 "
+     "families; sum9/1, sum9/2: 2 families); write that",
+     ("kb=both", "kb.w_dfl=20", "kb.weights={same/1:1.5,same/2:1.5,same/3:1.5}")),
+    (("kb.scope=formula", "kb.scale=sum"), "kb.scale=sum is kb.w_dfl=30 kb.weights={1: 10, 2: "
+     "10} at kb.scale=mean (scope formula: same/1, same/2: 3 families of 10 formulas; same/3: 3 "
+     "families); write that", ("kb.scope=formula", "kb.w_dfl=30", "kb.weights={1:10,2:10}")),
     (("kb.weights={1:0}",), "kb.weights={1: 0} is kb.formulas=[2, 3]; write that",
      ("kb.formulas=[2,3]",)),
     (("tnorm=hamacher", "tnorm.p=1"), "tnorm=hamacher tnorm.p=1 is tnorm=frank tnorm.p=1; write "
@@ -203,7 +211,9 @@ SECOND_SPELLINGS = [
     (("forall=generalized_mean_error", "forall.p=2"), "forall=generalized_mean_error forall.p=2 "
      "is forall=rmse; write that", ("forall=rmse",)),
     (("kb.w_dfl=1e-50",), "kb.w_dfl=1e-50 is 0 in float32: write kb.w_dfl=0 (no DFL loss) or a "
-     "weight of at least 1.4e-45", ("kb.w_dfl=1.4e-45",)),
+     "weight of at least 1e-45", ("kb.w_dfl=1e-45",)),
+    (("kb.w_dfl=10.0000001",), "kb.w_dfl=10.0000001 is 10.0 in float32: write kb.w_dfl=10.0",
+     ("kb.w_dfl=10.0",)),
     # a w_dfl, or a weight times it, that float32 rounds to inf or 0
     (("kb.w_dfl=1e39",), "kb.w_dfl=1e+39 is inf in float32: write a weight of at most 3.4e+38",
      ("kb.w_dfl=3.4e38",)),
@@ -227,7 +237,9 @@ def test_a_second_spelling_is_refused_in_a_job_naming_the_one_that_trains(
     [
         ({"kb__formulas": None, "kb__scale": "sum"}, "kb.scale=sum is kb.w_dfl=30 at kb.scale="
          "mean (scope family: 3 families); write that"),
-        ({"kb__scale": "sum", "kb__scope": "formula"}, None),  # [1, 3]: 10 and 1 formulas
+        ({"kb__scale": "sum", "kb__scope": "formula"}, "kb.scale=sum is kb.w_dfl=30 kb.weights="
+         "{1: 10} at kb.scale=mean (scope formula: same/1: 3 families of 10 formulas; same/3: 3 "
+         "families); write that"),  # [1, 3]: 10 and 1 formulas
         ({"kb__formulas": None, "kb__weights": {"2": 0}},
          "kb.weights={'2': 0} is kb.formulas=[1, 3]; write that"),
         ({"tconorm": {"name": "schweizer_sklar", "p": 0.0}}, "tconorm=schweizer_sklar "
@@ -235,9 +247,13 @@ def test_a_second_spelling_is_refused_in_a_job_naming_the_one_that_trains(
         ({"exists": {"name": "frank", "p": 1.0}}, "exists=frank exists.p=1 is "
          "exists=probabilistic_sum; write that"),
         ({"kb__w_dfl": 1e-320}, "kb.w_dfl=1e-320 is 0 in float32: write kb.w_dfl=0 (no DFL "
-         "loss) or a weight of at least 1.4e-45"),
+         "loss) or a weight of at least 1e-45"),
         ({"kb__w_dfl": 1e39}, "kb.w_dfl=1e+39 is inf in float32: write a weight of at most "
          "3.4e+38"),
+        ({"kb__w_dfl": 10.0000001}, "kb.w_dfl=10.0000001 is 10.0 in float32: write "
+         "kb.w_dfl=10.0"),
+        ({"kb__formulas": None, "kb__weights": {"2": 2.50000001}}, "kb.weights: same/2's "
+         "weight 2.50000001 is 2.5 in float32: write 2.5"),
     ],
 )  # fmt: skip
 def test_a_record_of_a_second_spelling_is_no_record(values, said):

@@ -1,12 +1,15 @@
-"""One DFL loss, one spelling (kb_formulas): `kb.scale=sum` where it is a constant multiple of
-`kb.scale=mean` is `kb.w_dfl` times that multiple (check_scale), a formula weighed 0 is that
-formula left out (check_no_zero), and a `kb.w_dfl` that float32 rounds to 0 weighs no DFL loss
-(check_w_dfl); each law checked on the losses `logic.build_kb` computes."""
+"""One DFL loss, one spelling (kb_formulas): `kb.scale=sum` is `kb.scale=mean` at another
+`kb.w_dfl` and `kb.weights` (check_scale), a formula weighed 0 is that formula left out
+(check_no_zero), a `kb.w_dfl` that float32 rounds to 0 weighs no DFL loss, and one float32 rounds
+as a shorter decimal is that decimal (check_w_dfl); each law checked on the losses
+`logic.build_kb` computes."""
 
 from __future__ import annotations
 
+import ast
 import re
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -19,9 +22,12 @@ from dfl_bench.kb_formulas import (
     check_one_spelling,
     check_scale,
     check_w_dfl,
+    float32_shortest,
+    spelled,
 )
 from dfl_bench.logic import KBS, build_kb
 from dfl_bench.operators import KINDS, OperatorSet
+from dfl_bench.tasks.values import check_kb_options
 
 OPS = [
     OperatorSet.from_config({k: {"name": n} for k, n in zip(KINDS, names, strict=True)})
@@ -68,74 +74,112 @@ SUBSETS = {
     "sum9": [None, [1]],
     "both": [None, ["same/1", "same/3"], ["sum9/1", "sum9/2"], ["same/2", "sum9/1"]],
 }
+SAID_AT_MEAN = re.compile(
+    r"kb.scale=sum is kb.w_dfl=(\S+)(?: kb.weights=(\{.*?\}|null))? at kb.scale=mean "
+    r"\(scope (family|formula): .*\); write that"
+)
 
 
-@settings(max_examples=30, deadline=None)
+def at_mean(kb: str, sum_options: dict) -> dict:
+    """The options at kb.scale=mean that check_scale's refusal of `sum_options` (at sum) names,
+    each checked as a job and a record check it (tasks/values.check_kb_options)."""
+    with pytest.raises(ValueError) as refused:
+        check_scale(kb, {**sum_options, "scale": "sum"})
+    found = SAID_AT_MEAN.fullmatch(str(refused.value))
+    assert found, str(refused.value)
+    weights = None if found.group(2) in (None, "null") else ast.literal_eval(found.group(2))
+    named = {**sum_options, "scale": "mean", "w_dfl": float(found.group(1)), "weights": weights}
+    check_kb_options({"name": kb, **named})
+    return named
+
+
+def assert_same_loss(kb: str, seed: int, ops: OperatorSet, sum_options: dict) -> None:
+    """w_dfl times the loss at sum and its gradients are those at the spelling at mean that
+    check_scale names (`at_mean`), to float rounding."""
+    mean_options = at_mean(kb, sum_options)
+    weighed = {}
+    for options in ({**sum_options, "scale": "sum"}, mean_options):
+        built = {k: v for k, v in options.items() if k != "w_dfl"}
+        loss, grads = loss_and_gradients(kb, seed, ops, **built)
+        weighed[options["scale"]] = (loss * options["w_dfl"], grads, options["w_dfl"])
+    (loss_sum, grads_sum, w_sum), (loss_mean, grads_mean, w_mean) = weighed.values()
+    torch.testing.assert_close(loss_sum, loss_mean, rtol=1e-5, atol=1e-5)
+    for g_sum, g_mean in zip(grads_sum, grads_mean, strict=True):
+        assert (g_sum is None) == (g_mean is None)
+        if g_sum is not None:
+            torch.testing.assert_close(g_sum * w_sum, g_mean * w_mean, rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=40, deadline=None)
 @given(
     kb=st.sampled_from(sorted(SUBSETS)),
     pick=st.integers(0, 4),
     scope=st.sampled_from(["family", "formula"]),
+    weight=st.sampled_from([None, 2.5, 7.0, 1.5]),
+    w_dfl=st.sampled_from([10.0, 1.0, 0.1, 3.3]),
     seed=st.integers(0, 2**16),
     ops=st.sampled_from(range(len(OPS))),
 )
-def test_scale_sum_is_refused_exactly_where_it_is_a_constant_multiple_of_mean(
-    kb: str, pick: int, scope: str, seed: int, ops: int
+def test_scale_sum_is_refused_naming_the_spelling_at_mean_it_equals(
+    kb: str, pick: int, scope: str, weight: float | None, w_dfl: float, seed: int, ops: int
 ) -> None:
-    """Refused naming c * w_dfl: the loss at sum is c times that at mean (to float rounding),
-    gradients alike; accepted: the ratio of the two moves with the truth values."""
+    """Every kb.scale=sum with a DFL loss is refused naming kb.w_dfl and kb.weights at mean,
+    a spelling that is taken, whose loss and gradients are those at sum to float rounding."""
     formulas = SUBSETS[kb][pick % len(SUBSETS[kb])]
-    options = {"formulas": formulas, "scope": scope}
-    at = {s: loss_and_gradients(kb, seed, OPS[ops], scale=s, **options) for s in ("sum", "mean")}
-    try:
-        check_scale(kb, {**options, "scale": "sum", "w_dfl": 10.0})
-    except ValueError as refused:
-        found = re.fullmatch(r"kb.scale=sum is kb.w_dfl=(\d+) at kb.scale=mean \(scope .*\); "
-                             r"write that", str(refused))  # fmt: skip
-        assert found, str(refused)
-        c = int(found.group(1)) / 10
-        torch.testing.assert_close(at["sum"][0], c * at["mean"][0], rtol=1e-6, atol=1e-6)
-        for g_sum, g_mean in zip(at["sum"][1], at["mean"][1], strict=True):
-            if g_sum is not None:
-                torch.testing.assert_close(g_sum, c * g_mean, rtol=1e-5, atol=1e-6)
-        return
-    ratios = [
-        float(sum_loss / mean_loss)
-        for sum_loss, mean_loss in (
-            (loss_and_gradients(kb, s, OPS[0], scale="sum", **options)[0],
-             loss_and_gradients(kb, s, OPS[0], scale="mean", **options)[0])
-            for s in (seed, seed + 1)
-        )
-    ]  # fmt: skip
-    assert ratios[0] != pytest.approx(ratios[1], rel=1e-4)
+    chosen = formulas or [spelled(kb, name) for name in FORMULAS[kb]]
+    weights = {chosen[-1]: weight} if weight and len(chosen) > 1 else None
+    options = {"formulas": formulas, "scope": scope, "weights": weights, "w_dfl": w_dfl}
+    check_kb_options({"name": kb, **options, "scale": "mean"})  # a spelling at sum taken but for it
+    assert_same_loss(kb, seed, OPS[ops], options)
 
 
 @pytest.mark.parametrize(
     ("kb", "options", "said"),
     [
+        ("both", {}, "kb.w_dfl=20 kb.weights={'same/1': 1.5, 'same/2': 1.5, 'same/3': 1.5} at "
+         "kb.scale=mean (scope family: same/1, same/2, same/3: 3 families; sum9/1, sum9/2: 2 "
+         "families)"),
+        ("same", {"scope": "formula"}, "kb.w_dfl=30 kb.weights={1: 10, 2: 10} at kb.scale=mean "
+         "(scope formula: same/1, same/2: 3 families of 10 formulas; same/3: 3 families)"),
+        ("sum9", {"scope": "formula", "formulas": [1]},
+         "kb.w_dfl=20 at kb.scale=mean (scope formula: 2 families)"),
+        ("both", {"scope": "formula", "formulas": ["same/1", "same/3", "sum9/2"],
+                  "weights": {"same/3": 7}},
+         "kb.w_dfl=20 kb.weights={'same/1': 15, 'same/3': 10.5} at kb.scale=mean (scope formula: "
+         "same/1: 3 families of 10 formulas; same/3: 3 families; sum9/2: 2 families)"),
+        ("both", {"weights": {"sum9/1": 1.5, "sum9/2": 1.5}}, "kb.w_dfl=30 kb.weights=null at "
+         "kb.scale=mean (scope family: same/1, same/2, same/3: 3 families; sum9/1, sum9/2: 2 "
+         "families)"),
+        ("same", {"weights": {1: 2.5}, "w_dfl": 0.1},
+         "kb.w_dfl=0.3 kb.weights={1: 2.5} at kb.scale=mean (scope family: 3 families)"),
         ("same", {}, "kb.w_dfl=30 at kb.scale=mean (scope family: 3 families)"),
-        ("sum9", {"scope": "formula"}, "kb.w_dfl=20 at kb.scale=mean (scope formula: 2 families)"),
         ("same", {"scope": "formula", "formulas": [1, 2]},
          "kb.w_dfl=300 at kb.scale=mean (scope formula: 3 families of 10 formulas)"),
-        ("both", {"formulas": ["sum9/1", "sum9/2"]}, "kb.w_dfl=20 at kb.scale=mean"),
     ],
 )  # fmt: skip
-def test_scale_sum_names_the_weight_it_is_at_mean(kb, options, said):
-    with pytest.raises(ValueError, match=rf"^kb.scale=sum is {re.escape(said)}.*; write that$"):
-        check_scale(kb, {"scale": "sum", "w_dfl": 10, **options})
+def test_scale_sum_names_the_weights_it_is_at_mean(kb, options, said):
+    """The probe's cases (`both`, `same` at scope formula), a subset, user weights: the same
+    loss and gradients at the spelling named, which is taken (`assert_same_loss`)."""
+    options = {"w_dfl": 10.0, **options}
+    with pytest.raises(ValueError) as refused:
+        check_scale(kb, {"scale": "sum", **options})
+    assert str(refused.value) == f"kb.scale=sum is {said}; write that"
+    assert_same_loss(kb, 0, OPS[0], options)
 
 
-@pytest.mark.parametrize(
-    ("kb", "options"),
-    [
-        ("both", {}),  # the two knowledge bases' divisors differ
-        ("both", {"formulas": ["same/2", "sum9/1"]}),
-        ("same", {"scope": "formula"}),  # same/3 holds 1 formula, same/1 and same/2 hold 10
-        ("same", {"scale": "mean"}),
-        ("same", {"w_dfl": 0.0}),  # no DFL loss: composed.check_idle's
-    ],
-)
-def test_scale_sum_that_is_no_multiple_of_mean_passes(kb, options):
-    check_scale(kb, {"scale": "sum", "w_dfl": 10.0, **options})
+def test_scale_sum_whose_spelling_at_mean_float32_loses_names_none():
+    with pytest.raises(ValueError) as refused:
+        check_scale("same", {"scale": "sum", "w_dfl": 2e38})
+    assert str(refused.value) == (
+        "kb.scale=sum is kb.w_dfl=6e+38 at kb.scale=mean, where float32 rounds 6e+38 to inf: "
+        "write a smaller kb.w_dfl, or weights nearer each other"
+    )
+    check_w_dfl(2e38)  # taken at mean
+
+
+@pytest.mark.parametrize("options", [{"scale": "mean"}, {"w_dfl": 0.0}])  # w_dfl 0: check_idle's
+def test_scale_mean_or_no_dfl_loss_passes(options):
+    check_scale("both", {"scale": "sum", "w_dfl": 10.0, **options})
 
 
 @settings(max_examples=20, deadline=None)
@@ -208,11 +252,13 @@ def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_0(w: float) 
     weighed.backward()
     nothing = w != 0 and weighed.item() == 0 and dfl.grad.item() == 0
     assert nothing == (w != 0 and torch.tensor(w, dtype=torch.float32).item() == 0)
+    said = rf"^kb.w_dfl={re.escape(repr(w))} is 0 in float32: write kb.w_dfl=0 .* at least 1e-45$"
     if not nothing:
-        check_w_dfl(w)
+        check_w_dfl(float32_shortest(w))  # w itself may be another spelling of it
         return
-    with pytest.raises(ValueError, match=rf"^kb.w_dfl={re.escape(repr(w))} is 0 in float32: "):
+    with pytest.raises(ValueError, match=said):
         check_w_dfl(w)
+    check_w_dfl(1e-45)  # the least weight the refusal names
 
 
 @settings(max_examples=200, deadline=None)
@@ -221,10 +267,83 @@ def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_inf(w: float
     """A run's float32 DFL term times w is inf where float32 rounds w to inf."""
     weighed = (w * torch.tensor(1.0)).item()
     if weighed != float("inf"):
-        check_w_dfl(w)
+        check_w_dfl(float32_shortest(w))  # w itself may be another spelling of it
         return
     with pytest.raises(ValueError, match=rf"^kb.w_dfl={re.escape(repr(w))} is inf in float32: "):
         check_w_dfl(w)
+    check_w_dfl(3.4e38)  # the greatest weight the refusal names
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    w=st.one_of(
+        st.floats(1e-45, 3.4e38),
+        st.floats(0.01, 100.0),
+        st.sampled_from([10.0000001, 10.000001, 0.1, 0.3, 1.5, 10, 16777217, 1 / 3, 2.0**-149]),
+    ),
+    seed=st.integers(0, 2**16),
+)
+def test_a_dfl_weight_is_refused_where_float32_rounds_it_as_a_shorter_one(w: float, seed: int):
+    """A run weighs its float32 DFL term by w (tasks/mnist/dfl_run.py: w_dfl * dfl), that is
+    by float32(w): two weights float32 rounds alike train one network, so only float32's
+    shortest spelling (numpy's repr of the float32) is taken, and the refusal names it."""
+    shortest = float32_shortest(w)
+    assert shortest == float(str(np.float32(w)))
+    dfl = torch.randn(7, generator=torch.Generator().manual_seed(seed))
+    assert torch.equal(w * dfl, shortest * dfl)
+    check_w_dfl(shortest)
+    if shortest == w:
+        check_w_dfl(w)
+        return
+    with pytest.raises(ValueError) as refused:
+        check_w_dfl(w)
+    assert str(refused.value) == (
+        f"kb.w_dfl={w!r} is {shortest!r} in float32: write kb.w_dfl={shortest!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "weight", "said"),
+    [
+        (1, 2.50000001, "kb.weights: same/1's weight 2.50000001 is 2.5 in float32: write 2.5"),
+        (1, 7 / 3, "kb.weights: same/1's weight 2.3333333333333335 is 2.3333333 in float32: "
+         "write 2.3333333"),
+        (2, 1.00000001, "kb.weights: same/2's weight 1.00000001 is 1.0 in float32: leave it "
+         "out (1 is every formula's)"),
+    ],
+)  # fmt: skip
+def test_a_weight_is_refused_where_float32_rounds_it_as_a_shorter_one(key, weight, said):
+    """Refused naming float32's shortest spelling of the weight, which is taken."""
+    with pytest.raises(ValueError) as refused:
+        check_one_spelling("same", None, {key: weight}, FORMULAS["same"], 10.0)
+    assert str(refused.value) == said
+    named = float32_shortest(weight)
+    check_one_spelling("same", None, {key: named} if named != 1 else None, FORMULAS["same"], 10.0)
+
+
+@pytest.mark.parametrize(
+    ("weights", "w_dfl", "said"),
+    [
+        ({1: 3, 2: 3, 3: 7}, 10.0, "kb.weights={1: 3, 2: 3, 3: 7} is kb.w_dfl=30 kb.weights="
+         "{3: 2.3333333} spelled another way; write that"),
+        ({1: 3, 2: 3, 3: 3.5}, 0.1, "kb.weights={1: 3, 2: 3, 3: 3.5} is kb.w_dfl=0.3 kb.weights="
+         "{3: 1.1666666} spelled another way; write that"),
+        ({1: 0, 2: 3, 3: 7}, 0.1, "kb.weights={1: 0, 2: 3, 3: 7} is kb.formulas=[2, 3] "
+         "kb.w_dfl=0.3 kb.weights={3: 2.3333333}; write that"),
+    ],
+)  # fmt: skip
+def test_a_normal_form_is_named_as_float32_spells_it(weights, w_dfl, said):
+    """The weights and w_dfl a refusal names are float32's shortest spellings (7 / 3 is
+    2.3333333, 0.1 * 3 is 0.3), which are themselves taken."""
+    with pytest.raises(ValueError) as refused:
+        check_one_spelling("same", None, weights, FORMULAS["same"], w_dfl)
+    assert str(refused.value) == said
+    formulas, w_dfl, named = re.search(
+        r" is (?:kb.formulas=(\[.*?\]) )?kb.w_dfl=(\S+) kb.weights=(\{.*?\})", said
+    ).groups()
+    check_w_dfl(float(w_dfl))
+    formulas = ast.literal_eval(formulas) if formulas else None
+    check_one_spelling("same", formulas, ast.literal_eval(named), FORMULAS["same"], float(w_dfl))
 
 
 @pytest.mark.parametrize(
@@ -236,10 +355,9 @@ def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_inf(w: float
          "float32: leave it out of kb.formulas"),
         ({1: 1e30}, 1e10, "kb.weights: same/1's weight 1e+30 (times kb.w_dfl=10000000000.0) is "
          "inf in float32: weigh it less"),
-        ({1: 1e-40}, 10.0, "kb.weights={1: 1e-40} is kb.w_dfl=1e-39 kb.weights={2: "
-         "10000000000000000303786028427003666890752, 3: 10000000000000000303786028427003666890752}"
-         ", where float32 rounds 10000000000000000303786028427003666890752 to inf: weigh the "
-         "formulas within float32's range of each other"),
+        ({1: 1e-40}, 10.0, "kb.weights={1: 1e-40} is kb.w_dfl=1e-39 kb.weights={2: 1e+40, 3: "
+         "1e+40}, where float32 rounds 1e+40 to inf: weigh the formulas within float32's range "
+         "of each other"),
     ],
 )  # fmt: skip
 def test_a_weight_float32_loses_is_refused_naming_no_refused_spelling(weights, w_dfl, said):
