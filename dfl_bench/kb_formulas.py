@@ -36,6 +36,23 @@ SIZES: dict[str, tuple[int, int]] = {
     "sum9/1": (1, 2),
     "sum9/2": (1, 2),
 }
+# Of each formula of FORMULAS: the operator kinds (kinds.KINDS) its evaluation calls, as
+# logic.formulas.connectives walks its tree (a test holds them to it); `uncalled` reads them.
+CONNECTIVES: dict[str, frozenset[str]] = {
+    "same/1": frozenset({"forall", "tnorm", "implication"}),
+    "same/2": frozenset({"forall", "tnorm", "implication"}),
+    "same/3": frozenset({"forall", "implication"}),
+    "sum9/1": frozenset({"forall", "exists"}),
+    "sum9/2": frozenset({"forall", "tnorm", "tconorm", "implication"}),
+}
+# The connective of a formula that calls each operator kind (logic.formulas.CALLS).
+CALLED_BY = {
+    "tnorm": "a conjunction (& or AndOver)",
+    "tconorm": "a disjunction (| or OrOver)",
+    "implication": "an implication (>>)",
+    "forall": "a universal quantifier (Forall)",
+    "exists": "an existential quantifier (Exists)",
+}
 
 
 def formula_name(kb: str, key: Any, valid: Sequence[str]) -> str:
@@ -75,6 +92,23 @@ def chosen(
         check_weight(name, weight)
         weighed[name] = weight
     return names, weighed
+
+
+def uncalled(kb: str, formulas: Any) -> dict[str, str]:
+    """Each operator kind that no formula of `kb` (of FORMULAS) which `formulas` selects calls
+    (CONNECTIVES), and why, in one line: every value of it trains the same numbers.
+
+    >>> uncalled("same", [3])["tnorm"]
+    'kb=same kb.formulas=[3] reads no tnorm: no formula of same/3 has a conjunction (& or AndOver)'
+    """
+    names = chosen(kb, formulas, None, FORMULAS[kb])[0]
+    called = set().union(*(CONNECTIVES[name] for name in names))
+    selection = f"kb={kb}" + ("" if formulas is None else f" kb.formulas={list(formulas)}")
+    return {
+        kind: f"{selection} reads no {kind}: no formula of {', '.join(names)} has {noun}"
+        for kind, noun in CALLED_BY.items()
+        if kind not in called
+    }
 
 
 def check_weight(name: str, weight: Any) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
+from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 
 from dfl_bench.checks import MAX_SEED, MAX_THREADS, tail_steps
@@ -40,7 +41,7 @@ from dfl_bench.lifecycle.trainer_values import check_trainer
 from dfl_bench.operator_params import same_operator
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import NOT_HASHED
-from dfl_bench.tasks.values import check_split_seed, check_subsets
+from dfl_bench.tasks.values import TASKS, check_split_seed, check_subsets
 from dfl_bench.untrusted import PLAIN_NAME
 
 MAX_NAME = 100  # characters (a file name may have 255 bytes; a lock or a W&B run adds to it)
@@ -311,6 +312,35 @@ def check_override(override: Override, task: str, ignores: Sequence[str]) -> Non
     absent = absent_refusal(key.lstrip("+"), override.value())
     if absent is not None:
         raise ValueError(f"{override.input_line}: {absent}")
+
+
+def uncalled_refusal(config: Mapping[str, Any], overrides: Sequence[Any]) -> str | None:
+    """Why an override of `overrides` (a job's, a record's, a tool's) sets a config group, or a
+    key of it, that the run of `config` never calls (its task's declared `uncalled`,
+    tasks/values TASKS: an operator kind that no formula of its knowledge base's selection
+    has), in one line; or None. Another value of it trains the same numbers under another
+    hash; a value an experiment's yaml sets (an operator family's) is no override and passes."""
+    name = (config.get("task") or {}).get("name")
+    settings = TASKS.get(name) if isinstance(name, str) else None
+    uncalled = settings.uncalled(config) if settings is not None and settings.uncalled else {}
+    for line in overrides if uncalled else ():
+        group = override_group(line) if isinstance(line, str) else None
+        if group in uncalled:
+            return (
+                f"{line} is refused: {uncalled[group]}: leave {group} as composed (another "
+                "value trains the same numbers under another hash)"
+            )
+    return None
+
+
+@cache
+def override_group(line: str) -> str | None:
+    """The top-level key the override `line` sets or deletes (`exists` of `+exists=maximum`,
+    `tconorm` of `tconorm.p=3`), or None where Hydra reads no override."""
+    try:
+        return OverridesParser.create().parse_override(line).key_or_group.split(".")[0]
+    except HydraException:
+        return None
 
 
 def check_deletions(overrides: Sequence[str]) -> None:

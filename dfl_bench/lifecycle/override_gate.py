@@ -39,7 +39,7 @@ def setting_refusal(
     declared.declared_refusal: what the experiment declares or takes from its row or stage;
     guards.check_deletions), then the config as a record's config is held to what a job takes
     (record_config.config_refusal, record_fields.unfit: the job's own checks of its values,
-    the knowledge base's among them)."""
+    the knowledge base's among them, and of overrides of operators no formula calls)."""
     task = str(((config or {}).get("task") or {}).get("name", DEFAULT))
     ignores = TASKS[task].ignores if task in TASKS else ()
     try:
@@ -54,7 +54,9 @@ def setting_refusal(
         return unparsed(err)
     except ValueError as err:
         return str(err)
-    return None if config is None else config_refusal(config) or unfit({"config": config})
+    if config is None:
+        return None
+    return config_refusal(config, overrides) or unfit({"config": config})
 
 
 def declaration(experiment: str, row: str | None) -> dict[str, Any]:

@@ -11,12 +11,17 @@ is no run a record may hold, whatever its hash.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dfl_bench.kinds import KINDS
 from dfl_bench.lifecycle.composed import check_complete, check_idle
-from dfl_bench.lifecycle.guards import check_profile, check_shape, required_keys
+from dfl_bench.lifecycle.guards import (
+    check_profile,
+    check_shape,
+    required_keys,
+    uncalled_refusal,
+)
 from dfl_bench.lifecycle.migrate import migrate_config, shape_defect
 from dfl_bench.lifecycle.trainer_values import check_trainer
 from dfl_bench.operator_params import refusal as operator_refusal
@@ -25,7 +30,7 @@ from dfl_bench.tasks.optimizer_values import check_optimizer
 from dfl_bench.tasks.values import TASKS, check_split_seed
 
 
-def config_refusal(config: Mapping[str, Any]) -> str | None:
+def config_refusal(config: Mapping[str, Any], overrides: Sequence[Any] = ()) -> str | None:
     """Why `config` (a record's; of an older form, as migrate.migrate_config has it today) is
     no configuration a job of this checkout takes (one line naming the key), or None (also for
     groups of another shape: migrate.shape_defect names them where a record is migrated): its
@@ -36,8 +41,10 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
     task's settings (values.TASKS; a task from a user's folder declares them in its class, read
     where it is imported), each key its run does not read at the composed value
     (composed.check_idle), every key its composition has (composed.check_complete: a job
-    refuses `~kb.scope`), and a split seed not the seed's (values.check_split_seed). Its data,
-    model, augment and kb values are record_fields.FIELDS'."""
+    refuses `~kb.scope`), a split seed not the seed's (values.check_split_seed), and none of
+    its `overrides` (the record's) setting an operator no formula of its knowledge base calls
+    (guards.uncalled_refusal, a job's too). Its data, model, augment and kb values are
+    record_fields.FIELDS'."""
     if shape_defect({"config": config}) is not None:
         return None
     config = migrate_config(config)
@@ -70,4 +77,4 @@ def config_refusal(config: Mapping[str, Any]) -> str | None:
         check_complete(config, required_keys())
     except ValueError as err:
         return str(err)
-    return None
+    return uncalled_refusal(config, overrides)

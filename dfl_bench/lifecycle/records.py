@@ -71,9 +71,9 @@ def defect(path: str | Path) -> str | None:
 def invalid(record: Any, path: Path | None = None) -> str | None:
     """Why `record` is not a whole run record (every RECORD_FIELDS, a known status, a config, a
     test accuracy when ok, every text in it a printable line, each field of FIELDS' kind, its
-    config one a job takes (record_config), its profile its config's, its config's seed; at
-    `path`: its config hash, its experiment its folder's, and a `reused_from` not naming
-    itself)."""
+    config and overrides what a job takes (record_config), its profile its config's, its
+    config's seed; at `path`: its config hash, its experiment its folder's, and a `reused_from`
+    not naming itself)."""
     if not isinstance(record, dict):
         return f"a JSON {type(record).__name__}, not a run record"
     missing = [k for k in RECORD_FIELDS if k not in record]
@@ -102,7 +102,7 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     unprintable = next(unprintable_keys(record), None)
     if unprintable is not None:
         return f"its {unprintable!r} is no printable line of text"
-    why = unfit(record) or config_refusal(record["config"])  # what a job takes, nothing else
+    why = unfit(record) or config_refusal(record["config"], record.get("overrides") or [])
     if why is not None:
         return why
     budget = profile.get("max_steps")

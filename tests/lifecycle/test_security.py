@@ -934,7 +934,8 @@ def test_a_records_setting_in_a_row_label_is_text_in_latex(tmp_path, monkeypatch
     from dfl_bench.lifecycle import records
     from dfl_bench.results.__main__ import main
 
-    monkeypatch.setattr(records, "config_refusal", lambda config: None)  # the escaping alone
+    # the escaping alone: no config refused
+    monkeypatch.setattr(records, "config_refusal", lambda config, overrides=(): None)
 
     def change(record):
         record["config"]["trainer"]["strategy"] = "x\\&\\input{/etc/passwd}"  # a free text
@@ -953,7 +954,8 @@ def test_a_records_text_in_a_markdown_table_is_text(tmp_path, monkeypatch):
     from dfl_bench.lifecycle import records
     from dfl_bench.results.__main__ import main
 
-    monkeypatch.setattr(records, "config_refusal", lambda config: None)  # the escaping alone
+    # the escaping alone: no config refused
+    monkeypatch.setattr(records, "config_refusal", lambda config, overrides=(): None)
 
     def change(record):
         record["config"]["trainer"]["strategy"] = "<img src=x onerror=alert(1)>|y # planted"
