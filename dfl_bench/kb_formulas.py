@@ -227,7 +227,7 @@ def check_w_dfl(w_dfl: Any) -> None:
             "at least 1.4e-45"
         )
     if _number(w_dfl) and _edge(w_dfl) == "inf":
-        raise ValueError(f"kb.w_dfl={w_dfl!r} is inf in float32: write a weight of at most 3.4e+38")
+        raise ValueError(f"kb.w_dfl={w_dfl!r} is inf in float32")
 
 
 def check_float32_weights(weighed: Mapping[str, float], w_dfl: Any) -> None:

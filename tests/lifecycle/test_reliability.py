@@ -352,6 +352,20 @@ def test_a_failed_sweep_job_is_reported_to_hydra_after_its_record(tmp_path):
     assert json.loads(path.read_text())["status"] == "failed"
 
 
+@pytest.mark.slow
+def test_a_weight_whose_gradient_overflows_adams_state_fails_the_sweep_job_not_ok(tmp_path):
+    """FINDINGS15 N3: at kb.w_dfl=1e38 the loss is finite but exp_avg_sq is inf (no update)."""
+    with pytest.raises(train.JobFailed, match="non-finite optimizer state: 'exp_avg_sq'"):
+        run_main(*composed(tmp_path, "kb.w_dfl=1e38", mode=RunMode.MULTIRUN))
+    (path,) = (tmp_path / "records").rglob("*.json")
+    record = json.loads(path.read_text())
+    assert record["status"] == "failed" and "try a smaller kb.w_dfl" in record["reason"]
+    run_main(*composed(tmp_path, "kb.w_dfl=1e20", mode=RunMode.MULTIRUN))  # trains: ok
+    statuses = {strict_load(p)["config"]["kb"]["w_dfl"]: strict_load(p)["status"]
+                for p in (tmp_path / "records").rglob("*.json")}  # fmt: skip
+    assert statuses == {1e38: "failed", 1e20: "ok"}
+
+
 def test_an_invalid_configuration_exits_2(tmp_path, no_data):
     with pytest.raises(SystemExit) as exit_:
         run_main(*composed(tmp_path, "optimizer.name=adamw"))
