@@ -20,9 +20,7 @@ def run_parameters(module: nn.Module, runs: int, grouped: bool) -> list[tuple[Te
     (None)."""
     if grouped:
         return [(p, None) for p in module.grouped_net.parameters() if p.requires_grad]
-    return [
-        (p, r) for r in range(runs) for p in module.run_nets[r].parameters() if p.requires_grad
-    ]
+    return [(p, r) for r in range(runs) for p in module.run_nets[r].parameters() if p.requires_grad]
 
 
 def nonfinite_state(
