@@ -236,6 +236,13 @@ def test_a_second_spelling_is_refused_in_a_job_naming_the_one_that_trains(
         ({"kb__w_dfl": 1e-320}, "kb.w_dfl=1e-320 is 0 in float32: write kb.w_dfl=0 (no DFL "
          "loss) or a weight of at least 1.4e-45"),
         ({"kb__w_dfl": 1e39}, "kb.w_dfl=1e+39 is inf in float32"),
+        ({"profile__metrics_tail": 1000}, "profile.metrics_tail=1000 keeps the last 1000 of "
+         "10000 steps, as profile.metrics_tail=0.1 does: write that"),
+        ({"profile__metrics_tail": 0.09999}, "profile.metrics_tail=0.09999 keeps the last 1000 of "
+         "10000 steps, as profile.metrics_tail=0.1 does: write that"),
+        ({"profile__metrics_tail": 0.0999}, None),  # 999 steps: its own window
+        ({"profile__eval_every": 20000}, "profile.eval_every=20000 evaluates at the last step "
+         "only, as profile.eval_every=10000 (profile.max_steps) does: write that"),
     ],
 )  # fmt: skip
 def test_a_record_of_a_second_spelling_is_no_record(values, said):

@@ -382,6 +382,19 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("kb.w_dfl=inf", r"kb.w_dfl must be a finite number"),
         ("profile.metrics_tail=0", r"profile.metrics_tail must be a finite number > 0"),
         ("profile.metrics_tail=1.5", r"fraction in \(0, 1\) or a whole number"),
+        # FINDINGS15 N4: one spelling of a metrics window and of "the last step only"
+        (
+            "profile.metrics_tail=2",
+            r"^profile.metrics_tail=2 keeps the last 2 of 4 steps, as "
+            r"profile.metrics_tail=0.5 does: write that$",
+        ),
+        ("profile.metrics_tail=0.26", r"^profile.metrics_tail=0.26 keeps the last 2 of 4 steps"),
+        (
+            "profile.eval_every=0",
+            r"^profile.eval_every=0 evaluates at the last step only, as "
+            r"profile.eval_every=4 \(profile.max_steps\) does: write that$",
+        ),
+        ("profile.eval_every=1000", r"^profile.eval_every=1000 evaluates at the last step only"),
         ("data.labeled_fraction=1.5", r"labeled_fraction must lie in \(0, 1\)"),
         ("data.batch_size=0", r"data.batch_size must be an integer in \[1, 60000\], got 0"),
         ("data.eval_batch_size=-3", r"data.eval_batch_size must be an integer in \[1, "),
