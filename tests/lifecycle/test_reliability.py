@@ -398,6 +398,17 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("data.labeled_fraction=1.5", r"labeled_fraction must lie in \(0, 1\)"),
         ("data.batch_size=0", r"data.batch_size must be an integer in \[1, 60000\], got 0"),
         ("data.eval_batch_size=-3", r"data.eval_batch_size must be an integer in \[1, "),
+        # FINDINGS15 N5: no pair accuracy below a block; one spelling of "the test set at once"
+        (
+            "data.eval_batch_size=7",
+            r"^data.eval_batch_size=7 holds no block of 64 test images, which the pair accuracy "
+            r"scores: write at least 64$",
+        ),
+        (
+            "data.eval_batch_size=500",
+            r"^data.eval_batch_size=500 evaluates the 500 images in one batch, as "
+            r"data.eval_batch_size=2000 does: write that$",
+        ),
         ("seed=-1", r"seed must be an integer in \[0, 4294967295\]"),
         ("threads=0", r"threads must be an integer in \[1, 1024\], got 0"),
         ("model.ntn_k=0", r"model.ntn_k must be an integer in \[1, 1024\], got 0"),
