@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
 MAX_SEED = 2**32 - 1  # a seed numpy and Lightning accept
@@ -67,3 +68,23 @@ def tail_steps(metrics_tail: float, max_steps: int) -> int:
     if metrics_tail < 1:
         return max(1, math.ceil(metrics_tail * max_steps))
     return int(metrics_tail)
+
+
+def tail_spelling(window: int, max_steps: int) -> float:
+    """The one spelling of the metrics window of the last `window` of `max_steps` steps
+    (tail_steps; FINDINGS15 N4): the fraction of fewest decimals whose window it is, of those
+    the nearest window / max_steps. A step count, or another fraction of that window, names the
+    same run under another hash.
+
+    >>> tail_spelling(1000, 10000), tail_spelling(2, 4), tail_spelling(100, 100)
+    (0.1, 0.5, 0.999)
+    """
+    exact = Decimal(window) / Decimal(max_steps)
+    for digits in range(1, 18):
+        unit = Decimal(1).scaleb(-digits)
+        floor = exact.quantize(unit, ROUND_FLOOR)
+        near = [floor + k * unit for k in (-1, 0, 1)]
+        fits = [d for d in near if 0 < d < 1 and tail_steps(float(d), max_steps) == window]
+        if fits:
+            return float(min(fits, key=lambda d: (abs(d - exact), -d)))
+    raise ValueError(f"no fraction of {max_steps} steps keeps the last {window}")

@@ -313,7 +313,7 @@ def check_w_dfl(w_dfl: Any) -> None:
             "at least 1e-45"
         )
     if _edge(w_dfl) == "inf":
-        raise ValueError(f"kb.w_dfl={w_dfl!r} is inf in float32: write a weight of at most 3.4e+38")
+        raise ValueError(f"kb.w_dfl={w_dfl!r} is inf in float32")
     if (shortest := float32_shortest(w_dfl)) != w_dfl:
         raise ValueError(
             f"kb.w_dfl={w_dfl!r} is {shortest!r} in float32: write kb.w_dfl={shortest!r}"

@@ -10,12 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from campaign.bench.targets import PAPER_PROFILE
+from dfl_bench.checks import tail_spelling
 from dfl_bench.lifecycle import records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import TEST_ACCURACY
 from dfl_bench.untrusted import read_json
 
-TAIL = "profile.metrics_tail=100"
+TAIL = 100  # steps of a slice's final window: one logging step of the paper's however short
 PAPER_RUNS = REPO_DIR / "results" / "bench" / "paper_run"  # `make paper-run` writes here
 
 
@@ -47,6 +49,15 @@ def cli(
     return wall, [read_json(p) for p in found]
 
 
+def paper_slice(n: int) -> list[str]:
+    """The paper profile's budget cut to `n` steps: its evaluations (at the last step only where
+    n is below its cadence) and a final window of TAIL steps, each in its one spelling
+    (guards.check_profile)."""
+    every = min(n, PAPER_PROFILE.eval_every)
+    tail = tail_spelling(min(TAIL, n), n)
+    return [f"profile.max_steps={n}", f"profile.eval_every={every}", f"profile.metrics_tail={tail}"]
+
+
 def paper_extrapolation(
     kb: str,
     steps: tuple[int, int],
@@ -63,8 +74,7 @@ def paper_extrapolation(
     walls, trains, threads = [], [], set()
     for n in (n1, n2):
         wall, recs = cli(
-            # the final window holds >= 1 logging step however short the slice
-            [f"kb={kb}", "profile=paper", f"profile.max_steps={n}", TAIL, *extra],
+            [f"kb={kb}", "profile=paper", *paper_slice(n), *extra],
             workdir / f"{n}",
         )
         walls.append(wall)

@@ -21,7 +21,7 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 
-from dfl_bench.checks import MAX_SEED, MAX_THREADS, tail_steps
+from dfl_bench.checks import MAX_SEED, MAX_THREADS, tail_spelling, tail_steps
 from dfl_bench.checks import integer_in as _integer
 from dfl_bench.checks import number as _number
 from dfl_bench.kinds import KINDS
@@ -85,7 +85,8 @@ PROFILE_KEYS = (
 def check_profile(profile: Mapping[str, Any], given: bool = False) -> None:
     """Its keys (PROFILE_KEYS: a budget's optimizer settings are the `optimizer` group's), the
     budget's name one a yaml declares (file_overrides.budget_names), the step budget and
-    cadences: max_steps >= 1, and a metrics window with a logging step; the subsets it gives the
+    cadences: max_steps >= 1, the last evaluation's one spelling (check_last_evaluation), and a
+    metrics window with a logging step in its one spelling (tail_spelling); the subsets it gives the
     data (tasks/values.check_subsets). `given`: the values given and not null alone (a
     record's: an older one may lack a key)."""
     unknown = sorted(set(profile) - set(PROFILE_KEYS))
@@ -108,6 +109,8 @@ def check_profile(profile: Mapping[str, Any], given: bool = False) -> None:
         if not given or profile.get(key) is not None:
             _integer(profile.get(key), f"profile.{key}", low)
     check_subsets(profile, "profile")
+    if not given or None not in (profile.get(k) for k in ("max_steps", "eval_every")):
+        check_last_evaluation(profile["eval_every"], profile["max_steps"])
     if given and None in (profile.get(k) for k in ("max_steps", "log_every", "metrics_tail")):
         return
     steps, tail = profile["max_steps"], profile.get("metrics_tail")
@@ -123,6 +126,28 @@ def check_profile(profile: Mapping[str, Any], given: bool = False) -> None:
         raise ValueError(
             f"profile.metrics_tail={tail} keeps the last {window} steps, which hold no logging "
             f"step (profile.log_every={log_every}); widen it or log more often"
+        )
+    spelled = tail_spelling(window, steps)
+    if tail != spelled:
+        raise ValueError(
+            f"profile.metrics_tail={tail} keeps the last {window} of {steps} steps, as "
+            f"profile.metrics_tail={spelled} does: write that"
+        )
+
+
+def check_last_evaluation(eval_every: int, max_steps: int) -> None:
+    """One spelling of "evaluate at the last step only" (FINDINGS15 N4): eval_every=max_steps, the
+    committed budgets' (conf/profile/minute.yaml); 0 or more steps than the budget is that run.
+
+    >>> check_last_evaluation(0, 2500)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: profile.eval_every=0 evaluates at the last step only, as profile.eval_every=2500 ...
+    """
+    if eval_every == 0 or eval_every > max_steps:
+        raise ValueError(
+            f"profile.eval_every={eval_every} evaluates at the last step only, as "
+            f"profile.eval_every={max_steps} (profile.max_steps) does: write that"
         )
 
 

@@ -60,6 +60,16 @@ def nonfinite_reason(step: int, term: str) -> str:
     return f"non-finite loss: loss term '{term}' is not finite at step {step}"
 
 
+def nonfinite_state_reason(step: int, key: str) -> str:
+    """The failed record's reason when the optimizer's state `key` (`exp_avg_sq`, ...) holds a
+    NaN or inf after `step` updates (training/optimizer_state.py): its updates are zero or NaN."""
+    return (
+        f"non-finite optimizer state: '{key}' is not finite after step {step} (the gradient "
+        "overflowed it in float32, so the update is zero or NaN); try a smaller kb.w_dfl or "
+        "optimizer.lr"
+    )
+
+
 class TaskRun(nn.Module):
     """One run of a task: its network (`net`), its own random stream (`generator`) and
 

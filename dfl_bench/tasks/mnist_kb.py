@@ -17,7 +17,7 @@ from dfl_bench.tasks.contract import Task
 from dfl_bench.tasks.mnist.data_checks import check_data
 from dfl_bench.tasks.mnist.dfl_run import DFLRun
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
-from dfl_bench.tasks.values import check_augment, check_kb_options, check_model
+from dfl_bench.tasks.values import TASKS, check_augment, check_kb_options, check_model
 
 
 def registered(kb: Mapping[str, Any]) -> None:
@@ -54,6 +54,7 @@ class MnistKB(Task):
         registered(config["kb"])
         super().check(config)
         check_data(config["data"])
+        TASKS[self.NAME].check_data(self.NAME, config["data"])
         check_augment(config.get("augment") or {})
         check_model(config["model"])
 

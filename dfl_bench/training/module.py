@@ -15,6 +15,8 @@ checkpoint callback calls it before saving).
 Non-finite losses, one rule: a run whose loss turns NaN/inf is retired at its first logging step
 from then (or the last step); its summary is frozen there, its record fails with the reason
 (`nonfinite_reason`), its loss leaves the sum and its gradients are zeroed; the other runs go on.
+So is a run whose optimizer state turned NaN/inf (a finite gradient whose square overflows ADAM's
+second moment: training/optimizer_state.py), with `nonfinite_state_reason`.
 
 Two layouts of the networks:
 
@@ -41,7 +43,8 @@ import torch
 from lightning.pytorch.loggers import Logger
 from torch import Tensor, nn
 
-from dfl_bench.tasks.contract import TaskRun, nonfinite_reason, run_batch
+from dfl_bench.tasks.contract import TaskRun, nonfinite_reason, nonfinite_state_reason, run_batch
+from dfl_bench.training.optimizer_state import nonfinite_state, run_parameters
 
 SHARED = ("TERMS", "optimizer", "log_every", "eval_every", "max_steps")
 Batch = Mapping[str, Any]
@@ -129,6 +132,7 @@ class RunsModule(L.LightningModule):
         self.shown: dict[str, float] = {}  # the first live run's last loss and test accuracy
         self._pending: list[tuple[Logger, dict[str, float], int]] = []  # this step's run logs
         self._graph: _StepGraph | None = None
+        self._optimizer: Any = None  # the optimizer of the last iteration (its state is checked)
         self._warm = False  # an eager step without metrics ran (what a capture needs first)
 
     @property
@@ -181,6 +185,7 @@ class RunsModule(L.LightningModule):
         """Iteration `step` of every live run: the losses summed, backward, the optimizer's
         update (replayed as a CUDA graph where captured); per-run logs on logging steps."""
         logging = step % self.log_every == 0
+        self._optimizer = optimizer
         if not self.alive:  # every run retired
             self._stop()
             return
@@ -216,7 +221,7 @@ class RunsModule(L.LightningModule):
         graph's outputs, flagged runs retired (their update zeroed) and the runs' logs."""
         total = graph.replay(batch, step)
         if logging:
-            self._retire_bad()
+            self._retire_bad(step - 1)
             metrics = {
                 r: self.members[r].grouped_metrics(graph.outputs, r, graph.static)
                 for r in self.alive
@@ -245,7 +250,7 @@ class RunsModule(L.LightningModule):
         )
         flag_nonfinite(self._bad, step, terms[:, 1:])
         if logging:
-            self._retire_bad()
+            self._retire_bad(int(step) - 1)
         live = [outs[r][0] for r in self.alive]
         return (sum(live) if live else None), terms, {r: outs[r][2] for r in kept}
 
@@ -271,13 +276,21 @@ class RunsModule(L.LightningModule):
         self._graph = _StepGraph(self, batch, kept)
         return self._graph
 
-    def _retire_bad(self) -> None:
-        """Retire every run flagged non-finite (one host sync): its summary frozen now, with the
-        reason of `nonfinite_reason`."""
+    def _retire_bad(self, updates: int) -> None:
+        """Retire every run flagged non-finite (one host sync), with the reason of
+        `nonfinite_reason`, then every run whose optimizer state is not finite after `updates`
+        updates (one more), with `nonfinite_state_reason`: its summary frozen now."""
         for r, (step, term) in enumerate(self._bad.tolist()):
             if step >= 0 and self.failures[r] is None:
                 self.frozen[r] = self.summary(r)
                 self.failures[r] = nonfinite_reason(step, self.members[r].TERMS[term])
+        if self._optimizer is None or not self.alive:
+            return
+        params = run_parameters(self, len(self.members), self.grouped)
+        for r, key in enumerate(nonfinite_state(self._optimizer, params, len(self.members))):
+            if key is not None and self.failures[r] is None:
+                self.frozen[r] = self.summary(r)
+                self.failures[r] = nonfinite_state_reason(updates, key)
 
     def _log_runs(
         self,
@@ -324,7 +337,7 @@ class RunsModule(L.LightningModule):
         if step == self.evaluated_step:
             return
         if step >= self.max_steps:
-            self._retire_bad()
+            self._retire_bad(step)
         if evaluation_step(step, self.max_steps, self.eval_every):
             self.evaluate_at(step)
             self.evaluated_step = step

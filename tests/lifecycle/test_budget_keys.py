@@ -115,6 +115,14 @@ def test_the_commit_probes_budget_is_one_a_job_takes(tmp_path):
     checked(tmp_path, *PROBE)
 
 
+@pytest.mark.parametrize("steps", [100, 1100])
+def test_the_benchs_paper_slices_are_budgets_a_job_takes(tmp_path, steps):
+    """FINDINGS15 N4: its last-step evaluation and window of 100 steps in their one spelling."""
+    from campaign.bench.runs import paper_slice
+
+    checked(tmp_path, "profile=paper", *paper_slice(steps))
+
+
 def test_the_evaluations_batch_stays_hashed_the_pair_accuracy_reads_it():
     """MNIST's pair accuracy pairs the images of blocks of PAIR_BLOCK within each evaluation
     batch, so another data.eval_batch_size pairs (and drops) other images: it is no performance

@@ -215,8 +215,7 @@ SECOND_SPELLINGS = [
     (("kb.w_dfl=10.0000001",), "kb.w_dfl=10.0000001 is 10.0 in float32: write kb.w_dfl=10.0",
      ("kb.w_dfl=10.0",)),
     # a w_dfl, or a weight times it, that float32 rounds to inf or 0
-    (("kb.w_dfl=1e39",), "kb.w_dfl=1e+39 is inf in float32: write a weight of at most 3.4e+38",
-     ("kb.w_dfl=3.4e38",)),
+    (("kb.w_dfl=1e39",), "kb.w_dfl=1e+39 is inf in float32", ("kb.w_dfl=1e20",)),
     (("kb.weights={1:1e-50}",), "kb.weights: same/1's weight 1e-50 (times kb.w_dfl=10.0) is 0 "
      "in float32: leave it out of kb.formulas", ("kb.formulas=[2,3]",)),
 ]  # fmt: skip
@@ -248,12 +247,23 @@ def test_a_second_spelling_is_refused_in_a_job_naming_the_one_that_trains(
          "exists=probabilistic_sum; write that"),
         ({"kb__w_dfl": 1e-320}, "kb.w_dfl=1e-320 is 0 in float32: write kb.w_dfl=0 (no DFL "
          "loss) or a weight of at least 1e-45"),
-        ({"kb__w_dfl": 1e39}, "kb.w_dfl=1e+39 is inf in float32: write a weight of at most "
-         "3.4e+38"),
+        ({"kb__w_dfl": 1e39}, "kb.w_dfl=1e+39 is inf in float32"),
         ({"kb__w_dfl": 10.0000001}, "kb.w_dfl=10.0000001 is 10.0 in float32: write "
          "kb.w_dfl=10.0"),
         ({"kb__formulas": None, "kb__weights": {"2": 2.50000001}}, "kb.weights: same/2's "
          "weight 2.50000001 is 2.5 in float32: write 2.5"),
+        ({"profile__metrics_tail": 1000}, "profile.metrics_tail=1000 keeps the last 1000 of "
+         "10000 steps, as profile.metrics_tail=0.1 does: write that"),
+        ({"profile__metrics_tail": 0.09999}, "profile.metrics_tail=0.09999 keeps the last 1000 of "
+         "10000 steps, as profile.metrics_tail=0.1 does: write that"),
+        ({"profile__metrics_tail": 0.0999}, None),  # 999 steps: its own window
+        ({"data__eval_batch_size": 32}, "data.eval_batch_size=32 holds no block of 64 test "
+         "images, which the pair accuracy scores: write at least 64"),
+        ({"data__eval_batch_size": 20000}, "data.eval_batch_size=20000 evaluates the 10000 images "
+         "in one batch, as data.eval_batch_size=10000 does: write that"),
+        ({"data__eval_batch_size": 10000}, None),
+        ({"profile__eval_every": 20000}, "profile.eval_every=20000 evaluates at the last step "
+         "only, as profile.eval_every=10000 (profile.max_steps) does: write that"),
     ],
 )  # fmt: skip
 def test_a_record_of_a_second_spelling_is_no_record(values, said):

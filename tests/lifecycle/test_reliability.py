@@ -352,6 +352,20 @@ def test_a_failed_sweep_job_is_reported_to_hydra_after_its_record(tmp_path):
     assert json.loads(path.read_text())["status"] == "failed"
 
 
+@pytest.mark.slow
+def test_a_weight_whose_gradient_overflows_adams_state_fails_the_sweep_job_not_ok(tmp_path):
+    """FINDINGS15 N3: at kb.w_dfl=1e38 the loss is finite but exp_avg_sq is inf (no update)."""
+    with pytest.raises(train.JobFailed, match="non-finite optimizer state: 'exp_avg_sq'"):
+        run_main(*composed(tmp_path, "kb.w_dfl=1e38", mode=RunMode.MULTIRUN))
+    (path,) = (tmp_path / "records").rglob("*.json")
+    record = json.loads(path.read_text())
+    assert record["status"] == "failed" and "try a smaller kb.w_dfl" in record["reason"]
+    run_main(*composed(tmp_path, "kb.w_dfl=1e20", mode=RunMode.MULTIRUN))  # trains: ok
+    statuses = {strict_load(p)["config"]["kb"]["w_dfl"]: strict_load(p)["status"]
+                for p in (tmp_path / "records").rglob("*.json")}  # fmt: skip
+    assert statuses == {1e38: "failed", 1e20: "ok"}
+
+
 def test_an_invalid_configuration_exits_2(tmp_path, no_data):
     with pytest.raises(SystemExit) as exit_:
         run_main(*composed(tmp_path, "optimizer.name=adamw"))
@@ -368,9 +382,33 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("kb.w_dfl=inf", r"kb.w_dfl must be a finite number"),
         ("profile.metrics_tail=0", r"profile.metrics_tail must be a finite number > 0"),
         ("profile.metrics_tail=1.5", r"fraction in \(0, 1\) or a whole number"),
+        # FINDINGS15 N4: one spelling of a metrics window and of "the last step only"
+        (
+            "profile.metrics_tail=2",
+            r"^profile.metrics_tail=2 keeps the last 2 of 4 steps, as "
+            r"profile.metrics_tail=0.5 does: write that$",
+        ),
+        ("profile.metrics_tail=0.26", r"^profile.metrics_tail=0.26 keeps the last 2 of 4 steps"),
+        (
+            "profile.eval_every=0",
+            r"^profile.eval_every=0 evaluates at the last step only, as "
+            r"profile.eval_every=4 \(profile.max_steps\) does: write that$",
+        ),
+        ("profile.eval_every=1000", r"^profile.eval_every=1000 evaluates at the last step only"),
         ("data.labeled_fraction=1.5", r"labeled_fraction must lie in \(0, 1\)"),
         ("data.batch_size=0", r"data.batch_size must be an integer in \[1, 60000\], got 0"),
         ("data.eval_batch_size=-3", r"data.eval_batch_size must be an integer in \[1, "),
+        # FINDINGS15 N5: no pair accuracy below a block; one spelling of "the test set at once"
+        (
+            "data.eval_batch_size=7",
+            r"^data.eval_batch_size=7 holds no block of 64 test images, which the pair accuracy "
+            r"scores: write at least 64$",
+        ),
+        (
+            "data.eval_batch_size=500",
+            r"^data.eval_batch_size=500 evaluates the 500 images in one batch, as "
+            r"data.eval_batch_size=2000 does: write that$",
+        ),
         ("seed=-1", r"seed must be an integer in \[0, 4294967295\]"),
         ("threads=0", r"threads must be an integer in \[1, 1024\], got 0"),
         ("model.ntn_k=0", r"model.ntn_k must be an integer in \[1, 1024\], got 0"),

@@ -25,6 +25,7 @@ from wandb_offline import summary as wandb_summary
 from dfl_bench.lifecycle import job as lifecycle
 from dfl_bench.lifecycle import loggers, records, stack_sweep, train
 from dfl_bench.lifecycle.trainer import build_trainer
+from dfl_bench.tasks.contract import nonfinite_state_reason
 from dfl_bench.tasks.mnist import dfl_run, mnist_data, nets, ntn
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
 from dfl_bench.tasks.mnist.stack_net import StackNet
@@ -300,6 +301,16 @@ def test_poisoning_one_run_of_four_fails_it_alone_and_leaves_the_others_bit_iden
         )
         for (name, a), b in zip(nets[0].named_parameters(), nets[1].parameters(), strict=True):
             assert torch.equal(a, b), (r, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["own", "layout", "graph"])
+def test_a_run_whose_adam_state_overflows_fails_alone_on_every_path(tmp_path, path):
+    """FINDINGS15 N3: run 1's squared DFL gradient is inf in exp_avg_sq; run 0 trains on."""
+    runs = [("seed=0",), ("seed=1", "kb.w_dfl=1e38")]
+    stack, _ = train_stack(tmp_path, *runs, **GPU_PATHS[path])
+    assert stack.failure(1) == nonfinite_state_reason(2, "exp_avg_sq")  # checked at step 3
+    assert stack.failure(0) is None and stack.summary(0)["steps"] == 12
 
 
 @pytest.mark.slow

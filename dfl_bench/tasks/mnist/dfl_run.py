@@ -59,8 +59,8 @@ from dfl_bench.tasks.mnist.interpretation import (
 from dfl_bench.tasks.mnist.nets import MnistNet, dropout_masks
 from dfl_bench.tasks.mnist.ntn import DFLNet
 from dfl_bench.tasks.mnist.stack_net import StackNet
+from dfl_bench.tasks.values import PAIR_BLOCK
 
-PAIR_BLOCK = 64
 Outputs = tuple[Tensor, dict[str, Tensor], dict[str, Tensor]]  # grouped: logits, pairs l / u
 
 

@@ -7,13 +7,16 @@ import importlib.metadata
 import pickle
 import struct
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from omegaconf import OmegaConf
 
+from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.tasks.mnist import mnist_sources
 from dfl_bench.tasks.mnist.mnist_data import (
     MEAN,
@@ -30,7 +33,14 @@ from dfl_bench.tasks.mnist.mnist_sources import (
     load_mnist,
     read_idx,
 )
-from dfl_bench.tasks.values import LABELED, check_labeled, labeled_count, one_fraction
+from dfl_bench.tasks.values import (
+    EVAL_BATCH,
+    LABELED,
+    check_eval_batch,
+    check_labeled,
+    labeled_count,
+    one_fraction,
+)
 
 
 def write_idx(path, array: np.ndarray) -> None:
@@ -339,3 +349,17 @@ def test_a_validation_share_holds_out_the_last_training_images_from_both_pools()
     assert isinstance(plain.test_batches(), list) and len(plain.train_x) == 2000
     with pytest.raises(ValueError, match="data.validation"):
         MnistDataModule(validation=1.0)
+
+
+def test_the_one_batch_spelling_of_eval_batch_size_is_the_composed_one_or_the_images():
+    """FINDINGS15 N5: at or above the images of every evaluated split, one value only."""
+    composed = OmegaConf.load(Path(CONFIG_DIR) / "config.yaml").data.eval_batch_size
+    assert EVAL_BATCH == composed
+    check_eval_batch({"eval_batch_size": 2000, "subset_test": 500})
+    check_eval_batch({"eval_batch_size": 499, "subset_test": 500})  # two batches: another run
+    with pytest.raises(ValueError, match=r"as data.eval_batch_size=2000 does"):
+        check_eval_batch({"eval_batch_size": 3000, "subset_test": 500})
+    held = {"subset_test": 500, "subset_train": 30000, "validation": 0.1}  # 3000 held out
+    check_eval_batch({"eval_batch_size": 2000, **held})
+    with pytest.raises(ValueError, match=r"the 3000 images in one batch, as .*=3000 does"):
+        check_eval_batch({"eval_batch_size": 4000, **held})

@@ -14,7 +14,7 @@ from lightning.pytorch.loggers import Logger
 
 from dfl_bench.lifecycle.records import SUMMARY_FIELDS
 from dfl_bench.logic import KBResult
-from dfl_bench.tasks.contract import nonfinite_reason
+from dfl_bench.tasks.contract import nonfinite_reason, nonfinite_state_reason
 from dfl_bench.tasks.mnist.dfl_run import DFLRun, undersampled_bce
 from dfl_bench.tasks.mnist.stack_data import StackDataModule
 from dfl_bench.tasks.optim import spec
@@ -200,6 +200,16 @@ def test_nan_weights_fail_the_run_at_its_next_logging_step_naming_the_first_bad_
     assert runs.failure(0) == nonfinite_reason(3, "dfl")
     assert runs.global_step == 3 and runs.summary(0)["steps"] == 3  # no update from step 4 on
     assert log.steps_with("loss/total") == [1]  # step 2's log; step 4 retired it unlogged
+
+
+def test_a_weight_that_overflows_adams_second_moment_fails_the_run_at_its_next_logging_step():
+    """FINDINGS15 N3: the loss is finite, but the squared gradient is inf in exp_avg_sq."""
+    module = DFLRun("same", OPS, w_dfl=1e38, log_every=2, eval_every=0, max_steps=6)
+    runs, log = train(module=module, steps=6, log_every=2)
+    assert runs.failure(0) == nonfinite_state_reason(1, "exp_avg_sq")
+    assert runs.summary(0)["steps"] == 1 and log.steps_with("test/accuracy") == []
+    fine, _ = train(module=DFLRun("same", OPS, w_dfl=1e20, log_every=2, eval_every=0, max_steps=6))
+    assert fine.failure(0) is None and fine.summary(0)["steps"] == 6
 
 
 def test_nan_dfl_term_is_named():
