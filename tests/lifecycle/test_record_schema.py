@@ -291,8 +291,10 @@ def test_a_records_config_passes_exactly_where_the_job_takes_it(keyed):
     """The job's checks before it trains (guards.check_config, its operators, network and
     knowledge base built, its optimizer's spec) and the record check (read without torch) agree
     on a record's operators, task, budget, optimizer, trainer, network, formulas, kinds and keys
-    (lifecycle/record_config.py)."""
+    (lifecycle/record_config.py), on the config as the record check reads it: a record's of an
+    older form in today's (migrate_config: `exists=yager` without its later `eps` is one)."""
     from dfl_bench.lifecycle.guards import check_config
+    from dfl_bench.lifecycle.migrate import migrate_config, shape_defect
     from dfl_bench.logic import build_kb
     from dfl_bench.operators import KINDS, OperatorSet
     from dfl_bench.tasks.mnist.nets import build_net
@@ -304,6 +306,8 @@ def test_a_records_config_passes_exactly_where_the_job_takes_it(keyed):
     config = record["config"]
     if key.startswith("net."):  # a network with sizes and dropouts
         config["net"] = {**BN_DEEP, key.removeprefix("net."): value}
+    if shape_defect({"config": config}) is None:
+        config = migrate_config(config)
     try:
         check_config(config)
         OperatorSet.from_config({kind: config[kind] for kind in KINDS})

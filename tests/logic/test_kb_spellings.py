@@ -269,9 +269,8 @@ def test_a_dfl_weight_is_refused_exactly_where_float32_rounds_it_to_inf(w: float
     if weighed != float("inf"):
         check_w_dfl(float32_shortest(w))  # w itself may be another spelling of it
         return
-    with pytest.raises(ValueError, match=rf"^kb.w_dfl={re.escape(repr(w))} is inf in float32: "):
+    with pytest.raises(ValueError, match=rf"^kb.w_dfl={re.escape(repr(w))} is inf in float32$"):
         check_w_dfl(w)
-    check_w_dfl(3.4e38)  # the greatest weight the refusal names
 
 
 @settings(max_examples=300, deadline=None)
