@@ -53,7 +53,7 @@ class RecordWarning(UserWarning):
 
 def load_records(records_dir: str | Path) -> pd.DataFrame:
     """Every run record under `records_dir` (recursive) as one flat row, each run (experiment,
-    configuration, seed and split seed) counted once: from its own place `<experiment>/<config-hash>.json`.
+    configuration, seed and split seed) counted once, from `<experiment>/<config-hash>.json`.
     A file that is no whole, valid record (records.invalid) is skipped with a RecordWarning
     naming it; copies and misnamed records are named in one RecordWarning and never counted.
     Old records with NaN metrics load as NaN."""
