@@ -13,3 +13,5 @@ bench/            `make bench`: the speed benchmark, its targets and reports, th
 `python -m campaign` renders the framework's tables (`python -m dfl_bench.results`, same
 options) with the paper's report (report/); run it from the repository's root.
 """
+
+import dfl_bench  # noqa: F401  first: it takes the working directory off sys.path (-m)

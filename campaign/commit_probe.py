@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -213,6 +214,7 @@ def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
         args = probe_overrides(overrides, str(checkout(commit) / "conf"))
     except ValueError as err:
         return {"error": str(err)}
+    code = [str(checkout(commit)), *filter(None, [os.environ.get("PYTHONPATH")])]
     with tempfile.TemporaryDirectory() as tmp:
         try:
             done = subprocess.run(
@@ -226,6 +228,7 @@ def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
                     f"hydra.run.dir={tmp}/out",
                 ],
                 cwd=checkout(commit),
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(code)},  # PYTHONSAFEPATH: no cwd
                 capture_output=True,
                 text=True,
                 timeout=1800,

@@ -35,6 +35,7 @@ from campaign.report import claims
 from campaign.seed_plan_readme import readme
 from dfl_bench.lifecycle import origin, records
 from dfl_bench.lifecycle.file_overrides import refusal
+from dfl_bench.lifecycle.preflight import escaped
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
 from dfl_bench.results import cell_configs, stats
@@ -374,14 +375,15 @@ def make_plan(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 def committed_plan(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[dict, Path]:
     """The plan under --out and the records folder it trains into (a relative --records-dir is
-    the --repo checkout's); a usage error where either is missing or the plan is unreadable."""
+    the --repo checkout's); a usage error where either is missing, one line (exit 2) where the
+    plan is unreadable or refused."""
     plan_file = args.out / "plan.json"
     if not plan_file.is_file():
         parser.error(f"no seed plan at {plan_file}; write one with `plan` or name it: --out")
     try:
         p = read_plan(plan_file)
-    except (OSError, ValueError) as err:
-        parser.error(str(err))
+    except (OSError, ValueError) as err:  # a refused file: one line, not the usage block
+        parser.exit(2, f"[seed_plan] error: {escaped(' '.join(str(err).split()))}\n")
     records_dir = args.repo / args.records  # a relative one: the checkout's
     if not records_dir.is_dir():
         parser.error(f"--records-dir {records_dir} is no folder: the plan trains into one")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from collections.abc import Sequence
 
 from hydra import compose, initialize_config_dir
@@ -21,6 +22,7 @@ from omegaconf import OmegaConf
 from dfl_bench.lifecycle.declared import declaration_refusal
 from dfl_bench.lifecycle.guards import check_name, row_owner, row_refusal
 from dfl_bench.lifecycle.private_api import hydra_args_parser
+from dfl_bench.lifecycle.resolve import HYDRA_RESOLVERS, RESOLVERS, check_resolvers
 from dfl_bench.paths import CONFIG_DIR
 
 NAMES = ("experiment_name", "row")  # values that name folders (guards.check_name)
@@ -47,9 +49,27 @@ def untrusted_target(override) -> str | None:
     )
 
 
+def resolver_defect(override: Override) -> str | None:
+    """Why an override calls a resolver it may not, in any spelling Hydra unescapes (one line
+    naming its key, never its value), or None: the job's rule (resolve.check_resolvers) before
+    Hydra makes a folder, `hydra.run.dir=/x/${oc.env:SECRET}` too (Hydra's keys may call
+    HYDRA_RESOLVERS as well: `${now:...}`)."""
+    key = override.key_or_group.lstrip("+~")
+    own = key == "hydra" or key.startswith(("hydra.", "hydra/"))
+    text = re.sub(r"\\(.)", r"\1", override.input_line)  # `$\{oc.env\:X\}` is `${oc.env:X}`
+    try:
+        check_resolvers(text, key, RESOLVERS + HYDRA_RESOLVERS if own else RESOLVERS)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
 def override_defect(override: Override) -> str | None:
-    """Why one parsed override cannot start a job (one line), or None: a run folder's name
-    that is not one, an untrusted `_target_`, a swept experiment."""
+    """Why one parsed override cannot start a job (one line), or None: a resolver it may not
+    call, a run folder's name that is not one, an untrusted `_target_`, a swept experiment."""
+    called = resolver_defect(override)
+    if called is not None:
+        return called
     if override.key_or_group in NAMES and not override.is_sweep_override():
         try:  # it names the run's folders: Hydra makes them before a job starts
             check_name(override.value(), override.key_or_group)

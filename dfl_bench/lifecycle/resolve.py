@@ -20,6 +20,7 @@ from dfl_bench.tasks import PAPER_TASK
 UNRESOLVED = ("rows", "families", "published", "rule")  # a config's tables and declared rule:
 # not part of what a job is
 RESOLVERS = ("oc.select",)  # the resolvers a job's config may call (the rows' defaults use it)
+HYDRA_RESOLVERS = ("now", "hydra")  # and Hydra's own settings (hydra.run.dir: `${now:...}`)
 RESOLVER = re.compile(r"\$\{\s*([^${}:\s]+)\s*:")  # `${name:` of a resolver call, at any depth
 OPTIONS = Path(CONFIG_DIR)  # conf/<kind>/<name>.yaml: each operator option
 DEFAULT = "default"  # the experiment of a run without +experiment: the paper's task
@@ -63,20 +64,20 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
     return config
 
 
-def check_resolvers(node: Any, key: str = "") -> None:
-    """No resolver but RESOLVERS in the unresolved config `node` (a yaml file's `${oc.env:...}`
+def check_resolvers(node: Any, key: str = "", allowed: tuple[str, ...] = RESOLVERS) -> None:
+    """No resolver but `allowed` in the unresolved config `node` (a yaml file's `${oc.env:...}`
     would put the reader's environment into a record, `${oc.decode:...}` parse text): a
-    ValueError naming the key and the resolvers a config may call."""
+    ValueError naming the key (never its value) and the resolvers a config may call."""
     if isinstance(node, dict | list):
         items = node.items() if isinstance(node, dict) else enumerate(node)
         for name, value in items:
-            check_resolvers(value, f"{key}.{name}" if key else str(name))
+            check_resolvers(value, f"{key}.{name}" if key else str(name), allowed)
     elif isinstance(node, str):
-        called = {m.group(1) for m in RESOLVER.finditer(node)} - set(RESOLVERS)
+        called = {m.group(1) for m in RESOLVER.finditer(node)} - set(allowed)
         if called:
             raise ValueError(
                 f"{key} calls the resolver {sorted(called)[0]!r}; a configuration calls none but "
-                f"{list(RESOLVERS)} (it reads nothing from the environment)"
+                f"{list(allowed)} (it reads nothing from the environment)"
             )
 
 

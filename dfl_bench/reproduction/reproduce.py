@@ -34,7 +34,7 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from dfl_bench.lifecycle import loggers, records
-from dfl_bench.lifecycle.lock import held
+from dfl_bench.lifecycle.lock import AlreadyRunning, held
 from dfl_bench.reproduction import plan
 from dfl_bench.reproduction.plan import Job
 from dfl_bench.results import cell_configs
@@ -411,7 +411,8 @@ class AlreadyReproducing(RuntimeError):
 @contextlib.contextmanager
 def reproduction_lock(records_dir: Path) -> Iterator[None]:
     """One reproduction per records folder at a time: an flock on `<records>/.reproduce.lock`
-    (it dies with its process) holding the holder's pid and start time."""
+    (it dies with its process) holding the holder's pid and start time; a ValueError where it
+    cannot be written (a link, a folder, a folder that cannot be written)."""
     since = f"pid {os.getpid()}, since {datetime.now():%Y-%m-%d %H:%M:%S}"
     try:
         records_dir.mkdir(parents=True, exist_ok=True)
@@ -420,6 +421,8 @@ def reproduction_lock(records_dir: Path) -> Iterator[None]:
     try:
         with held(records_dir / LOCK, since):
             yield
+    except AlreadyRunning as err:  # a lock that cannot be written: invalid input, not a job
+        raise ValueError(f"--records-dir {records_dir}: {err}") from None
     except BlockingIOError as err:
         raise AlreadyReproducing(
             f"already running ({err.holder}) into {records_dir}: wait for it, or stop it and "

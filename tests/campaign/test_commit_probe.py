@@ -408,3 +408,31 @@ def test_a_probe_that_trains_another_config_than_its_records_decides_nothing(
     (cell,) = known["cells"].values()
     assert cell["same"] is True
     assert all(set(r) == {"overrides", "numbers"} for r in cell["commits"].values())
+
+
+def test_a_probe_runs_its_checkouts_code_with_the_working_directory_off_the_path(
+    tmp_path, monkeypatch
+):
+    """An entry point started outside the checkout sets PYTHONSAFEPATH (dfl_bench/__init__.py),
+    so the probe's interpreter no longer finds the commit's code by its working directory: it
+    is named on PYTHONPATH."""
+    import sys
+
+    folder = tmp_path / "commit"
+    (folder / "dfl_bench").mkdir(parents=True)
+    (folder / "dfl_bench" / "__init__.py").write_text("")
+    run, found = subprocess.run, []
+
+    def which_code(command, **kwargs):
+        """The dfl_bench the probe's interpreter would import; the probe fails."""
+        code = [sys.executable, "-c", "import dfl_bench; print(dfl_bench.__file__)"]
+        found.append(run(code, cwd=kwargs["cwd"], env=kwargs.get("env"), capture_output=True))
+        return subprocess.CompletedProcess(command, 1, "", "not trained here")
+
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    monkeypatch.setattr(commit_probe, "known_commit", lambda commit: None)
+    monkeypatch.setattr(commit_probe, "checkout", lambda commit: folder)
+    monkeypatch.setattr(commit_probe, "probe_overrides", lambda overrides, conf: list(overrides))
+    monkeypatch.setattr(commit_probe.subprocess, "run", which_code)
+    assert "error" in commit_probe.probe("0" * 40, ["row=f1", "+experiment=formulas"])
+    assert Path(found[0].stdout.decode().strip()) == folder / "dfl_bench" / "__init__.py"

@@ -235,6 +235,29 @@ def test_status_without_a_plan_or_with_a_records_folder_that_is_not_there_is_one
     assert "no seed plan at" in err and "is no folder" in err and "Traceback" not in err
 
 
+def test_a_refused_plan_file_is_one_line_without_the_usage_block(tmp_path, capsys):
+    """A plan file is a file from others: each refusal of one is `[seed_plan] error: ...`, exit
+    2, printable, not argparse's usage block."""
+    import pytest
+
+    cell = {"seeds": 1, "override": "kb=sum9"}
+    for text, said in [
+        ('{"profile": "paper", "cells": {"best/sum9": {"seeds": NaN}}}', "NaN is no JSON number"),
+        ('{"cells": {}, "cells": {}}', "gives the key 'cells' twice"),
+        (json.dumps({"profile": "paper", "cells": {"best/x\x1b]0;P\x07": cell}}), "\\x1b]0;P"),
+        (json.dumps({"profile": "paper", "cells": {"best/sum9": {**cell, "seeds": True}}}),
+         "no whole number of seeds"),
+        (json.dumps({"profile": "paper", "cells": {"best/sum9": {
+            "seeds": 1, "override": "kb.w_dfl=${oc.env:HOME}"}}}), "an interpolation"),
+    ]:  # fmt: skip
+        (tmp_path / "plan.json").write_text(text)
+        with pytest.raises(SystemExit) as refused:
+            seed_plan.main(["status", "--out", str(tmp_path)])
+        err = capsys.readouterr().err
+        assert refused.value.code == 2 and err.startswith("[seed_plan] error: ") and said in err
+        assert err.endswith("\n") and err[:-1].isprintable()  # one line, no terminal escape
+
+
 def test_a_plan_from_a_records_folder_without_records_is_a_usage_error(tmp_path, capsys):
     import pytest
 

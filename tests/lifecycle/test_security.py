@@ -1043,3 +1043,47 @@ def test_a_refused_run_removes_no_folder_a_user_named(tmp_path):
     )  # fmt: skip
     assert done.returncode == 2 and "net.width must be an integer" in done.stderr
     assert (tmp_path / "mine").is_dir() and not (tmp_path / "mine" / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "hydra.run.dir={tmp}/run/${{oc.env:PROBE_SECRET}}",
+        "hydra.run.dir={tmp}/run/\\${{oc.env:PROBE_SECRET}}",  # escaped: Hydra resolves it later
+        "hydra.run.dir={tmp}/run/$\\{{oc.env\\:PROBE_SECRET\\}}",  # Hydra unescapes it
+        "hydra.job.name=${{oc.env:PROBE_SECRET}}",
+        "hydra.sweep.subdir=\\${{oc.env:PROBE_SECRET}}",
+        "hydra.run.dir={tmp}/run/${{oc.decode:'1'}}",
+        "+note=${{oc.env:PROBE_SECRET}}",
+    ],
+)
+def test_an_override_calling_the_environment_resolver_is_one_line_before_hydra_makes_a_folder(
+    override, tmp_path
+):
+    """`hydra.*` keys too: Hydra makes the run folder (named after the secret) and its log
+    handler resolves an escaped one again (a traceback showing the secret) before a job's own
+    check; the refusal names the key, never the value."""
+    import subprocess
+    import sys
+
+    secret = "hunter2-0123"
+    done = subprocess.run(
+        [sys.executable, "-m", "dfl_bench", "profile=smoke", "logger=none",
+         f"records_dir={tmp_path}/records", f"hydra.sweep.dir={tmp_path}/sweep",
+         override.format(tmp=tmp_path)],
+        cwd=tmp_path, capture_output=True, text=True,
+        env={**ENV, "PROBE_SECRET": secret, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    key = override.split("=")[0].lstrip("+")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"invalid configuration: {key} calls the resolver 'oc." in done.stderr
+    assert secret not in done.stdout + done.stderr and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["hydra.run.dir=/tmp/x/${now:%H}", "hydra.sweep.subdir=${hydra.job.num}_${hydra.job.id}",
+     "hydra.job.name=${hydra:runtime.version}", "hydra.sweep.dir=multirun/${now:%Y-%m-%d}"],
+)  # fmt: skip
+def test_hydras_own_interpolations_in_its_keys_still_pass_the_command_line_check(override):
+    assert preflight.defect([override]) is None

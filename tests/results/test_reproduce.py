@@ -148,6 +148,24 @@ def test_a_gpu_reproduction_without_a_gpu_is_one_line(tmp_path, capsys, monkeypa
     )
 
 
+@pytest.mark.parametrize("planted", ["records", "lock"])
+def test_a_lock_that_cannot_be_written_is_one_line_and_exit_2(planted, tmp_path, capsys):
+    """A records folder that is a link, or a lock that is one: invalid input (make goes on to
+    render after an exit of 0 or 1), nothing written through the link."""
+    real = tmp_path / "real"
+    real.mkdir()
+    records = tmp_path / "records"
+    if planted == "records":
+        records.symlink_to(real, target_is_directory=True)
+    else:
+        records.mkdir()
+        (records / reproduce.LOCK).symlink_to(real / "lock")
+    assert reproduce.main([f"--records={records}", "--tables=best"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"[reproduce] error: --records-dir {records}: cannot write its lock ")
+    assert err.count("\n") == 1 and "a symbolic link" in err and not list(real.iterdir())
+
+
 def test_a_second_reproduction_into_the_same_records_says_who_runs_and_exits_3(tmp_path, capsys):
     with reproduce.reproduction_lock(tmp_path):
         assert reproduce.main([f"--records={tmp_path}", "--tables=best"]) == reproduce.EXIT_BUSY
