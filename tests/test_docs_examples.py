@@ -44,7 +44,8 @@ assert record["status"] == "ok" and record["config"]["kb"]["name"] == "order", r
 assert predicates("order") == ("less",)
 print("trained", record["cons_ratio"] is not None)
 """)
-    path = os.pathsep.join([str(REPO / "tests"), str(REPO)])
+    # the guide's folder of one's own is on PYTHONPATH: the working directory is no import path
+    path = os.pathsep.join([str(tmp_path), str(REPO / "tests"), str(REPO)])
     env = {**os.environ, "PYTHONPATH": path, "WANDB_MODE": "disabled"}
     done = warm_cli.run([], tmp_path, env, module="guide_driver")  # `python -m guide_driver`
     assert done.returncode == 0, done.stderr[-3000:]
