@@ -45,6 +45,7 @@ OWN_KEYS = (
 NUMBERS = (*METRIC_FIELDS, "pair_accuracy", "sum_accuracy", *TASK_FIELDS)
 COMPLETE = ".extracted"  # written last in a commit's folder: it is whole
 COMMIT_ID = re.compile(r"[0-9a-f]{40}")  # what a record's git_commit must be to be checked out
+HISTORY = "this checkout's history (an ancestor of HEAD)"  # the only commits a probe runs
 
 
 def shown(value: Any) -> str:
@@ -163,15 +164,21 @@ def cells_to_probe(records_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def known_commit(commit: str) -> str | None:
-    """Why a record's `git_commit` cannot be checked out (not a full hex commit id, or one this
-    repository does not know), or None: a record is a file that arrives in a pull request, so
-    its commit never becomes a path or a git option unchecked."""
+    """Why a record's `git_commit` cannot be checked out (not a full hex commit id, one this
+    repository does not know, or one outside this checkout's history: an unreachable object, a
+    fetched pull request's head, a stash), or None: a record is a file that arrives in a pull
+    request, so its commit never becomes a path, a git option or code run unchecked (N1)."""
     if not isinstance(commit, str) or not COMMIT_ID.fullmatch(commit):
         return f"git_commit {commit!r} is not a full hex commit id"
-    found = subprocess.run(
-        ["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=REPO_DIR, capture_output=True
-    )
-    return None if found.returncode == 0 else f"commit {commit} is not in this repository"
+    if not _git_holds("cat-file", "-e", f"{commit}^{{commit}}"):
+        return f"commit {commit} is not in this repository"
+    ours = _git_holds("merge-base", "--is-ancestor", commit, "HEAD")
+    return None if ours else f"commit {commit} is not in {HISTORY}: not probed"
+
+
+def _git_holds(*args: str) -> bool:
+    """Whether a git query (cat-file -e, merge-base --is-ancestor) holds in this checkout."""
+    return subprocess.run(["git", *args], cwd=REPO_DIR, capture_output=True).returncode == 0
 
 
 _EXTRACTED: dict[str, Path] = {}  # commit -> its files, extracted by this process
@@ -208,7 +215,8 @@ def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
     if str(commit).endswith("-dirty"):
         return {"error": "a dirty tree: the commit is not what trained"}
     why = known_commit(commit)
-    if why is not None:
+    if why is not None:  # skipped, as every cell it cannot probe: nothing extracted or run
+        print(f"[commit_probe] skipped: {shown(why)}", file=sys.stderr)
         return {"error": why}
     try:
         args = probe_overrides(overrides, str(checkout(commit) / "conf"))
@@ -433,9 +441,9 @@ def run(
     seed), and a cell now of one commit, are dropped. A file made on another torch build or CPU
     is never touched (OtherMachine): its probes are that machine's. Cells the records no longer
     mix commits in are dropped only with `prune` (else WouldDrop, nothing written). `only`: probe
-    just these
-    configurations (digest prefixes); `undecided`: just those whose commits no committed probe
-    file under `repo` (any machine's) decides yet; the other cells of `out` stay then."""
+    just these configurations (digest prefixes); `undecided`: just those whose commits no
+    committed probe file under `repo` (any machine's) decides yet; the other cells of `out` stay
+    then."""
     here = machine()
     known = own_file(out, here)
     known.update(made_by="python -m campaign.commit_probe", probe=list(PROBE), machine=here)
@@ -474,14 +482,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[commit_probe] --records-dir {args.records_dir} is no folder", file=sys.stderr)
         return 2
     try:
-        known = run(
-            Path(args.records_dir),
-            Path(args.out),
-            args.limit,
-            args.cells,
-            args.undecided,
-            prune=args.prune,
-        )
+        records_dir, out = Path(args.records_dir), Path(args.out)
+        known = run(records_dir, out, args.limit, args.cells, args.undecided, prune=args.prune)
     except (OtherMachine, WouldDrop, UntrustedFile) as err:
         print(f"[commit_probe] {err}", file=sys.stderr)
         return 2

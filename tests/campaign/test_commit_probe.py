@@ -4,6 +4,7 @@ notes a table gives a cell of several commits."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -436,3 +437,56 @@ def test_a_probe_runs_its_checkouts_code_with_the_working_directory_off_the_path
     monkeypatch.setattr(commit_probe.subprocess, "run", which_code)
     assert "error" in commit_probe.probe("0" * 40, ["row=f1", "+experiment=formulas"])
     assert Path(found[0].stdout.decode().strip()) == folder / "dfl_bench" / "__init__.py"
+
+
+def _unreachable_commits(clone: Path) -> list[str]:
+    """Two commits in a shared clone of this repository that no ref holds (a fetched pull
+    request's head, a stash), each HEAD's tree with HEAD as parent (FINDINGS16 N1)."""
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(REPO), str(clone)],
+                   check=True)  # fmt: skip
+    who = {f"GIT_{r}_{k}": v for r in ("AUTHOR", "COMMITTER") for k, v in
+           (("NAME", "x"), ("EMAIL", "x@x"))}  # fmt: skip
+    return [
+        subprocess.run(
+            ["git", "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", name], cwd=clone, env={
+                **os.environ, **who}, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for name in ("planted 1", "planted 2")
+    ]  # fmt: skip
+
+
+def test_a_records_commit_outside_this_checkouts_history_is_never_extracted_or_run(
+    tmp_path, monkeypatch, capsys
+):
+    """A commit object the repository holds but no branch does (FINDINGS16 N1) is skipped as a
+    commit the probe cannot check out, said on stderr: no `git archive`, no training run."""
+    import sys
+
+    clone = tmp_path / "clone"
+    planted = _unreachable_commits(clone)
+    monkeypatch.setattr(commit_probe, "REPO_DIR", clone)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    assert commit_probe.known_commit(head) is None  # its history is probed
+    _pair(tmp_path / "records", planted)
+    run, ran = subprocess.run, []
+
+    def spy(command, *args, **kwargs):
+        """Every command; the training run (were it reached) fails at once."""
+        ran.append(list(command))
+        if command[0] == sys.executable:
+            return subprocess.CompletedProcess(command, 1, "", "not trained here")
+        return run(command, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", spy)
+    known = commit_probe.run(tmp_path / "records", tmp_path / "probes.json")
+    assert not [c for c in ran if "archive" in c or c[0] == sys.executable]
+    (cell,) = known["cells"].values()
+    assert cell["same"] is None
+    err = capsys.readouterr().err.splitlines()
+    for commit in planted:
+        why = f"commit {commit} is not in this checkout's history (an ancestor of HEAD)"
+        assert why in cell["commits"][commit]["error"]
+        assert [line for line in err if why in line and "skipped" in line]
+        with pytest.raises(ValueError, match="not in this checkout's history"):
+            commit_probe.checkout(commit)
