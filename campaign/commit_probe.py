@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from campaign.child_env import child_env
 from dfl_bench.lifecycle import migrate, origin, records
 from dfl_bench.lifecycle.file_overrides import check_file_overrides, located
 from dfl_bench.lifecycle.preflight import escaped
@@ -236,7 +237,7 @@ def probe(commit: str, overrides: Sequence[str]) -> dict[str, Any]:
                     f"hydra.run.dir={tmp}/out",
                 ],
                 cwd=checkout(commit),
-                env={**os.environ, "PYTHONPATH": os.pathsep.join(code)},  # PYTHONSAFEPATH: no cwd
+                env=child_env(code),  # no working directory on the path, no caller's secret
                 capture_output=True,
                 text=True,
                 timeout=1800,

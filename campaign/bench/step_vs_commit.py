@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from campaign.child_env import child_env
 from dfl_bench import markdown
 from dfl_bench.lifecycle.origin import git
 from dfl_bench.paths import REPO_DIR
@@ -43,7 +43,7 @@ print(json.dumps(summary_ms(secs)["median_ms"]))
 
 def time_checkout(folder: Path, kb: str, steps: int, warmup: int) -> float:
     """Median ms of one iteration in a fresh process of the checkout at `folder`."""
-    env = {**os.environ, "PYTHONPATH": str(folder), "OMP_NUM_THREADS": "1"}
+    env = child_env([str(folder)], OMP_NUM_THREADS="1")  # none of the caller's secrets
     done = subprocess.run(
         [sys.executable, "-c", TIMER, kb, str(steps), str(warmup)],
         cwd=folder,

@@ -378,3 +378,24 @@ def test_the_floor_table_gives_each_knowledge_base_both_floors():
     assert "same 16.00 ms (IQR 1.00)" in text
     assert "| same | 22.00 |  | 2.20x (**no**) | 1.38x (yes) |" in text
     assert "| ce_pair | 11.00 |  | 1.10x (yes) | - |" in text
+
+
+def test_step_vs_commit_times_a_revision_with_none_of_the_callers_secrets(tmp_path, monkeypatch):
+    """The base revision's code runs with the path, thread settings and its folder on
+    PYTHONPATH, never the caller's tokens (FINDINGS16 N1)."""
+    import subprocess
+
+    from campaign.bench import step_vs_commit
+
+    seen = []
+
+    def timed(command, **kwargs):
+        seen.append(kwargs["env"])
+        return subprocess.CompletedProcess(command, 0, "1.5\n", "")
+
+    monkeypatch.setenv("SECRET", "hunter2")
+    monkeypatch.setattr(step_vs_commit.subprocess, "run", timed)
+    assert step_vs_commit.time_checkout(tmp_path, "sum9", 3, 1) == 1.5
+    (env,) = seen
+    assert "SECRET" not in env and "PATH" in env
+    assert env["PYTHONPATH"] == str(tmp_path) and env["OMP_NUM_THREADS"] == "1"

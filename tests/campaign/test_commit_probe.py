@@ -490,3 +490,33 @@ def test_a_records_commit_outside_this_checkouts_history_is_never_extracted_or_r
         assert [line for line in err if why in line and "skipped" in line]
         with pytest.raises(ValueError, match="not in this checkout's history"):
             commit_probe.checkout(commit)
+
+
+def test_a_probes_child_gets_none_of_the_callers_secrets(tmp_path, monkeypatch):
+    """The probe's training run is a commit's code: it sees the path, home, locale, thread
+    settings and the dfl_bench cache, never the caller's tokens (FINDINGS16 N1)."""
+    import sys
+
+    folder = tmp_path / "commit"
+    folder.mkdir()
+    run, seen = subprocess.run, []
+
+    def environment(command, **kwargs):
+        """What a child started as the probe starts it sees; the probe fails."""
+        code = [sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))"]
+        done = run(code, cwd=kwargs["cwd"], env=kwargs.get("env"), capture_output=True, text=True)
+        seen.append(json.loads(done.stdout))
+        return subprocess.CompletedProcess(command, 1, "", "not trained here")
+
+    kept = {"OMP_NUM_THREADS": "1", "LC_ALL": "C.UTF-8", "DFL_BENCH_CACHE": str(tmp_path)}
+    for name, value in {**kept, "SECRET": "hunter2", "WANDB_API_KEY": "sekrit"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(commit_probe, "known_commit", lambda commit: None)
+    monkeypatch.setattr(commit_probe, "checkout", lambda commit: folder)
+    monkeypatch.setattr(commit_probe, "probe_overrides", lambda overrides, conf: list(overrides))
+    monkeypatch.setattr(commit_probe.subprocess, "run", environment)
+    assert "error" in commit_probe.probe("0" * 40, ["row=f1", "+experiment=formulas"])
+    (child,) = seen
+    assert "SECRET" not in child and "WANDB_API_KEY" not in child
+    assert kept.items() <= child.items() and {"PATH", "HOME"} <= set(child)
+    assert child["PYTHONPATH"].split(os.pathsep)[0] == str(folder)
