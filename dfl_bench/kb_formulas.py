@@ -234,6 +234,29 @@ def _held(value: float) -> int | float:
     return _shown(value if _edge(value) else float32_shortest(value))
 
 
+def check_scope(kb: str, options: Mapping[str, Any]) -> None:
+    """`kb.scope=family`, the one spelling where every family `kb.formulas` selects holds one
+    formula at either scope (SIZES: sum9/1, sum9/2, same/3): scope formula is then the same
+    loss under another hash (conf/kb/sum9.yaml; FINDINGS16 N3).
+
+    >>> check_scope("same", {"scope": "formula", "formulas": [3]})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: kb.scope=formula is kb.scope=family for kb=same kb.formulas=[3] (same/3: one ...
+    """
+    if options.get("scope") != "formula":
+        return
+    formulas = options.get("formulas")
+    names = chosen(kb, formulas, None, FORMULAS[kb])[0]
+    if any(SIZES[name][0] != 1 for name in names):
+        return
+    selection = f"kb={kb}" + ("" if formulas is None else f" kb.formulas={list(formulas)}")
+    raise ValueError(
+        f"kb.scope=formula is kb.scope=family for {selection} ({', '.join(names)}: one formula "
+        "each at either scope): write kb.scope=family"
+    )
+
+
 def check_scale(kb: str, options: Mapping[str, Any]) -> None:
     """`kb.scale=mean`, the one spelling of a DFL loss: `dfl_loss` weighs a family f of weight
     u_f by u_f at sum and by u_f / (divisor * formulas) at mean (SIZES), so the loss at sum at

@@ -321,6 +321,9 @@ def check_override(override: Override, task: str, ignores: Sequence[str]) -> Non
     cadence, by key or inside a mapping set whole (file_overrides.budget_refusal), or gives an
     added key null or a value meaning it is absent (`absent_refusal`)."""
     key = override.key_or_group
+    recommended = recommended_refusal(override.input_line)
+    if recommended is not None:
+        raise ValueError(recommended)
     if key.lstrip("+~").split(".")[0] in ignores:
         raise ValueError(
             f"{override.input_line} is refused: task {task!r} does not read "
@@ -356,6 +359,23 @@ def uncalled_refusal(config: Mapping[str, Any], overrides: Sequence[Any]) -> str
                 "value trains the same numbers under another hash)"
             )
     return None
+
+
+def recommended_refusal(line: Any) -> str | None:
+    """Why the override `line` (a job's, a record's, a tool's) sets or deletes a
+    `recommended/<kind>` group, in one line; or None. That group is Section 10.2's parameters
+    of the chosen operator (conf/recommended/, config.yaml's defaults), chosen with it: another
+    value of it is that operator's keys set another way (`~recommended/tnorm` is `tnorm.p=2`),
+    which the checks of `<kind>.KEY` overrides would not see (FINDINGS16 N2, N5)."""
+    group = override_group(line) if isinstance(line, str) else None
+    if group is None or group.split("/")[0] != "recommended":
+        return None
+    kind = group.partition("/")[2]
+    kind = kind if kind in KINDS else "<kind>"
+    return (
+        f"{line} is refused: {group} is the paper's parameters for the chosen {kind} "
+        f"(conf/recommended/, chosen with it): set {kind}=<option> or {kind}.<key>=<value> instead"
+    )
 
 
 @cache

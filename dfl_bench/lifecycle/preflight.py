@@ -11,6 +11,7 @@ import contextlib
 import io
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
@@ -20,7 +21,7 @@ from hydra.errors import ConfigCompositionException, MissingConfigException, Ove
 from omegaconf import OmegaConf
 
 from dfl_bench.lifecycle.declared import declaration_refusal
-from dfl_bench.lifecycle.guards import check_name, row_owner, row_refusal
+from dfl_bench.lifecycle.guards import check_name, recommended_refusal, row_owner, row_refusal
 from dfl_bench.lifecycle.private_api import hydra_args_parser
 from dfl_bench.lifecycle.resolve import HYDRA_RESOLVERS, RESOLVERS, check_resolvers
 from dfl_bench.paths import CONFIG_DIR
@@ -66,8 +67,9 @@ def resolver_defect(override: Override) -> str | None:
 
 def override_defect(override: Override) -> str | None:
     """Why one parsed override cannot start a job (one line), or None: a resolver it may not
-    call, a run folder's name that is not one, an untrusted `_target_`, a swept experiment."""
-    called = resolver_defect(override)
+    call, a `recommended/<kind>` group (guards.recommended_refusal), a run folder's name that
+    is not one, an untrusted `_target_`, a swept experiment."""
+    called = resolver_defect(override) or recommended_refusal(override.input_line)
     if called is not None:
         return called
     if override.key_or_group in NAMES and not override.is_sweep_override():
@@ -133,6 +135,10 @@ def _defect(argv: Sequence[str]) -> str | None:
                 for value in override.sweep_string_iterator() if options is not None else ():
                     if value not in options:
                         return f"{group}={value}: no such {group}; valid choices: {options}"
+            for override in parsed:
+                valueless = group_value_defect(override, loader)
+                if valueless is not None:
+                    return valueless
             owned = row_owned(args.config_name or "config", parsed)
             if owned is not None:  # `++tnorm.p=3` too, which would replace the row's operator
                 return owned
@@ -145,6 +151,23 @@ def _defect(argv: Sequence[str]) -> str | None:
     finally:
         GlobalHydra.instance().clear()
     return None
+
+
+def group_value_defect(override: Override, loader: Any) -> str | None:
+    """Why an override gives a config group no option's name (`tnorm=null`, `tnorm=1`, `~tnorm=1`:
+    Hydra's defaults list raises a plain ValueError, a traceback, for them: FINDINGS16 N5), in
+    one line; or None (a mapping sets the group's keys; a sweep's values are checked above)."""
+    group = override.key_or_group
+    if override.is_sweep_override() or not loader.repository.group_exists(group):
+        return None
+    value = override.value()
+    named = (str, type(None)) if override.is_delete() else (str, list)  # what Hydra takes
+    if isinstance(value, (dict, *named)):
+        return None
+    return (
+        f"{override.input_line}: {group} is a config group: give one of its options; valid "
+        f"choices: {loader.get_group_options(group)}"
+    )
 
 
 def unparsed(err: OverrideParseException) -> str:

@@ -19,6 +19,7 @@ from dfl_bench.lifecycle.composed import check_complete, check_idle
 from dfl_bench.lifecycle.guards import (
     check_profile,
     check_shape,
+    recommended_refusal,
     required_keys,
     uncalled_refusal,
 )
@@ -43,7 +44,8 @@ def config_refusal(config: Mapping[str, Any], overrides: Sequence[Any] = ()) -> 
     (composed.check_idle), every key its composition has (composed.check_complete: a job
     refuses `~kb.scope`), a split seed not the seed's (values.check_split_seed), and none of
     its `overrides` (the record's) setting an operator no formula of its knowledge base calls
-    (guards.uncalled_refusal, a job's too). Its data, model, augment and kb values are
+    (guards.uncalled_refusal, a job's too) or a `recommended/<kind>` group
+    (guards.recommended_refusal, a job's too). Its data, model, augment and kb values are
     record_fields.FIELDS'."""
     if shape_defect({"config": config}) is not None:
         return None
@@ -77,4 +79,5 @@ def config_refusal(config: Mapping[str, Any], overrides: Sequence[Any] = ()) -> 
         check_complete(config, required_keys())
     except ValueError as err:
         return str(err)
-    return uncalled_refusal(config, overrides)
+    recommended = (recommended_refusal(line) for line in overrides)
+    return next((why for why in recommended if why), None) or uncalled_refusal(config, overrides)

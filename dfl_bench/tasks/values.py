@@ -23,6 +23,7 @@ from dfl_bench.kb_formulas import (
     FORMULAS,
     check_one_spelling,
     check_scale,
+    check_scope,
     check_w_dfl,
     uncalled,
 )
@@ -223,7 +224,8 @@ def check_kb_options(kb: Mapping[str, Any]) -> None:
     value is shown with ascii(): a look-alike letter is told from the real one); a DFL weight
     float32 holds (kb_formulas.check_w_dfl); the formulas and weights of one of the package's
     knowledge bases in their one spelling, its weights with no factor its `w_dfl` would take
-    (kb_formulas.check_one_spelling), its scale mean where it has a DFL loss (sum is mean at
+    (kb_formulas.check_one_spelling), its scope family where each family it selects is one
+    formula (kb_formulas.check_scope), its scale mean where it has a DFL loss (sum is mean at
     another w_dfl and weights: kb_formulas.check_scale)."""
     for key, valid in (("scale", SCALES), ("scope", SCOPES)):
         if key in kb and kb[key] not in valid:
@@ -233,6 +235,7 @@ def check_kb_options(kb: Mapping[str, Any]) -> None:
     if isinstance(name, str) and name in FORMULAS:
         formulas, weights = kb.get("formulas"), kb.get("weights")
         check_one_spelling(name, formulas, weights, FORMULAS[name], kb.get("w_dfl"))
+        check_scope(name, kb)
         check_scale(name, kb)
 
 

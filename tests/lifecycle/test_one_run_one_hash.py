@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 FORMULAS = REPO / "results/records/formulas/00e405d5662423dd.json"  # same [1, 3], w_dfl 10
 CE_ONLY = REPO / "results/records/baseline/00ef509e0a018ab9.json"  # kb=ce_only
 CE_PAIR = REPO / "results/records/baseline/0e3d690e3bec15a0.json"  # same at w_dfl 0
+SUM9 = REPO / "results/records/aggregation/04e41a6fb2c534a3.json"  # kb=sum9
 
 
 def checked(tmp: Path, *overrides: str) -> str:
@@ -275,3 +276,32 @@ def test_scale_sum_is_refused_on_the_command_line(tmp_path):
         "[dfl_bench] invalid configuration: kb.scale=sum is kb.w_dfl=30 at kb.scale=mean (scope "
         "family: 3 families); write that\n"
     )
+
+
+ONE_FORMULA = "one formula each at either scope): write kb.scope=family"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "selection"),
+    [(("kb=sum9",), "kb=sum9 (sum9/1, sum9/2"),
+     (("kb=same", "kb.formulas=[3]"), "kb=same kb.formulas=[3] (same/3"),
+     (("kb=both", "kb.formulas=[same/3,sum9/1]"), "kb=both kb.formulas=['same/3', 'sum9/1'] "
+      "(same/3, sum9/1")],
+)  # fmt: skip
+def test_scope_formula_where_each_family_is_one_formula_is_refused_in_a_job(
+    tmp_path, overrides, selection
+):
+    """FINDINGS16 N3: scope formula is then scope family's loss under another hash."""
+    with pytest.raises(ValueError) as refused:
+        checked(tmp_path, *overrides, "kb.scope=formula")
+    assert str(refused.value) == (
+        f"kb.scope=formula is kb.scope=family for {selection}: {ONE_FORMULA}"
+    )
+    checked(tmp_path, "kb=same", "kb.formulas=[1,3]", "kb.scope=formula")  # same/1: 10 formulas
+
+
+def test_a_record_at_scope_formula_where_each_family_is_one_formula_is_no_record():
+    assert records.invalid(json.loads(SUM9.read_text())) is None
+    found = records.invalid(spoiled(SUM9, kb__scope="formula"))
+    said = f"kb.scope=formula is kb.scope=family for kb=sum9 (sum9/1, sum9/2: {ONE_FORMULA}"
+    assert found == said

@@ -126,3 +126,39 @@ def test_a_tools_override_of_an_operator_no_formula_calls_is_refused():
         "tconorm=godel is refused: kb=same reads no tconorm"
     )
     assert setting_refusal(None, None, ["tnorm=godel"], config) is None
+
+
+RECOMMENDED = "is the paper's parameters for the chosen tnorm (conf/recommended/, chosen with it)"
+
+
+@pytest.mark.parametrize(
+    ("override", "composes"),
+    [("~recommended/tnorm", True), ("recommended/tnorm=yager", True),
+     ("recommended/tnorm=null", False), ("+recommended/tnorm=yager", False)],
+)  # fmt: skip
+def test_an_override_of_a_recommended_group_is_refused(tmp_path, override, composes):
+    """FINDINGS16 N2: `~recommended/tnorm` set tnorm.p under sum9/1, which calls no tnorm; a
+    job, a record's check and a tool refuse each spelling (a job, where Hydra composes it)."""
+    if composes:
+        with pytest.raises(ValueError, match=f"^{re.escape(override)} is refused: recommended/"):
+            checked(tmp_path, "kb=sum9", "kb.formulas=[1]", override)
+    record = committed()
+    record["overrides"] = [*record["overrides"], override]
+    assert RECOMMENDED in (records.invalid(record) or "")
+    assert RECOMMENDED in (setting_refusal(None, None, [override], record["config"]) or "")
+
+
+@pytest.mark.parametrize(
+    ("override", "said"),
+    [
+        ("recommended/tnorm=null", f"recommended/tnorm=null is refused: recommended/tnorm "
+         f"{RECOMMENDED}: set tnorm=<option> or tnorm.<key>=<value> instead"),
+        ("tnorm=null", "tnorm=null: tnorm is a config group: give one of its options; valid "
+         "choices: ['aczel_alsina', "),
+    ],
+)  # fmt: skip
+def test_a_null_config_group_is_one_line_on_the_command_line(tmp_path, override, said):
+    """FINDINGS16 N5: Hydra's defaults list raised a ValueError traceback (exit 1) for it."""
+    stderr = refused_on_cli(tmp_path, override)
+    assert stderr.startswith(f"[dfl_bench] invalid configuration: {said}")
+    assert stderr.count("\n") == 1

@@ -110,6 +110,31 @@ def assert_same_loss(kb: str, seed: int, ops: OperatorSet, sum_options: dict) ->
             torch.testing.assert_close(g_sum * w_sum, g_mean * w_mean, rtol=1e-5, atol=1e-5)
 
 
+def selected(kb: str, formulas: list | None) -> list[str]:
+    """The names of the formulas of `kb` that `formulas` (numbers or names; None: all) selects."""
+    if formulas is None:
+        return list(FORMULAS[kb])
+    return [key if isinstance(key, str) else f"{kb}/{key}" for key in formulas]
+
+
+@pytest.mark.parametrize(
+    ("kb", "formulas", "refused"),
+    [("sum9", None, True), ("sum9", [1], True), ("same", [3], True),
+     ("both", ["same/3", "sum9/1", "sum9/2"], True), ("same", None, False),
+     ("same", [2, 3], False), ("both", ["same/1", "sum9/1"], False)],
+)  # fmt: skip
+def test_scope_formula_is_refused_where_each_selected_family_is_one_formula(kb, formulas, refused):
+    """FINDINGS16 N3: each family of one formula is the same loss at either scope (SIZES)."""
+    assert refused == all(SIZES[name][0] == 1 for name in selected(kb, formulas))
+    options = {"name": kb, "formulas": formulas, "scope": "formula", "w_dfl": 10.0}
+    if refused:
+        with pytest.raises(ValueError, match=r"each at either scope\): write kb.scope=family$"):
+            check_kb_options(options)
+    else:
+        check_kb_options(options)
+    check_kb_options({**options, "scope": "family"})
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     kb=st.sampled_from(sorted(SUBSETS)),
@@ -129,6 +154,10 @@ def test_scale_sum_is_refused_naming_the_spelling_at_mean_it_equals(
     chosen = formulas or [spelled(kb, name) for name in FORMULAS[kb]]
     weights = {chosen[-1]: weight} if weight and len(chosen) > 1 else None
     options = {"formulas": formulas, "scope": scope, "weights": weights, "w_dfl": w_dfl}
+    if scope == "formula" and all(SIZES[name][0] == 1 for name in selected(kb, formulas)):
+        with pytest.raises(ValueError, match=r"^kb.scope=formula is kb.scope=family for "):
+            check_kb_options({"name": kb, **options, "scale": "mean"})
+        options["scope"] = "family"  # the same loss (kb_formulas.check_scope)
     check_kb_options({"name": kb, **options, "scale": "mean"})  # a spelling at sum taken but for it
     assert_same_loss(kb, seed, OPS[ops], options)
 
@@ -141,8 +170,7 @@ def test_scale_sum_is_refused_naming_the_spelling_at_mean_it_equals(
          "families)"),
         ("same", {"scope": "formula"}, "kb.w_dfl=30 kb.weights={1: 10, 2: 10} at kb.scale=mean "
          "(scope formula: same/1, same/2: 3 families of 10 formulas; same/3: 3 families)"),
-        ("sum9", {"scope": "formula", "formulas": [1]},
-         "kb.w_dfl=20 at kb.scale=mean (scope formula: 2 families)"),
+        ("sum9", {"formulas": [1]}, "kb.w_dfl=20 at kb.scale=mean (scope family: 2 families)"),
         ("both", {"scope": "formula", "formulas": ["same/1", "same/3", "sum9/2"],
                   "weights": {"same/3": 7}},
          "kb.w_dfl=20 kb.weights={'same/1': 15, 'same/3': 10.5} at kb.scale=mean (scope formula: "
