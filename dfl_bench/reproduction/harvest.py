@@ -8,7 +8,8 @@ each ok run record there that the records folder lacks to its own place (`<exper
 machine's folder (an absolute checkpoint folder, emptied at the run's end, is named as the
 default one), in today's form (lifecycle/migrate.py: an older checkout may have written it).
 Nothing is replaced: a record already there with other contents is named and kept. A record
-that would still hold another absolute path stops the harvest before anything is written.
+that would still hold another absolute path, or whose config does not hash to its name
+(migrate.hash_refusal: edited, or another run's), stops the harvest before anything is written.
 Exit status: 0 harvested (or nothing new), 2 bad input.
 """
 
@@ -234,6 +235,10 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
             continue
         record = records.read_record(path)
         if record is None or record.get("status") != "ok":
+            continue
+        why = migrate.hash_refusal(record, path.stem)  # edited: another configuration's numbers
+        if why is not None:
+            refused.append(f"{path}: {why}")
             continue
         today = migrate.migrate_record(record)  # an older checkout's record in today's form
         out = moved(today, named)
