@@ -46,12 +46,16 @@ CHECKPOINTS = "results/checkpoints"  # conf/config.yaml's checkpoint_dir
 
 def moved(record: dict[str, Any], named: str) -> dict[str, Any]:
     """`record` with its records folder (config `records_dir`, the `records_dir=` override)
-    named `named`, the folder it lands in, wherever it was written; and an absolute checkpoint
-    folder (scratch space the run emptied at its end, not hashed) named as the default one."""
+    named `named`, the folder it lands in, wherever it was written; and its checkpoint folder
+    (scratch space the run emptied at its end, not hashed) named as the default one where the
+    config or the override names an absolute one (records.portable makes the config's relative
+    to the working folder, not the override's)."""
     out = json.loads(json.dumps(record))
     config = out.get("config") if isinstance(out.get("config"), dict) else {}
     renamed = {"records_dir": named}
-    if os.path.isabs(str(config.get("checkpoint_dir", ""))):
+    given = [str(o).split("=", 1)[-1] for o in out.get("overrides") or []
+             if str(o).startswith("checkpoint_dir=")]  # fmt: skip
+    if any(os.path.isabs(p) for p in (str(config.get("checkpoint_dir", "")), *given)):
         renamed["checkpoint_dir"] = CHECKPOINTS
     for key, value in renamed.items():
         if key in config:

@@ -270,3 +270,19 @@ def test_a_record_whose_config_was_edited_under_its_name_is_refused_not_moved(tm
     with pytest.raises(ValueError, match=f"{path.name}: its config hashes to {edited}, not its "):
         harvest.harvest(source, dest, "results/records")
     assert not dest.exists()
+
+
+def test_a_record_that_ran_with_its_checkpoints_under_the_working_folder_is_harvested(tmp_path):
+    """records.portable writes a checkpoint folder under the working folder relative in the
+    config (`c`) but the override keeps it absolute: the harvest names both the default folder,
+    and harvests the record (FINDINGS16 N9a)."""
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    path = written(source, "a")
+    record = json.loads(path.read_text())
+    record["config"]["checkpoint_dir"] = "c"
+    record["overrides"] = [*record["overrides"], f"checkpoint_dir={tmp_path / 'c'}"]
+    records.write_record(path, record)
+    done = harvest.harvest(source, dest, "results/records")
+    got = json.loads(done.new[0].read_text())
+    assert got["config"]["checkpoint_dir"] == harvest.CHECKPOINTS
+    assert f"checkpoint_dir={harvest.CHECKPOINTS}" in got["overrides"]
