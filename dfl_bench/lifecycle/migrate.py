@@ -244,9 +244,10 @@ def hash_refusal(record: Mapping[str, Any], name: str) -> str | None:
     """Why the hash `name` (a record's file name and `config_hash`) is not what its config, as
     it is written, hashes to under either hashing a checkout named records by (today's
     `config_hash`, or `shim_hash` before 837a2fc), or None: its config was edited, or the record
-    is another run's; migrating it would count those numbers for another configuration."""
+    is another run's; migrating it would count those numbers for another configuration. None
+    too for a config of another shape (`migrate_record` names its key)."""
     config = record.get("config")
-    if not isinstance(config, Mapping) or name in (config_hash(config), shim_hash(config)):
+    if shape_defect(record) is not None or name in (config_hash(config), shim_hash(config)):
         return None
     return (
         f"its config hashes to {config_hash(migrate_config(config))}, not its name {name} "
