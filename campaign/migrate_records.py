@@ -4,9 +4,9 @@ through the framework's steps (dfl_bench/lifecycle/migrate.py); a record whose c
 another name is written under it and the old file removed; a `reused_from` follows the record
 it names. A record whose name its config, as written, does not hash to (today, nor under the hash
 before the records' migration: migrate.hash_refusal) is edited or another run's: named on stderr
-and left as it is. A record already in today's form is left byte for byte. Nothing is read as code: a
-record is JSON read as a file from others (dfl_bench/untrusted.py, through records.read_record),
-and no symbolic link is followed, so a path never leaves its folder.
+and left as it is. A record already in today's form is left byte for byte. Nothing is read as
+code: a record is JSON read as a file from others (dfl_bench/untrusted.py, through
+records.read_record), and no symbolic link is followed, so a path never leaves its folder.
 """
 
 from __future__ import annotations
