@@ -26,6 +26,7 @@ from typing import Any
 
 from dfl_bench.lifecycle import migrate, records
 from dfl_bench.lifecycle.file_overrides import located, refusal
+from dfl_bench.lifecycle.hashing import numbers_as_floats
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results import cell_configs
 from dfl_bench.untrusted import PLAIN_NAME, UntrustedFile, plain_name
@@ -141,9 +142,10 @@ def unsaid(
     """The overrides of a record (but those of a top-level key in `skip`) its `config` does not
     say it ran with, each as `key=value, the record's <what it holds>`: a key the config has no
     value at (`+optimizer.warmup=50` where it has no `optimizer.warmup`), a value other than the
-    config's, a group's option (`net=lenet`) whose file under `conf_dir` names it otherwise than
-    the config's group does (its `name`). A group option with no such file, or no name, is let
-    be; so are deletions and sweeps. Overrides that do not parse are left to `refusal`."""
+    config's (a list or mapping, `kb.formulas=[1]`, as a record's JSON holds it), a group's
+    option (`net=lenet`) whose file under `conf_dir` names it otherwise than the config's group
+    does (its `name`). A group option with no such file, or no name, is let be; so are deletions
+    and sweeps. Overrides that do not parse are left to `refusal`."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     config = config if isinstance(config, dict) else {}
@@ -161,8 +163,6 @@ def unsaid(
         for part in parts:
             held = held.get(part, KeyError) if isinstance(held, dict) else KeyError
         given = override.value()
-        if isinstance(given, dict | list):
-            continue  # a whole mapping or list given: not compared
         option = _option(conf_dir, key, given) if "." not in key else None
         if option is not None:  # a group's choice
             is_global, name = option
@@ -176,11 +176,19 @@ def unsaid(
             continue
         if held is KeyError:
             differ.append(f"{key}={shown(given)}, the record's config has no {'.'.join(parts)}")
+        elif isinstance(given, dict | list):  # a knowledge base's formulas (COLLECTIONS)
+            if _as_json(given) != _as_json(held):
+                differ.append(f"{key}={shown(given)}, the record's {shown(held)}")
         elif isinstance(held, dict | list):
             continue  # a group option with no file here to name it
         elif not same_value(given, held):
             differ.append(f"{key}={shown(given)}, the record's {shown(held)}")
     return differ
+
+
+def _as_json(value: Any) -> Any:
+    """`value` as a record's JSON holds it (mapping keys texts), its numbers as floats."""
+    return numbers_as_floats(json.loads(json.dumps(value)))
 
 
 def shown(value: Any) -> str:

@@ -286,3 +286,22 @@ def test_a_record_that_ran_with_its_checkpoints_under_the_working_folder_is_harv
     got = json.loads(done.new[0].read_text())
     assert got["config"]["checkpoint_dir"] == harvest.CHECKPOINTS
     assert f"checkpoint_dir={harvest.CHECKPOINTS}" in got["overrides"]
+
+
+def test_a_record_whose_job_took_a_list_of_formulas_is_harvested_and_held_to_it(tmp_path):
+    """`kb.formulas=[1]`, a documented list override, is what the record's config holds: the
+    record is harvested; one whose config holds another list is refused (FINDINGS16 N9b)."""
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    path = written(source, "a")
+    record = json.loads(path.read_text())
+    assert record["config"]["kb"]["formulas"] == [1]
+    records.write_record(path, {**record, "overrides": [*record["overrides"], "kb.formulas=[1]"]})
+    other = written(source, "b")
+    lied = {**json.loads(other.read_text())}
+    records.write_record(other, {**lied, "overrides": [*lied["overrides"], "kb.formulas=[2]"]})
+    with pytest.raises(ValueError, match=r"1 record\(s\).*kb.formulas=\[2\], the record's \[1\]"):
+        harvest.harvest(source, dest, "results/records")
+    other.unlink()
+    done = harvest.harvest(source, dest, "results/records")
+    assert done.new == [dest / "formulas" / path.name]
+    assert "kb.formulas=[1]" in json.loads(done.new[0].read_text())["overrides"]
