@@ -2,9 +2,11 @@
 `python -m campaign.migrate_records DIR [DIR ...]` rewrites every record under each folder
 through the framework's steps (dfl_bench/lifecycle/migrate.py); a record whose config hashes to
 another name is written under it and the old file removed; a `reused_from` follows the record
-it names. A record already in today's form is left byte for byte. Nothing is read as code: a
-record is JSON read as a file from others (dfl_bench/untrusted.py, through records.read_record),
-and no symbolic link is followed, so a path never leaves its folder.
+it names. A record whose name its config, as written, does not hash to (today, nor under the hash
+before the records' migration: migrate.hash_refusal) is edited or another run's: named on stderr
+and left as it is. A record already in today's form is left byte for byte. Nothing is read as
+code: a record is JSON read as a file from others (dfl_bench/untrusted.py, through
+records.read_record), and no symbolic link is followed, so a path never leaves its folder.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from dfl_bench.exits import EXIT_INVALID
 from dfl_bench.lifecycle import records
-from dfl_bench.lifecycle.migrate import migrate_record
+from dfl_bench.lifecycle.migrate import hash_refusal, migrate_record
 
 
 def own_records(root: Path) -> list[Path]:
@@ -44,6 +46,10 @@ def migrate_folder(root: Path) -> list[tuple[Path, Path]]:
         record = records.read_record(path)
         if record is None:
             why = records.defect(path)
+            print(f"[migrate] {path}: left as it is ({why})", file=sys.stderr)
+            continue
+        why = hash_refusal(record, path.stem)  # edited: renaming it moves another run's numbers
+        if why is not None:
             print(f"[migrate] {path}: left as it is ({why})", file=sys.stderr)
             continue
         try:

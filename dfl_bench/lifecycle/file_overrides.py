@@ -16,7 +16,10 @@ sets a path (PATH_KEYS: a file from others names no folder to write in; a record
 `records_dir` and `checkpoint_dir`, where it ran, are taken off by `located` before the check),
 a debug flag, a sweep (`row=a,b` or `range(...)` in a plan's multirun trains configurations
 the plan does not name, which its status never counts), and any text that is not one printable
-line. Nothing here runs or resolves the text it checks.
+line. A list or mapping is taken only where the configuration takes one of a knowledge base's
+formulas (COLLECTIONS: `kb.formulas=[1,3]`, `kb.weights={1:2}`), each item a name or a number,
+which the job's own check of the whole `kb` judges. Nothing here runs or resolves the text it
+checks.
 
     >>> refusal("kb=both") is None
     True
@@ -64,6 +67,11 @@ ADDED: dict[str, tuple[Any, ...]] = {
     "debug.sigterm_at_step": (None,),
     "debug.sigint_at_step": (None,),
 }
+# The keys that take a list or a mapping of a knowledge base's formulas (docs/training.md): their
+# items are names or numbers, judged by the job's check of the whole `kb` (kb_formulas), which
+# knows the knowledge base they name.
+COLLECTIONS: dict[str, type] = {"kb.formulas": list, "kb.weights": dict}
+FORMULA = re.compile(r"[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)?")  # `1`, `same/1`: a formula's name
 WHERE_IT_RAN = ("records_dir", "checkpoint_dir")  # a record's own folders, not a setting of it
 APPLIED_ONLY = ("row",)  # the one unhashed key a plan's override may set: which row of a table
 # A budget's name is its yaml's: an override of it would record one budget as another's
@@ -228,7 +236,7 @@ def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | Non
     configuration under `conf_dir` (its kind, `type_refusal`, and the record schema's check of
     `config.<key>`, record_fields.unfit), or None."""
     if isinstance(value, dict | list):
-        return "a dict or list value: a file sets one value (a name, a number, true/false, a text)"
+        return collection_refusal(key, value)
     parts = key.split(".")
     if parts[0] in OPTION_ONLY and len(parts) > 1:
         return (
@@ -251,6 +259,29 @@ def value_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | Non
     why = why or unfit({"config": _nested(key, value)}, whole=False)
     why = why or group_refusal(key, value, conf_dir)
     return None if why is None else why.removeprefix("config.")
+
+
+def collection_refusal(key: str, value: dict[Any, Any] | list[Any]) -> str | None:
+    """Why the list or mapping `value` is no value of `key`: one of COLLECTIONS' kind, each item
+    a name or a number (true/false no number), or None."""
+    kind = COLLECTIONS.get(key)
+    if kind is None:
+        taken = ", ".join(f"{k} (a {t.__name__})" for k, t in COLLECTIONS.items())
+        return (
+            "a dict or list value: a file sets one value (a name, a number, true/false, a text); "
+            f"only {taken} take several"
+        )
+    if not isinstance(value, kind):
+        return f"{key} takes a {kind.__name__} of formulas, got a {type(value).__name__}"
+    items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+    if any(
+        isinstance(i, bool)
+        or not isinstance(i, int | float | str)
+        or (isinstance(i, str) and not FORMULA.fullmatch(i))
+        for i in items
+    ):
+        return f"{key}'s items are formula names or numbers, got {value!r:.80}"
+    return None
 
 
 def group_refusal(key: str, value: Any, conf_dir: str = CONFIG_DIR) -> str | None:

@@ -46,9 +46,12 @@ def numbers_as_floats(value: Any) -> Any:
 def config_hash(config: Mapping[str, Any]) -> str:
     """Short sha256 of the canonical JSON of `hashed_config(config)` (key order and int vs float
     do not matter)."""
-    canonical = json.dumps(
-        numbers_as_floats(hashed_config(config)), sort_keys=True, separators=(",", ":")
-    )
+    return digest(hashed_config(config))
+
+
+def digest(hashed: Mapping[str, Any]) -> str:
+    """Short sha256 of the canonical JSON of `hashed` (a config's hashed part)."""
+    canonical = json.dumps(numbers_as_floats(hashed), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 

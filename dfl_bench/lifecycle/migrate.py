@@ -21,7 +21,7 @@ from typing import Any
 
 from dfl_bench.exits import EXIT_INVALID
 from dfl_bench.kinds import KINDS
-from dfl_bench.lifecycle.hashing import config_hash
+from dfl_bench.lifecycle.hashing import config_hash, digest, hashed_config, numbers_as_floats
 from dfl_bench.schema import (
     BEST_TEST_ACCURACY,
     BEST_VALIDATION_ACCURACY,
@@ -55,20 +55,33 @@ def _dotted(key: str) -> str:
     return key
 
 
-def kb_not_problem(config: dict[str, Any]) -> dict[str, Any]:
-    """The old `problem` group's keys at their place in `kb` (and so named in the provenance)."""
+def _moved(
+    config: Mapping[str, Any], moves: Sequence[tuple[tuple[str, ...], tuple[str, ...]]]
+) -> dict[str, Any]:
+    """A copy of `config` with the value at each move's first path put at its second (a mapping
+    left empty goes); a path that is absent moves nothing."""
     out = _dicts(config)
-    for old, new in PROBLEM_TO_KB:
-        *parents, key = old
+    for source, target in moves:
+        *parents, key = source
         nodes = [out]
         for name in parents:
             nodes.append(nodes[-1].get(name) if isinstance(nodes[-1], dict) else None)
         if not isinstance(nodes[-1], dict) or key not in nodes[-1]:
             continue
-        out.setdefault(new[0], {})[new[1]] = nodes[-1].pop(key)
+        value = nodes[-1].pop(key)
         for parent, name in zip(reversed(nodes[:-1]), reversed(parents), strict=True):
             if parent[name] == {}:  # a mapping left empty goes
                 del parent[name]
+        node = out
+        for name in target[:-1]:
+            node = node.setdefault(name, {})
+        node[target[-1]] = value
+    return out
+
+
+def kb_not_problem(config: dict[str, Any]) -> dict[str, Any]:
+    """The old `problem` group's keys at their place in `kb` (and so named in the provenance)."""
+    out = _moved(config, PROBLEM_TO_KB)
     if isinstance(out.get("provenance"), dict):
         out["provenance"] = {_dotted(k): v for k, v in out["provenance"].items()}
     return out
@@ -190,6 +203,56 @@ def shape_defect(record: Mapping[str, Any]) -> str | None:
         if value is not None and not isinstance(value, Mapping):
             return f"config.{key} is a {type(value).__name__}, not a mapping"
     return None
+
+
+# The keys added_keys writes, at the value each was added with: until the records were migrated
+# to today's form (837a2fc), a config's hash left such a key out at that value and read the kb
+# keys at their `problem` place (`shim_hash`), so that adding or moving a key moved no record.
+SHIM_ADDED: dict[tuple[str, ...], Any] = {
+    ("model", "ntn_bias"): False,
+    ("optimizer", "fused"): True,
+    ("task",): {"name": "mnist_kb"},
+    ("net",): {"name": "paper"},
+    ("augment",): {"degrees": 0.0, "shift": 0.0},
+    ("task", "valuation"): "log",
+    ("task", "validation"): 0.0,
+    ("task", "loss"): "exact",
+    **{(kind, "eps"): 0.0 for kind in KINDS},
+}
+
+
+def _without_shim_added(config: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """`config` (the mapping at `path`) without the SHIM_ADDED keys at their added value."""
+    out = {}
+    for key, value in config.items():
+        here, number = (*path, key), numbers_as_floats(value)
+        if here in SHIM_ADDED and type(number) is type(SHIM_ADDED[here]):
+            if number == SHIM_ADDED[here]:
+                continue
+        out[key] = _without_shim_added(value, here) if isinstance(value, Mapping) else value
+    return out
+
+
+def shim_hash(config: Mapping[str, Any]) -> str:
+    """The hash the checkouts before 837a2fc named a record by (hashing.config_hash with the kb
+    keys at their `problem` place and each SHIM_ADDED key at its added value left out)."""
+    moved = _moved(config, [(new, old) for old, new in PROBLEM_TO_KB])
+    return digest(_without_shim_added(hashed_config(moved), ()))
+
+
+def hash_refusal(record: Mapping[str, Any], name: str) -> str | None:
+    """Why the hash `name` (a record's file name and `config_hash`) is not what its config, as
+    it is written, hashes to under either hashing a checkout named records by (today's
+    `config_hash`, or `shim_hash` before 837a2fc), or None: its config was edited, or the record
+    is another run's; migrating it would count those numbers for another configuration. None
+    too for a config of another shape (`migrate_record` names its key)."""
+    config = record.get("config")
+    if shape_defect(record) is not None or name in (config_hash(config), shim_hash(config)):
+        return None
+    return (
+        f"its config hashes to {config_hash(migrate_config(config))}, not its name {name} "
+        "(nor under the hash before the records' migration): edited, or another run's record"
+    )
 
 
 def migrate_record(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,8 @@ each ok run record there that the records folder lacks to its own place (`<exper
 machine's folder (an absolute checkpoint folder, emptied at the run's end, is named as the
 default one), in today's form (lifecycle/migrate.py: an older checkout may have written it).
 Nothing is replaced: a record already there with other contents is named and kept. A record
-that would still hold another absolute path stops the harvest before anything is written.
+that would still hold another absolute path, or whose config does not hash to its name
+(migrate.hash_refusal: edited, or another run's), stops the harvest before anything is written.
 Exit status: 0 harvested (or nothing new), 2 bad input.
 """
 
@@ -25,6 +26,7 @@ from typing import Any
 
 from dfl_bench.lifecycle import migrate, records
 from dfl_bench.lifecycle.file_overrides import located, refusal
+from dfl_bench.lifecycle.hashing import numbers_as_floats
 from dfl_bench.paths import CONFIG_DIR, REPO_DIR
 from dfl_bench.results import cell_configs
 from dfl_bench.untrusted import PLAIN_NAME, UntrustedFile, plain_name
@@ -45,12 +47,16 @@ CHECKPOINTS = "results/checkpoints"  # conf/config.yaml's checkpoint_dir
 
 def moved(record: dict[str, Any], named: str) -> dict[str, Any]:
     """`record` with its records folder (config `records_dir`, the `records_dir=` override)
-    named `named`, the folder it lands in, wherever it was written; and an absolute checkpoint
-    folder (scratch space the run emptied at its end, not hashed) named as the default one."""
+    named `named`, the folder it lands in, wherever it was written; and its checkpoint folder
+    (scratch space the run emptied at its end, not hashed) named as the default one where the
+    config or the override names an absolute one (records.portable makes the config's relative
+    to the working folder, not the override's)."""
     out = json.loads(json.dumps(record))
     config = out.get("config") if isinstance(out.get("config"), dict) else {}
     renamed = {"records_dir": named}
-    if os.path.isabs(str(config.get("checkpoint_dir", ""))):
+    given = [str(o).split("=", 1)[-1] for o in out.get("overrides") or []
+             if str(o).startswith("checkpoint_dir=")]  # fmt: skip
+    if any(os.path.isabs(p) for p in (str(config.get("checkpoint_dir", "")), *given)):
         renamed["checkpoint_dir"] = CHECKPOINTS
     for key, value in renamed.items():
         if key in config:
@@ -136,9 +142,10 @@ def unsaid(
     """The overrides of a record (but those of a top-level key in `skip`) its `config` does not
     say it ran with, each as `key=value, the record's <what it holds>`: a key the config has no
     value at (`+optimizer.warmup=50` where it has no `optimizer.warmup`), a value other than the
-    config's, a group's option (`net=lenet`) whose file under `conf_dir` names it otherwise than
-    the config's group does (its `name`). A group option with no such file, or no name, is let
-    be; so are deletions and sweeps. Overrides that do not parse are left to `refusal`."""
+    config's (a list or mapping, `kb.formulas=[1]`, as a record's JSON holds it), a group's
+    option (`net=lenet`) whose file under `conf_dir` names it otherwise than the config's group
+    does (its `name`). A group option with no such file, or no name, is let be; so are deletions
+    and sweeps. Overrides that do not parse are left to `refusal`."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     config = config if isinstance(config, dict) else {}
@@ -156,8 +163,6 @@ def unsaid(
         for part in parts:
             held = held.get(part, KeyError) if isinstance(held, dict) else KeyError
         given = override.value()
-        if isinstance(given, dict | list):
-            continue  # a whole mapping or list given: not compared
         option = _option(conf_dir, key, given) if "." not in key else None
         if option is not None:  # a group's choice
             is_global, name = option
@@ -171,11 +176,19 @@ def unsaid(
             continue
         if held is KeyError:
             differ.append(f"{key}={shown(given)}, the record's config has no {'.'.join(parts)}")
+        elif isinstance(given, dict | list):  # a knowledge base's formulas (COLLECTIONS)
+            if _as_json(given) != _as_json(held):
+                differ.append(f"{key}={shown(given)}, the record's {shown(held)}")
         elif isinstance(held, dict | list):
             continue  # a group option with no file here to name it
         elif not same_value(given, held):
             differ.append(f"{key}={shown(given)}, the record's {shown(held)}")
     return differ
+
+
+def _as_json(value: Any) -> Any:
+    """`value` as a record's JSON holds it (mapping keys texts), its numbers as floats."""
+    return numbers_as_floats(json.loads(json.dumps(value)))
 
 
 def shown(value: Any) -> str:
@@ -234,6 +247,10 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
             continue
         record = records.read_record(path)
         if record is None or record.get("status") != "ok":
+            continue
+        why = migrate.hash_refusal(record, path.stem)  # edited: another configuration's numbers
+        if why is not None:
+            refused.append(f"{path}: {why}")
             continue
         today = migrate.migrate_record(record)  # an older checkout's record in today's form
         out = moved(today, named)

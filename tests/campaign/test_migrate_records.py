@@ -14,7 +14,7 @@ import pytest
 
 from campaign import migrate_records
 from dfl_bench.lifecycle import records
-from dfl_bench.lifecycle.migrate import migrate_config
+from dfl_bench.lifecycle.migrate import migrate_config, shim_hash
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results.load import RecordWarning, load_records
 
@@ -49,11 +49,12 @@ def test_a_missing_folder_is_an_error(tmp_path, capsys):
 
 
 def test_a_frozen_checkouts_record_whose_config_is_today_is_renamed_to_todays_hash(tmp_path):
-    """A record made before the hash covered the added keys (its config spells them) keeps its
-    config and moves to the name that config hashes to today."""
+    """A record made before the hash covered the added keys (its config spells them, its name
+    the hash of then) keeps its config and moves to the name that config hashes to today."""
     committed = next((ROOT / "mnist_addition_frontier_nets").glob("*"))
     record = json.loads(committed.read_text())
-    old = tmp_path / "mnist_addition_frontier_nets" / "0123456789abcdef.json"
+    old = tmp_path / "mnist_addition_frontier_nets" / f"{shim_hash(record['config'])}.json"
+    assert old.name != committed.name
     records.write_record(old, {**record, "config_hash": old.stem})
     assert migrate_records.migrate_folder(tmp_path) == [(old, old.with_name(committed.name))]
     assert records.read_record(old.with_name(committed.name)) == record
@@ -87,9 +88,34 @@ def test_two_records_that_would_become_one_stop_the_migration_before_it_writes(t
     record = old_record()
     first = tmp_path / "mnist_addition" / f"{record['config_hash']}.json"
     records.write_record(first, {**record, "test_accuracy": 0.2})
-    second = first.with_name("0123456789abcdef.json")
-    records.write_record(second, {**record, "test_accuracy": 0.3, "config_hash": second.stem})
+    today = migrate_config(record["config"])  # the run in today's form, named as before 837a2fc
+    second = first.with_name(f"{shim_hash(today)}.json")
+    twin = {**record, "config": today, "test_accuracy": 0.3, "config_hash": second.stem}
+    records.write_record(second, twin)
     before = {p: p.read_text() for p in (first, second)}
     with pytest.raises(ValueError, match="would both become"):
         migrate_records.migrate_folder(tmp_path)
     assert {p: p.read_text() for p in (first, second)} == before
+
+
+def test_a_record_whose_config_was_edited_under_its_name_is_named_and_left_as_it_is(
+    tmp_path, capsys
+):
+    """A record whose config hashes neither today nor as before 837a2fc to its name (kb.w_dfl
+    edited under a committed record's name) is another configuration's numbers: left byte for
+    byte and named, while the folder's older-form record still moves (FINDINGS16 N6)."""
+    committed = next((ROOT / "default").glob("*.json"))
+    record = json.loads(committed.read_text())
+    record["config"]["kb"]["w_dfl"] = 5.0
+    edited = tmp_path / "default" / committed.name
+    edited.parent.mkdir()
+    edited.write_text(json.dumps(record))
+    older = old_record()
+    source = tmp_path / "mnist_addition" / f"{older['config_hash']}.json"
+    records.write_record(source, older)
+    before = edited.read_bytes()
+    moved = migrate_records.migrate_folder(tmp_path)
+    assert [old for old, _ in moved] == [source]
+    assert edited.read_bytes() == before and sorted(edited.parent.iterdir()) == [edited]
+    err = capsys.readouterr().err
+    assert f"{edited}: left as it is (its config hashes to " in err and committed.stem in err

@@ -150,7 +150,10 @@ def test_a_home_that_cannot_be_written_prints_no_librarys_warning(logger, tmp_pa
         ("data={cache_dir:/tmp/evil}", "a dict or list value"),
         ("++data={root:/tmp/evil}", "a dict or list value"),
         ("data={cache_dir:../../../../tmp/evil}", "a dict or list value"),
-        ("kb.formulas=[1,2]", "a dict or list value"),
+        ("kb.formulas=[[1]]", "kb.formulas's items are formula names or numbers"),
+        ("kb.formulas=[/tmp/evil]", "kb.formulas's items are formula names or numbers"),
+        ("kb.weights=[1]", "kb.weights takes a dict of formulas, got a list"),
+        ("kb.scale=[mean]", "a dict or list value: a file sets one value"),
         ("+trainer.default_root_dir=/abs", "an argument of the trainer"),
         ("trainer.accelerator=gpu", "an argument of the trainer"),
         ("+logger.dir=/abs", "an argument of the logger"),
@@ -194,7 +197,8 @@ def test_an_override_read_from_a_file_is_a_plain_config_override(override, why):
     ["kb=sum9", "+experiment=best", "implication.b0=-1.0", "+task.digits=2", "trainer=gpu",
      "+optimizer.warmup=10", "+optimizer.cosine_final=0.99", "+data.validation=0.1",
      "+optimizer.warmup=1", "data.split_seed=null", "row=ce_pair", "model.ntn_k=10",
-     "model.ntn_k=1024", "optimizer.fused=false", "optimizer.lr=1", "profile.subset_train=null"],
+     "model.ntn_k=1024", "optimizer.fused=false", "optimizer.lr=1", "profile.subset_train=null",
+     "kb.formulas=[1]", "kb.formulas=[same/1,sum9/2]", "kb.weights={1:2}"],
 )  # fmt: skip
 def test_the_overrides_records_and_plans_hold_pass(override):
     from dfl_bench.lifecycle.file_overrides import refusal

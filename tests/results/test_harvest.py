@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dfl_bench.lifecycle import records
+from dfl_bench.lifecycle import migrate, records
 from dfl_bench.reproduction import harvest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -170,18 +170,21 @@ def test_a_record_that_would_print_escapes_or_set_a_secret_or_path_is_refused(
 
 
 def test_two_records_that_land_on_one_name_stop_the_harvest_rather_than_one_winning(tmp_path):
-    """An older form of a record may sit under another name and migrate to the same hash: two
-    such records with different numbers are refused together, nothing written."""
+    """An older form of a record may sit under another name (the hash before the records'
+    migration) and migrate to the same hash: two such records with different numbers are
+    refused together, nothing written."""
     source, dest = tmp_path / "background", tmp_path / "committed"
     first = written(source, "a", test_accuracy=0.2, best_test_accuracy=0.9)
     twin = {**json.loads(first.read_text()), "test_accuracy": 0.3}
     twin.pop("config_hash")
-    records.write_record(first.parent / "0000000000000000.json", twin)
+    older = first.parent / f"{migrate.shim_hash(twin['config'])}.json"
+    assert older != first
+    records.write_record(older, twin)
     with pytest.raises(ValueError, match="two records of one configuration and seed"):
         harvest.harvest(source, dest, "results/records")
     assert not dest.exists() or not any(dest.rglob("*.json"))
     twin["test_accuracy"] = 0.2  # the same record twice: one copy, no refusal
-    records.write_record(first.parent / "0000000000000000.json", twin)
+    records.write_record(older, twin)
     assert len(harvest.harvest(source, dest, "results/records").new) == 1
 
 
@@ -251,3 +254,54 @@ def test_a_write_that_fails_midway_names_how_many_records_were_harvested(
     )
     (kept,) = os.listdir(dest / "formulas")
     assert records.read_record(dest / "formulas" / kept) is not None
+
+
+def test_a_record_whose_config_was_edited_under_its_name_is_refused_not_moved(tmp_path):
+    """A record whose config no longer hashes to its name and `config_hash` (kb.w_dfl 10 -> 5,
+    today's hash and the one before the records' migration alike) carries another
+    configuration's numbers: refused in one line naming it, nothing written (FINDINGS16 N6)."""
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    path = written(source, "a")
+    record = json.loads(path.read_text())
+    record["config"]["kb"]["w_dfl"] = 5.0
+    path.write_text(json.dumps(record))
+    assert records.defect(path) is None  # its name and config_hash still agree
+    edited = records.config_hash(record["config"])
+    with pytest.raises(ValueError, match=f"{path.name}: its config hashes to {edited}, not its "):
+        harvest.harvest(source, dest, "results/records")
+    assert not dest.exists()
+
+
+def test_a_record_that_ran_with_its_checkpoints_under_the_working_folder_is_harvested(tmp_path):
+    """records.portable writes a checkpoint folder under the working folder relative in the
+    config (`c`) but the override keeps it absolute: the harvest names both the default folder,
+    and harvests the record (FINDINGS16 N9a)."""
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    path = written(source, "a")
+    record = json.loads(path.read_text())
+    record["config"]["checkpoint_dir"] = "c"
+    record["overrides"] = [*record["overrides"], f"checkpoint_dir={tmp_path / 'c'}"]
+    records.write_record(path, record)
+    done = harvest.harvest(source, dest, "results/records")
+    got = json.loads(done.new[0].read_text())
+    assert got["config"]["checkpoint_dir"] == harvest.CHECKPOINTS
+    assert f"checkpoint_dir={harvest.CHECKPOINTS}" in got["overrides"]
+
+
+def test_a_record_whose_job_took_a_list_of_formulas_is_harvested_and_held_to_it(tmp_path):
+    """`kb.formulas=[1]`, a documented list override, is what the record's config holds: the
+    record is harvested; one whose config holds another list is refused (FINDINGS16 N9b)."""
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    path = written(source, "a")
+    record = json.loads(path.read_text())
+    assert record["config"]["kb"]["formulas"] == [1]
+    records.write_record(path, {**record, "overrides": [*record["overrides"], "kb.formulas=[1]"]})
+    other = written(source, "b")
+    lied = {**json.loads(other.read_text())}
+    records.write_record(other, {**lied, "overrides": [*lied["overrides"], "kb.formulas=[2]"]})
+    with pytest.raises(ValueError, match=r"1 record\(s\).*kb.formulas=\[2\], the record's \[1\]"):
+        harvest.harvest(source, dest, "results/records")
+    other.unlink()
+    done = harvest.harvest(source, dest, "results/records")
+    assert done.new == [dest / "formulas" / path.name]
+    assert "kb.formulas=[1]" in json.loads(done.new[0].read_text())["overrides"]
