@@ -1,4 +1,4 @@
-"""The environment of a child process that runs a commit's or checkout's code (FINDINGS16 N1):
+"""The environment of a child process that runs a commit's or checkout's code:
 what it needs to run and train alike, never the caller's tokens or other secrets."""
 
 from __future__ import annotations

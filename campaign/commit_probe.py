@@ -168,7 +168,7 @@ def known_commit(commit: str) -> str | None:
     """Why a record's `git_commit` cannot be checked out (not a full hex commit id, one this
     repository does not know, or one outside this checkout's history: an unreachable object, a
     fetched pull request's head, a stash), or None: a record is a file that arrives in a pull
-    request, so its commit never becomes a path, a git option or code run unchecked (N1)."""
+    request, so its commit never becomes a path, a git option or code run unchecked."""
     if not isinstance(commit, str) or not COMMIT_ID.fullmatch(commit):
         return f"git_commit {commit!r} is not a full hex commit id"
     if not _git_holds("cat-file", "-e", f"{commit}^{{commit}}"):

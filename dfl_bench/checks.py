@@ -72,7 +72,7 @@ def tail_steps(metrics_tail: float, max_steps: int) -> int:
 
 def tail_spelling(window: int, max_steps: int) -> float:
     """The one spelling of the metrics window of the last `window` of `max_steps` steps
-    (tail_steps; FINDINGS15 N4): the fraction of fewest decimals whose window it is, of those
+    (tail_steps): the fraction of fewest decimals whose window it is, of those
     the nearest window / max_steps. A step count, or another fraction of that window, names the
     same run under another hash.
 

@@ -237,7 +237,7 @@ def _held(value: float) -> int | float:
 def check_scope(kb: str, options: Mapping[str, Any]) -> None:
     """`kb.scope=family`, the one spelling where every family `kb.formulas` selects holds one
     formula at either scope (SIZES: sum9/1, sum9/2, same/3): scope formula is then the same
-    loss under another hash (conf/kb/sum9.yaml; FINDINGS16 N3).
+    loss under another hash (conf/kb/sum9.yaml).
 
     >>> check_scope("same", {"scope": "formula", "formulas": [3]})  # doctest: +ELLIPSIS
     Traceback (most recent call last):

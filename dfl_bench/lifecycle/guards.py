@@ -136,7 +136,7 @@ def check_profile(profile: Mapping[str, Any], given: bool = False) -> None:
 
 
 def check_last_evaluation(eval_every: int, max_steps: int) -> None:
-    """One spelling of "evaluate at the last step only" (FINDINGS15 N4): eval_every=max_steps, the
+    """One spelling of "evaluate at the last step only": eval_every=max_steps, the
     committed budgets' (conf/profile/minute.yaml); 0 or more steps than the budget is that run.
 
     >>> check_last_evaluation(0, 2500)  # doctest: +ELLIPSIS
@@ -366,7 +366,7 @@ def recommended_refusal(line: Any) -> str | None:
     `recommended/<kind>` group, in one line; or None. That group is Section 10.2's parameters
     of the chosen operator (conf/recommended/, config.yaml's defaults), chosen with it: another
     value of it is that operator's keys set another way (`~recommended/tnorm` is `tnorm.p=2`),
-    which the checks of `<kind>.KEY` overrides would not see (FINDINGS16 N2, N5)."""
+    which the checks of `<kind>.KEY` overrides would not see."""
     group = override_group(line) if isinstance(line, str) else None
     if group is None or group.split("/")[0] != "recommended":
         return None

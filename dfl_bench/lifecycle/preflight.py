@@ -155,7 +155,7 @@ def _defect(argv: Sequence[str]) -> str | None:
 
 def group_value_defect(override: Override, loader: Any) -> str | None:
     """Why an override gives a config group no option's name (`tnorm=null`, `tnorm=1`, `~tnorm=1`:
-    Hydra's defaults list raises a plain ValueError, a traceback, for them: FINDINGS16 N5), in
+    Hydra's defaults list raises a plain ValueError, a traceback, for them), in
     one line; or None (a mapping sets the group's keys; a sweep's values are checked above)."""
     group = override.key_or_group
     if override.is_sweep_override() or not loader.repository.group_exists(group):

@@ -138,7 +138,7 @@ def check_labeled(fraction: float, n: int) -> None:
 
 
 def check_eval_batch(data: Mapping[str, Any]) -> None:
-    """The paper's task's `data.eval_batch_size` (FINDINGS15 N5): at least PAIR_BLOCK, else its
+    """The paper's task's `data.eval_batch_size`: at least PAIR_BLOCK, else its
     pair accuracy scores no block; and where one batch holds every evaluated split (the test
     images, the held-out ones), one spelling: EVAL_BATCH if it holds them, else their number.
 

@@ -1,4 +1,4 @@
-"""The optimizer's state of each run checked finite (FINDINGS15 N3): a gradient that float32
+"""The optimizer's state of each run checked finite: a gradient that float32
 holds can still overflow the state the update reads (ADAM's second moment `exp_avg_sq` is the
 squared gradient, inf above about 1.8e19 / sqrt(1 - beta2)), and then the update is zero or
 NaN: a run that does not train. `RunsModule` retires such a run with `nonfinite_state_reason`

@@ -382,7 +382,7 @@ def test_the_floor_table_gives_each_knowledge_base_both_floors():
 
 def test_step_vs_commit_times_a_revision_with_none_of_the_callers_secrets(tmp_path, monkeypatch):
     """The base revision's code runs with the path, thread settings and its folder on
-    PYTHONPATH, never the caller's tokens (FINDINGS16 N1)."""
+    PYTHONPATH, never the caller's tokens."""
     import subprocess
 
     from campaign.bench import step_vs_commit

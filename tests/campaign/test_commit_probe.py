@@ -441,7 +441,7 @@ def test_a_probe_runs_its_checkouts_code_with_the_working_directory_off_the_path
 
 def _unreachable_commits(clone: Path) -> list[str]:
     """Two commits in a shared clone of this repository that no ref holds (a fetched pull
-    request's head, a stash), each HEAD's tree with HEAD as parent (FINDINGS16 N1)."""
+    request's head, a stash), each HEAD's tree with HEAD as parent."""
     subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(REPO), str(clone)],
                    check=True)  # fmt: skip
     who = {f"GIT_{r}_{k}": v for r in ("AUTHOR", "COMMITTER") for k, v in
@@ -458,7 +458,7 @@ def _unreachable_commits(clone: Path) -> list[str]:
 def test_a_records_commit_outside_this_checkouts_history_is_never_extracted_or_run(
     tmp_path, monkeypatch, capsys
 ):
-    """A commit object the repository holds but no branch does (FINDINGS16 N1) is skipped as a
+    """A commit object the repository holds but no branch does is skipped as a
     commit the probe cannot check out, said on stderr: no `git archive`, no training run."""
     import sys
 
@@ -494,7 +494,7 @@ def test_a_records_commit_outside_this_checkouts_history_is_never_extracted_or_r
 
 def test_a_probes_child_gets_none_of_the_callers_secrets(tmp_path, monkeypatch):
     """The probe's training run is a commit's code: it sees the path, home, locale, thread
-    settings and the dfl_bench cache, never the caller's tokens (FINDINGS16 N1)."""
+    settings and the dfl_bench cache, never the caller's tokens."""
     import sys
 
     folder = tmp_path / "commit"

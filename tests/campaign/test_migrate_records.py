@@ -103,7 +103,7 @@ def test_a_record_whose_config_was_edited_under_its_name_is_named_and_left_as_it
 ):
     """A record whose config hashes neither today nor as before 837a2fc to its name (kb.w_dfl
     edited under a committed record's name) is another configuration's numbers: left byte for
-    byte and named, while the folder's older-form record still moves (FINDINGS16 N6)."""
+    byte and named, while the folder's older-form record still moves."""
     committed = next((ROOT / "default").glob("*.json"))
     record = json.loads(committed.read_text())
     record["config"]["kb"]["w_dfl"] = 5.0

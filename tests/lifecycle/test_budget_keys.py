@@ -117,7 +117,7 @@ def test_the_commit_probes_budget_is_one_a_job_takes(tmp_path):
 
 @pytest.mark.parametrize("steps", [100, 1100])
 def test_the_benchs_paper_slices_are_budgets_a_job_takes(tmp_path, steps):
-    """FINDINGS15 N4: its last-step evaluation and window of 100 steps in their one spelling."""
+    """Its last-step evaluation and window of 100 steps in their one spelling."""
     from campaign.bench.runs import paper_slice
 
     checked(tmp_path, "profile=paper", *paper_slice(steps))

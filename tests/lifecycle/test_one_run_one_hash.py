@@ -291,7 +291,7 @@ ONE_FORMULA = "one formula each at either scope): write kb.scope=family"
 def test_scope_formula_where_each_family_is_one_formula_is_refused_in_a_job(
     tmp_path, overrides, selection
 ):
-    """FINDINGS16 N3: scope formula is then scope family's loss under another hash."""
+    """Scope formula is then scope family's loss under another hash."""
     with pytest.raises(ValueError) as refused:
         checked(tmp_path, *overrides, "kb.scope=formula")
     assert str(refused.value) == (

@@ -354,7 +354,7 @@ def test_a_failed_sweep_job_is_reported_to_hydra_after_its_record(tmp_path):
 
 @pytest.mark.slow
 def test_a_weight_whose_gradient_overflows_adams_state_fails_the_sweep_job_not_ok(tmp_path):
-    """FINDINGS15 N3: at kb.w_dfl=1e38 the loss is finite but exp_avg_sq is inf (no update)."""
+    """At kb.w_dfl=1e38 the loss is finite but exp_avg_sq is inf (no update)."""
     with pytest.raises(train.JobFailed, match="non-finite optimizer state: 'exp_avg_sq'"):
         run_main(*composed(tmp_path, "kb.w_dfl=1e38", mode=RunMode.MULTIRUN))
     (path,) = (tmp_path / "records").rglob("*.json")
@@ -382,7 +382,7 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("kb.w_dfl=inf", r"kb.w_dfl must be a finite number"),
         ("profile.metrics_tail=0", r"profile.metrics_tail must be a finite number > 0"),
         ("profile.metrics_tail=1.5", r"fraction in \(0, 1\) or a whole number"),
-        # FINDINGS15 N4: one spelling of a metrics window and of "the last step only"
+        # One spelling of a metrics window and of "the last step only"
         (
             "profile.metrics_tail=2",
             r"^profile.metrics_tail=2 keeps the last 2 of 4 steps, as "
@@ -398,7 +398,7 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("data.labeled_fraction=1.5", r"labeled_fraction must lie in \(0, 1\)"),
         ("data.batch_size=0", r"data.batch_size must be an integer in \[1, 60000\], got 0"),
         ("data.eval_batch_size=-3", r"data.eval_batch_size must be an integer in \[1, "),
-        # FINDINGS15 N5: no pair accuracy below a block; one spelling of "the test set at once"
+        # No pair accuracy below a block; one spelling of "the test set at once"
         (
             "data.eval_batch_size=7",
             r"^data.eval_batch_size=7 holds no block of 64 test images, which the pair accuracy "

@@ -137,7 +137,7 @@ RECOMMENDED = "is the paper's parameters for the chosen tnorm (conf/recommended/
      ("recommended/tnorm=null", False), ("+recommended/tnorm=yager", False)],
 )  # fmt: skip
 def test_an_override_of_a_recommended_group_is_refused(tmp_path, override, composes):
-    """FINDINGS16 N2: `~recommended/tnorm` set tnorm.p under sum9/1, which calls no tnorm; a
+    """`~recommended/tnorm` set tnorm.p under sum9/1, which calls no tnorm; a
     job, a record's check and a tool refuse each spelling (a job, where Hydra composes it)."""
     if composes:
         with pytest.raises(ValueError, match=f"^{re.escape(override)} is refused: recommended/"):
@@ -158,7 +158,7 @@ def test_an_override_of_a_recommended_group_is_refused(tmp_path, override, compo
     ],
 )  # fmt: skip
 def test_a_null_config_group_is_one_line_on_the_command_line(tmp_path, override, said):
-    """FINDINGS16 N5: Hydra's defaults list raised a ValueError traceback (exit 1) for it."""
+    """Hydra's defaults list raised a ValueError traceback (exit 1) for it."""
     stderr = refused_on_cli(tmp_path, override)
     assert stderr.startswith(f"[dfl_bench] invalid configuration: {said}")
     assert stderr.count("\n") == 1

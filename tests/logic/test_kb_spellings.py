@@ -124,7 +124,7 @@ def selected(kb: str, formulas: list | None) -> list[str]:
      ("same", [2, 3], False), ("both", ["same/1", "sum9/1"], False)],
 )  # fmt: skip
 def test_scope_formula_is_refused_where_each_selected_family_is_one_formula(kb, formulas, refused):
-    """FINDINGS16 N3: each family of one formula is the same loss at either scope (SIZES)."""
+    """Each family of one formula is the same loss at either scope (SIZES)."""
     assert refused == all(SIZES[name][0] == 1 for name in selected(kb, formulas))
     options = {"name": kb, "formulas": formulas, "scope": "formula", "w_dfl": 10.0}
     if refused:

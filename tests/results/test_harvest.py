@@ -259,7 +259,7 @@ def test_a_write_that_fails_midway_names_how_many_records_were_harvested(
 def test_a_record_whose_config_was_edited_under_its_name_is_refused_not_moved(tmp_path):
     """A record whose config no longer hashes to its name and `config_hash` (kb.w_dfl 10 -> 5,
     today's hash and the one before the records' migration alike) carries another
-    configuration's numbers: refused in one line naming it, nothing written (FINDINGS16 N6)."""
+    configuration's numbers: refused in one line naming it, nothing written."""
     source, dest = tmp_path / "background", tmp_path / "committed"
     path = written(source, "a")
     record = json.loads(path.read_text())
@@ -275,7 +275,7 @@ def test_a_record_whose_config_was_edited_under_its_name_is_refused_not_moved(tm
 def test_a_record_that_ran_with_its_checkpoints_under_the_working_folder_is_harvested(tmp_path):
     """records.portable writes a checkpoint folder under the working folder relative in the
     config (`c`) but the override keeps it absolute: the harvest names both the default folder,
-    and harvests the record (FINDINGS16 N9a)."""
+    and harvests the record."""
     source, dest = tmp_path / "background", tmp_path / "committed"
     path = written(source, "a")
     record = json.loads(path.read_text())
@@ -290,7 +290,7 @@ def test_a_record_that_ran_with_its_checkpoints_under_the_working_folder_is_harv
 
 def test_a_record_whose_job_took_a_list_of_formulas_is_harvested_and_held_to_it(tmp_path):
     """`kb.formulas=[1]`, a documented list override, is what the record's config holds: the
-    record is harvested; one whose config holds another list is refused (FINDINGS16 N9b)."""
+    record is harvested; one whose config holds another list is refused."""
     source, dest = tmp_path / "background", tmp_path / "committed"
     path = written(source, "a")
     record = json.loads(path.read_text())

@@ -306,7 +306,7 @@ def test_poisoning_one_run_of_four_fails_it_alone_and_leaves_the_others_bit_iden
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ["own", "layout", "graph"])
 def test_a_run_whose_adam_state_overflows_fails_alone_on_every_path(tmp_path, path):
-    """FINDINGS15 N3: run 1's squared DFL gradient is inf in exp_avg_sq; run 0 trains on."""
+    """Run 1's squared DFL gradient is inf in exp_avg_sq; run 0 trains on."""
     runs = [("seed=0",), ("seed=1", "kb.w_dfl=1e38")]
     stack, _ = train_stack(tmp_path, *runs, **GPU_PATHS[path])
     assert stack.failure(1) == nonfinite_state_reason(2, "exp_avg_sq")  # checked at step 3

@@ -352,7 +352,7 @@ def test_a_validation_share_holds_out_the_last_training_images_from_both_pools()
 
 
 def test_the_one_batch_spelling_of_eval_batch_size_is_the_composed_one_or_the_images():
-    """FINDINGS15 N5: at or above the images of every evaluated split, one value only."""
+    """At or above the images of every evaluated split, one value only."""
     composed = OmegaConf.load(Path(CONFIG_DIR) / "config.yaml").data.eval_batch_size
     assert EVAL_BATCH == composed
     check_eval_batch({"eval_batch_size": 2000, "subset_test": 500})

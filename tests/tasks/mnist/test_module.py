@@ -203,7 +203,7 @@ def test_nan_weights_fail_the_run_at_its_next_logging_step_naming_the_first_bad_
 
 
 def test_a_weight_that_overflows_adams_second_moment_fails_the_run_at_its_next_logging_step():
-    """FINDINGS15 N3: the loss is finite, but the squared gradient is inf in exp_avg_sq."""
+    """The loss is finite, but the squared gradient is inf in exp_avg_sq."""
     module = DFLRun("same", OPS, w_dfl=1e38, log_every=2, eval_every=0, max_steps=6)
     runs, log = train(module=module, steps=6, log_every=2)
     assert runs.failure(0) == nonfinite_state_reason(1, "exp_avg_sq")
