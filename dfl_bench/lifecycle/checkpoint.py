@@ -3,7 +3,9 @@
 A resumed run gives the same numbers as an uninterrupted one (same thread count, device): the
 checkpoint holds the weights, the optimizer, the loop position, the module's summary state, the
 data stream's generator and position (`TrainStream.state_dict`) and the run's own generator
-(`TaskRun.generator`: dropout, the undersampled negative pairs of Section 9.3).
+(`TaskRun.generator`: dropout, the undersampled negative pairs of Section 9.3). It names its
+runs (`<experiment>/<config hash>` each, RunsModule.KEYS), and a job resumes only a checkpoint
+of its own runs (`resumable`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import shutil
 import sys
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import lightning as L
 import torch
@@ -50,23 +53,26 @@ def save(trainer: L.Trainer, path: Path) -> None:
         raise CheckpointNotWritten(f"checkpoint {path} cannot be written ({why})") from None
 
 
-def defect(path: Path) -> str | None:
-    """Why the checkpoint at `path` cannot be resumed from (truncated, corrupt, a zip that is no
-    Lightning checkpoint, a pickle that would call anything but torch's and plain containers'
-    constructors: loaded with weights_only, nothing in a checkpoint runs code), or None."""
+def loaded(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The checkpoint at `path` and None, or {} and why it cannot be resumed from (truncated,
+    corrupt, a zip that is no Lightning checkpoint, a pickle that would call anything but torch's
+    and plain containers' constructors: loaded with weights_only, nothing in a checkpoint runs
+    code)."""
     try:
         with zipfile.ZipFile(path) as archive:
             bad = archive.testzip()
         if bad is not None:
-            return f"member {bad} fails its CRC check"
+            return {}, f"member {bad} fails its CRC check"
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # whatever torch.load raises on a zip of something else
-        return f"{type(err).__name__}: {_first_line(err)}"
+        return {}, f"{type(err).__name__}: {_first_line(err)}"
     if not isinstance(state, dict) or not {"state_dict", "loops"} <= state.keys():
-        return "a zip, but no Lightning checkpoint (no state_dict and loops)"
+        return {}, "a zip, but no Lightning checkpoint (no state_dict and loops)"
     if RunsModule.STATE not in state:
-        return f"written before the one training module (no {RunsModule.STATE}): not resumable"
-    return None
+        return {}, f"written before the one training module (no {RunsModule.STATE}): not resumable"
+    if not isinstance(state[RunsModule.STATE], dict):
+        return {}, f"its {RunsModule.STATE} is no mapping"
+    return state, None
 
 
 def _first_line(err: Exception) -> str:
@@ -99,19 +105,46 @@ def read_members(folder: Path) -> list[str] | None:
     return keys
 
 
+def other_runs(folder: Path, state: Mapping[str, Any], keys: list[str]) -> tuple[str, str] | None:
+    """Why the checkpoint `state` in `folder` is not of exactly the runs `keys`, and the suffix it
+    is set aside under: its folder's members.json or the run names it saved (RunsModule.KEYS)
+    name other runs ("other"), or those names are no list of strings ("corrupt"); None when both
+    name `keys`. A checkpoint that saved no names (written before checkpoints named their runs)
+    is taken as its members.json says, so that a job interrupted before an upgrade resumes."""
+    members = read_members(folder)
+    if members is not None and members != keys:
+        return _trained_others(members, keys), "other"
+    saved = state[RunsModule.STATE].get(RunsModule.KEYS, keys)
+    if not isinstance(saved, list) or not all(isinstance(key, str) for key in saved):
+        return f"its {RunsModule.KEYS} are no list of run names ({type(saved).__name__})", "corrupt"
+    return None if saved == keys else (_trained_others(saved, keys), "other")
+
+
+def _trained_others(theirs: list[str], keys: list[str]) -> str:
+    """The note on a checkpoint of the runs `theirs`, not `keys` (each shown up to SHOWN chars)."""
+    return f"it trained other runs ({_shown(theirs)}, not {_shown(keys)})"
+
+
+SHOWN = 300  # the characters of a list of runs a note shows (a checkpoint's own may be huge)
+
+
+def _shown(keys: list[str]) -> str:
+    """`keys` as Python writes it, cut to SHOWN characters."""
+    text = repr(keys)
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}... ({len(keys)} runs)"
+
+
 def resumable(folder: Path, keys: Sequence[str] | None = None) -> Path | None:
-    """`folder/last.ckpt` if it is whole and, given `keys`, of exactly those runs (members.json);
-    another one is moved aside (`last.ckpt.corrupt`, `last.ckpt.other`, numbered where one is:
-    paths.set_aside) with a note, never used."""
+    """`folder/last.ckpt` if it is whole and, given `keys`, of exactly those runs (other_runs:
+    its members.json and the names it saved); another one is moved aside (`last.ckpt.corrupt`,
+    `last.ckpt.other`, numbered where one is: paths.set_aside) with a note, never used."""
     path = folder / NAME
     if not path.is_file():
         return None
-    why = defect(path)
-    members = read_members(folder) if keys is not None else None
-    if why is None and members is not None and members != list(keys or []):
-        why, aside = f"it trained other runs ({members}, not {list(keys or [])})", "other"
-    else:
-        aside = "corrupt"
+    state, why = loaded(path)
+    aside = "corrupt"
+    if why is None and keys is not None:
+        why, aside = other_runs(folder, state, list(keys)) or (None, aside)
     if why is None:
         return path
     kept = set_aside(path, aside)  # `last.ckpt.corrupt`, else `.corrupt.1`, ...: none replaced

@@ -313,6 +313,7 @@ def _built(jobs: Sequence[Job], run_loggers: Sequence[Any]) -> tuple[Any, RunsMo
         grouped=grouped,
         cuda_graph=grouped and bool(cfg.get("cuda_graph", True)),
         compile_dfl=grouped and bool(cfg.get("compile_dfl", False)),
+        keys=[j.key for j in jobs],
     )
     alone = jobs[0].data if len(jobs) == 1 else None
     data = alone if alone is not None else task.data([j.config for j in jobs])

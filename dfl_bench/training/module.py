@@ -80,9 +80,11 @@ class RunsModule(L.LightningModule):
     turn NaN (`debug.nan_at_step`; None: never); `grouped`: the StackNet layout (CUDA; GROUPED
     runs), else each run's own network; `cuda_graph`: replay steps as a CUDA graph (grouped
     layout only; off CUDA, tests: the same path without the capture); `compile_dfl`: compile
-    each run's DFL term (its metrics stay eager)."""
+    each run's DFL term (its metrics stay eager); `keys`: the runs' names
+    (`<experiment>/<config hash>` each), saved in the checkpoint (checkpoint.resumable)."""
 
     STATE = "runs_state"  # the checkpoint's key of the runs' state beyond their weights
+    KEYS = "keys"  # the key, in STATE, of the names of the runs the checkpoint trained
 
     def __init__(
         self,
@@ -92,6 +94,7 @@ class RunsModule(L.LightningModule):
         grouped: bool = False,
         cuda_graph: bool = False,
         compile_dfl: bool = False,
+        keys: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self.automatic_optimization = False  # the step owns its update (a graph replays it)
@@ -111,6 +114,7 @@ class RunsModule(L.LightningModule):
         if grouped and not first.GROUPED:
             raise ValueError(f"{type(first).__name__} has no grouped layout; use grouped=False")
         self.members = list(members)  # a plain list: their networks are registered below
+        self.keys = list(keys)
         self.run_loggers = loggers
         self.poison_at = list(poison_at) or [None] * len(members)
         self.grouped, self.cuda_graph = grouped, cuda_graph and grouped
@@ -370,8 +374,10 @@ class RunsModule(L.LightningModule):
         return self.failures[r]
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        """Every run's state beyond its weights (`TaskRun.state`) and the failures."""
+        """Every run's state beyond its weights (`TaskRun.state`), the failures and the runs'
+        names (what checkpoint.resumable checks before resuming)."""
         checkpoint[self.STATE] = {
+            self.KEYS: list(self.keys),
             "runs": [member.state() for member in self.members],
             "bad": self._bad.tolist(),
             "failures": list(self.failures),

@@ -805,7 +805,7 @@ def _planted_pickle(last: Path) -> None:
 def test_a_checkpoint_whose_pickle_runs_code_is_refused_unloaded(tmp_path):
     last = tmp_path / "last.ckpt"
     _planted_pickle(last)
-    why = checkpoint.defect(last)
+    why = checkpoint.loaded(last)[1]
     assert why.startswith("UnpicklingError") and "\n" not in why
     assert not (tmp_path / "ran").exists()
     assert checkpoint.resumable(tmp_path) is None and (tmp_path / "last.ckpt.corrupt").is_file()
@@ -827,6 +827,98 @@ def test_a_second_checkpoint_set_aside_keeps_the_first_and_both_outlive_the_clea
     assert "kept as last.ckpt.corrupt.1," in capsys.readouterr().err
     (tmp_path / "members.json").write_text("[]")
     assert sorted(checkpoint.clean(tmp_path)) == kept and sorted(tmp_path.iterdir()) == kept
+
+
+KEYS = ["tnorms/0123456789abcdef"]  # the job's runs in the tests of a checkpoint's own names
+
+
+def _checkpoint_with(folder: Path, runs_state: object) -> Path:
+    """A checkpoint in `folder` of `runs_state` (its run names under RunsModule.KEYS), listed
+    in members.json as the runs KEYS."""
+    last = folder / "last.ckpt"
+    torch.save({"state_dict": {}, "loops": {}, RunsModule.STATE: runs_state}, last)
+    (folder / "members.json").write_text(json.dumps(KEYS))
+    return last
+
+
+@pytest.mark.parametrize("runs_state", [{RunsModule.KEYS: KEYS}, {}], ids=["named", "older"])
+def test_a_checkpoint_naming_the_jobs_runs_or_none_resumes(tmp_path, runs_state):
+    """A checkpoint written before checkpoints named their runs (no KEYS) resumes as then."""
+    last = _checkpoint_with(tmp_path, runs_state)
+    assert checkpoint.resumable(tmp_path, KEYS) == last
+
+
+@pytest.mark.parametrize(
+    ("runs_state", "aside"),
+    [
+        ({RunsModule.KEYS: ["tnorms/fedcba9876543210"]}, "other"),
+        ({RunsModule.KEYS: [*KEYS, *KEYS]}, "other"),
+        ({RunsModule.KEYS: []}, "other"),
+        ({RunsModule.KEYS: [f"tnorms/{n:016x}" for n in range(100_000)]}, "other"),
+        ({RunsModule.KEYS: ["x" * 1_000_000]}, "other"),
+        ({RunsModule.KEYS: KEYS[0]}, "corrupt"),  # a string, not a list of them
+        ({RunsModule.KEYS: [1]}, "corrupt"),
+        ({RunsModule.KEYS: [KEYS]}, "corrupt"),
+        ({RunsModule.KEYS: {KEYS[0]: 1}}, "corrupt"),
+        ({RunsModule.KEYS: None}, "corrupt"),
+        ({RunsModule.KEYS: torch.zeros(3)}, "corrupt"),
+        ([RunsModule.KEYS, KEYS], "corrupt"),  # a runs_state that is no mapping
+    ],
+)
+def test_a_checkpoint_naming_other_runs_or_no_list_of_names_is_set_aside_in_one_line(
+    tmp_path, capsys, runs_state, aside
+):
+    last = _checkpoint_with(tmp_path, runs_state)
+    assert checkpoint.resumable(tmp_path, KEYS) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"last.ckpt.{aside}", "members.json"]
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"[dfl_bench] checkpoint {last}: ") and f"kept as last.ckpt.{aside}" in err
+    )
+    assert err.count("\n") == 1 and len(err) < 1000  # one line, however huge the names
+    assert ("it trained other runs" in err) == (aside == "other")
+
+
+@pytest.mark.slow
+def test_another_runs_checkpoint_planted_under_this_runs_name_is_set_aside(
+    tmp_path, monkeypatch, capsys
+):
+    """Run A's checkpoint copied into run B's folder with a members.json naming B: set aside as
+    another run's, and B trains afresh to a clean B's record."""
+    crash_at(monkeypatch, "on_train_batch_start", 3)
+    with pytest.raises(RuntimeError, match="killed"):
+        train.run(*composed(tmp_path / "a", "seed=1"))
+    monkeypatch.undo()
+    clean = train.run(*composed(tmp_path / "clean"))
+    (theirs,) = (tmp_path / "a" / "checkpoints").rglob("last.ckpt")
+    (path,) = (tmp_path / "clean" / "records").rglob("*.json")
+    key = f"{path.parent.name}/{path.stem}"
+    last = tmp_path / "checkpoints" / key / "last.ckpt"
+    last.parent.mkdir(parents=True)
+    last.write_bytes(theirs.read_bytes())
+    (last.parent / "members.json").write_text(json.dumps([key]))
+    planted = train.run(*composed(tmp_path))
+    assert (planted["status"], planted["resumed"]) == ("ok", False)
+    same_numbers(planted, clean)
+    err = capsys.readouterr().err
+    assert f"checkpoint {last}: it trained other runs ([" in err
+    assert f"not {[key]!r}); kept as last.ckpt.other" in err
+
+
+@pytest.mark.slow
+def test_a_checkpoint_written_before_checkpoints_named_their_runs_resumes(tmp_path, monkeypatch):
+    whole = train.run(*composed(tmp_path / "whole"))
+    crash_at(monkeypatch, "on_train_batch_start", 3)
+    with pytest.raises(RuntimeError, match="killed"):
+        train.run(*composed(tmp_path))
+    monkeypatch.undo()
+    (last,) = (tmp_path / "checkpoints").rglob("last.ckpt")
+    state = torch.load(last, weights_only=True)
+    del state[RunsModule.STATE][RunsModule.KEYS]  # as an older version wrote it
+    torch.save(state, last)
+    resumed = train.run(*composed(tmp_path))
+    assert (resumed["status"], resumed["resumed"]) == ("ok", True)
+    same_numbers(resumed, whole)
 
 
 @pytest.mark.slow
