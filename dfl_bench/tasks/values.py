@@ -138,30 +138,55 @@ def check_labeled(fraction: float, n: int) -> None:
 
 
 def check_eval_batch(data: Mapping[str, Any]) -> None:
-    """The paper's task's `data.eval_batch_size`: at least PAIR_BLOCK, else its
-    pair accuracy scores no block; and where one batch holds every evaluated split (the test
-    images, the held-out ones), one spelling: EVAL_BATCH if it holds them, else their number.
+    """The paper's task's `data.eval_batch_size`: EVAL_BATCH only (every record's). Its pair
+    accuracy pairs the test images of blocks of PAIR_BLOCK within each batch
+    (mnist/dfl_run.evaluate_test), so another value pairs other images, or the same ones under
+    another hash; one that, as EVAL_BATCH does, holds every evaluated split (the test images, the
+    held-out ones) in one batch is named so.
 
     >>> check_eval_batch({"eval_batch_size": 500, "subset_test": 500})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: data.eval_batch_size=500 evaluates the 500 images in one batch, as ...=2000 does...
+    >>> check_eval_batch({"eval_batch_size": 1000, "subset_test": None})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: data.eval_batch_size=1000 sets which test images ... leave it as composed, 2000
     """
     size = data.get("eval_batch_size")
-    if isinstance(size, bool) or not isinstance(size, int):
-        return  # checks.batch_items names it
-    if size < PAIR_BLOCK:
-        raise ValueError(
-            f"data.eval_batch_size={size} holds no block of {PAIR_BLOCK} test images, which the "
-            f"pair accuracy scores: write at least {PAIR_BLOCK}"
-        )
+    batch_items(size, "data.eval_batch_size")
+    if size == EVAL_BATCH:
+        return
     _, held = training_split(data.get("subset_train"), data.get("validation") or 0.0)
     largest = max(data.get("subset_test") or N_TEST, held)
-    one = EVAL_BATCH if EVAL_BATCH >= largest else largest
-    if size >= largest and size != one:
+    if largest <= min(size, EVAL_BATCH):
         raise ValueError(
             f"data.eval_batch_size={size} evaluates the {largest} images in one batch, as "
-            f"data.eval_batch_size={one} does: write that"
+            f"data.eval_batch_size={EVAL_BATCH} does: write that"
+        )
+    raise ValueError(
+        f"data.eval_batch_size={size} sets which test images the pair accuracy pairs (blocks of "
+        f"{PAIR_BLOCK} within each batch), so it is fixed per evaluated split: leave it as "
+        f"composed, {EVAL_BATCH}"
+    )
+
+
+def check_sums_eval_batch(data: Mapping[str, Any]) -> None:
+    """MNIST addition's `data.eval_batch_size`: EVAL_BATCH only (every record's). Its
+    accuracies count each evaluated sum alike whatever the batch (mnist_addition.AdditionRun.
+    accuracies), so another value is the same run under another hash.
+
+    >>> check_sums_eval_batch({"eval_batch_size": 500})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: data.eval_batch_size=500 sets only how many test images ... composed, 2000
+    """
+    size = data.get("eval_batch_size")
+    batch_items(size, "data.eval_batch_size")
+    if size != EVAL_BATCH:
+        raise ValueError(
+            f"data.eval_batch_size={size} sets only how many test images are evaluated at once, "
+            f"not what they score, so it is fixed: leave it as composed, {EVAL_BATCH}"
         )
 
 
@@ -393,5 +418,6 @@ TASKS: dict[str, Settings] = {
             "labeled_fraction": (LABELED, "each training sum is labeled by its sum"),
         },
         ignores=("kb", "tconorm", "implication", "model"),
+        data_values=check_sums_eval_batch,
     ),
 }

@@ -258,11 +258,13 @@ def test_a_second_spelling_is_refused_in_a_job_naming_the_one_that_trains(
         ({"profile__metrics_tail": 0.09999}, "profile.metrics_tail=0.09999 keeps the last 1000 of "
          "10000 steps, as profile.metrics_tail=0.1 does: write that"),
         ({"profile__metrics_tail": 0.0999}, None),  # 999 steps: its own window
-        ({"data__eval_batch_size": 32}, "data.eval_batch_size=32 holds no block of 64 test "
-         "images, which the pair accuracy scores: write at least 64"),
-        ({"data__eval_batch_size": 20000}, "data.eval_batch_size=20000 evaluates the 10000 images "
-         "in one batch, as data.eval_batch_size=10000 does: write that"),
-        ({"data__eval_batch_size": 10000}, None),
+        ({"data__eval_batch_size": 32}, "data.eval_batch_size=32 sets which test images the "
+         "pair accuracy pairs (blocks of 64 within each batch), so it is fixed per evaluated "
+         "split: leave it as composed, 2000"),
+        ({"data__eval_batch_size": 10000}, "data.eval_batch_size=10000 sets which test images "
+         "the pair accuracy pairs (blocks of 64 within each batch), so it is fixed per evaluated "
+         "split: leave it as composed, 2000"),
+        ({"data__eval_batch_size": 2000}, None),
         ({"profile__eval_every": 20000}, "profile.eval_every=20000 evaluates at the last step "
          "only, as profile.eval_every=10000 (profile.max_steps) does: write that"),
     ],

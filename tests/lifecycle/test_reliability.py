@@ -398,11 +398,12 @@ def test_an_invalid_configuration_exits_2(tmp_path, no_data):
         ("data.labeled_fraction=1.5", r"labeled_fraction must lie in \(0, 1\)"),
         ("data.batch_size=0", r"data.batch_size must be an integer in \[1, 60000\], got 0"),
         ("data.eval_batch_size=-3", r"data.eval_batch_size must be an integer in \[1, "),
-        # No pair accuracy below a block; one spelling of "the test set at once"
+        # One spelling: it sets which test images the pair accuracy pairs
         (
             "data.eval_batch_size=7",
-            r"^data.eval_batch_size=7 holds no block of 64 test images, which the pair accuracy "
-            r"scores: write at least 64$",
+            r"^data.eval_batch_size=7 sets which test images the pair accuracy pairs \(blocks of "
+            r"64 within each batch\), so it is fixed per evaluated split: leave it as composed, "
+            r"2000$",
         ),
         (
             "data.eval_batch_size=500",

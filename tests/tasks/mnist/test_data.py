@@ -351,15 +351,18 @@ def test_a_validation_share_holds_out_the_last_training_images_from_both_pools()
         MnistDataModule(validation=1.0)
 
 
-def test_the_one_batch_spelling_of_eval_batch_size_is_the_composed_one_or_the_images():
-    """At or above the images of every evaluated split, one value only."""
+def test_the_one_spelling_of_eval_batch_size_is_the_composed_one():
+    """Every other value is refused; one at or above every evaluated split's images, which the
+    composed one also holds in one batch, is named so (tests/tasks/test_eval_batch.py: jobs)."""
     composed = OmegaConf.load(Path(CONFIG_DIR) / "config.yaml").data.eval_batch_size
     assert EVAL_BATCH == composed
     check_eval_batch({"eval_batch_size": 2000, "subset_test": 500})
-    check_eval_batch({"eval_batch_size": 499, "subset_test": 500})  # two batches: another run
+    with pytest.raises(ValueError, match=r"=499 sets which test images .* composed, 2000$"):
+        check_eval_batch({"eval_batch_size": 499, "subset_test": 500})  # other pair blocks
     with pytest.raises(ValueError, match=r"as data.eval_batch_size=2000 does"):
         check_eval_batch({"eval_batch_size": 3000, "subset_test": 500})
     held = {"subset_test": 500, "subset_train": 30000, "validation": 0.1}  # 3000 held out
     check_eval_batch({"eval_batch_size": 2000, **held})
-    with pytest.raises(ValueError, match=r"the 3000 images in one batch, as .*=3000 does"):
-        check_eval_batch({"eval_batch_size": 4000, **held})
+    for size in (3000, 4000):  # one batch of the held-out images: not the blocks 2000 pairs
+        with pytest.raises(ValueError, match=rf"={size} sets which test images .* composed, 2000$"):
+            check_eval_batch({"eval_batch_size": size, **held})
