@@ -108,6 +108,11 @@ RUN_FIELDS = (
     "validation_digit_accuracy",
 )
 PER_HEAD = "pair_accuracy/"  # prefix of a per-head field
+# Config keys that name a folder, where something is read or written (with the top-level
+# `log_dir`, a record's paths: record_fields.PATH_FIELDS); none leaves its folder.
+PATH_KEYS = frozenset(
+    {"records_dir", "checkpoint_dir", "data.cache_dir", "data.root", "logger.save_dir"}
+)
 
 
 def named(field: str) -> bool:

@@ -43,7 +43,7 @@ from omegaconf import OmegaConf
 
 from dfl_bench.lifecycle.record_fields import unfit
 from dfl_bench.paths import CONFIG_DIR
-from dfl_bench.schema import NOT_HASHED
+from dfl_bench.schema import NOT_HASHED, PATH_KEYS
 from dfl_bench.tasks.values import GROUPS
 
 # [+|++|~] key[.key|/key]* = value: the key's parts are identifiers, nothing before the key
@@ -51,10 +51,7 @@ PLAIN = re.compile(r"(?:\+\+|\+|~)?([A-Za-z_][A-Za-z0-9_]*(?:[./][A-Za-z0-9_]+)*
 
 
 OPTION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,-]*")  # a group's option(s): names, no path
-# Keys that set where something is read or written: never from a file from others.
-PATH_KEYS = frozenset(
-    {"records_dir", "checkpoint_dir", "data.cache_dir", "data.root", "logger.save_dir"}
-)
+# PATH_KEYS (schema.py) set where something is read or written: never from a file from others.
 OPTION_ONLY = ("trainer", "logger")  # groups a file chooses an option of, never an argument
 # Keys no yaml sets that a command line adds with `+` (docs/training.md, docs/tasks.md): the
 # optimizer's schedules, the held-out share of the paper's task, the tests' signals; each with

@@ -12,6 +12,7 @@ from typing import Any
 from dfl_bench import checks
 from dfl_bench.checks import fraction, integer_in, number
 from dfl_bench.kinds import KINDS
+from dfl_bench.schema import PATH_KEYS, named
 from dfl_bench.tasks.values import GROUPS, KEYWISE
 from dfl_bench.untrusted import MAX_NAME, plain_name
 
@@ -48,11 +49,48 @@ def _fails(test: Callable[[Any], bool], what: str) -> Callable[[Any, str], None]
 
 
 PLAIN = _fails(plain_name, f"no plain name (<= {MAX_NAME} of A-Za-z0-9_=+,.-: it may name a file)")
-TEXT = _fails(lambda v: isinstance(v, str) and len(v) <= MAX_TEXT, f"no text of <= {MAX_TEXT}")
+
+
+def _text(value: Any) -> bool:
+    """Whether `value` is a text of at most MAX_TEXT characters."""
+    return isinstance(value, str) and len(value) <= MAX_TEXT
+
+
+TEXT = _fails(_text, f"no text of <= {MAX_TEXT}")
 SCALAR = _fails(lambda v: isinstance(v, str | int | float), "no number, text or true/false")
 STAMP = _fails(lambda v: isinstance(v, str) and len(v) <= 64, "no time")
 GIT = _fails(lambda v: isinstance(v, str) and bool(COMMIT.fullmatch(v)), "no git commit id")
 TEXTS = _fails(lambda v: isinstance(v, list) and all(type(o) is str for o in v), "no list of texts")
+
+
+# A record's paths: where its job read and wrote (a log folder, and its config's PATH_KEYS).
+PATH_FIELDS = ("log_dir", *(f"config.{key}" for key in sorted(PATH_KEYS)))
+
+
+def inside(path: Any) -> bool:
+    """Whether the text `path` stays in its folder: no `..` part (quoted too, as an override may
+    give it); a record's paths and overrides of them (PATH_KEYS) are held to it.
+
+    >>> inside("results/checkpoints"), inside("/tmp/c"), inside("a/../../x"), inside("'../x'")
+    (True, True, False, False)
+    """
+    return isinstance(path, str) and ".." not in (p.strip("'\" ") for p in path.split("/"))
+
+
+def _shown_name(value: Any) -> bool:
+    """Whether `value` is a job's name, a text that is only shown (Hydra's override_dirname:
+    `kb.formulas=[same/1]` holds a `/`): no leading `/` and no `..` part, so it names no path."""
+    return _text(value) and not value.startswith("/") and inside(value)
+
+
+def _overrides(value: Any, key: str) -> None:
+    """An `overrides` field's check: a list of texts, none setting a path (PATH_KEYS) that
+    leaves its folder (`checkpoint_dir=../../x`)."""
+    TEXTS(value, key)
+    for override in value:
+        setting, _, given = override.partition("=")
+        if setting.lstrip("+~") in PATH_KEYS and not inside(given):
+            raise ValueError(f"{key} {override!r:.80} sets a path that leaves its folder (..)")
 
 
 def _group(check: Callable[[Mapping[str, Any]], None]) -> Callable[[Any, str], None]:
@@ -71,13 +109,14 @@ def _source(value: Any) -> bool:
 # record may lack it), by the job's own checks where it has one (checks.py, tasks/values.GROUPS);
 # `*`: every key of its mapping. Every text is a printable line besides (`unprintable_keys`).
 FIELDS: dict[str, Callable[[Any, str], None]] = {
-    "name": TEXT,
+    "name": _fails(_shown_name, f"no job's name (a text of <= {MAX_TEXT}, no leading / or ..)"),
     "reason": TEXT,
     "git_commit": GIT,
     "started": STAMP,
     "finished": STAMP,
     "reused_from": _fails(_source, "no record's place (<experiment>/<file>)"),
-    "overrides": TEXTS,
+    "overrides": _overrides,
+    **dict.fromkeys(PATH_FIELDS, _fails(inside, "no path inside its folder (a text with no ..)")),
     "profile": PLAIN,
     "row": PLAIN,
     "config.row": PLAIN,
@@ -120,13 +159,17 @@ def _given(record: Mapping[str, Any], dotted: str) -> Iterator[tuple[str, Any]]:
 
 
 def unfit(record: Mapping[str, Any], whole: bool = True) -> str | None:
-    """Why a field of `record` is not what FIELDS declares (one line naming the key), or None;
-    not `whole` (a group's one value, as an override sets it): its GROUPS check aside, but for
-    a KEYWISE group's, which judges that one value alone.
+    """Why a field of `record` is not what FIELDS declares, or is no top-level field the schema
+    names (schema.named), in one line naming the key, or None; not `whole` (a group's one value,
+    as an override sets it): its GROUPS check aside, but for a KEYWISE group's, which judges
+    that one value alone.
 
     >>> unfit({"config": {"optimizer": {"lr": "abc"}, "tnorm": {"name": 5}}})
     "config.optimizer.lr must be a finite number > 0.0, got 'abc'"
     """
+    unnamed = next((str(field) for field in record if not named(field)), None)
+    if unnamed is not None:
+        return f"its field {unnamed!r:.80} is no field of a run record (dfl_bench/schema.py)"
     aside = () if whole else [f"config.{group}" for group in GROUPS if group not in KEYWISE]
     for dotted, check in FIELDS.items():
         for key, value in _given(record, dotted) if dotted not in aside else ():

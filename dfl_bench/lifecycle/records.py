@@ -27,6 +27,8 @@ from dfl_bench.lifecycle.hashing import (  # noqa: F401  (read through here too)
 from dfl_bench.lifecycle.record_config import config_refusal
 from dfl_bench.lifecycle.record_fields import (  # noqa: F401  (read through here too)
     MAX_TEXT,
+    PATH_FIELDS,
+    inside,
     one_line,
     unfit,
     unprintable_keys,
@@ -39,6 +41,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     HASHED_AS,
     METRIC_FIELDS,
     NOT_HASHED,
+    PATH_KEYS,
     RECORD_FIELDS,
     STATUSES,
     SUMMARY_FIELDS,
@@ -70,7 +73,8 @@ def defect(path: str | Path) -> str | None:
 
 def invalid(record: Any, path: Path | None = None) -> str | None:
     """Why `record` is not a whole run record (every RECORD_FIELDS, a known status, a config, a
-    test accuracy when ok, every text in it a printable line, each field of FIELDS' kind, its
+    test accuracy when ok, every text in it a printable line, only fields the schema names,
+    each of FIELDS' kind: a name no path, no path or path override leaving its folder; its
     config and overrides what a job takes (record_config), its profile its config's, its
     config's seed; at `path`: its config hash, its experiment its folder's, and a `reused_from`
     not naming itself)."""
@@ -263,12 +267,11 @@ def strict(value: Any) -> Any:
     return value
 
 
-PATH_FIELDS = ("log_dir", "config.records_dir", "config.checkpoint_dir", "config.logger.save_dir")
-
-
 def portable(record: Mapping[str, Any], bases: Sequence[str | Path]) -> dict[str, Any]:
     """`record` with its machine paths (PATH_FIELDS) relative to the first of `bases` that
-    holds them, so a committed record names no home folder; paths elsewhere stay absolute."""
+    holds them, so a committed record names no home folder; paths elsewhere stay absolute; a
+    path with a `..` part (and an override setting one) is first resolved from the first base,
+    where the job ran (the record's reader refuses a path leaving its folder: `inside`)."""
     out = json.loads(json.dumps(record, default=str))
     for field in PATH_FIELDS:
         *parents, key = field.split(".")
@@ -277,11 +280,27 @@ def portable(record: Mapping[str, Any], bases: Sequence[str | Path]) -> dict[str
             node = node.get(parent) if isinstance(node, dict) else None
         if isinstance(node, dict) and isinstance(node.get(key), str):
             node[key] = _relative(node[key], bases)
+    if isinstance(out.get("overrides"), list):
+        out["overrides"] = [_portable_override(o, bases) for o in out["overrides"]]
     return out
 
 
+QUOTES = "'\""  # around an override's value (Hydra's quoting)
+
+
+def _portable_override(override: Any, bases: Sequence[str | Path]) -> Any:
+    """`override`, but one setting a path (PATH_KEYS) with a `..` part resolved (`_relative`)."""
+    setting, _, given = override.partition("=") if isinstance(override, str) else ("", "", "")
+    if setting.lstrip("+~") not in PATH_KEYS or inside(given):
+        return override
+    return f"{setting}={_relative(given.strip(QUOTES), bases)}"
+
+
 def _relative(path: str, bases: Sequence[str | Path]) -> str:
-    """`path` relative to the first base that contains it, else unchanged."""
+    """`path` relative to the first base that contains it, else unchanged; one with a `..` part
+    is first resolved, from the first base where it is relative."""
+    if not inside(path) and bases:
+        path = str(Path(bases[0], path).resolve())
     if not os.path.isabs(path):
         return path
     for base in bases:

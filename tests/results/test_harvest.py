@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -305,3 +306,43 @@ def test_a_record_whose_job_took_a_list_of_formulas_is_harvested_and_held_to_it(
     done = harvest.harvest(source, dest, "results/records")
     assert done.new == [dest / "formulas" / path.name]
     assert "kb.formulas=[1]" in json.loads(done.new[0].read_text())["overrides"]
+
+
+ELSEWHERE = "../../../../tmp/elsewhere"
+
+
+@pytest.mark.parametrize(
+    ("spoil", "why"),
+    [
+        (lambda r: r.update(evil="x"), "its field 'evil' is no field of a run record"),
+        (lambda r: r.update(name="../../etc/passwd"), "name '../../etc/passwd' is no job's name"),
+        (lambda r: r.update(name="/etc/passwd"), "name '/etc/passwd' is no job's name"),
+        (lambda r: r["config"].update(checkpoint_dir=ELSEWHERE),
+         f"config.checkpoint_dir '{ELSEWHERE}' is no path inside its folder"),
+        (lambda r: (r["config"].update(checkpoint_dir=ELSEWHERE),
+                    r["overrides"].append(f"checkpoint_dir={ELSEWHERE}")),
+         f"overrides 'checkpoint_dir={ELSEWHERE}' sets a path that leaves its folder"),
+        (lambda r: r["overrides"].append(f"checkpoint_dir={ELSEWHERE}"),
+         f"overrides 'checkpoint_dir={ELSEWHERE}' sets a path that leaves its folder"),
+        (lambda r: r["overrides"].append("+records_dir='../x'"),
+         "overrides \"\\+records_dir='../x'\" sets a path that leaves its folder"),
+        (lambda r: r.update(log_dir="outputs/../../x"), "log_dir 'outputs/../../x' is no path"),
+    ],
+)  # fmt: skip
+def test_a_record_with_an_undeclared_field_or_a_path_leaving_its_folder_is_refused(
+    tmp_path, capsys, spoil, why
+):
+    """The record check the harvest reads with (records.invalid) declares a record's top-level
+    fields (schema.named), takes a job's name only as a shown text (no leading `/`, no `..`
+    part) and no path of it, or override setting one, that leaves its folder: one line, exit
+    2, naming the file and the field; nothing written."""
+    source, dest = tmp_path / "background", tmp_path / "committed"
+    path = written(source, "a")
+    record = json.loads(path.read_text())
+    spoil(record)
+    path.write_text(json.dumps(record))
+    assert harvest.main(["--from", str(source), "--records-dir", str(dest)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}: not a whole run record" in err
+    assert re.search(why, err), err
+    assert not dest.exists()
