@@ -5,7 +5,8 @@ checkpoint holds the weights, the optimizer, the loop position, the module's sum
 data stream's generator and position (`TrainStream.state_dict`) and the run's own generator
 (`TaskRun.generator`: dropout, the undersampled negative pairs of Section 9.3). It names its
 runs (`<experiment>/<config hash>` each, RunsModule.KEYS), and a job resumes only a checkpoint
-of its own runs (`resumable`).
+of its own runs (`resumable`); one that names no runs (from a version before checkpoints named
+their runs, or edited) cannot be checked, so it is set aside and its run trains afresh.
 """
 
 from __future__ import annotations
@@ -108,16 +109,24 @@ def read_members(folder: Path) -> list[str] | None:
 def other_runs(folder: Path, state: Mapping[str, Any], keys: list[str]) -> tuple[str, str] | None:
     """Why the checkpoint `state` in `folder` is not of exactly the runs `keys`, and the suffix it
     is set aside under: its folder's members.json or the run names it saved (RunsModule.KEYS)
-    name other runs ("other"), or those names are no list of strings ("corrupt"); None when both
-    name `keys`. A checkpoint that saved no names (written before checkpoints named their runs)
-    is taken as its members.json says, so that a job interrupted before an upgrade resumes."""
+    name other runs ("other"), it saved no names ("unnamed": nothing tells whose it is, its
+    members.json being a file anyone may write), or those names are no list of strings
+    ("corrupt"); None when both name `keys`."""
     members = read_members(folder)
     if members is not None and members != keys:
         return _trained_others(members, keys), "other"
-    saved = state[RunsModule.STATE].get(RunsModule.KEYS, keys)
+    if RunsModule.KEYS not in state[RunsModule.STATE]:
+        return UNNAMED, "unnamed"
+    saved = state[RunsModule.STATE][RunsModule.KEYS]
     if not isinstance(saved, list) or not all(isinstance(key, str) for key in saved):
         return f"its {RunsModule.KEYS} are no list of run names ({type(saved).__name__})", "corrupt"
     return None if saved == keys else (_trained_others(saved, keys), "other")
+
+
+UNNAMED = (  # the note on a checkpoint that saved no run names (other_runs)
+    "it names no runs (written by a version before checkpoints named their runs, or edited), so "
+    "it may be another run's"
+)
 
 
 def _trained_others(theirs: list[str], keys: list[str]) -> str:
@@ -137,7 +146,7 @@ def _shown(keys: list[str]) -> str:
 def resumable(folder: Path, keys: Sequence[str] | None = None) -> Path | None:
     """`folder/last.ckpt` if it is whole and, given `keys`, of exactly those runs (other_runs:
     its members.json and the names it saved); another one is moved aside (`last.ckpt.corrupt`,
-    `last.ckpt.other`, numbered where one is: paths.set_aside) with a note, never used."""
+    `.other`, `.unnamed`, numbered where one is: paths.set_aside) with a note, never used."""
     path = folder / NAME
     if not path.is_file():
         return None
@@ -155,7 +164,7 @@ def resumable(folder: Path, keys: Sequence[str] | None = None) -> Path | None:
     return None
 
 
-ASIDE = ("corrupt", "other")  # the suffixes of a checkpoint `resumable` set aside
+ASIDE = ("corrupt", "other", "unnamed")  # the suffixes of a checkpoint `resumable` set aside
 
 
 def clean(folder: Path) -> list[Path]:

@@ -842,11 +842,29 @@ def _checkpoint_with(folder: Path, runs_state: object) -> Path:
     return last
 
 
-@pytest.mark.parametrize("runs_state", [{RunsModule.KEYS: KEYS}, {}], ids=["named", "older"])
-def test_a_checkpoint_naming_the_jobs_runs_or_none_resumes(tmp_path, runs_state):
-    """A checkpoint written before checkpoints named their runs (no KEYS) resumes as then."""
-    last = _checkpoint_with(tmp_path, runs_state)
+def test_a_checkpoint_naming_the_jobs_runs_resumes(tmp_path):
+    last = _checkpoint_with(tmp_path, {RunsModule.KEYS: KEYS})
     assert checkpoint.resumable(tmp_path, KEYS) == last
+
+
+@pytest.mark.parametrize("members", [True, False], ids=["members.json", "none"])
+def test_a_checkpoint_naming_no_runs_is_set_aside_whatever_its_members_json(
+    tmp_path, capsys, members
+):
+    """A checkpoint that saved no run names (an older version's, or one whose names were
+    deleted) cannot be checked: set aside as `.unnamed` (kept), also where members.json names
+    exactly the job's runs (a file anyone may write)."""
+    last = _checkpoint_with(tmp_path, {"runs": []})
+    if not members:
+        (tmp_path / "members.json").unlink()
+    assert checkpoint.resumable(tmp_path, KEYS) is None
+    assert (tmp_path / "last.ckpt.unnamed").is_file() and not last.exists()
+    err = capsys.readouterr().err
+    assert err == (
+        f"[dfl_bench] checkpoint {last}: it names no runs (written by a version before "
+        "checkpoints named their runs, or edited), so it may be another run's; kept as "
+        "last.ckpt.unnamed, starting afresh\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -880,12 +898,29 @@ def test_a_checkpoint_naming_other_runs_or_no_list_of_names_is_set_aside_in_one_
     assert ("it trained other runs" in err) == (aside == "other")
 
 
+def _without_names(last: Path) -> None:
+    """Delete the run names a checkpoint saved (as a version before they were saved wrote it)."""
+    state = torch.load(last, weights_only=True)
+    del state[RunsModule.STATE][RunsModule.KEYS]
+    torch.save(state, last)
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("names", "members", "why", "aside"),
+    [
+        (True, True, "it trained other runs ([", "other"),
+        (True, False, "it trained other runs ([", "other"),
+        (False, False, "it names no runs (", "unnamed"),  # FINDINGS17 P2 b
+        (False, True, "it names no runs (", "unnamed"),  # FINDINGS17 P2 c
+    ],
+    ids=["named+members", "named", "unnamed", "unnamed+members"],
+)
 def test_another_runs_checkpoint_planted_under_this_runs_name_is_set_aside(
-    tmp_path, monkeypatch, capsys
+    tmp_path, monkeypatch, capsys, names, members, why, aside
 ):
-    """Run A's checkpoint copied into run B's folder with a members.json naming B: set aside as
-    another run's, and B trains afresh to a clean B's record."""
+    """Run A's checkpoint copied into run B's folder, its names kept or deleted, with or without
+    a members.json naming B: set aside, and B trains afresh to a clean B's record."""
     crash_at(monkeypatch, "on_train_batch_start", 3)
     with pytest.raises(RuntimeError, match="killed"):
         train.run(*composed(tmp_path / "a", "seed=1"))
@@ -897,29 +932,39 @@ def test_another_runs_checkpoint_planted_under_this_runs_name_is_set_aside(
     last = tmp_path / "checkpoints" / key / "last.ckpt"
     last.parent.mkdir(parents=True)
     last.write_bytes(theirs.read_bytes())
-    (last.parent / "members.json").write_text(json.dumps([key]))
+    if not names:
+        _without_names(last)
+    if members:
+        (last.parent / "members.json").write_text(json.dumps([key]))
     planted = train.run(*composed(tmp_path))
     assert (planted["status"], planted["resumed"]) == ("ok", False)
     same_numbers(planted, clean)
     err = capsys.readouterr().err
-    assert f"checkpoint {last}: it trained other runs ([" in err
-    assert f"not {[key]!r}); kept as last.ckpt.other" in err
+    assert f"checkpoint {last}: {why}" in err and f"; kept as last.ckpt.{aside}, starting" in err
+    assert not names or f"not {[key]!r}); kept as last.ckpt.other" in err
+    assert (last.parent / f"last.ckpt.{aside}").is_file()  # kept on disk
 
 
 @pytest.mark.slow
-def test_a_checkpoint_written_before_checkpoints_named_their_runs_resumes(tmp_path, monkeypatch):
+def test_a_checkpoint_written_before_checkpoints_named_their_runs_is_set_aside_and_restarts(
+    tmp_path, monkeypatch, capsys
+):
+    """Such a checkpoint cannot be told from another run's: kept as `.unnamed`, and the run
+    trains from scratch to the record of a clean run."""
     whole = train.run(*composed(tmp_path / "whole"))
     crash_at(monkeypatch, "on_train_batch_start", 3)
     with pytest.raises(RuntimeError, match="killed"):
         train.run(*composed(tmp_path))
     monkeypatch.undo()
     (last,) = (tmp_path / "checkpoints").rglob("last.ckpt")
-    state = torch.load(last, weights_only=True)
-    del state[RunsModule.STATE][RunsModule.KEYS]  # as an older version wrote it
-    torch.save(state, last)
-    resumed = train.run(*composed(tmp_path))
-    assert (resumed["status"], resumed["resumed"]) == ("ok", True)
-    same_numbers(resumed, whole)
+    _without_names(last)  # as an older version wrote it
+    capsys.readouterr()
+    restarted = train.run(*composed(tmp_path))
+    assert (restarted["status"], restarted["resumed"]) == ("ok", False)
+    same_numbers(restarted, whole)
+    err = capsys.readouterr().err
+    assert f"checkpoint {last}: it names no runs (written by a version before checkpoints" in err
+    assert sorted(p.name for p in last.parent.iterdir()) == ["last.ckpt.unnamed"]  # kept
 
 
 @pytest.mark.slow
