@@ -94,12 +94,9 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     ):
         return "status ok without a test (or validation) accuracy"
     accuracy = record[TEST_ACCURACY]
-    for key in UNIT_FIELDS:
-        value = record.get(key)
-        if isinstance(value, bool) or (value is not None and not isinstance(value, int | float)):
-            return f"{key} {value!r} is not a number"
-        if value is not None and not math.isnan(value) and not 0 <= value <= 1:
-            return f"{key} {value!r} lies outside [0, 1] (a share, never a percent)"
+    share = _unshared(record)
+    if share is not None:
+        return share
     profile = record["config"].get("profile") or {}
     if not isinstance(profile, dict) or not isinstance(record.get("profile") or "", str):
         return "its profile is no budget (config.profile a mapping, profile its name)"
@@ -132,6 +129,17 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     if record["status"] == "ok" and None not in (best, accuracy) and not best >= accuracy:
         return f"{BEST_TEST_ACCURACY} {best!r} lies below its final test accuracy {accuracy!r}"
     return _identity(record, path)
+
+
+def _unshared(record: dict[str, Any]) -> str | None:
+    """Why one of `record`'s UNIT_FIELDS is no share in [0, 1] (nan or absent allowed), or None."""
+    for key in UNIT_FIELDS:
+        value = record.get(key)
+        if isinstance(value, bool) or (value is not None and not isinstance(value, int | float)):
+            return f"{key} {value!r} is not a number"
+        if value is not None and not math.isnan(value) and not 0 <= value <= 1:
+            return f"{key} {value!r} lies outside [0, 1] (a share, never a percent)"
+    return None
 
 
 def _identity(record: dict[str, Any], path: Path | None) -> str | None:
