@@ -33,6 +33,7 @@ from campaign import power
 from campaign.plan_file import read_plan
 from campaign.report import claims
 from campaign.seed_plan_readme import readme
+from dfl_bench import outputs
 from dfl_bench.lifecycle import origin, records
 from dfl_bench.lifecycle.file_overrides import refusal
 from dfl_bench.lifecycle.preflight import escaped
@@ -40,9 +41,13 @@ from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import plan
 from dfl_bench.results import cell_configs, stats
 from dfl_bench.results.cells import Ours
-from dfl_bench.untrusted import UntrustedFile, out_folder, read_json, write_text
+from dfl_bench.untrusted import UntrustedFile, read_json
 
 FOLDER = REPO_DIR / "results" / "seed_plan"
+PLAN_FILES = {  # what a plan's files start with (its folder, --out, holds them or is new)
+    "plan.json": outputs.Mark(b'{\n "profile": '),
+    "README.md": outputs.markdown("Written by `python -m "),
+}
 PROFILE = "long"  # the profile whose inconclusive claims the plan decides
 KEY_OVERRIDES = {"kb.name": "kb"}  # a table's row key as a command-line override
 DEVICES = ("cpu", "gpu")  # either trains a cell's seed to one record (schema.HASHED_AS)
@@ -325,11 +330,12 @@ def status_lines(
 
 def write_plan(out: Path, plan: dict, text: str) -> None:
     """A plan's folder: plan.json (what the runner trains) and README.md (`text`, in words);
-    UntrustedFile, nothing written, where the folder or either file is a symbolic link."""
-    out_folder(out, "plan.json", "README.md")
-    text = json.dumps(records.strict(plan), indent=1, allow_nan=False)
-    write_text(out / "plan.json", text + "\n")
-    write_text(out / "README.md", text)
+    UntrustedFile, nothing written, where the folder or either file is a symbolic link or a
+    file no plan's (`PLAN_FILES`: an --out naming another folder is left as it was)."""
+    outputs.folder(out, PLAN_FILES)
+    data = json.dumps(records.strict(plan), indent=1, allow_nan=False)
+    outputs.write_text(out / "plan.json", data + "\n", PLAN_FILES["plan.json"])
+    outputs.write_text(out / "README.md", text, PLAN_FILES["README.md"])
 
 
 def arguments() -> argparse.ArgumentParser:

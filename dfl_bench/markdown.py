@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from dfl_bench.untrusted import write_text
+from dfl_bench import outputs
 
 
 def text(value: object) -> str:
@@ -39,16 +39,10 @@ def table(header: Sequence[object], rows: Iterable[Iterable[object]]) -> list[st
     return [row(header), "|" + "---|" * len(header), *(row(r) for r in rows)]
 
 
-def write(path: str | Path, text: str) -> Path:
-    """Write `text` at `path` (untrusted.write_text: through no symbolic link), its folder made
-    where it is missing."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return write_text(path, text)
-
-
-def report(path: Path, lines: Sequence[str]) -> str:
-    """Write a Markdown report (its lines, newline-joined) to `path`, print it and return it."""
+def report(path: Path, lines: Sequence[str], mark: outputs.Mark) -> str:
+    """Write a Markdown report (its lines, newline-joined; `outputs.write_text`: a new file or
+    one carrying `mark`) to `path`, print it and return it."""
     text = "\n".join(lines)
-    write(path, text)
+    outputs.write_text(path, text, mark)
     print(text)
     return text

@@ -6,7 +6,8 @@ expects; anything else one `UntrustedFile` error (a ValueError) naming the file 
 read here runs: it is data until a caller checks its fields (`read_text` reads a text file, a
 rendering's old output, the same way). It is also the one writer (`writer`, `write_text`,
 `write_bytes`): no file is written through a symbolic or a hard link, and a whole file is put
-at its name only once written whole. A cache is read only where no other user could have
+at its name only once written whole (outputs.py, in front of it, lets a command's --out replace
+only a file of its own). A cache is read only where no other user could have
 written it (cache_place: `own_folder`, `keep`; `check_own`).
 
     >>> nesting("[[{}]]"), nesting('["[[[[", {}]')
@@ -216,6 +217,12 @@ def read_text(path: str | Path) -> str:
         return _plain_bytes(path).decode("utf-8")
     except UnicodeDecodeError as err:
         raise UntrustedFile(path, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of the plain file at `path` (`_plain_bytes`), as outputs.replaceable reads a
+    file before replacing it; `UntrustedFile` otherwise (FileNotFoundError where there is none)."""
+    return _plain_bytes(Path(path))
 
 
 def unlinked(path: str | Path) -> Path:

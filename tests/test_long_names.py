@@ -53,7 +53,8 @@ def test_each_tool_given_an_out_too_long_exits_2_with_one_line(tmp_path, capsys,
     argv = ["--records-dir", str(tmp_path / "records"), "--out", str(tmp_path / out)]
     assert tool.main(argv) == 2
     said = capsys.readouterr().err
-    prefix = f"[{tool.__name__.split('.')[-1]}] {tmp_path}/{'p' * 40}...({len(out)} characters)"
+    name, error = tool.__name__.split(".")[-1], "" if tool is commit_probe else "error: "
+    prefix = f"[{name}] {error}{tmp_path}/{'p' * 40}...({len(out)} characters)"
     assert said.startswith(prefix) and said.count("\n") == 1
     assert os.listdir(tmp_path) == ["records"]
 

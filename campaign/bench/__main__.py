@@ -38,6 +38,7 @@ from campaign.bench import (
     steps,
 )
 from campaign.bench.timing import load
+from dfl_bench import outputs
 from dfl_bench.paths import REPO_DIR
 
 
@@ -154,6 +155,7 @@ def run_sections(args: argparse.Namespace, extra: list[str]) -> dict[str, Any]:
 def bench(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run the chosen sections, write bench.json, README.md and scaling.png under --out."""
     args = parse(argv)
+    outputs.checked("campaign.bench", args.out, bench_report.OWN)  # before anything is timed
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError("--device cuda needs a CUDA build of torch and a GPU; valid: cpu, cuda")

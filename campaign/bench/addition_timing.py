@@ -12,13 +12,14 @@ from pathlib import Path
 
 import torch
 
-from dfl_bench import markdown
+from dfl_bench import markdown, outputs
 from dfl_bench.operators import OperatorSet
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.tasks import mnist_addition as addition
 from dfl_bench.tasks.mnist.nets import MnistNet
 
 OUT = REPO_DIR / "results" / "bench" / "addition_digits.md"
+OWN = outputs.markdown("bench time-addition")  # what its page names (--out: new or its own)
 PAIR = {  # the headline pair: the exact probability
     "tnorm": {"name": "product"},
     "tconorm": {"name": "product"},
@@ -53,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
+    outputs.checked("time-addition", args.out, OWN)  # before anything is timed
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     net, ops = MnistNet(), OperatorSet.from_config(PAIR)
@@ -79,4 +81,5 @@ def main(argv: Sequence[str] | None = None) -> None:
             *markdown.table(["N", "sums per step", "valuation", "ms per image", "ratio"], rows),
             "",
         ],
+        OWN,
     )

@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from dfl_bench.untrusted import writer  # noqa: E402
+from dfl_bench import outputs  # noqa: E402
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
@@ -43,6 +43,6 @@ def plot(result: dict[str, Any], path: Path) -> None:
     )
     ax.legend(fontsize=8)
     fig.tight_layout()
-    with writer(path, "wb") as out:
+    with outputs.writer(path, outputs.PNG, "wb") as out:
         fig.savefig(out, format=Path(path).suffix.lstrip(".") or "png", dpi=120)
     plt.close(fig)

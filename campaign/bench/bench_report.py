@@ -16,10 +16,14 @@ from campaign.bench.targets import (
     mark,
 )
 from campaign.bench.targets_report import targets_markdown
-from dfl_bench import markdown
+from dfl_bench import markdown, outputs
 from dfl_bench.schema import TEST_ACCURACY
-from dfl_bench.untrusted import write_text
 
+OWN = {  # what its files start with (--out: a folder of them, or a new one)
+    "bench.json": outputs.Mark(b'{\n  "machine": '),
+    "README.md": outputs.Mark(b"# Speed benchmark"),
+    "scaling.png": outputs.PNG,
+}
 GPU_NOTE = (
     "GPU: every timing is bracketed by `torch.cuda.synchronize()`; at these sizes a step is "
     "bound by kernel launches, so the CPU-oriented ratio targets do not transfer."
@@ -465,10 +469,11 @@ def _sweep_md(sweep: list[dict[str, Any]]) -> list[str]:
 
 
 def write(result: dict[str, Any], out: Path) -> None:
-    """bench.json (everything), README.md and, with the scaling section, scaling.png."""
-    out.mkdir(parents=True, exist_ok=True)
+    """bench.json (everything), README.md and, with the scaling section, scaling.png: each a new
+    file or one a benchmark wrote (`OWN`)."""
+    outputs.folder(out, OWN)
     result["eval_fraction"] = eval_fraction(result)
-    write_text(out / "bench.json", json.dumps(result, indent=2) + "\n")
-    write_text(out / "README.md", readme(result))
+    outputs.write_text(out / "bench.json", json.dumps(result, indent=2) + "\n", OWN["bench.json"])
+    outputs.write_text(out / "README.md", readme(result), OWN["README.md"])
     if "scaling" in result:
         bench_plots.plot(result, out / "scaling.png")

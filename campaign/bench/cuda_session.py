@@ -50,10 +50,11 @@ import torch
 
 from campaign.bench import cuda_report
 from campaign.bench.cuda_report import TABLE
+from dfl_bench import outputs
 from dfl_bench.lifecycle import origin, records
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.schema import CONS_RATIO, CU_ANT, TEST_ACCURACY
-from dfl_bench.untrusted import read_json, write_text, writer
+from dfl_bench.untrusted import read_json, writer
 
 QUICK_STEPS = 1000
 # the reproduction's order when time may not suffice: the seed spread, the main-text tables,
@@ -67,6 +68,13 @@ ORDER = (
 GRAPH_TOLERANCE = 0.01  # test accuracy, graph against eager after the check's steps
 
 NO_LOGS = ("logger=none", "progress_bar=false")
+OWN = {  # what the files under --out start with (each new, or a session's own)
+    "session.log": outputs.Mark(b"== "),
+    "session.json": outputs.Mark(b'{\n "machine": '),
+    "README.md": outputs.Mark(b"# GPU session"),
+    "records.tar.gz": outputs.GZIP,
+    "logs.tar.gz": outputs.GZIP,
+}
 
 
 class Session:
@@ -77,8 +85,8 @@ class Session:
         self.trainer = f"trainer={device}"
         self.device = device
         self.results: dict[str, Any] = {"machine": machine()}
-        out.mkdir(parents=True, exist_ok=True)
-        self.log = writer(out / "session.log", "a")
+        outputs.folder(out, OWN)
+        self.log = outputs.writer(out / "session.log", OWN["session.log"], "a")
 
     def left(self) -> float:
         """Seconds left of the budget."""
@@ -100,7 +108,8 @@ class Session:
             self.results[name] = {"error": f"{type(err).__name__}: {err}"}
         self.results[name + "_wall_s"] = round(time.perf_counter() - tic, 1)
         self.say(json.dumps(self.results[name])[:2000])
-        write_text(self.out / "session.json", json.dumps(self.results, indent=1))
+        data = json.dumps(self.results, indent=1)
+        outputs.write_text(self.out / "session.json", data, OWN["session.json"])
 
     def cli(self, args: Sequence[str], name: str, timeout: float) -> subprocess.CompletedProcess:
         """`python -m dfl_bench ...` with its output in `<scratch>/<name>.log`."""
@@ -322,7 +331,7 @@ def pack_records(args: argparse.Namespace, since: float, out: Path) -> int:
     folder = (REPO_DIR / args.records).resolve()
     base = REPO_DIR if folder.is_relative_to(REPO_DIR) else folder.parent
     new = new_records(args, since)
-    packed = writer(out / "records.tar.gz", "wb")
+    packed = outputs.writer(out / "records.tar.gz", OWN["records.tar.gz"], "wb")
     with packed, tarfile.open(fileobj=packed, mode="w:gz") as tar:
         for path in new:
             tar.add(path, arcname=str(path.relative_to(base)))
@@ -377,8 +386,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.render:
         results = read_json(args.out / "session.json")
-        write_text(args.out / "README.md", cuda_report.report(results))
+        outputs.write_text(args.out / "README.md", cuda_report.report(results), OWN["README.md"])
         return
+    outputs.checked("cuda_session", args.out, OWN)  # before anything runs
     session = Session(args.out, args.scratch, args.budget, args.device)
     started = time.time()
     stages: dict[str, Callable[[], Any]] = {
@@ -396,9 +406,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             session.say(f"== {name}: skipped ({session.left():.0f} s left)")
             continue
         session.stage(name, run)
-    write_text(args.out / "README.md", cuda_report.report(session.results))
+    page = cuda_report.report(session.results)
+    outputs.write_text(args.out / "README.md", page, OWN["README.md"])
     session.say(f"== {pack_records(args, started, args.out)} new records in records.tar.gz")
-    logs = writer(args.out / "logs.tar.gz", "wb")
+    logs = outputs.writer(args.out / "logs.tar.gz", OWN["logs.tar.gz"], "wb")
     with logs, tarfile.open(fileobj=logs, mode="w:gz") as tar:  # at most a few files come back
         for log in sorted(args.scratch.glob("*.log")):
             tar.add(log, arcname=log.name)

@@ -19,13 +19,13 @@ from omegaconf import OmegaConf
 
 from campaign.bench import kb_timing, sections
 from campaign.bench.timing import interleaved
-from dfl_bench import markdown
+from dfl_bench import markdown, outputs
 from dfl_bench.logic import build_kb
 from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.untrusted import write_text
 
 CONF = REPO_DIR / "conf"
+OWN = outputs.markdown("bench time-families")  # what its page names (--out: new or its own)
 TARGET = 2.0  # a family's DFL term at most twice the product set's
 DEFAULT_TARGET = 1.5  # and the default configuration's at most 1.5 times
 
@@ -119,6 +119,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rows", nargs="+", default=None, help="families' rows (default: all)")
     parser.add_argument("--out", type=Path, default=REPO_DIR / "results" / "bench" / "families.md")
     args = parser.parse_args(argv)
+    outputs.checked("time-families", args.out, OWN)  # before anything is timed
     torch.set_num_threads(1)
     families = family_sets()
     unknown = sorted(set(args.rows or ()) - set(families))
@@ -129,6 +130,5 @@ def main(argv: Sequence[str] | None = None) -> None:
     samples = time_sets(sets, args.batch_size, args.repeats, args.warmup)
     command = shlex.join(["python", "-m", "campaign.bench", "time-families", *sys.argv[2:]])
     page = report(samples, args.batch_size, command)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    write_text(args.out, page)
+    outputs.write_text(args.out, page, OWN)
     print(page)

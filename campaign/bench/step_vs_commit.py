@@ -19,11 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from campaign.child_env import child_env
-from dfl_bench import markdown
+from dfl_bench import markdown, outputs
 from dfl_bench.lifecycle.origin import git
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.untrusted import write_text
 
+OWN = {  # what its files start with (--out: a folder of them, or a new one)
+    "step_vs_commit.json": outputs.Mark(b'{\n "base": '),
+    "step_vs_commit.md": outputs.Mark(b"# One CPU training iteration: "),
+}
 # One process: the default configuration's module for `kb`, `steps` timed iterations
 # (median ms on stdout), with the bench API both revisions have (bench/steps.py, timing.py).
 TIMER = """
@@ -91,8 +94,9 @@ def compare(base: str, kbs: Sequence[str], rounds: int, steps: int, warmup: int)
 
 def write(result: dict, out: Path, command: str) -> Path:
     """`out/step_vs_commit.md` (and .json): one row per knowledge base."""
-    out.mkdir(parents=True, exist_ok=True)
-    write_text(out / "step_vs_commit.json", json.dumps(result, indent=1) + "\n")
+    outputs.folder(out, OWN)
+    data = json.dumps(result, indent=1) + "\n"
+    outputs.write_text(out / "step_vs_commit.json", data, OWN["step_vs_commit.json"])
     kbs = [k for k, v in result.items() if isinstance(v, dict)]
     rows = [
         [
@@ -115,9 +119,7 @@ def write(result: dict, out: Path, command: str) -> Path:
         *markdown.table(["kb", "base ms", "this ms", "ratio", "ratio per round"], rows),
         "",
     ]
-    path = out / "step_vs_commit.md"
-    write_text(path, "\n".join(text))
-    return path
+    return outputs.write_text(out / "step_vs_commit.md", "\n".join(text), OWN["step_vs_commit.md"])
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -129,6 +131,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--out", type=Path, default=Path("results/bench"))
     args = parser.parse_args(argv)
+    outputs.checked("step-vs-commit", args.out, OWN)  # before anything is timed
     command = "python -m campaign.bench step-vs-commit " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )

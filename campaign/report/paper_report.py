@@ -15,11 +15,12 @@ from campaign.report import beyond_words, budget_runs, verdict_report, writeup
 from campaign.report.claims import SECTIONS, VERDICTS, Claim, Verdict
 from campaign.report.profile_verdicts import Decided, decide
 from dfl_bench import markdown as md
+from dfl_bench import outputs
 from dfl_bench.results.cell_configs import PAPER_PROFILE
 from dfl_bench.results.paper import Paper
 from dfl_bench.results.profile_results import Rendered
 from dfl_bench.results.report import Report
-from dfl_bench.untrusted import read_text, write_text
+from dfl_bench.untrusted import read_text
 
 ClaimVerdicts = list[tuple[Claim, Verdict, Verdict]]  # a claim, on the paper's numbers, on ours
 
@@ -70,7 +71,8 @@ class PaperReport(Report):
         """tables/verdicts.md, then the write-up's blocks (results/README.md, where it has their
         markers: `readme_blocks`, then the campaign's, writeup.py)."""
         verdicts = out / "tables" / "verdicts.md"
-        write_text(verdicts, verdict_report.markdown_text(results, command))
+        page = verdict_report.markdown_text(results, command)
+        outputs.write_text(verdicts, page, outputs.RENDERED[".md"])  # new, or a rendering's
         written, readme = [verdicts], out / "README.md"
         text = read_text(readme) if readme.exists() else ""
         for begin, end, block in readme_blocks(results):

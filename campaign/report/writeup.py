@@ -16,11 +16,12 @@ from campaign.report.beyond_words import accuracy_text
 from campaign.report.claims import MARGINS
 from campaign.report.profile_verdicts import DECIDED_AT
 from campaign.report.verdict_report import patch
+from dfl_bench import outputs
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import probes, stats
 from dfl_bench.results.cell_configs import PAPER_PROFILE, budget
 from dfl_bench.results.render_beyond import versus
-from dfl_bench.untrusted import read_text, write_text
+from dfl_bench.untrusted import read_text
 
 if TYPE_CHECKING:
     from campaign.report.profile_verdicts import Decided
@@ -172,14 +173,15 @@ def search_pages(out: Path, frame: Any) -> list[Path]:
     from campaign import collapse_search, recipe_search
 
     pages = {
-        out / "recipe_search" / f"{e}.md": recipe_search.report(e, frame)
+        out / "recipe_search" / f"{e}.md": (recipe_search.report(e, frame), recipe_search.OWN)
         for e in recipe_search.EXPERIMENTS
     }
-    pages[out / "collapse_search" / "README.md"] = collapse_search.report(frame)
+    pages[out / "collapse_search" / "README.md"] = (
+        collapse_search.report(frame),
+        collapse_search.OWN,
+    )
     written = []
-    for path, text in pages.items():
+    for path, (text, mark) in pages.items():
         if not path.is_file() or read_text(path) != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_text(path, text)
-            written.append(path)
+            written.append(outputs.write_text(path, text, mark))  # new, or the search's own
     return written

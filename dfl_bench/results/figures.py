@@ -16,12 +16,12 @@ import pandas as pd  # noqa: E402
 from PIL import Image  # noqa: E402
 from scipy.stats import t as t_dist  # noqa: E402
 
+from dfl_bench import outputs  # noqa: E402
 from dfl_bench.results import stats  # noqa: E402
 from dfl_bench.results.agreement import pearson  # noqa: E402
 from dfl_bench.results.cells import Table  # noqa: E402
 from dfl_bench.results.paper import COLUMN_FIELDS, COLUMNS, main_tables  # noqa: E402
 from dfl_bench.schema import CU_ANT, CU_CONS
-from dfl_bench.untrusted import writer  # noqa: E402
 
 LABELS = {"accuracy": "test accuracy (%)", "cons": "cons", CU_CONS: CU_CONS, CU_ANT: CU_ANT}
 RANGES = {"accuracy": (0.0, 100.0), "cons": (0.0, 1.0), CU_CONS: (0.0, 1.0), CU_ANT: (0.0, 1.0)}
@@ -187,7 +187,7 @@ def _save(fig: plt.Figure, path: Path) -> Path:
     if not path.is_file() or _stored(path) != digest:
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.tight_layout()
-        with writer(path, "wb") as out:
+        with outputs.writer(path, outputs.PNG, "wb") as out:
             fig.savefig(out, format="png", dpi=DPI, metadata={"Description": digest})
     plt.close(fig)
     return path

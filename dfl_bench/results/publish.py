@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dfl_bench import markdown
+from dfl_bench import markdown, outputs
 from dfl_bench.results import figures, render_beyond, render_paper, stats
 from dfl_bench.results.agreement import WITHIN, Agreement, agreement
 from dfl_bench.results.cell_configs import SPREAD
@@ -20,7 +20,7 @@ from dfl_bench.results.paper import COLUMN_FIELDS, ORDERS, Paper, paper_noise
 from dfl_bench.results.profile_results import Rendered
 from dfl_bench.results.report import PLAIN, Report
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
-from dfl_bench.untrusted import read_json, read_text, unlinked, write_text
+from dfl_bench.untrusted import read_json, read_text, unlinked
 
 INDEX_HEADER = [
     "table",
@@ -306,5 +306,5 @@ def _index_row(name: str, table: Table, r: Rendered) -> list[str]:
 
 
 def _write(path: Path, text: str) -> Path:
-    """Write a text file (through no symbolic link: `untrusted.write_text`)."""
-    return write_text(path, text)
+    """Write a table's text file: new, or one a rendering wrote (`outputs.RENDERED`)."""
+    return outputs.write_text(path, text, outputs.RENDERED[path.suffix])

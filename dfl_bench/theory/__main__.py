@@ -7,6 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from dfl_bench import outputs
 from dfl_bench.theory import surfaces, theory_plots
 from dfl_bench.theory.gradient_ascent import (
     MAIN_PROTOCOL,
@@ -15,8 +16,7 @@ from dfl_bench.theory.gradient_ascent import (
     ascent_table,
 )
 from dfl_bench.theory.nonvanishing import default_cases, fraction_table
-from dfl_bench.theory.theory_report import write_readme
-from dfl_bench.untrusted import writer
+from dfl_bench.theory.theory_report import OWN, write_readme
 
 AGGREGATOR_PS = (1.5, 2.0, 3.0, 5.0, 10.0)
 BINARY_PS = (0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
@@ -49,15 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     samples = args.samples or defaults["samples"]
     inits = args.inits or defaults["inits"]
     protocols = [QUICK_PROTOCOL] if args.quick else [MAIN_PROTOCOL, *VARIANT_PROTOCOLS]
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
+    out = outputs.checked("dfl_bench.theory", args.out, OWN)  # before anything is computed
 
     cases = default_cases(range(2, defaults["max_n"] + 1), AGGREGATOR_PS, BINARY_PS)
     fractions = fraction_table(cases, samples, args.seed)
-    with writer(out / "fractions.csv") as csv:
+    with outputs.writer(out / "fractions.csv", OWN["fractions.csv"]) as csv:
         fractions.to_csv(csv, index=False)
     ascent = ascent_table(protocols, inits, args.seed)
-    with writer(out / "gradient_ascent.csv") as csv:
+    with outputs.writer(out / "gradient_ascent.csv", OWN["gradient_ascent.csv"]) as csv:
         ascent.to_csv(csv, index=False)
     files = [
         out / "fractions.csv",

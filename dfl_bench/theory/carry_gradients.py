@@ -22,7 +22,7 @@ from typing import NamedTuple
 import torch
 import yaml
 
-from dfl_bench import markdown
+from dfl_bench import markdown, outputs
 from dfl_bench.operators import OperatorSet
 from dfl_bench.operators.numerics import EPS
 from dfl_bench.paths import REPO_DIR
@@ -31,6 +31,7 @@ from dfl_bench.tasks.mnist.nets import MnistNet
 
 EXPERIMENT = REPO_DIR / "conf" / "experiment" / "mnist_addition_digits.yaml"
 OUT = REPO_DIR / "results" / "theory" / "carry_gradients.md"
+OWN = outputs.markdown("`python -m dfl_bench.theory.carry_gradients")  # --out: new or its own
 DIGITS = (1, 4, 15, 100, 1000)
 VALUATIONS = ("log", "probability")
 
@@ -129,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--digits", default=",".join(map(str, DIGITS)))
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
+    outputs.checked("carry_gradients", args.out, OWN)  # before anything is computed
     table = [
         row(name, tnorm, exists, digits, max(1, args.images // (2 * digits)), args.seeds)
         for name, (tnorm, exists) in pairs().items()
@@ -170,6 +172,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             ),
             "",
         ],
+        OWN,
     )
 
 

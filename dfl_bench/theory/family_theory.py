@@ -34,11 +34,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
-from dfl_bench import markdown  # noqa: E402
+from dfl_bench import markdown, outputs  # noqa: E402
 from dfl_bench.operators import build  # noqa: E402
 from dfl_bench.operators.families import FAMILIES  # noqa: E402
 from dfl_bench.theory.nonvanishing import count_nonvanishing  # noqa: E402
-from dfl_bench.untrusted import write_text, writer  # noqa: E402
+from dfl_bench.untrusted import UntrustedFile  # noqa: E402
+
+OWN = {  # what its files start with (--out: a folder of them, or a new one)
+    "families.csv": outputs.Mark(b"family,p,tnorm,"),
+    "README.md": outputs.Mark(b"# Gradient measures of the parametric t-norm families"),
+}
 
 PARAMETERS = {  # each family's p grid: both sides of its named members and limits
     "hamacher": (0.0, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0),
@@ -123,7 +128,7 @@ def figure(table: pd.DataFrame, family: str, path: Path) -> Path:
     left.set_title(f"{family}: where the derivative does not vanish", fontsize=10)
     right.set_title(f"{family}: cons under uniform and corner truth values", fontsize=10)
     fig.tight_layout()
-    with writer(path, "wb") as out:
+    with outputs.writer(path, outputs.PNG, "wb") as out:  # new, or a PNG
         fig.savefig(out, format="png")
     plt.close(fig)
     return path
@@ -159,14 +164,15 @@ def _fmt(value: object) -> str:
 
 
 def write(out: Path, samples: int, seed: int, command: str) -> list[Path]:
-    """families.csv, the figures and README.md under `out`."""
-    out.mkdir(parents=True, exist_ok=True)
+    """families.csv, the figures and README.md under `out` (each new or this command's own:
+    `OWN`, checked before anything is computed)."""
+    outputs.folder(out, OWN)
     table = family_table(samples, seed)
-    with writer(out / "families.csv") as csv:
+    with outputs.writer(out / "families.csv", OWN["families.csv"]) as csv:
         table.to_csv(csv, index=False)
     files = [out / "families.csv"]
     files += [figure(table, family, out / f"families_{family}.png") for family in FAMILIES]
-    write_text(out / "README.md", readme(table, command, samples, seed))
+    outputs.write_text(out / "README.md", readme(table, command, samples, seed), OWN["README.md"])
     return [*files, out / "README.md"]
 
 
@@ -182,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--samples must be a positive integer, got {args.samples}")
     given = sys.argv[1:] if argv is None else argv
     command = shlex.join(["python", "-m", "dfl_bench.theory.family_theory", *given])
-    files = write(args.out, args.samples, args.seed, command)
+    try:
+        files = write(args.out, args.samples, args.seed, command)
+    except UntrustedFile as err:  # the --out refused, left as it was
+        return outputs.refused("family_theory", err)
     print(f"wrote {len(files)} files to {args.out}")
     return 0
 

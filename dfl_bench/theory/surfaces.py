@@ -21,8 +21,8 @@ import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 from torch import Tensor  # noqa: E402
 
+from dfl_bench import outputs  # noqa: E402
 from dfl_bench.operators import build  # noqa: E402
-from dfl_bench.untrusted import writer  # noqa: E402
 
 Binary = Callable[[Tensor, Tensor], Tensor]
 RMSE_OTHER_TRUTH = 1 - math.sqrt(0.9)
@@ -212,7 +212,7 @@ def save_png(fig: plt.Figure, path: Path) -> None:
     plt.close(fig)
     buffer.seek(0)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with writer(path, "wb") as out:
+    with outputs.writer(path, outputs.PNG, "wb") as out:  # new, or a PNG
         Image.open(buffer).convert("RGB").quantize(colors=256).save(out, "PNG", optimize=True)
 
 

@@ -8,10 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from dfl_bench import markdown
-from dfl_bench.untrusted import write_text
+from dfl_bench import markdown, outputs
 
 Z_FLAG = 4.0
+OWN = {  # what `python -m dfl_bench.theory`'s files start with (--out: a folder of them, or new)
+    "fractions.csv": outputs.Mark(b"operator,p,n,samples,"),
+    "gradient_ascent.csv": outputs.Mark(b"formula,tnorm,p,parametrization,"),
+    "README.md": outputs.Mark(b"# Theory reproduction"),
+}
 
 
 def z_score(measured: float, reference: float, samples: int) -> float:
@@ -117,5 +121,4 @@ def write_readme(
         *[f"- `{f.name}`" for f in files],
         "",
     ]
-    write_text(path, "\n".join(text))
-    return path
+    return outputs.write_text(path, "\n".join(text), OWN["README.md"])

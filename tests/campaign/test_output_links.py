@@ -31,7 +31,7 @@ def _run(tool: str, out: Path, records: Path, monkeypatch) -> int:
     monkeypatch.setattr(seed_plan, "build_plan", lambda records_dir: PLAN)
     monkeypatch.setattr(headline_plan, "build_plan", lambda records_dir: {**PLAN, "cells": 0})
     for planner in (seed_plan, headline_plan):
-        monkeypatch.setattr(planner, "readme", lambda p: "plan\n")
+        monkeypatch.setattr(planner, "readme", lambda p: "# plan\n\nWritten by `python -m x`\n")
     args, _ = TOOLS[tool]
     argv = [a.replace("OUT", str(out)).replace("RECORDS", str(records)) for a in args]
     return importlib.import_module(f"campaign.{tool}").main(argv)

@@ -1,0 +1,267 @@
+"""A command's --out (FINDINGS17 P1, P3; dfl_bench/outputs.py): a new file, or one the same
+command wrote (its committed output too), is written; an existing run record, any other file, a
+folder or a symbolic link is refused in one line (exit 2) and left byte for byte, and so is a
+comparison's --out inside a records folder it reads."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from campaign import (
+    addition_budget,
+    addition_collapse,
+    collapse_search,
+    headline_plan,
+    recipe_search,
+    seed_plan,
+)
+from campaign.bench import __main__ as bench
+from campaign.bench import (
+    addition_timing,
+    bench_report,
+    cuda_session,
+    family_timing,
+    step_vs_commit,
+)
+from dfl_bench import outputs
+from dfl_bench.results import __main__ as render
+from dfl_bench.results import compare
+from dfl_bench.theory import __main__ as theory
+from dfl_bench.theory import carry_gradients, family_theory, theory_report
+
+REPO = Path(__file__).resolve().parent.parent
+RECORD = REPO / "results" / "ntn_comparison" / "k50" / "default" / "ebc7452c01ad8965.json"
+PLAN_README = "# The seed plan\n\nWritten by `python -m campaign.seed_plan plan`.\n"
+
+# tool -> (its main, its arguments (OUT: the --out, RECORDS: a records folder holding RECORD),
+# the file it writes under OUT ("": OUT is that file), that file as committed under results/)
+WRITTEN = {
+    "compare": (
+        compare.main,
+        ["--a=RECORDS:default", "--b=RECORDS:default", "--profile=quick", "--out=OUT"],
+        "",
+        "ntn_comparison/README.md",
+    ),
+    "carry_gradients": (
+        carry_gradients.main,
+        ["--digits=1", "--seeds=1", "--images=2", "--out=OUT"],
+        "",
+        "theory/carry_gradients.md",
+    ),
+    "time-addition": (
+        addition_timing.main,
+        ["--digits", "1", "--repeats", "1", "--images", "2", "--out", "OUT"],
+        "",
+        "bench/addition_digits.md",
+    ),
+    "time-families": (
+        family_timing.main,
+        ["--repeats", "1", "--warmup", "0", "--rows", "hamacher_p0", "--out", "OUT"],
+        "",
+        "bench/families.md",
+    ),
+    "recipe_search": (
+        recipe_search.main,
+        ["--records-dir", "RECORDS", "--experiment", "digit_ceiling_search", "--out", "OUT"],
+        "digit_ceiling_search.md",
+        "recipe_search/digit_ceiling_search.md",
+    ),
+    "collapse_search": (
+        collapse_search.main,
+        ["--records-dir", "RECORDS", "--out", "OUT"],
+        "README.md",
+        "collapse_search/README.md",
+    ),
+    "addition_budget": (
+        addition_budget.main,
+        ["--records-dir", "RECORDS", "--out", "OUT"],
+        "README.md",
+        "addition_budget/README.md",
+    ),
+    "seed_plan": (
+        seed_plan.main,
+        ["plan", "--records-dir", "RECORDS", "--out", "OUT"],
+        "plan.json",
+        "seed_plan/plan.json",
+    ),
+    "headline_plan": (
+        headline_plan.main,
+        ["--records-dir", "RECORDS", "--out", "OUT"],
+        "README.md",
+        "headline_plan/README.md",
+    ),
+    "family_theory": (
+        family_theory.main,
+        ["--samples", "10", "--out", "OUT"],
+        "README.md",
+        "theory/families/README.md",
+    ),
+    "theory": (theory.main, ["--quick", "--out", "OUT"], "README.md", "theory/README.md"),
+}
+# the tools whose work (training, timing, a rendering that keeps a fuller table) a refusal
+# comes before: (their main, arguments, the file under OUT)
+REFUSED = {
+    "addition_collapse": (addition_collapse.main, ["--steps", "0", "--out", "OUT"], "README.md"),
+    "bench": (bench.main, ["--out", "OUT"], "bench.json"),
+    "step-vs-commit": (
+        step_vs_commit.main,
+        ["--base", "HEAD", "--out", "OUT"],
+        "step_vs_commit.md",
+    ),
+    "cuda_session": (cuda_session.main, ["--out", "OUT", "--device", "cpu"], "session.json"),
+    "results": (
+        render.main,
+        ["--records", "RECORDS", "--tables", "default", "--out", "OUT"],
+        "tables/README.md",
+    ),
+}
+TOOLS = {tool: (main, args, name) for tool, (main, args, name, _) in WRITTEN.items()} | REFUSED
+
+
+@pytest.fixture
+def records(tmp_path, monkeypatch) -> Path:
+    """A records folder holding RECORD; the plans built from nothing (their writing is tried)."""
+    folder = tmp_path / "records"
+    (folder / "default").mkdir(parents=True)
+    shutil.copy(RECORD, folder / "default" / RECORD.name)
+    plan = {"profile": "long", "cells": {}}
+    monkeypatch.setattr(seed_plan, "build_plan", lambda records_dir: plan)
+    monkeypatch.setattr(headline_plan, "build_plan", lambda records_dir: {**plan, "cells": 0})
+    for planner in (seed_plan, headline_plan):
+        monkeypatch.setattr(planner, "readme", lambda p: PLAN_README)
+    return folder
+
+
+def _run(tool: str, out: Path, records: Path) -> int:
+    """The tool's exit status on `out` and `records` (a main that returns None: 0)."""
+    main, args, _ = TOOLS[tool]
+    argv = [a.replace("OUT", str(out)).replace("RECORDS", str(records)) for a in args]
+    try:
+        return main(argv) or 0
+    except SystemExit as end:
+        return end.code
+
+
+def _out(tool: str, tmp_path: Path) -> tuple[Path, Path]:
+    """(the --out, the file the tool writes there) under `tmp_path`."""
+    name = TOOLS[tool][2]
+    out = tmp_path / ("out.md" if not name else "out")
+    return out, out / name if name else out
+
+
+def _one_line(err: str, path: Path, why: str) -> None:
+    """`err` is one line naming `path` and `why`."""
+    assert err.count("\n") == 1 and str(path) in err and why in err, err
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_an_out_holding_a_run_record_is_refused_and_left_byte_for_byte(
+    tool, records, tmp_path, capsys
+):
+    out, file = _out(tool, tmp_path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(RECORD, file)
+    assert _run(tool, out, records) == 2
+    _one_line(capsys.readouterr().err, file, "an existing file this command did not write")
+    assert file.read_bytes() == RECORD.read_bytes()
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_an_out_that_is_a_symbolic_link_or_a_folder_is_one_line(tool, records, tmp_path, capsys):
+    out, file = _out(tool, tmp_path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    target = tmp_path / "target.txt"
+    target.write_text("precious\n")
+    file.symlink_to(target)
+    assert _run(tool, out, records) == 2
+    _one_line(capsys.readouterr().err, file, "a symbolic link")
+    assert target.read_text() == "precious\n"
+    file.unlink()
+    file.mkdir()
+    assert _run(tool, out, records) == 2
+    _one_line(capsys.readouterr().err, file, "a folder, not a file")
+
+
+@pytest.mark.parametrize("tool", WRITTEN)
+def test_a_new_out_is_written_and_the_tool_s_own_output_rewritten(tool, records, tmp_path):
+    out, file = _out(tool, tmp_path)
+    assert _run(tool, out, records) == 0
+    assert file.stat().st_size > 0
+    file.write_bytes(file.read_bytes() + b"edited\n")  # so that its rewriting shows
+    assert _run(tool, out, records) == 0  # its own output: replaced
+    assert not file.read_bytes().endswith(b"edited\n")
+    committed = (REPO / "results" / WRITTEN[tool][3]).read_bytes()
+    file.write_bytes(committed)
+    assert _run(tool, out, records) == 0  # its committed output too
+    assert file.read_bytes() != committed
+
+
+def test_a_comparison_writes_nothing_in_a_records_folder_it_reads(records, capsys):
+    record = records / "default" / RECORD.name
+    for out in (record, records / "default" / "cmp.md", records / "cmp.md"):
+        assert _run("compare", out, records) == 2
+        _one_line(capsys.readouterr().err, out, f"inside the records folder {records}")
+    assert record.read_bytes() == RECORD.read_bytes()
+    assert sorted(p.name for p in records.rglob("*")) == ["default", RECORD.name]
+
+
+def test_a_text_without_its_own_mark_is_not_written(tmp_path):
+    """What a command writes carries its mark, so its next run may replace it."""
+    with pytest.raises(ValueError, match="lacks the mark"):
+        outputs.write_text(tmp_path / "x.md", "no title\n", compare.OWN)
+    assert not (tmp_path / "x.md").exists()
+
+
+def test_a_plan_s_readme_is_its_words(tmp_path):
+    """write_plan wrote the plan's JSON into README.md too (its words shadowed)."""
+    seed_plan.write_plan(tmp_path, {"profile": "long", "cells": {}}, PLAN_README)
+    assert (tmp_path / "README.md").read_text() == PLAN_README
+
+
+# each committed output under results/ -> the mark its writer replaces it by (`make bench`,
+# `make theory`, `make tables`, the searches and plans rewrite them)
+COMMITTED = {
+    "bench/README.md": bench_report.OWN["README.md"],
+    "bench/bench.json": bench_report.OWN["bench.json"],
+    "bench/scaling.png": outputs.PNG,
+    "bench/cuda/README.md": bench_report.OWN["README.md"],
+    "bench/cuda/bench.json": bench_report.OWN["bench.json"],
+    "bench/floor/bench.json": bench_report.OWN["bench.json"],
+    "bench/nets/bench.json": bench_report.OWN["bench.json"],
+    "bench/step_vs_commit.json": step_vs_commit.OWN["step_vs_commit.json"],
+    "bench/step_vs_commit.md": step_vs_commit.OWN["step_vs_commit.md"],
+    "bench/cuda/session/session.json": cuda_session.OWN["session.json"],
+    "bench/cuda/session/session.log": cuda_session.OWN["session.log"],
+    "bench/cuda/session/README.md": cuda_session.OWN["README.md"],
+    "seed_plan/plan.json": seed_plan.PLAN_FILES["plan.json"],
+    "seed_plan/README.md": seed_plan.PLAN_FILES["README.md"],
+    "headline_plan/plan.json": seed_plan.PLAN_FILES["plan.json"],
+    "headline_plan/README.md": seed_plan.PLAN_FILES["README.md"],
+    "addition_collapse/traces.json": addition_collapse.OWN["traces.json"],
+    "addition_collapse/README.md": addition_collapse.OWN["README.md"],
+    "addition_collapse/n100/traces.json": addition_collapse.OWN["traces.json"],
+    "addition_collapse/n100/README.md": addition_collapse.OWN["README.md"],
+    "theory/fractions.csv": theory_report.OWN["fractions.csv"],
+    "theory/gradient_ascent.csv": theory_report.OWN["gradient_ascent.csv"],
+    "theory/families/families.csv": family_theory.OWN["families.csv"],
+    "scope_comparison/README.md": compare.OWN,
+    "tables/README.md": outputs.RENDERED[".md"],
+    "tables/verdicts.md": outputs.RENDERED[".md"],
+    "tables/tnorms.md": outputs.RENDERED[".md"],
+    "tables/tnorms.tex": outputs.RENDERED[".tex"],
+}
+
+
+@pytest.mark.parametrize("path", COMMITTED)
+def test_a_committed_output_carries_its_writer_s_mark(path):
+    assert COMMITTED[path].on((REPO / "results" / path).read_bytes())
+
+
+def test_every_committed_figure_is_a_png_its_renderer_may_replace():
+    figures = [*(REPO / "results" / "figures").glob("*.png")]
+    figures += [*(REPO / "results" / "theory").rglob("*.png")]
+    assert len(figures) > 50
+    assert all(outputs.PNG.on(p.read_bytes()) for p in figures)
