@@ -298,14 +298,14 @@ def _last_checkpoint(hooks: Sequence[L.Callback]) -> checkpoint.LastCheckpoint:
 
 
 def _built(jobs: Sequence[Job], run_loggers: Sequence[Any]) -> tuple[Any, RunsModule]:
-    """The data for the jobs' runs and the RunsModule that trains them (the grouped layout on CUDA
-    where the task's runs have one). One job's data is the module its check built, taken from
+    """The data for the jobs' runs and the RunsModule that trains them (the grouped layout where
+    `grouped_layout` allows it). One job's data is the module its check built, taken from
     the job (which then holds no loaded data); a stack of several trains on one data module of
     all its runs."""
     cfg = jobs[0].cfg
     task = jobs[0].task
     cuda = uses_cuda(cfg)
-    grouped = cuda and jobs[0].module.GROUPED
+    grouped = grouped_layout(cuda, [j.module for j in jobs])
     module = RunsModule(
         [j.module for j in jobs],
         run_loggers,
@@ -320,6 +320,14 @@ def _built(jobs: Sequence[Job], run_loggers: Sequence[Any]) -> tuple[Any, RunsMo
     for j in jobs:
         j.data = None  # from here the training holds it
     return data, module
+
+
+def grouped_layout(cuda: bool, members: Sequence[TaskRun]) -> bool:
+    """Whether a stack trains in the grouped layout (`RunsModule`, grouped=True): on CUDA where
+    every run is GROUPED. The grouped path forwards the raw batch (`DFLRun.grouped_outputs`
+    applies no augmentation), so a run that augments (`augment.is_on`) or has no paper network
+    is not GROUPED and its stack trains each run's own network, whose `step_loss` augments."""
+    return cuda and all(m.GROUPED for m in members)
 
 
 def final_status(

@@ -4,9 +4,9 @@
 
 Jobs whose configs agree on what one model must share (`stack_key`: the task and what it asks
 its runs of one stack to share (the paper's: the knowledge base, a DFL term or none),
-optimizer, profile, data settings but the seeds, model, trainer, threads) form groups; a
-group's jobs are locked, skipped when their record says ok or reused from another experiment
-(as a separate job), and the rest train in stacks of at most
+optimizer, profile, data settings but the seeds, model, network, augmentation, trainer,
+threads) form groups; a group's jobs are locked, skipped when their record says ok or reused
+from another experiment (as a separate job), and the rest train in stacks of at most
 `stack_size` through the one lifecycle of a job (`job.fit_runs`). A stack's checkpoint
 (`<checkpoint_dir>/_stacks/<digest>/last.ckpt`, its runs listed in `members.json`) resumes the
 whole stack, also when some of its runs already wrote their records.
@@ -29,7 +29,9 @@ from dfl_bench.lifecycle import checkpoint, records, train
 from dfl_bench.lifecycle.job import Job, fit_runs, lock_paths, settled_record
 from dfl_bench.lifecycle.lock import AlreadyRunning, job_lock
 
-SHARED = ("optimizer", "profile", "model", "trainer", "threads")
+# net: one StackNet holds one architecture; augment: a stack trains grouped (CUDA) only when no run
+# augments (`job.grouped_layout`), so that runs which differ in it never share a layout
+SHARED = ("optimizer", "profile", "model", "net", "augment", "trainer", "threads")
 
 
 def stack_key(config: Mapping[str, Any]) -> str:

@@ -111,8 +111,9 @@ class RunsModule(L.LightningModule):
         loggers = list(loggers) if loggers is not None else [None] * len(members)
         if len(loggers) != len(members):
             raise ValueError(f"need one logger per run: {len(loggers)} for {len(members)} runs")
-        if grouped and not first.GROUPED:
-            raise ValueError(f"{type(first).__name__} has no grouped layout; use grouped=False")
+        if grouped and not all(m.GROUPED for m in members):
+            flags = [m.GROUPED for m in members]
+            raise ValueError(f"grouped runs must all be GROUPED, got {flags}; use grouped=False")
         self.members = list(members)  # a plain list: their networks are registered below
         self.keys = list(keys)
         self.run_loggers = loggers
