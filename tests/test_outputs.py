@@ -208,6 +208,31 @@ def test_a_comparison_writes_nothing_in_a_records_folder_it_reads(records, capsy
     assert sorted(p.name for p in records.rglob("*")) == ["default", RECORD.name]
 
 
+def test_the_rendering_refuses_another_tool_s_page_at_its_name(records, tmp_path, capsys):
+    """FINDINGS18 Q2: any page naming a `python -m` command passed for a rendering's; a copy of
+    the collapse search's page at tables/README.md was replaced."""
+    out, file = _out("results", tmp_path)
+    file.parent.mkdir(parents=True)
+    for page in ("collapse_search/README.md", "recipe_search/digit_ceiling_search.md"):
+        committed = (REPO / "results" / page).read_bytes()
+        file.write_bytes(committed)
+        assert _run("results", out, records) == 2
+        _one_line(capsys.readouterr().err, file, "an existing file this command did not write")
+        assert file.read_bytes() == committed
+
+
+@pytest.mark.parametrize("page", ["README.md", "verdicts.md", "tnorms.md"])
+def test_the_rendering_names_its_own_commands_whole(page):
+    """`python -m campaign` is its command, `python -m campaign.<tool>` another's."""
+    text = (REPO / "results" / "tables" / page).read_bytes()
+    others = ("campaign.collapse_search", "campaign.recipe_search", "dfl_bench.results.compare")
+    for other in others:
+        swapped = text.replace(b"`python -m campaign", b"`python -m " + other.encode(), 1)
+        assert swapped != text and not outputs.RENDERED[".md"].on(swapped)
+    mine = text.replace(b"`python -m campaign", b"`python -m dfl_bench.results --force", 1)
+    assert outputs.RENDERED[".md"].on(mine)
+
+
 def test_a_text_without_its_own_mark_is_not_written(tmp_path):
     """What a command writes carries its mark, so its next run may replace it."""
     with pytest.raises(ValueError, match="lacks the mark"):
@@ -258,6 +283,13 @@ COMMITTED = {
 @pytest.mark.parametrize("path", COMMITTED)
 def test_a_committed_output_carries_its_writer_s_mark(path):
     assert COMMITTED[path].on((REPO / "results" / path).read_bytes())
+
+
+def test_every_committed_table_file_carries_the_rendering_s_mark():
+    """`make tables` rewrites each of them (FINDINGS18 Q2: the mark names its commands only)."""
+    tables = sorted((REPO / "results" / "tables").iterdir())
+    assert len(tables) > 50
+    assert all(outputs.RENDERED[p.suffix].on(p.read_bytes()) for p in tables)
 
 
 def test_every_committed_figure_is_a_png_its_renderer_may_replace():
