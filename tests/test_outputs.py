@@ -1,4 +1,4 @@
-"""A command's --out (FINDINGS17 P1, P3; dfl_bench/outputs.py): a new file, or one the same
+"""A command's --out (dfl_bench/outputs.py): a new file, or one the same
 command wrote (its committed output too), is written; an existing run record, any other file, a
 folder or a symbolic link is refused in one line (exit 2) and left byte for byte, and so is a
 comparison's --out inside a records folder it reads."""
@@ -209,7 +209,7 @@ def test_a_comparison_writes_nothing_in_a_records_folder_it_reads(records, capsy
 
 
 def test_the_rendering_refuses_another_tool_s_page_at_its_name(records, tmp_path, capsys):
-    """FINDINGS18 Q2: any page naming a `python -m` command passed for a rendering's; a copy of
+    """Any page naming a `python -m` command passed for a rendering's; a copy of
     the collapse search's page at tables/README.md was replaced."""
     out, file = _out("results", tmp_path)
     file.parent.mkdir(parents=True)
@@ -286,7 +286,7 @@ def test_a_committed_output_carries_its_writer_s_mark(path):
 
 
 def test_every_committed_table_file_carries_the_rendering_s_mark():
-    """`make tables` rewrites each of them (FINDINGS18 Q2: the mark names its commands only)."""
+    """`make tables` rewrites each of them (the mark names its commands only)."""
     tables = sorted((REPO / "results" / "tables").iterdir())
     assert len(tables) > 50
     assert all(outputs.RENDERED[p.suffix].on(p.read_bytes()) for p in tables)

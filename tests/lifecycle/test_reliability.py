@@ -911,8 +911,8 @@ def _without_names(last: Path) -> None:
     [
         (True, True, "it trained other runs ([", "other"),
         (True, False, "it trained other runs ([", "other"),
-        (False, False, "it names no runs (", "unnamed"),  # FINDINGS17 P2 b
-        (False, True, "it names no runs (", "unnamed"),  # FINDINGS17 P2 c
+        (False, False, "it names no runs (", "unnamed"),  # names deleted, no members.json
+        (False, True, "it names no runs (", "unnamed"),  # names deleted, members.json names it
     ],
     ids=["named+members", "named", "unnamed", "unnamed+members"],
 )

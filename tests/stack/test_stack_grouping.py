@@ -1,4 +1,4 @@
-"""Which runs share a stack and when a stack trains in the grouped layout (FINDINGS18 Q1): runs
+"""Which runs share a stack and when a stack trains in the grouped layout: runs
 that differ in augmentation or network never share a stack, and a stack trains grouped only when
 every run is GROUPED, so that no augmented run trains unaugmented under a record that says it
 augmented."""
