@@ -35,22 +35,25 @@ def own_records(root: Path) -> list[Path]:
     )
 
 
-def migrate_folder(root: Path) -> list[tuple[Path, Path]]:
+def migrate_folder(root: Path, left: list[Path] | None = None) -> list[tuple[Path, Path]]:
     """Every record under `root` (`<experiment>/<hash>.json`) in today's form, each under its
     config's hash; returns (old, new) for each file renamed. A ValueError before anything is
     written when a new name is taken by another record (or by two of the folder's records) or a
-    record cannot be migrated; a file
-    that is no record is left as it is and named on stderr."""
+    record cannot be migrated; a file that is no record, or a record its name does not hash, is
+    left as it is, named on stderr and appended to `left`."""
+    left = [] if left is None else left
     todo: list[tuple[Path, Path, dict[str, Any]]] = []
     for path in own_records(root):
         record = records.read_record(path)
         if record is None:
             why = records.defect(path)
             print(f"[migrate] {path}: left as it is ({why})", file=sys.stderr)
+            left.append(path)
             continue
         why = hash_refusal(record, path.stem)  # edited: renaming it moves another run's numbers
         if why is not None:
             print(f"[migrate] {path}: left as it is ({why})", file=sys.stderr)
+            left.append(path)
             continue
         try:
             new = migrate_record(record)
@@ -82,20 +85,25 @@ def migrate_folder(root: Path) -> list[tuple[Path, Path]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Migrate each folder; one line per folder."""
+    """Migrate each folder; one line per folder; EXIT_INVALID when a folder is no folder, cannot
+    be migrated, or had a file left as it is (each named on stderr), else 0."""
     parser = argparse.ArgumentParser(prog="python -m campaign.migrate_records")
     parser.add_argument("folders", nargs="+", type=Path, help="records folders (<experiment>/)")
     args = parser.parse_args(argv)
+    left: list[Path] = []
     for folder in args.folders:
         if not folder.is_dir():
             print(f"[migrate] {folder} is no folder", file=sys.stderr)
             return EXIT_INVALID
         try:
-            moved = migrate_folder(folder)
+            moved = migrate_folder(folder, left)
         except ValueError as err:
             print(f"[migrate] {err}", file=sys.stderr)
             return EXIT_INVALID
         print(f"[migrate] {folder}: {len(moved)} record(s) renamed to their config's hash")
+    if left:
+        print(f"[migrate] {len(left)} file(s) left as they were (named above)", file=sys.stderr)
+        return EXIT_INVALID
     return 0
 
 

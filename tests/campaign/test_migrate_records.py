@@ -119,3 +119,18 @@ def test_a_record_whose_config_was_edited_under_its_name_is_named_and_left_as_it
     assert edited.read_bytes() == before and sorted(edited.parent.iterdir()) == [edited]
     err = capsys.readouterr().err
     assert f"{edited}: left as it is (its config hashes to " in err and committed.stem in err
+
+
+def test_the_command_exits_2_when_it_left_a_file_as_it_was(tmp_path, capsys):
+    """A folder with a file that is no record: the others migrate, the file stays, and the exit
+    status says the folder was not all brought to today's form."""
+    older = old_record()
+    source = tmp_path / "mnist_addition" / f"{older['config_hash']}.json"
+    records.write_record(source, older)
+    junk = tmp_path / "mnist_addition" / "junk.json"
+    junk.write_text("[1, 2")
+    assert migrate_records.main([str(tmp_path)]) == 2
+    assert junk.read_text() == "[1, 2" and not source.exists()
+    assert "1 file(s) left as they were" in capsys.readouterr().err
+    junk.unlink()
+    assert migrate_records.main([str(tmp_path)]) == 0
