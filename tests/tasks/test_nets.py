@@ -158,7 +158,8 @@ def test_a_networks_name_passes_with_its_own_class_and_a_record_with_its_old_mod
     assert net_refusal(own) is None and net_refusal({"name": "tiny"}) is not None
     old = {"_target_": "dfl_bench.tasks.mnist.model.MnistNet", "name": "paper"}
     assert net_refusal(old, job=False) is None and net_refusal(old) is not None
-    with pytest.raises(ValueError, match=rf"^net.name='mine' .* net 'paper'; {re.escape(CHOICES)}$"):
+    aliased = rf"^net.name='mine' .* net 'paper'; {re.escape(CHOICES)}$"
+    with pytest.raises(ValueError, match=aliased):  # the paper's class by another module's name
         nets.build_net({"_target_": "dfl_bench.tasks.mnist.dfl_run.MnistNet", "name": "mine"})
 
 
