@@ -41,6 +41,7 @@ from dfl_bench.lifecycle.trainer_values import check_trainer
 from dfl_bench.operator_params import same_operator
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.schema import NOT_HASHED
+from dfl_bench.tasks.net_names import net_refusal
 from dfl_bench.tasks.values import TASKS, check_split_seed, check_subsets
 from dfl_bench.untrusted import PLAIN_NAME
 
@@ -265,7 +266,8 @@ def closed_keys(key: str, conf_dir: str = CONFIG_DIR) -> list[str]:
 def check_config(config: Mapping[str, Any], task: Any = None) -> None:
     """Every value a job relies on but what its objects check where they are built (the
     optimizer: `tasks.optim.spec`, when the task builds its run), before any data is loaded,
-    and no operator spelled as another (operator_params.same_operator, a record's check's too);
+    and no operator spelled as another (operator_params.same_operator, a record's check's too)
+    nor another network under a network's name (net_names.net_refusal, a record's check's too);
     `task`: the job's, where already looked up."""
     check_keys(config)
     check_name(config.get("experiment_name"), "experiment_name")
@@ -280,6 +282,9 @@ def check_config(config: Mapping[str, Any], task: Any = None) -> None:
         if flag in config and not isinstance(config[flag], bool):
             raise ValueError(f"{flag} must be true or false, got {config[flag]!r}")
     check_task(config, task)
+    why = net_refusal(config["net"]) if isinstance(config.get("net"), Mapping) else None
+    if why is not None:  # one hash, one network: a record's check too (record_config)
+        raise ValueError(why)
     check_split_seed(config)  # after the task's own check of its data's values
     check_idle(config)  # a key its task's run does not read at the composed value
     for kind in KINDS:  # an operator another one spells (a run record's too: record_config)

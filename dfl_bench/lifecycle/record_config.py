@@ -27,6 +27,7 @@ from dfl_bench.lifecycle.migrate import migrate_config, shape_defect
 from dfl_bench.lifecycle.trainer_values import check_trainer
 from dfl_bench.operator_params import refusal as operator_refusal
 from dfl_bench.tasks import DEFAULT
+from dfl_bench.tasks.net_names import net_refusal
 from dfl_bench.tasks.optimizer_values import check_optimizer
 from dfl_bench.tasks.values import TASKS, check_split_seed
 
@@ -45,7 +46,8 @@ def config_refusal(config: Mapping[str, Any], overrides: Sequence[Any] = ()) -> 
     refuses `~kb.scope`), a split seed not the seed's (values.check_split_seed), and none of
     its `overrides` (the record's) setting an operator no formula of its knowledge base calls
     (guards.uncalled_refusal, a job's too) or a `recommended/<kind>` group
-    (guards.recommended_refusal, a job's too). Its data, model, augment and kb values are
+    (guards.recommended_refusal, a job's too), nor a network's name that another network could
+    train under (net_names.net_refusal, a job's too). Its data, model, augment and kb values are
     record_fields.FIELDS'."""
     if shape_defect({"config": config}) is not None:
         return None
@@ -79,5 +81,9 @@ def config_refusal(config: Mapping[str, Any], overrides: Sequence[Any] = ()) -> 
         check_complete(config, required_keys())
     except ValueError as err:
         return str(err)
+    net = config.get("net")
+    why = net_refusal(net, job=False) if isinstance(net, Mapping) else None
+    if why is not None:  # a job's check too (guards.check_config)
+        return why
     recommended = (recommended_refusal(line) for line in overrides)
     return next((why for why in recommended if why), None) or uncalled_refusal(config, overrides)

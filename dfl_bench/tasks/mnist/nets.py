@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
@@ -23,7 +22,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from dfl_bench.checks import imported
-from dfl_bench.paths import CONFIG_DIR
+from dfl_bench.tasks.net_names import choices, targets
 from dfl_bench.tasks.values import check_net
 
 PAPER = {"_target_": "dfl_bench.tasks.mnist.nets.MnistNet", "name": "paper"}  # conf/net/paper
@@ -55,11 +54,6 @@ class DigitNet(nn.Module):
         raise NotImplementedError
 
 
-def choices() -> list[str]:
-    """The networks conf/net offers (its yaml files' names)."""
-    return sorted(p.stem for p in (Path(CONFIG_DIR) / "net").glob("*.yaml"))
-
-
 @cache
 def net_class(target: str) -> type[DigitNet]:
     """The DigitNet class `target` (module.Class) names, else a ValueError naming the group."""
@@ -72,29 +66,30 @@ def net_class(target: str) -> type[DigitNet]:
     return found
 
 
-@cache
-def targets() -> dict[str, str]:
-    """The `_target_` of each network of conf/net, by its name."""
-    from omegaconf import OmegaConf
-
-    return {name: str(OmegaConf.load(Path(CONFIG_DIR) / "net" / f"{name}.yaml")["_target_"])
-            for name in choices()}  # fmt: skip
-
-
 def check_name(name: Any, cls: type[DigitNet]) -> None:
-    """A ValueError where `name` is a network of conf/net whose class is not `cls` (the one
-    its `_target_` builds): the name is hashed, the `_target_` is not, so another network
-    would train under that name's hash. A name conf/net does not hold (a user's own) passes."""
-    if not isinstance(name, str) or name not in targets() or net_class(targets()[name]) is cls:
-        return
+    """A ValueError where `name` is no text, or a network of conf/net whose class is not `cls`
+    (the one its `_target_` builds), or no network of conf/net while `cls` is one of theirs
+    (net_names.net_refusal's rule by class): the name is hashed, the `_target_` is not, so
+    another network would train under that name's hash."""
     builds = [other for other, target in targets().items() if net_class(target) is cls]
-    what = repr(builds[0]) if builds else f"{cls.__name__}, no network of conf/net"
-    raise ValueError(f"net.name={name!r}, but its _target_ builds net {what}")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"net.name={name!r} names no network; valid choices: {choices()}")
+    if name not in targets():
+        if builds:
+            raise ValueError(
+                f"net.name={name!r} is no network of conf/net, and its _target_ builds net "
+                f"{builds[0]!r}; valid choices: {choices()}"
+            )
+        return
+    if net_class(targets()[name]) is not cls:
+        what = repr(builds[0]) if builds else f"{cls.__name__}, no network of conf/net"
+        raise ValueError(f"net.name={name!r}, but its _target_ builds net {what}")
 
 
 def build_net(spec: Mapping[str, Any] | None) -> DigitNet:
     """The network a config's `net` names (`PAPER` when None), built with its arguments; its
-    name must be its class's where conf/net holds that name (`check_name`)."""
+    name must be a text, its class's where conf/net holds that name, and no other network of
+    conf/net's (`check_name`)."""
     spec = dict(spec or PAPER)
     cls = net_class(str(spec.pop("_target_", PAPER["_target_"])))
     check_name(spec.pop("name", None), cls)
