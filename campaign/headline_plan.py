@@ -28,7 +28,7 @@ from typing import Any
 from campaign import power
 from campaign.headline import CELLS, DECISION, PAPER
 from campaign.seed_plan import write_plan
-from dfl_bench import markdown
+from dfl_bench import markdown, outputs
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs, stats
 from dfl_bench.results.cells import row_runs
@@ -36,6 +36,14 @@ from dfl_bench.schema import TEST_ACCURACY
 from dfl_bench.untrusted import UntrustedFile
 
 FOLDER = REPO_DIR / "results" / "headline_plan"
+OWN = {  # what a headline plan's files carry (seed_plan.PLAN_FILES: a seed plan's)
+    "plan.json": outputs.Mark(b'{\n "profile": ', (b'\n "decision": ',)),  # a top-level key
+    "README.md": outputs.generated_by(
+        "python -m campaign.headline_plan",
+        "python -m dfl_bench.reproduction.headline_plan",
+        said="Written by",
+    ),  # its command whole, or the older name the committed plan names
+}
 PROFILE = "paper"
 MIN_SEEDS = 6  # the least a cell gets, whatever the power calculation says
 
@@ -150,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         parser.error(str(err))
     try:
-        write_plan(args.out, p, readme(p))
+        write_plan(args.out, p, readme(p), OWN)
     except UntrustedFile as err:
         print(f"[headline_plan] {err}", file=sys.stderr)
         return 2

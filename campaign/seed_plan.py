@@ -44,9 +44,11 @@ from dfl_bench.results.cells import Ours
 from dfl_bench.untrusted import UntrustedFile, read_json
 
 FOLDER = REPO_DIR / "results" / "seed_plan"
-PLAN_FILES = {  # what a plan's files start with (its folder, --out, holds them or is new)
-    "plan.json": outputs.Mark(b'{\n "profile": '),
-    "README.md": outputs.markdown("Written by `python -m "),
+PLAN_FILES = {  # what a seed plan's files carry (its folder, --out, holds them or is new)
+    "plan.json": outputs.Mark(b'{\n "profile": ', (b'\n "margins": ',)),  # a top-level key
+    "README.md": outputs.generated_by(
+        "python -m campaign.seed_plan", "python -m dfl_bench.results.seed_plan", said="Written by"
+    ),  # its command whole, or the older name the committed plan names
 }
 PROFILE = "long"  # the profile whose inconclusive claims the plan decides
 KEY_OVERRIDES = {"kb.name": "kb"}  # a table's row key as a command-line override
@@ -328,14 +330,17 @@ def status_lines(
     return lines
 
 
-def write_plan(out: Path, plan: dict, text: str) -> None:
+def write_plan(
+    out: Path, plan: dict, text: str, marks: dict[str, outputs.Mark] = PLAN_FILES
+) -> None:
     """A plan's folder: plan.json (what the runner trains) and README.md (`text`, in words);
     UntrustedFile, nothing written, where the folder or either file is a symbolic link or a
-    file no plan's (`PLAN_FILES`: an --out naming another folder is left as it was)."""
-    outputs.folder(out, PLAN_FILES)
+    file this planner did not write (`marks`, PLAN_FILES: a seed plan's; another folder or
+    another planner's plan is left as it was)."""
+    outputs.folder(out, marks)
     data = json.dumps(records.strict(plan), indent=1, allow_nan=False)
-    outputs.write_text(out / "plan.json", data + "\n", PLAN_FILES["plan.json"])
-    outputs.write_text(out / "README.md", text, PLAN_FILES["README.md"])
+    outputs.write_text(out / "plan.json", data + "\n", marks["plan.json"])
+    outputs.write_text(out / "README.md", text, marks["README.md"])
 
 
 def arguments() -> argparse.ArgumentParser:

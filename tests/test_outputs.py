@@ -1,12 +1,16 @@
 """A command's --out (dfl_bench/outputs.py): a new file, or one the same
 command wrote (its committed output too), is written; an existing run record, any other file, a
 folder or a symbolic link is refused in one line (exit 2) and left byte for byte, and so is a
-comparison's --out inside a records folder it reads."""
+comparison's --out inside a records folder it reads; no committed file that a tool did not write
+(a doc, another tool's output) carries its mark."""
 
 from __future__ import annotations
 
+import importlib
 import shutil
-from pathlib import Path
+import subprocess
+from functools import cache
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -35,6 +39,7 @@ from dfl_bench.theory import carry_gradients, family_theory, theory_report
 REPO = Path(__file__).resolve().parent.parent
 RECORD = REPO / "results" / "ntn_comparison" / "k50" / "default" / "ebc7452c01ad8965.json"
 PLAN_README = "# The seed plan\n\nWritten by `python -m campaign.seed_plan plan`.\n"
+HEADLINE_README = "# The headline plan\n\nWritten by `python -m campaign.headline_plan` now.\n"
 
 # tool -> (its main, its arguments (OUT: the --out, RECORDS: a records folder holding RECORD),
 # the file it writes under OUT ("": OUT is that file), that file as committed under results/)
@@ -127,11 +132,12 @@ def records(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "records"
     (folder / "default").mkdir(parents=True)
     shutil.copy(RECORD, folder / "default" / RECORD.name)
-    plan = {"profile": "long", "cells": {}}
+    plan = {"profile": "long", "margins": {}, "cells": {}}
+    headline = {"profile": "paper", "decision": {}, "cells": 0}
     monkeypatch.setattr(seed_plan, "build_plan", lambda records_dir: plan)
-    monkeypatch.setattr(headline_plan, "build_plan", lambda records_dir: {**plan, "cells": 0})
-    for planner in (seed_plan, headline_plan):
-        monkeypatch.setattr(planner, "readme", lambda p: PLAN_README)
+    monkeypatch.setattr(headline_plan, "build_plan", lambda records_dir: headline)
+    monkeypatch.setattr(seed_plan, "readme", lambda p: PLAN_README)
+    monkeypatch.setattr(headline_plan, "readme", lambda p: HEADLINE_README)
     return folder
 
 
@@ -242,47 +248,170 @@ def test_a_text_without_its_own_mark_is_not_written(tmp_path):
 
 def test_a_plan_s_readme_is_its_words(tmp_path):
     """write_plan wrote the plan's JSON into README.md too (its words shadowed)."""
-    seed_plan.write_plan(tmp_path, {"profile": "long", "cells": {}}, PLAN_README)
+    seed_plan.write_plan(tmp_path, {"profile": "long", "margins": {}, "cells": {}}, PLAN_README)
     assert (tmp_path / "README.md").read_text() == PLAN_README
 
 
-# each committed output under results/ -> the mark its writer replaces it by (`make bench`,
-# `make theory`, `make tables`, the searches and plans rewrite them)
-COMMITTED = {
-    "bench/README.md": bench_report.OWN["README.md"],
-    "bench/bench.json": bench_report.OWN["bench.json"],
-    "bench/scaling.png": outputs.PNG,
-    "bench/cuda/README.md": bench_report.OWN["README.md"],
-    "bench/cuda/bench.json": bench_report.OWN["bench.json"],
-    "bench/floor/bench.json": bench_report.OWN["bench.json"],
-    "bench/nets/bench.json": bench_report.OWN["bench.json"],
-    "bench/step_vs_commit.json": step_vs_commit.OWN["step_vs_commit.json"],
-    "bench/step_vs_commit.md": step_vs_commit.OWN["step_vs_commit.md"],
-    "bench/cuda/session/session.json": cuda_session.OWN["session.json"],
-    "bench/cuda/session/session.log": cuda_session.OWN["session.log"],
-    "bench/cuda/session/README.md": cuda_session.OWN["README.md"],
-    "seed_plan/plan.json": seed_plan.PLAN_FILES["plan.json"],
-    "seed_plan/README.md": seed_plan.PLAN_FILES["README.md"],
-    "headline_plan/plan.json": seed_plan.PLAN_FILES["plan.json"],
-    "headline_plan/README.md": seed_plan.PLAN_FILES["README.md"],
-    "addition_collapse/traces.json": addition_collapse.OWN["traces.json"],
-    "addition_collapse/README.md": addition_collapse.OWN["README.md"],
-    "addition_collapse/n100/traces.json": addition_collapse.OWN["traces.json"],
-    "addition_collapse/n100/README.md": addition_collapse.OWN["README.md"],
-    "theory/fractions.csv": theory_report.OWN["fractions.csv"],
-    "theory/gradient_ascent.csv": theory_report.OWN["gradient_ascent.csv"],
-    "theory/families/families.csv": family_theory.OWN["families.csv"],
-    "scope_comparison/README.md": compare.OWN,
-    "tables/README.md": outputs.RENDERED[".md"],
-    "tables/verdicts.md": outputs.RENDERED[".md"],
-    "tables/tnorms.md": outputs.RENDERED[".md"],
-    "tables/tnorms.tex": outputs.RENDERED[".tex"],
+@pytest.mark.parametrize(
+    ("tool", "mine", "other"),
+    [("seed_plan", "seed_plan", "headline_plan"), ("headline_plan", "headline_plan", "seed_plan")],
+)
+def test_a_planner_refuses_the_other_planner_s_folder_and_rewrites_its_own(
+    tool, mine, other, records, tmp_path, capsys
+):
+    """Any README naming `python -m ...` and any plan.json starting with "profile" passed for a
+    seed plan's: `seed_plan plan --out results/headline_plan` replaced the headline plan."""
+    out = tmp_path / "out"
+    shutil.copytree(REPO / "results" / other, out)
+    committed = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert _run(tool, out, records) == 2
+    _one_line(capsys.readouterr().err, out, "an existing file this command did not write")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == committed
+    shutil.rmtree(out)
+    shutil.copytree(REPO / "results" / mine, out)
+    assert _run(tool, out, records) == 0  # its own committed plan: replaced
+    assert (out / "README.md").read_text() == {"seed_plan": PLAN_README}.get(tool, HEADLINE_README)
+
+
+@pytest.mark.parametrize(
+    ("tool", "doc"), [("time-families", "speed.md"), ("time-addition", "tasks.md")]
+)
+def test_a_timing_refuses_a_doc_that_names_its_command(tool, doc, records, tmp_path, capsys):
+    """docs/speed.md and docs/tasks.md name `bench time-families` / `bench time-addition` near
+    their top: the timings' marks were these phrases, so --out docs/<doc> replaced the doc."""
+    out = tmp_path / doc
+    shutil.copy(REPO / "docs" / doc, out)
+    assert _run(tool, out, records) == 2
+    _one_line(capsys.readouterr().err, out, "an existing file this command did not write")
+    assert out.read_bytes() == (REPO / "docs" / doc).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("mark", "doc", "command"),
+    [
+        (family_timing.OWN, "speed.md", "python3 -m campaign.bench time-families"),
+        (addition_timing.OWN, "tasks.md", "python -m campaign.bench time-addition"),
+        (carry_gradients.OWN, "tasks.md", "python -m dfl_bench.theory.carry_gradients"),
+    ],
+)
+def test_a_page_that_names_a_command_in_its_words_is_not_the_command_s_own(mark, doc, command):
+    """A doc's paragraph that names the command (in backticks) under a title of its own, at its
+    top: a page the command did not write (carry_gradients' mark was `python -m ...carry_gradients`
+    anywhere near the top; the timings', `bench time-...`)."""
+    text = (REPO / "docs" / doc).read_text()
+    page = "# Notes\n\n" + text[text.index(f"`{command}`") :]
+    assert not mark.on(page.encode())
+
+
+# each writing tool's mark -> the committed files (patterns) that tool wrote: `make bench`,
+# `make theory`, `make tables`, the searches and plans rewrite them (a figure or archive,
+# outputs.PNG and outputs.GZIP, is its format's signature: a figure may replace a figure)
+OWNED = {
+    "compare": (compare.OWN, "results/*_comparison/README.md"),
+    "carry_gradients": (carry_gradients.OWN, "results/theory/carry_gradients.md"),
+    "time-addition": (addition_timing.OWN, "results/bench/addition_digits.md"),
+    "time-families": (family_timing.OWN, "results/bench/families.md"),
+    "recipe_search": (recipe_search.OWN, "results/recipe_search/*.md"),
+    "collapse_search": (collapse_search.OWN, "results/collapse_search/README.md"),
+    "addition_budget": (addition_budget.OWN, "results/addition_budget/README.md"),
+    "seed_plan plan.json": (seed_plan.PLAN_FILES["plan.json"], "results/seed_plan/plan.json"),
+    "seed_plan README.md": (seed_plan.PLAN_FILES["README.md"], "results/seed_plan/README.md"),
+    "headline_plan plan.json": (headline_plan.OWN["plan.json"], "results/headline_plan/plan.json"),
+    "headline_plan README.md": (headline_plan.OWN["README.md"], "results/headline_plan/README.md"),
+    "addition_collapse traces.json": (
+        addition_collapse.OWN["traces.json"],
+        "results/addition_collapse/traces.json",
+        "results/addition_collapse/*/traces.json",
+    ),
+    "addition_collapse README.md": (
+        addition_collapse.OWN["README.md"],
+        "results/addition_collapse/README.md",
+        "results/addition_collapse/*/README.md",
+    ),
+    "bench bench.json": (
+        bench_report.OWN["bench.json"],
+        "results/bench/bench.json",
+        "results/bench/*/bench.json",
+    ),
+    "bench README.md": (
+        bench_report.OWN["README.md"],
+        "results/bench/README.md",
+        *(f"results/bench/{machine}/README.md" for machine in ("cuda", "floor", "nets")),
+    ),
+    "step-vs-commit .json": (
+        step_vs_commit.OWN["step_vs_commit.json"],
+        "results/bench/step_vs_commit.json",
+    ),
+    "step-vs-commit .md": (
+        step_vs_commit.OWN["step_vs_commit.md"],
+        "results/bench/step_vs_commit.md",
+    ),
+    "cuda_session session.log": (
+        cuda_session.OWN["session.log"],
+        "results/bench/cuda/session/*.log",
+    ),
+    "cuda_session session.json": (
+        cuda_session.OWN["session.json"],
+        "results/bench/cuda/session/*.json",
+    ),
+    "cuda_session README.md": (
+        cuda_session.OWN["README.md"],
+        "results/bench/cuda/session/README.md",
+    ),
+    "theory fractions.csv": (theory_report.OWN["fractions.csv"], "results/theory/fractions.csv"),
+    "theory gradient_ascent.csv": (
+        theory_report.OWN["gradient_ascent.csv"],
+        "results/theory/gradient_ascent.csv",
+    ),
+    "theory README.md": (theory_report.OWN["README.md"], "results/theory/README.md"),
+    "family_theory families.csv": (
+        family_theory.OWN["families.csv"],
+        "results/theory/families/*.csv",
+    ),
+    "family_theory README.md": (
+        family_theory.OWN["README.md"],
+        "results/theory/families/README.md",
+    ),
+    "results .md": (outputs.RENDERED[".md"], "results/tables/*.md"),
+    "results .tex": (outputs.RENDERED[".tex"], "results/tables/*.tex"),
 }
 
 
-@pytest.mark.parametrize("path", COMMITTED)
-def test_a_committed_output_carries_its_writer_s_mark(path):
-    assert COMMITTED[path].on((REPO / "results" / path).read_bytes())
+@cache
+def _committed_heads() -> dict[str, bytes]:
+    """Each committed file under docs/ and results/ and README.md: its first HEAD bytes."""
+    names = subprocess.run(
+        ["git", "ls-files", "docs", "results", "README.md"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert len(names) > 1000
+    return {n: (REPO / n).open("rb").read(outputs.HEAD) for n in names}
+
+
+@pytest.mark.parametrize("tool", OWNED)
+def test_a_tool_s_mark_is_on_its_committed_outputs_and_on_no_other_committed_file(tool):
+    """A doc (docs/speed.md, docs/tasks.md) or another tool's output (results/headline_plan)
+    carried a timing's or the seed plan's mark: its --out there replaced it."""
+    mark, *mine = OWNED[tool]
+    heads = _committed_heads()
+    own = {n for n in heads if any(PurePosixPath(n).match(m) for m in mine)}
+    assert own and {n for n, head in heads.items() if mark.on(head)} == own
+
+
+def test_every_writing_tool_s_mark_is_checked_against_the_committed_files():
+    """Each Mark a module that writes through outputs holds (but a format's signature) is
+    OWNED's, so a new tool's mark is checked by the test above."""
+    marks = set(outputs.RENDERED.values())
+    for path in sorted([*REPO.glob("dfl_bench/**/*.py"), *REPO.glob("campaign/**/*.py")]):
+        if "outputs." in path.read_text():
+            module = importlib.import_module(".".join(path.relative_to(REPO).with_suffix("").parts))
+            for value in vars(module).values():
+                found = value.values() if isinstance(value, dict) else [value]
+                marks |= {m for m in found if isinstance(m, outputs.Mark)}
+    assert marks - {outputs.PNG, outputs.GZIP} == {mark for mark, *_ in OWNED.values()}
 
 
 def test_every_committed_table_file_carries_the_rendering_s_mark():
@@ -294,6 +423,6 @@ def test_every_committed_table_file_carries_the_rendering_s_mark():
 
 def test_every_committed_figure_is_a_png_its_renderer_may_replace():
     figures = [*(REPO / "results" / "figures").glob("*.png")]
-    figures += [*(REPO / "results" / "theory").rglob("*.png")]
+    figures += [*(REPO / "results" / "theory").rglob("*.png"), REPO / "results/bench/scaling.png"]
     assert len(figures) > 50
     assert all(outputs.PNG.on(p.read_bytes()) for p in figures)

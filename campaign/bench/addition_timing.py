@@ -19,7 +19,10 @@ from dfl_bench.tasks import mnist_addition as addition
 from dfl_bench.tasks.mnist.nets import MnistNet
 
 OUT = REPO_DIR / "results" / "bench" / "addition_digits.md"
-OWN = outputs.markdown("bench time-addition")  # what its page names (--out: new or its own)
+TITLE = "MNIST addition: the training step per image against the digits per number"
+OWN = outputs.headed(  # its page's header (--out: new or its own), older name too
+    TITLE, "python -m campaign.bench time-addition", "python -m dfl_bench.bench time-addition"
+)
 PAIR = {  # the headline pair: the exact probability
     "tnorm": {"name": "product"},
     "tconorm": {"name": "product"},
@@ -71,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     markdown.report(
         args.out,
         [
-            "# MNIST addition: the training step per image against the digits per number",
+            f"# {TITLE}",
             "",
             f"`python -m campaign.bench time-addition {' '.join(argv or [])}`".replace(" `", "`"),
             f"({args.threads} thread(s), the fastest of {args.repeats} steps; product t-norm and "

@@ -25,7 +25,10 @@ from dfl_bench.operators import KINDS, OperatorSet
 from dfl_bench.paths import REPO_DIR
 
 CONF = REPO_DIR / "conf"
-OWN = outputs.markdown("bench time-families")  # what its page names (--out: new or its own)
+TITLE = "The DFL term of each operator family against the product set"
+OWN = outputs.headed(  # its page's header (--out: new or its own), older name too
+    TITLE, "python -m campaign.bench time-families", "python -m dfl_bench.bench time-families"
+)
 TARGET = 2.0  # a family's DFL term at most twice the product set's
 DEFAULT_TARGET = 1.5  # and the default configuration's at most 1.5 times
 
@@ -91,7 +94,7 @@ def report(samples: Mapping[str, list[float]], b: int, command: str) -> str:
     machine = sections.machine(torch.device("cpu"))
     return "\n".join(
         [
-            "# The DFL term of each operator family against the product set",
+            f"# {TITLE}",
             "",
             f"`{command}` (generated). The `same` knowledge base, b = {b}, loss and backward, one "
             f"thread, every set timed round-robin in one process ({len(samples['product'])} "

@@ -31,7 +31,8 @@ from dfl_bench.tasks.mnist.nets import MnistNet
 
 EXPERIMENT = REPO_DIR / "conf" / "experiment" / "mnist_addition_digits.yaml"
 OUT = REPO_DIR / "results" / "theory" / "carry_gradients.md"
-OWN = outputs.markdown("`python -m dfl_bench.theory.carry_gradients")  # --out: new or its own
+TITLE = "Multi-digit MNIST addition: the learning signal at the untrained network"
+OWN = outputs.headed(TITLE, "python -m dfl_bench.theory.carry_gradients")  # --out: new or its own
 DIGITS = (1, 4, 15, 100, 1000)
 VALUATIONS = ("log", "probability")
 
@@ -140,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     markdown.report(
         args.out,
         [
-            "# Multi-digit MNIST addition: the learning signal at the untrained network",
+            f"# {TITLE}",
             "",
             f"`{command.strip()}` (median over {args.seeds} seeds of the network's "
             f"initialization, {args.images} random images a batch, at least one sum). "

@@ -272,8 +272,8 @@ def test_a_plan_with_an_undefined_delta_is_written_as_json_the_one_reader_takes(
     from campaign import seed_plan
     from dfl_bench.untrusted import read_json
 
-    needs = {"profile": "long", "needs": [{"claim": "c", "delta": float("nan")}]}
-    seed_plan.write_plan(tmp_path, needs, "# The seed plan\n\nWritten by `python -m x`\n")
+    needs = {"profile": "long", "margins": {}, "needs": [{"claim": "c", "delta": float("nan")}]}
+    seed_plan.write_plan(tmp_path, needs, "# Plan\n\nWritten by `python -m campaign.seed_plan`\n")
     assert read_json(tmp_path / "plan.json") == {**needs, "needs": [{"claim": "c", "delta": None}]}
 
 
