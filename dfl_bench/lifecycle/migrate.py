@@ -55,15 +55,6 @@ def _dotted(key: str) -> str:
     return key
 
 
-def today_override(override: str) -> str:
-    """A record's `override` in today's names: the old `problem` group's option and keys are
-    `kb`'s (`problem=sum9` is `kb=sum9`, `problem.w_dfl=1` is `kb.w_dfl=1`); any other as is."""
-    setting, sep, value = override.partition("=")
-    key = setting.lstrip("+~")
-    today = "kb" if key == "problem" else _dotted(key)
-    return f"{setting[: len(setting) - len(key)]}{today}{sep}{value}"
-
-
 def _moved(
     config: Mapping[str, Any], moves: Sequence[tuple[tuple[str, ...], tuple[str, ...]]]
 ) -> dict[str, Any]:

@@ -11,13 +11,11 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from dfl_bench.checks import MAX_SEED
-from dfl_bench.lifecycle import migrate
-from dfl_bench.lifecycle.file_overrides import located, refusal
+from dfl_bench.lifecycle.file_overrides import unsettable
 from dfl_bench.lifecycle.hashing import (  # noqa: F401  (read through here too)
     cell_hash,
     cell_settings,
@@ -135,24 +133,17 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
 
 
 def override_refusal(overrides: Sequence[str]) -> str | None:
-    """Why one of a record's `overrides` (texts: FIELDS) is no plain config override, as one read
-    from a file is judged (file_overrides.refusal: no Hydra setting, flag, interpolation or
-    escape), in one line naming it, or None; its own folders aside (`located`: FIELDS holds them
-    inside), an older spelling read in today's (migrate.today_override)."""
-    for override in located(overrides):
-        why = _refusal(migrate.today_override(override))
+    """Why one of a record's `overrides` (texts: FIELDS) sets no config value, as one read from
+    a file is judged (file_overrides.unsettable: a Hydra setting, a flag, an interpolation or
+    escape), in one line naming it, or None; a path's `..` is FIELDS' (`inside`)."""
+    for override in overrides:
+        why = unsettable(override)
         if why is not None:
             return (
-                f"overrides {override!r:.80} is no plain config override ({why}): a record's "
+                f"overrides {override!r:.80} sets no config value ({why}): a record's "
                 "overrides are key=value settings of the configuration"
             )
     return None
-
-
-@lru_cache(maxsize=4096)
-def _refusal(override: str) -> str | None:
-    """file_overrides.refusal of `override`, once per text (records share most overrides)."""
-    return refusal(override)
 
 
 def _unshared(record: dict[str, Any]) -> str | None:

@@ -90,13 +90,12 @@ def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, v
     assert re.match(why, found), found
 
 
-HOSTILE = {  # an override no plain config value (file_overrides.refusal) -> why, or a path's
+HOSTILE = {  # an override setting no config value (file_overrides.unsettable) -> why, or a path's
     "hydra.sweep.dir=../../x": "a Hydra setting",
     "+hydra.searchpath=[file:///tmp/evil]": "a Hydra setting",
     "hydra.job.chdir=true": "a Hydra setting",
     "+x=${oc.env:SECRET}": "an interpolation",
     "-m": "not a plain key=value",
-    "+model.foo=1": "model.foo is set by no yaml",
     "checkpoint_dir=..\\..\\etc": None,
     "checkpoint_dir=\uff0e\uff0e/etc": None,
 }
@@ -104,13 +103,13 @@ HOSTILE = {  # an override no plain config value (file_overrides.refusal) -> why
 
 @pytest.mark.parametrize(("override", "why"), HOSTILE.items())
 def test_a_record_whose_override_sets_no_config_value_is_no_run_record(override, why):
-    """A record's overrides are what a file's are (file_overrides.refusal), its own folders
-    inside them: `..` spelled with `\\` or full-width dots is `..`."""
+    """A record's overrides set config values (file_overrides.unsettable), its paths inside
+    their folders: `..` spelled with `\\` or full-width dots is `..`."""
     record = _record()
     record["overrides"].append(override)
     found = records.invalid(record)
     assert found is not None and found.startswith(f"overrides {override!r}"), found
-    assert f"no plain config override ({why}" in found if why else "leaves its folder" in found
+    assert f"sets no config value ({why}" in found if why else "leaves its folder" in found
 
 
 @pytest.mark.parametrize(
@@ -124,14 +123,6 @@ def test_a_record_whose_override_sets_no_config_value_is_no_run_record(override,
 def test_a_record_naming_no_jobs_stack_or_another_experiment_is_no_run_record(dotted, value, why):
     found = records.invalid(_spoiled(dotted, value))
     assert found is not None and re.match(why, found), found
-
-
-def test_a_committed_records_old_spelling_of_an_override_is_read_in_todays():
-    """`problem=sum9` (the `kb` group's old name) is `kb=sum9`: the committed record passes."""
-    record = json.loads((REPO / "results/records/best/faf97f83400cc0ff.json").read_text())
-    assert "problem=sum9" in record["overrides"] and records.invalid(record) is None
-    assert records.override_refusal(["+problem.w_dfl=1.0"]) is None
-    assert "(a config group's option must be" in records.override_refusal(["problem=../x"])
 
 
 @pytest.mark.parametrize(

@@ -327,7 +327,7 @@ ELSEWHERE = "../../../../tmp/elsewhere"
         (lambda r: r["overrides"].append("+records_dir='../x'"),
          "overrides \"\\+records_dir='../x'\" sets a path that leaves its folder"),
         (lambda r: r.update(log_dir="outputs/../../x"), "log_dir 'outputs/../../x' is no path"),
-        *((lambda r, o=o: r["overrides"].append(o), f"overrides {re.escape(repr(o))} is no plain")
+        *((lambda r, o=o: r["overrides"].append(o), f"overrides {re.escape(repr(o))} sets no")
           for o in ("hydra.sweep.dir=../../x", "+hydra.searchpath=[file:///tmp/evil]",
                     "hydra.job.chdir=true", "+x=${oc.env:SECRET}", "-m")),
         *((lambda r, o=o: r["overrides"].append(o), f"overrides {re.escape(repr(o))} sets a path")
