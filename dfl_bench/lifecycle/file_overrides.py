@@ -315,21 +315,13 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) ->
     """Why `override` (read from a file) is no plain config override of the configuration under
     `conf_dir` (this checkout's, or the commit's a probe runs), or None when it is one; one a
     tool `applied` (a plan's) sets only what a result depends on, or the row (APPLIED_ONLY)."""
-    if not isinstance(override, str):
-        return f"a {type(override).__name__}, not a text"
-    if not override.isprintable():
-        return "not one printable line"
-    match = PLAIN.fullmatch(override)
-    if match is None:
-        return "not a plain key=value"
+    match = PLAIN.fullmatch(override) if isinstance(override, str) else None
+    if (why := unsettable(override)) is not None or match is None:
+        return why
     key, value = match.groups()
     parts = re.split(r"[./]", key)
-    if "hydra" in parts:
-        return "a Hydra setting"
     if "_target_" in override:
         return "a _target_ (code to build)"
-    if "$" in override or "\\" in override:
-        return "an interpolation (${...}) or an escape"
     if key in PATH_KEYS:
         return f"{key} sets a path"
     if (why := budget_refusal(key, _parsed_value(override), cadence=applied)) is not None:
@@ -352,6 +344,24 @@ def refusal(override: Any, conf_dir: str = CONFIG_DIR, applied: bool = False) ->
             f"{parts[0]} is how a run is kept or shown, not what it computes (`force` reruns "
             "over finished records): a file does not choose it"
         )
+    return None
+
+
+def unsettable(override: Any) -> str | None:
+    """Why `override` sets no config value at all, or None: no printable text, no plain
+    `key=value` (a flag), a Hydra setting at any depth, an interpolation or escape (`refusal`'s
+    first checks; a record's overrides are held to these, records.override_refusal)."""
+    if not isinstance(override, str):
+        return f"a {type(override).__name__}, not a text"
+    if not override.isprintable():
+        return "not one printable line"
+    match = PLAIN.fullmatch(override)
+    if match is None:
+        return "not a plain key=value"
+    if "hydra" in re.split(r"[./]", match.group(1)):
+        return "a Hydra setting"
+    if "$" in override or "\\" in override:
+        return "an interpolation (${...}) or an escape"
     return None
 
 

@@ -6,6 +6,7 @@ the file gate for one override's value, file_overrides.value_refusal)."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -68,13 +69,20 @@ PATH_FIELDS = ("log_dir", *(f"config.{key}" for key in sorted(PATH_KEYS)))
 
 
 def inside(path: Any) -> bool:
-    """Whether the text `path` stays in its folder: no `..` part (quoted too, as an override may
-    give it); a record's paths and overrides of them (PATH_KEYS) are held to it.
+    r"""Whether the text `path` stays in its folder: no `..` part (quoted too, as an override may
+    give it; parts split at `/` and at Windows' `\`, its dots read as NFKC reads them, so
+    full-width `\uff0e\uff0e` is `..`); a record's paths and overrides of them (PATH_KEYS) are
+    held to it.
 
     >>> inside("results/checkpoints"), inside("/tmp/c"), inside("a/../../x"), inside("'../x'")
     (True, True, False, False)
+    >>> inside("..\\x"), inside("\uff0e\uff0e/x")
+    (False, False)
     """
-    return isinstance(path, str) and ".." not in (p.strip("'\" ") for p in path.split("/"))
+    if not isinstance(path, str):
+        return False
+    parts = re.split(r"[/\\]", unicodedata.normalize("NFKC", path))
+    return ".." not in (p.strip("'\" ") for p in parts)
 
 
 def _shown_name(value: Any) -> bool:
@@ -105,6 +113,16 @@ def _source(value: Any) -> bool:
     return len(parts) == 2 and all(map(plain_name, parts))
 
 
+HASH = re.compile(r"[0-9a-f]{16}")  # a config's hash (hashing.config_hash), a record's file name
+
+
+def _stack(value: Any) -> bool:
+    """Whether `value` is a stack: the keys of the jobs it trained with (job.Job.key), each
+    `<experiment>/<config hash>`."""
+    keys = [k.split("/") if isinstance(k, str) else [] for k in value]
+    return all(len(k) == 2 and plain_name(k[0]) and HASH.fullmatch(k[1]) for k in keys)
+
+
 # What each field of a record that the tools read must be where given and not null (an older
 # record may lack it), by the job's own checks where it has one (checks.py, tasks/values.GROUPS);
 # `*`: every key of its mapping. Every text is a printable line besides (`unprintable_keys`).
@@ -116,6 +134,10 @@ FIELDS: dict[str, Callable[[Any, str], None]] = {
     "finished": STAMP,
     "reused_from": _fails(_source, "no record's place (<experiment>/<file>)"),
     "overrides": _overrides,
+    "stack": _fails(
+        lambda v: isinstance(v, list) and _stack(v),
+        "no stack (the list of the jobs it trained with, each <experiment>/<16-hex config hash>)",
+    ),
     **dict.fromkeys(PATH_FIELDS, _fails(inside, "no path inside its folder (a text with no ..)")),
     "profile": PLAIN,
     "row": PLAIN,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dfl_bench.checks import MAX_SEED
+from dfl_bench.lifecycle.file_overrides import unsettable
 from dfl_bench.lifecycle.hashing import (  # noqa: F401  (read through here too)
     cell_hash,
     cell_settings,
@@ -74,10 +75,11 @@ def defect(path: str | Path) -> str | None:
 def invalid(record: Any, path: Path | None = None) -> str | None:
     """Why `record` is not a whole run record (every RECORD_FIELDS, a known status, a config, a
     test accuracy when ok, every text in it a printable line, only fields the schema names,
-    each of FIELDS' kind: a name no path, no path or path override leaving its folder; its
-    config and overrides what a job takes (record_config), its profile its config's, its
-    config's seed; at `path`: its config hash, its experiment its folder's, and a `reused_from`
-    not naming itself)."""
+    each of FIELDS' kind: a name no path, no path or path override leaving its folder, a stack
+    of jobs' keys; its config and overrides what a job takes (record_config), each override a
+    plain one of the configuration (`override_refusal`), its profile its config's, its config's
+    seed and experiment; at `path`: its config hash, its experiment its folder's, and a
+    `reused_from` not naming itself)."""
     if not isinstance(record, dict):
         return f"a JSON {type(record).__name__}, not a run record"
     missing = [k for k in RECORD_FIELDS if k not in record]
@@ -103,7 +105,9 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     unprintable = next(unprintable_keys(record), None)
     if unprintable is not None:
         return f"its {unprintable!r} is no printable line of text"
-    why = unfit(record) or config_refusal(record["config"], record.get("overrides") or [])
+    overrides = record.get("overrides") or []
+    why = unfit(record) or override_refusal(overrides)
+    why = why or config_refusal(record["config"], overrides)
     if why is not None:
         return why
     budget = profile.get("max_steps")
@@ -122,13 +126,24 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
         isinstance(where, dict) and all(isinstance(v, str | None) for v in where.values())
     ):
         return f"machine {where!r} is no machine (a mapping of names, as records.machine writes)"
-    stack = record.get("stack")
-    if stack is not None and not (isinstance(stack, list) and all(type(k) is str for k in stack)):
-        return f"stack {stack!r:.80} is no stack (the list of the jobs it trained with)"
     best = record.get(BEST_TEST_ACCURACY)
     if record["status"] == "ok" and None not in (best, accuracy) and not best >= accuracy:
         return f"{BEST_TEST_ACCURACY} {best!r} lies below its final test accuracy {accuracy!r}"
     return _identity(record, path)
+
+
+def override_refusal(overrides: Sequence[str]) -> str | None:
+    """Why one of a record's `overrides` (texts: FIELDS) sets no config value, as one read from
+    a file is judged (file_overrides.unsettable: a Hydra setting, a flag, an interpolation or
+    escape), in one line naming it, or None; a path's `..` is FIELDS' (`inside`)."""
+    for override in overrides:
+        why = unsettable(override)
+        if why is not None:
+            return (
+                f"overrides {override!r:.80} sets no config value ({why}): a record's "
+                "overrides are key=value settings of the configuration"
+            )
+    return None
 
 
 def _unshared(record: dict[str, Any]) -> str | None:
@@ -155,6 +170,9 @@ def _identity(record: dict[str, Any], path: Path | None) -> str | None:
     named = (record.get("profile"), (record["config"].get("profile") or {}).get("name"))
     if None not in named and named[0] != named[1]:  # its table's and its budget's
         return f"profile {named[0]!r:.80} is not its config's {named[1]!r:.80}"
+    own = record["config"].get("experiment_name")
+    if None not in (experiment, own) and experiment != own:  # its folder's and its job's
+        return f"experiment {experiment!r:.80} is not its config's experiment_name {own!r:.80}"
     if path is not None:
         if record.get("config_hash", path.stem) != path.stem:
             return f"says config hash {record['config_hash']}, not its file name {path.name}"

@@ -32,7 +32,9 @@ def test_a_folder_is_migrated_under_new_names_and_a_copy_follows_its_source(tmp_
     record = old_record()
     source = tmp_path / "mnist_addition" / f"{record['config_hash']}.json"
     records.write_record(source, record)
-    copy = {**record, "experiment": "other", "reused_from": f"mnist_addition/{source.name}"}
+    other = {**record["config"], "experiment_name": "other"}  # its job's: not hashed
+    copy = {**record, "experiment": "other", "config": other}
+    copy["reused_from"] = f"mnist_addition/{source.name}"
     records.write_record(tmp_path / "other" / source.name, copy)
     moved = migrate_records.migrate_folder(tmp_path)
     new_name = f"{records.config_hash(migrate_config(record['config']))}.json"

@@ -90,6 +90,41 @@ def test_a_field_of_another_kind_makes_no_run_record_and_names_its_key(dotted, v
     assert re.match(why, found), found
 
 
+HOSTILE = {  # an override setting no config value (file_overrides.unsettable) -> why, or a path's
+    "hydra.sweep.dir=../../x": "a Hydra setting",
+    "+hydra.searchpath=[file:///tmp/evil]": "a Hydra setting",
+    "hydra.job.chdir=true": "a Hydra setting",
+    "+x=${oc.env:SECRET}": "an interpolation",
+    "-m": "not a plain key=value",
+    "checkpoint_dir=..\\..\\etc": None,
+    "checkpoint_dir=\uff0e\uff0e/etc": None,
+}
+
+
+@pytest.mark.parametrize(("override", "why"), HOSTILE.items())
+def test_a_record_whose_override_sets_no_config_value_is_no_run_record(override, why):
+    """A record's overrides set config values (file_overrides.unsettable), its paths inside
+    their folders: `..` spelled with `\\` or full-width dots is `..`."""
+    record = _record()
+    record["overrides"].append(override)
+    found = records.invalid(record)
+    assert found is not None and found.startswith(f"overrides {override!r}"), found
+    assert f"sets no config value ({why}" in found if why else "leaves its folder" in found
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "why"),
+    [
+        ("stack", ["../../x"], r"stack \['../../x'\] is no stack \(.*<experiment>/<16-hex"),
+        ("stack", ["formulas/00e405d5662423dz"], "stack .* is no stack"),
+        ("config.experiment_name", "tnorms", "experiment 'formulas' is not its config's exp"),
+    ],
+)
+def test_a_record_naming_no_jobs_stack_or_another_experiment_is_no_run_record(dotted, value, why):
+    found = records.invalid(_spoiled(dotted, value))
+    assert found is not None and re.match(why, found), found
+
+
 @pytest.mark.parametrize(
     ("dotted", "value"),
     [

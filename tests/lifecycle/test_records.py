@@ -178,15 +178,18 @@ def test_a_record_whose_seed_is_not_its_configs_is_no_record(tmp_path):
     path = records.record_path(tmp_path, "exp", HASH)
     records.write_record(path, {**full_record(), "seed": 7})
     assert "is not its config's seed 1" in records.defect(path)
-    records.write_record(path, {**full_record(), "experiment": "elsewhere"})
+    elsewhere = {**full_record()["config"], "experiment_name": "elsewhere"}
+    records.write_record(path, {**full_record(), "experiment": "elsewhere", "config": elsewhere})
     assert "says experiment 'elsewhere', not its folder 'exp'" in records.defect(path)
 
 
 def test_a_record_of_another_experiment_is_reused(tmp_path):
     trained = records.record_path(tmp_path, "sigmoidal_s", HASH)
-    records.write_record(trained, {**full_record(), "experiment": "sigmoidal_s", "row": "s=9.0"})
+    config = {**full_record()["config"], "experiment_name": "sigmoidal_s"}
+    trained_record = {"experiment": "sigmoidal_s", "row": "s=9.0", "config": config}
+    records.write_record(trained, {**full_record(), **trained_record})
     path = records.record_path(tmp_path, "sigmoidal_b0", HASH)
-    config = full_record()["config"]
+    config = {**config, "experiment_name": "sigmoidal_b0"}
     job = {"experiment": "sigmoidal_b0", "row": "b0=-0.5", "name": "b0", "config": config}
     record = records.reuse_done(tmp_path, path, **job)
     assert record == records.read_record(path)

@@ -327,6 +327,14 @@ ELSEWHERE = "../../../../tmp/elsewhere"
         (lambda r: r["overrides"].append("+records_dir='../x'"),
          "overrides \"\\+records_dir='../x'\" sets a path that leaves its folder"),
         (lambda r: r.update(log_dir="outputs/../../x"), "log_dir 'outputs/../../x' is no path"),
+        *((lambda r, o=o: r["overrides"].append(o), f"overrides {re.escape(repr(o))} sets no")
+          for o in ("hydra.sweep.dir=../../x", "+hydra.searchpath=[file:///tmp/evil]",
+                    "hydra.job.chdir=true", "+x=${oc.env:SECRET}", "-m")),
+        *((lambda r, o=o: r["overrides"].append(o), f"overrides {re.escape(repr(o))} sets a path")
+          for o in ("checkpoint_dir=..\\..\\etc", "checkpoint_dir=\uff0e\uff0e/etc")),
+        (lambda r: r.update(stack=["../../x"]), r"stack \['../../x'\] is no stack"),
+        (lambda r: r["config"].update(experiment_name="tnorms"),
+         "experiment 'formulas' is not its config's experiment_name 'tnorms'"),
     ],
 )  # fmt: skip
 def test_a_record_with_an_undeclared_field_or_a_path_leaving_its_folder_is_refused(

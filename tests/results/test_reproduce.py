@@ -269,7 +269,7 @@ def test_the_gpu_path_trains_stacks_and_estimates_a_stacks_share(tmp_path, monke
         "test_accuracy": 0.5,
         "seed": 0,
     }
-    for name, wall, stack in (("s", 40.0, ["a", "b"]), ("a", 600.0, None)):
+    for name, wall, stack in (("s", 40.0, ["x/" + "a" * 16, "x/" + "b" * 16]), ("a", 600.0, None)):
         record = {**base, "status": "ok", "profile": "long", "wall_time_s": wall, "stack": stack}
         records.write_record(tmp_path / "x" / f"{name}.json", record)
     assert plan.job_seconds("long", tmp_path, "gpu") == 20.0  # the run's share of its stack
