@@ -110,13 +110,31 @@ def replaceable(path: str | Path, mark: Mark, inside: Iterable[str | Path] = ())
     return path
 
 
+def files(marks: Mapping[Path, Mark], inside: Iterable[str | Path] = ()) -> None:
+    """Each file `marks` names `replaceable` for its Mark: what a command that writes several
+    files checks before it writes any (UntrustedFile, the first refused, otherwise)."""
+    inside = list(inside)
+    for path, mark in marks.items():
+        replaceable(path, mark, inside)
+
+
 def folder(place: str | Path, marks: Mapping[str, Mark], inside: Iterable[str | Path] = ()) -> Path:
     """The folder `place`, made where it is missing, once each of its files `marks` names is
     `replaceable` (UntrustedFile before anything is made or written otherwise)."""
     place = untrusted.unlinked(place)
-    for name, mark in marks.items():
-        replaceable(place / name, mark, inside)
+    files({place / name: mark for name, mark in marks.items()}, inside)
     return untrusted.out_folder(place, *marks)
+
+
+def title(text: str, mark: Mark, key: str = "--title") -> str:
+    """`text` as the `# ` heading of a page whose next line names `mark` (`markdown`): short
+    enough that the name lies in the first HEAD bytes, where a next run looks for it; a
+    ValueError naming `key` and its longest (in UTF-8 bytes) otherwise."""
+    longest = HEAD - len(mark.starts) - len("\n\n") - max(map(len, mark.holds), default=0)
+    if len(text.encode()) > longest:
+        why = f"the page's mark ({mark}) would fall past its first {HEAD} bytes"
+        raise ValueError(f"{key} is {len(text.encode())} bytes long, at most {longest}: {why}")
+    return text
 
 
 def writer(path: str | Path, mark: Mark, mode: str = "w") -> IO[Any]:

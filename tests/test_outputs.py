@@ -214,6 +214,31 @@ def test_a_comparison_writes_nothing_in_a_records_folder_it_reads(records, capsy
     assert sorted(p.name for p in records.rglob("*")) == ["default", RECORD.name]
 
 
+def test_a_comparison_s_title_that_would_push_its_mark_too_far_is_refused_first(
+    records, tmp_path, capsys, monkeypatch
+):
+    """The --title heads the page ahead of its mark: one that would push the mark past the
+    first HEAD bytes is refused in one line naming --title and its longest, before anything is
+    computed; the longest (in UTF-8 bytes) is written and replaced by the next run."""
+    out = tmp_path / "cmp.md"
+    args = [
+        a.replace("RECORDS", str(records)).replace("OUT", str(out)) for a in TOOLS["compare"][1]
+    ]
+    longest = outputs.HEAD - len("# \n\n") - len(compare.OWN.holds[0])
+    with monkeypatch.context() as patched:
+        patched.setattr(compare, "cells", lambda *a: pytest.fail("computed before the refusal"))
+        for title in ("T" * (longest + 1), "é" * (longest // 2 + 1)):
+            assert compare.main([*args, f"--title={title}"]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "--title" in err and f"at most {longest}" in err, err
+    assert not out.exists()
+    for title in ("T" * longest, "é" * (longest // 2)):
+        assert compare.main([*args, f"--title={title}"]) == 0
+        assert compare.OWN.on(out.read_bytes())
+        assert compare.main([*args, "--title=again"]) == 0  # its own page: replaced
+        assert out.read_text().startswith("# again\n")
+
+
 def test_the_rendering_refuses_another_tool_s_page_at_its_name(records, tmp_path, capsys):
     """Any page naming a `python -m` command passed for a rendering's; a copy of
     the collapse search's page at tables/README.md was replaced."""

@@ -67,6 +67,14 @@ class PaperReport(Report):
     def index_closing(self, r: Decided) -> list[str]:
         return budget_runs.runs_table(r) if r.profile == PAPER_PROFILE else []
 
+    def files(self, results: Sequence[Decided], out: Path) -> dict[Path, outputs.Mark]:
+        """tables/verdicts.md and, where `out` holds the records, the searches' pages (`write`'s
+        files that carry a Mark; results/README.md is patched between its markers)."""
+        files = {out / "tables" / "verdicts.md": outputs.RENDERED[".md"]}
+        if (out / "records").is_dir():
+            files |= {path: mark for path, (mark, _) in writeup.searches(out).items()}
+        return files
+
     def write(self, results: Sequence[Decided], out: Path, command: str) -> list[Path]:
         """tables/verdicts.md, then the write-up's blocks (results/README.md, where it has their
         markers: `readme_blocks`, then the campaign's, writeup.py)."""

@@ -5,7 +5,8 @@ plan's rule, and what the seed plan and the machines say at the profile the writ
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -167,21 +168,25 @@ def write(results: Sequence[Decided], out: Path) -> list[Path]:
     return ([readme] if any(patched) else []) + search_pages(out, frame)
 
 
-def search_pages(out: Path, frame: Any) -> list[Path]:
-    """The searches' pages under `out` from the records under `out/records` (`frame`), each
-    rewritten only where it changed."""
+def searches(out: Path) -> dict[Path, tuple[outputs.Mark, Callable[[Any], str]]]:
+    """The searches' pages under `out` (recipe_search, collapse_search), each with its search's
+    Mark and what renders it from the records' frame."""
     from campaign import collapse_search, recipe_search
 
     pages = {
-        out / "recipe_search" / f"{e}.md": (recipe_search.report(e, frame), recipe_search.OWN)
+        out / "recipe_search" / f"{e}.md": (recipe_search.OWN, partial(recipe_search.report, e))
         for e in recipe_search.EXPERIMENTS
     }
-    pages[out / "collapse_search" / "README.md"] = (
-        collapse_search.report(frame),
-        collapse_search.OWN,
-    )
+    pages[out / "collapse_search" / "README.md"] = (collapse_search.OWN, collapse_search.report)
+    return pages
+
+
+def search_pages(out: Path, frame: Any) -> list[Path]:
+    """The searches' pages under `out` from the records under `out/records` (`frame`), each
+    rewritten only where it changed."""
     written = []
-    for path, (text, mark) in pages.items():
+    for path, (mark, render) in searches(out).items():
+        text = render(frame)
         if not path.is_file() or read_text(path) != text:
             written.append(outputs.write_text(path, text, mark))  # new, or the search's own
     return written

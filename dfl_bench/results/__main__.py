@@ -123,10 +123,7 @@ def main(argv: list[str] | None = None, report: Report = PLAIN, prog: str = PROG
 
 
 def render(
-    args: argparse.Namespace,
-    argv: list[str] | None,
-    report: Report = PLAIN,
-    prog: str = PROG,
+    args: argparse.Namespace, argv: list[str] | None, report: Report = PLAIN, prog: str = PROG
 ) -> int:
     """`main` on checked arguments: bad input raises ValueError before anything is written."""
     from dfl_bench.results import publish  # pandas, scipy, matplotlib: not for --help

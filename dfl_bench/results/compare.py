@@ -160,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         read = [_side(args.a)[0], _side(args.b)[0]]  # no --out inside them
         if args.out:  # refused before anything is computed
             outputs.replaceable(args.out, OWN, read)
+            outputs.title(args.title or "", OWN)
         a = cells(*_side(args.a), args.profile, args.a_set)
         b = cells(*_side(args.b), args.profile, args.b_set)
         given = [(k.replace("_", "-"), v) for k, v in vars(args).items() if v is not None]

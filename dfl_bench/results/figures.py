@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 
 import matplotlib
@@ -74,12 +75,7 @@ def measures_figure(frame: pd.DataFrame, profile: str, path: Path) -> Path:
         & (frame["status"] == "ok")
         & frame["experiment"].isin(main_tables())
     ]
-    panels = [
-        (CU_CONS, "accuracy"),
-        (CU_ANT, "accuracy"),
-        ("cons", CU_CONS),
-        ("cons", CU_ANT),
-    ]
+    panels = [(CU_CONS, "accuracy"), (CU_ANT, "accuracy"), ("cons", CU_CONS), ("cons", CU_ANT)]
     fig, axes = plt.subplots(2, 2, figsize=(10, 8))
     for ax, (x, y) in zip(axes.flat, panels, strict=True):
         for kb, colour in KB_COLOURS.items():
@@ -238,18 +234,18 @@ def all_figures(
     profile: str,
     out: Path,
     paper_sigma: float | None = None,
-) -> list:
+) -> dict[Path, Callable[[Path], Path]]:
     """Every figure of one profile under `out` (figures/<name>_<profile>.png) of the tables
-    that have runs at that profile (one without draws nothing); `paper_sigma` the paper's
-    stated seed std (its accuracies' error bars)."""
+    that have runs at that profile (one without draws nothing), each with what draws it there;
+    `paper_sigma` the paper's stated seed std (its accuracies' error bars)."""
     tables = {n: t for n, t in tables.items() if any(o is not None for _, o in t.pairs().values())}
-    paths = [
-        scatter_figure(t, out / f"{n}_paper_vs_ours_{profile}.png", paper_sigma)
-        for n, t in tables.items()
-    ]
+    scatter = partial(scatter_figure, paper_sigma=paper_sigma)
+    drawn = {
+        out / f"{n}_paper_vs_ours_{profile}.png": partial(scatter, t) for n, t in tables.items()
+    }
     for name, parameter in (("sigmoidal_s", "s"), ("sigmoidal_b0", "b0")):
         if name in tables:
-            paths.append(sweep_figure(tables[name], parameter, out / f"{name}_{profile}.png"))
+            drawn[out / f"{name}_{profile}.png"] = partial(sweep_figure, tables[name], parameter)
     if set(main_tables()) & set(tables):
-        paths.append(measures_figure(frame, profile, out / f"analyze_measures_{profile}.png"))
-    return paths
+        drawn[out / f"analyze_measures_{profile}.png"] = partial(measures_figure, frame, profile)
+    return drawn

@@ -77,9 +77,8 @@ def ok_runs(text: str) -> dict[str, int]:
     for i, section in enumerate(sections):
         end = sections[i + 1].start() if i + 1 < len(sections) else len(text)
         counted = RECORDS_LINE.search(text, section.end(), end)
-        out[section.group(1)] = out.get(section.group(1), 0) + int(
-            counted.group(1) if counted else 0
-        )
+        profile = section.group(1)
+        out[profile] = out.get(profile, 0) + int(counted.group(1) if counted else 0)
     return out
 
 
@@ -114,10 +113,9 @@ def write(
     table kept because the new rendering has fewer ok runs in one of its profiles (never
     replaced unless `force`; the files that sum every table are then kept too). The files that
     sum every profile (the index, then `report`'s own) are written only when `shared`: a
-    rendering of every profile present."""
+    rendering of every profile present. Every file it writes is `outputs.files`-checked first:
+    a refused one (UntrustedFile) leaves them all unwritten."""
     tables_dir, figures_dir = unlinked(out / "tables"), unlinked(out / "figures")
-    tables_dir.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
     names = list(dict.fromkeys(name for r in results for name in r.selected))
     kept = {}
     if not force:
@@ -125,12 +123,18 @@ def write(
             lost = losses(tables_dir / f"{name}.md", results, name)
             if lost:
                 kept[name] = f"{tables_dir / name}.md ({'; '.join(lost)})"
-    for name in (n for n in names if n not in kept):
-        written += _write_table(results, name, tables_dir, command, report)
+    names, shared = [n for n in names if n not in kept], shared and not kept
+    drawn = {}  # every figure with what draws it
     for r in results:
         selected = {name: r.tables[name] for name in r.selected if name not in kept}
-        written += figures.all_figures(selected, frame, r.profile, figures_dir, r.noise.sigma)
-    if not kept and shared:
+        drawn |= figures.all_figures(selected, frame, r.profile, figures_dir, r.noise.sigma)
+    texts = [tables_dir / f"{n}{suffix}" for n in names for suffix in (".md", ".tex")]
+    texts += [tables_dir / "README.md"] * shared
+    planned = {p: outputs.RENDERED[p.suffix] for p in texts} | dict.fromkeys(drawn, outputs.PNG)
+    outputs.files(planned | (report.files(results, out) if shared else {}))  # before any write
+    written = [p for n in names for p in _write_table(results, n, tables_dir, command, report)]
+    written += [draw(path) for path, draw in drawn.items()]
+    if shared:
         written.append(_write(tables_dir / "README.md", index(results, command, frame, report)))
         written += report.write(results, out, command)
     return written, list(kept.values())

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dfl_bench.outputs import Mark
     from dfl_bench.results.paper import Paper
     from dfl_bench.results.profile_results import Rendered
 
@@ -45,6 +46,10 @@ class Report:
     def index_closing(self, r: Rendered) -> list[str]:
         """Lines that close the index's section of `r.profile`, after the seed spread."""
         return []
+
+    def files(self, results: Sequence[Rendered], out: Path) -> dict[Path, Mark]:
+        """The report's own files `write` may write under `out`, each with its Mark."""
+        return {}
 
     def write(self, results: Sequence[Rendered], out: Path, command: str) -> list[Path]:
         """The report's own files under `out`, written after the framework's by a rendering of
