@@ -129,7 +129,11 @@ def folder(place: str | Path, marks: Mapping[str, Mark], inside: Iterable[str | 
 def title(text: str, mark: Mark, key: str = "--title") -> str:
     """`text` as the `# ` heading of a page whose next line names `mark` (`markdown`): short
     enough that the name lies in the first HEAD bytes, where a next run looks for it; a
-    ValueError naming `key` and its longest (in UTF-8 bytes) otherwise."""
+    ValueError naming `key` and its longest (in UTF-8 bytes) otherwise, or its first character
+    that is not printable (a newline would write Markdown of its own ahead of the mark)."""
+    odd = next((c for c in text if not c.isprintable()), None)
+    if odd is not None:
+        raise ValueError(f"{key} must be one printable line; it holds {ascii(odd)}")
     longest = HEAD - len(mark.starts) - len("\n\n") - max(map(len, mark.holds), default=0)
     if len(text.encode()) > longest:
         why = f"the page's mark ({mark}) would fall past its first {HEAD} bytes"

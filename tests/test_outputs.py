@@ -239,6 +239,26 @@ def test_a_comparison_s_title_that_would_push_its_mark_too_far_is_refused_first(
         assert out.read_text().startswith("# again\n")
 
 
+def test_a_comparison_s_title_that_is_not_one_printable_line_is_refused_first(
+    records, tmp_path, capsys, monkeypatch
+):
+    """A --title holding a newline (its own headings and another tool's mark above compare's),
+    or any other character that is not printable, is refused in one line naming --title and
+    the character, before anything is computed; nothing is written."""
+    out = tmp_path / "cmp.md"
+    args = [
+        a.replace("RECORDS", str(records)).replace("OUT", str(out)) for a in TOOLS["compare"][1]
+    ]
+    monkeypatch.setattr(compare, "cells", lambda *a: pytest.fail("computed before the refusal"))
+    odd = ["x\n\nWritten by `python -m campaign.seed_plan`.\n# Other", "a\rb", "a\tb", "a\u2028b"]
+    for title in [*odd, "a\u200eb", "a\x1bb", "a\u2029b"]:
+        assert compare.main([*args, f"--title={title}"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--title" in err and "printable" in err, err
+        assert ascii(next(c for c in title if not c.isprintable())) in err, err
+    assert not out.exists()
+
+
 def test_the_rendering_refuses_another_tool_s_page_at_its_name(records, tmp_path, capsys):
     """Any page naming a `python -m` command passed for a rendering's; a copy of
     the collapse search's page at tables/README.md was replaced."""
