@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from campaign.bench.timing import refuse_low
 from dfl_bench import markdown, outputs
 from dfl_bench.operators import OperatorSet
 from dfl_bench.paths import REPO_DIR
@@ -58,6 +59,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     outputs.checked("time-addition", args.out, OWN)  # before anything is timed
+    given = {"--digits": min(args.digits), "--images": args.images, "--repeats": args.repeats}
+    given["--threads"] = args.threads
+    refuse_low("time-addition", {key: (value, 1) for key, value in given.items()})
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     net, ops = MnistNet(), OperatorSet.from_config(PAIR)

@@ -18,7 +18,7 @@ import torch
 from omegaconf import OmegaConf
 
 from campaign.bench import kb_timing, sections
-from campaign.bench.timing import interleaved
+from campaign.bench.timing import interleaved, refuse_low
 from dfl_bench import markdown, outputs
 from dfl_bench.logic import build_kb
 from dfl_bench.operators import KINDS, OperatorSet
@@ -123,11 +123,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=REPO_DIR / "results" / "bench" / "families.md")
     args = parser.parse_args(argv)
     outputs.checked("time-families", args.out, OWN)  # before anything is timed
+    least = {"--batch-size": (args.batch_size, 1), "--repeats": (args.repeats, 1)}
+    refuse_low("time-families", least | {"--warmup": (args.warmup, 0)})
     torch.set_num_threads(1)
     families = family_sets()
     unknown = sorted(set(args.rows or ()) - set(families))
     if unknown:
-        raise SystemExit(f"no such family row(s) {unknown}; valid choices: {sorted(families)}")
+        why = ValueError(f"--rows: no such family row(s) {unknown}; valid: {sorted(families)}")
+        raise SystemExit(outputs.refused("time-families", why))
     sets = {"product": kb_timing.PRODUCT, "default": default_set()}
     sets.update({row: families[row] for row in args.rows or families})
     samples = time_sets(sets, args.batch_size, args.repeats, args.warmup)

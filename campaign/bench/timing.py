@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
+from dfl_bench import outputs
+
 
 def synchronize(device: torch.device) -> None:
     """Wait for queued kernels on CUDA so the clock measures finished work (no-op on CPU)."""
@@ -80,3 +82,12 @@ def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
 def load() -> list[float]:
     """The 1, 5 and 15 minute load averages (other processes distort the timings)."""
     return [round(v, 2) for v in os.getloadavg()]
+
+
+def refuse_low(prog: str, given: Mapping[str, tuple[int, int]]) -> None:
+    """Each option's (value, least) checked before any timing: those below their least said
+    in one line (`outputs.refused`) and SystemExit(2)."""
+    low = [f"{key}={value} (at least {least})" for key, (value, least) in given.items()
+           if value < least]  # fmt: skip
+    if low:
+        raise SystemExit(outputs.refused(prog, ValueError(f"too low: {', '.join(low)}")))

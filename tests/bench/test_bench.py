@@ -399,3 +399,30 @@ def test_step_vs_commit_times_a_revision_with_none_of_the_callers_secrets(tmp_pa
     (env,) = seen
     assert "SECRET" not in env and "PATH" in env
     assert env["PYTHONPATH"] == str(tmp_path) and env["OMP_NUM_THREADS"] == "1"
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["time-families", "--rows", "godel"], "--rows: no such family row(s) ['godel']; valid: ["),
+        (["time-families", "--batch-size", "0", "--warmup", "-1"], "--warmup=-1 (at least 0)"),
+        (["time-addition", "--digits", "1", "0"], "--digits=0 (at least 1)"),
+        (["time-addition", "--threads", "0", "--repeats", "-1"], "--threads=0 (at least 1)"),
+    ],
+)
+def test_timing_tools_refuse_bad_input_first(argv, said, tmp_path, capsys, monkeypatch):
+    """An unknown --rows or a count below its least is said in one line as `[tool] error:`
+    (the valid rows named), exit 2, before anything is timed or written."""
+    from campaign.bench import addition_timing, family_timing
+
+    monkeypatch.setattr(family_timing, "time_sets", lambda *a: pytest.fail("timed"))
+    monkeypatch.setattr(addition_timing, "step_seconds", lambda *a: pytest.fail("timed"))
+    out = tmp_path / "page.md"
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"[{argv[0]}] error: ") and said in err, err
+    if "--rows" in argv:
+        assert "'dombi_p2'" in err, err
+    assert not out.exists()
