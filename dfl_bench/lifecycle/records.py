@@ -106,8 +106,8 @@ def invalid(record: Any, path: Path | None = None) -> str | None:
     if unprintable is not None:
         return f"its {unprintable!r} is no printable line of text"
     overrides = record.get("overrides") or []
-    why = unfit(record) or override_refusal(overrides)
-    why = why or config_refusal(record["config"], overrides)
+    why = unfit(record) or config_refusal(record["config"], overrides)  # the key's own words first
+    why = why or override_refusal(overrides)
     if why is not None:
         return why
     budget = profile.get("max_steps")
