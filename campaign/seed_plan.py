@@ -53,6 +53,19 @@ PLAN_FILES = {  # what a seed plan's files carry (its folder, --out, holds them 
 PROFILE = "long"  # the profile whose inconclusive claims the plan decides
 KEY_OVERRIDES = {"kb.name": "kb"}  # a table's row key as a command-line override
 DEVICES = ("cpu", "gpu")  # either trains a cell's seed to one record (schema.HASHED_AS)
+RUN_SETS = {  # how `run` sets what it plans (plan.PLANNED, plan.CELL): an extra override is refused
+    "seed": "run trains each cell's seeds of the plan (plan.json), those not yet finished",
+    "profile": "run trains at the plan's profile (plan.json)",
+    "experiment": "run trains the plan's cells (plan.json)",
+    "records_dir": "set the records folder with --records-dir: the one run counts seeds in",
+    "checkpoint_dir": "run's jobs keep their checkpoints at its default (conf/config.yaml), "
+    "where a rerun resumes them",
+    "logger": "set the logger with --logger",
+    "hydra": "the launcher is set with --device, --jobs, --parallel and --stack-size, the sweep "
+    f"folders are run's own; only {plan.SEARCH_PATH} may be given",
+    plan.CELL: "run trains the plan's cells as planned (plan.json): it takes how a job runs "
+    "(threads=, cuda_graph=, compile_dfl=, progress_bar=, force=), the GPU with --device gpu",
+}
 
 
 @dataclass(frozen=True)
@@ -451,6 +464,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("name an action: plan (write the plan), run (train it), status")
     if args.action == "plan":
         return make_plan(parser, args)
+    if args.action == "run":
+        try:
+            plan.check_planned(args.overrides, RUN_SETS)
+        except ValueError as err:  # one line, before anything trains
+            parser.exit(2, f"[seed_plan] error: {escaped(' '.join(str(err).split()))}\n")
     p, records_dir = committed_plan(parser, args)
     if args.action == "status":
         return show_status(p, records_dir, args.jobs)

@@ -1,13 +1,14 @@
 """Plan a reproduction: every job of the chosen experiments (their Hydra sweeps times the seeds),
 its run record path, whether that record is already ok, and an estimated time for the rest; and
-the overrides beside the tables it refuses (`check_cell_meaning`)."""
+the overrides beside the tables it refuses (`check_cell_meaning`), and those no tool that plans
+runs takes (`check_planned`)."""
 
 from __future__ import annotations
 
 import os
 import re
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -39,6 +40,13 @@ from dfl_bench.untrusted import plain_name
 # row and what its experiment declares (`rows.*`, `families.*`, ...) are what a job trains.
 DEFINES_ROWS = ("row", *DECLARED)
 UNHASHED = (*(k for k in records.NOT_HASHED if k not in DEFINES_ROWS), "hydra")
+# What a tool that plans runs (reproduce; campaign.seed_plan's run) sets on each job's command
+# itself: which job it is (seed, budget, experiment) and where it writes, logs and launches
+# (`hydra.*`, but the config search path). An extra override of one trains other jobs than the
+# planned ones, or where the tool neither counts nor locks them.
+PLANNED = ("seed", "profile", "experiment", "records_dir", "checkpoint_dir", "logger", "hydra")
+SEARCH_PATH = "hydra.searchpath"  # where configs are found (files outside conf/): not planned
+CELL = "cell"  # check_planned's `how` key for an override that changes which cell a job trains
 
 
 # Seconds per job end to end when no record of the profile says otherwise: one torch thread on
@@ -286,3 +294,17 @@ def check_cell_meaning(overrides: Sequence[str]) -> None:
             f"{changing[0].input_line.strip()} changes what a table cell means: name a separate "
             "experiment (experiment_name=<new name>, as make scope-comparison does)"
         )
+
+
+def check_planned(overrides: Sequence[str], how: Mapping[str, str]) -> None:
+    """Refuse an extra override of a PLANNED key, however spelled (override_gate.by_key): one
+    ValueError line naming it and `how[key]`, how the tool sets it; where `how` has CELL, any
+    override that changes which cell a job trains (a hashed key, a row, experiment_name) too."""
+    for key, override in by_key(overrides).items():
+        root = re.split(r"[./]", key)[0]
+        if key.startswith(SEARCH_PATH):
+            continue
+        if root in PLANNED:
+            raise ValueError(f"{override.input_line.strip()}: {how[root]}")
+        if CELL in how and (root not in UNHASHED or root == "experiment_name"):
+            raise ValueError(f"{override.input_line.strip()}: {how[CELL]}")

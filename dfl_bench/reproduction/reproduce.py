@@ -55,6 +55,22 @@ class OneLineParser(argparse.ArgumentParser):
         raise ValueError(message)
 
 
+# How a reproduction sets what it plans (plan.PLANNED): an extra override of it is refused.
+SETS = {
+    "seed": "set the seeds 0..n-1 with --seeds (SEEDS=) and --spread-seeds (SPREAD_SEEDS=)",
+    "profile": "set the budget with --profile (PROFILE=), so one profile name means one budget "
+    "in the tables",
+    "experiment": "choose the experiments with --tables (TABLES=)",
+    "records_dir": "set the records folder with --records-dir (RECORDS_DIR=): the one the "
+    "reproduction plans, counts and locks",
+    "checkpoint_dir": "a reproduction's jobs keep their checkpoints at its default "
+    "(conf/config.yaml), where a rerun resumes them",
+    "logger": "set the logger with --logger (LOGGER=)",
+    "hydra": "the launcher is set with --device, --jobs and --stack-size, the log folder is the "
+    f"reproduction's own; only {plan.SEARCH_PATH} may be given",
+}
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line (Makefile: PROFILE, TABLES, SEEDS, SPREAD_SEEDS, JOBS, RECORDS, LOGGER)."""
     parser = OneLineParser(prog="python -m dfl_bench.reproduction.reproduce", description=__doc__)
@@ -95,12 +111,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         raise ValueError("--device gpu: this machine has no CUDA GPU; use --device cpu")
     if args.logger not in loggers.choices():
         raise ValueError(f"unknown logger {args.logger!r}; valid: {loggers.choices()}")
-    budget = [o for o in args.overrides if o.lstrip("+~").startswith(("profile.", "profile="))]
-    if budget:
-        raise ValueError(
-            f"{budget[0]}: set the budget with --profile (PROFILE=), so one profile name means "
-            "one budget in the tables"
-        )
+    plan.check_planned(args.overrides, SETS)
     plan.check_cell_meaning(args.overrides)
     args.names = cell_configs.selected(args.tables)
     if not args.tables.strip():  # every table: those reproduced at another budget stay out

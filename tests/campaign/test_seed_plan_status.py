@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from campaign import seed_plan
 from dfl_bench.reproduction import plan
 
@@ -181,6 +183,39 @@ def test_the_seed_plans_run_on_a_gpu_takes_the_last_cells_first_several_at_once(
     assert all("trainer=gpu" in c and c[-1] == "cuda_graph=false" and "seed=1" in c for c in ran)
     ran.clear()
     assert seed_plan.main([*argv, "--parallel", "3"]) == 1 and len(ran) == 3
+
+
+@pytest.mark.parametrize(
+    ("override", "why"),
+    [
+        ("seed=5", "run trains each cell's seeds of the plan"),
+        ("profile=smoke", "run trains at the plan's profile"),
+        ("+experiment=tnorms", "run trains the plan's cells"),
+        ("records_dir=elsewhere", "set the records folder with --records-dir"),
+        ("++records_dir='elsewhere'", "set the records folder with --records-dir"),
+        ("checkpoint_dir=c", "run's jobs keep their checkpoints at its default"),
+        ("logger=csv", "set the logger with --logger"),
+        ("hydra.sweep.dir=s", "the launcher is set with --device, --jobs, --parallel"),
+        ("row=f2", "run trains the plan's cells as planned"),
+        ("kb.scope=formula", "run trains the plan's cells as planned"),
+        ("experiment_name=mine", "run trains the plan's cells as planned"),
+        ("trainer=gpu", "the GPU with --device gpu"),
+    ],
+)
+def test_the_seed_plans_run_refuses_an_override_of_what_it_plans(
+    override, why, tmp_path, monkeypatch, capsys
+):
+    """plan.check_planned: one line naming the override and how run sets it, exit 2, nothing
+    trains (an extra seed=, records_dir= trained other runs than the plan's and said done)."""
+    cells = {"formulas/f1": {"seeds": 1, "override": "row=f1"}}
+    (tmp_path / "plan.json").write_text(json.dumps({"profile": "long", "cells": cells}))
+    ran = []
+    monkeypatch.setattr(seed_plan.subprocess, "run", lambda *a, **k: ran.append(a))
+    with pytest.raises(SystemExit) as stop:
+        seed_plan.main(["run", override, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and ran == [] and err.count("\n") == 1, err
+    assert err.startswith(f"[seed_plan] error: {override}: ") and why in err, err
 
 
 def test_the_seed_plans_run_looks_for_finished_seeds_when_each_cell_starts(

@@ -82,7 +82,7 @@ def test_every_experiment_and_the_default_config_are_selectable():
         (["profile.max_steps=10"], r"profile.max_steps=10: set the budget with --profile"),
         (["--tables=,"], r"TABLES=',' names no experiment \(leave it empty for all\)$"),
         (
-            ["logger=none", "kb.scope=formula"],
+            ["progress_bar=false", "kb.scope=formula"],
             r"kb.scope=formula changes what a table cell means: name a separate "
             r"experiment \(experiment_name=<new name>, as make scope-comparison does\)$",
         ),
@@ -104,8 +104,18 @@ def test_every_experiment_and_the_default_config_are_selectable():
             r"experiment_name=tnorms is a table's: name a separate experiment for a changed",
         ),
         (["trainer=gpu"], r"trainer=gpu: train on the GPU with --device gpu \(DEVICE=gpu\)"),
+        # what the reproduction sets itself (plan.PLANNED): its records, seeds, logs, launcher
+        (["records_dir=elsewhere"], r"error: records_dir=elsewhere: set the records folder with "
+         r"--records-dir \(RECORDS_DIR=\): the one the reproduction plans, counts and locks$"),
+        (["++records_dir='x'"], r"\+\+records_dir='x': set the records folder with --records-dir"),
+        (["seed=5", "experiment_name=mine"], r"seed=5: set the seeds 0..n-1 with --seeds"),
+        (["+experiment=tnorms"], r"\+experiment=tnorms: choose the experiments with --tables"),
+        (["checkpoint_dir=c"], r"checkpoint_dir=c: a reproduction's jobs keep their checkpoints"),
+        (["logger=none"], r"logger=none: set the logger with --logger \(LOGGER=\)$"),
+        (["hydra.sweep.dir=s"], r"hydra.sweep.dir=s: the launcher is set with --device, --jobs"),
+        (["hydra/launcher=parallel"], r"hydra/launcher=parallel: the launcher is set with"),
     ],
-)
+)  # fmt: skip
 def test_bad_input_is_one_line_naming_the_valid_choices(args, message, tmp_path, capsys):
     """Nothing trains, nothing is written: exit 2 and one line."""
     assert reproduce.main([f"--records={tmp_path}", "--tables=best", *args]) == 2
