@@ -58,8 +58,6 @@ RUN_SETS = {  # how `run` sets what it plans (plan.PLANNED, plan.CELL): an extra
     "profile": "run trains at the plan's profile (plan.json)",
     "experiment": "run trains the plan's cells (plan.json)",
     "records_dir": "set the records folder with --records-dir: the one run counts seeds in",
-    "checkpoint_dir": "run's jobs keep their checkpoints at its default (conf/config.yaml), "
-    "where a rerun resumes them",
     "logger": "set the logger with --logger",
     "hydra": "the launcher is set with --device, --jobs, --parallel and --stack-size, the sweep "
     f"folders are run's own; only {plan.SEARCH_PATH} may be given",

@@ -41,10 +41,11 @@ from dfl_bench.untrusted import plain_name
 DEFINES_ROWS = ("row", *DECLARED)
 UNHASHED = (*(k for k in records.NOT_HASHED if k not in DEFINES_ROWS), "hydra")
 # What a tool that plans runs (reproduce; campaign.seed_plan's run) sets on each job's command
-# itself: which job it is (seed, budget, experiment) and where it writes, logs and launches
-# (`hydra.*`, but the config search path). An extra override of one trains other jobs than the
-# planned ones, or where the tool neither counts nor locks them.
-PLANNED = ("seed", "profile", "experiment", "records_dir", "checkpoint_dir", "logger", "hydra")
+# itself: which job it is (seed, budget, experiment) and where it writes records, logs and
+# launches (`hydra.*`, but the config search path). An extra override of one trains other jobs
+# than the planned ones, or where the tool neither counts nor locks them (a `checkpoint_dir` it
+# does not set: given again, a rerun resumes there).
+PLANNED = ("seed", "profile", "experiment", "records_dir", "logger", "hydra")
 SEARCH_PATH = "hydra.searchpath"  # where configs are found (files outside conf/): not planned
 CELL = "cell"  # check_planned's `how` key for an override that changes which cell a job trains
 

@@ -63,8 +63,6 @@ SETS = {
     "experiment": "choose the experiments with --tables (TABLES=)",
     "records_dir": "set the records folder with --records-dir (RECORDS_DIR=): the one the "
     "reproduction plans, counts and locks",
-    "checkpoint_dir": "a reproduction's jobs keep their checkpoints at its default "
-    "(conf/config.yaml), where a rerun resumes them",
     "logger": "set the logger with --logger (LOGGER=)",
     "hydra": "the launcher is set with --device, --jobs and --stack-size, the log folder is the "
     f"reproduction's own; only {plan.SEARCH_PATH} may be given",

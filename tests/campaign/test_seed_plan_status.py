@@ -193,7 +193,6 @@ def test_the_seed_plans_run_on_a_gpu_takes_the_last_cells_first_several_at_once(
         ("+experiment=tnorms", "run trains the plan's cells"),
         ("records_dir=elsewhere", "set the records folder with --records-dir"),
         ("++records_dir='elsewhere'", "set the records folder with --records-dir"),
-        ("checkpoint_dir=c", "run's jobs keep their checkpoints at its default"),
         ("logger=csv", "set the logger with --logger"),
         ("hydra.sweep.dir=s", "the launcher is set with --device, --jobs, --parallel"),
         ("row=f2", "run trains the plan's cells as planned"),

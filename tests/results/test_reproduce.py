@@ -110,7 +110,6 @@ def test_every_experiment_and_the_default_config_are_selectable():
         (["++records_dir='x'"], r"\+\+records_dir='x': set the records folder with --records-dir"),
         (["seed=5", "experiment_name=mine"], r"seed=5: set the seeds 0..n-1 with --seeds"),
         (["+experiment=tnorms"], r"\+experiment=tnorms: choose the experiments with --tables"),
-        (["checkpoint_dir=c"], r"checkpoint_dir=c: a reproduction's jobs keep their checkpoints"),
         (["logger=none"], r"logger=none: set the logger with --logger \(LOGGER=\)$"),
         (["hydra.sweep.dir=s"], r"hydra.sweep.dir=s: the launcher is set with --device, --jobs"),
         (["hydra/launcher=parallel"], r"hydra/launcher=parallel: the launcher is set with"),
