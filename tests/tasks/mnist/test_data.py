@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.metadata
+import os
 import pickle
 import struct
 from decimal import Decimal
@@ -161,6 +162,24 @@ def test_hub_cache_is_reused_and_equal(hub_cache, monkeypatch):
         mnist_sources, "decode_hub_pickle", lambda path: pytest.fail("cache not used")
     )
     assert load_hub(cache).checksum == hub.checksum
+
+
+def test_a_fresh_install_of_the_hub_reads_the_one_cache(hub_cache, tmp_path, monkeypatch):
+    """Each virtual environment installs its own copy of the pickle, at its own mtime: the cache
+    is named by what it holds, so a second install neither decodes again nor adds a file."""
+    pickle = tmp_path / "install" / "mnist.pkl.gz"
+    pickle.parent.mkdir()
+    pickle.write_bytes(b"x")
+    monkeypatch.setattr(mnist_sources, "hub_pickle_path", lambda: pickle)
+    decoded = []
+    monkeypatch.setattr(
+        mnist_sources, "decode_hub_pickle", lambda path: decoded.append(path) or hub_cache[1]
+    )
+    cache = tmp_path / "cache"
+    assert load_hub(cache).checksum == hub_cache[1].checksum and len(decoded) == 1
+    os.utime(pickle, (1_000_000, 1_000_000))  # reinstalled: another mtime, the same MNIST
+    assert load_hub(cache).checksum == hub_cache[1].checksum and len(decoded) == 1
+    assert [p.name for p in cache.iterdir()] == [mnist_sources.CACHE_NAME]
 
 
 def test_an_unwritable_cache_is_one_note_and_leaves_nothing_behind(
