@@ -210,8 +210,10 @@ OPERATOR_VALUES = (
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_the_table_refuses_an_operator_config_exactly_where_build_does(data) -> None:
-    """operator_params.refusal (torch-free) and `build` take the same configs of every kind."""
-    from dfl_bench.operator_params import refusal
+    """operator_params.refusal (torch-free) and `build` take the same configs of every kind, but
+    the spellings of another registered operator (operator_params.same_operator: `build` makes
+    them, a config is refused them)."""
+    from dfl_bench.operator_params import refusal, same_operator
 
     kind = data.draw(st.sampled_from(KINDS))
     name = data.draw(st.sampled_from([*choices(kind), "nosuch"]))
@@ -227,4 +229,5 @@ def test_the_table_refuses_an_operator_config_exactly_where_build_does(data) -> 
         builds = False
     else:
         builds = True
-    assert (refusal(kind, {"name": name, **params}) is None) == builds
+    entry = {"name": name, **params}
+    assert (refusal(kind, entry) is None) == (builds and same_operator(kind, entry) is None)
