@@ -5,7 +5,7 @@ PYTHON ?= $(abspath $(VENV))/bin/python
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest ceiling-search recipe-search collapse-search minute-search
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest ceiling-search recipe-search collapse-search minute-search addition-finals
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -258,6 +258,17 @@ MINUTE_JOBS ?= 1
 MINUTE_NICE ?= 19
 minute-search: ## the one-minute budget chosen on held-out training sums, then its final seeds on the test set, in the background (nohup; resumes; log MINUTE_DIR/minute.log) from a frozen copy of MINUTE_COMMIT
 	$(call frozen_stages,$(MINUTE_DIR),$(MINUTE_COMMIT),mnist_addition_minute_search,scripts/minute_search.sh,$(MINUTE_JOBS),minute.log,$(MINUTE_NICE))
+
+# The final rows of MNIST addition, each network on the recipe its search chose (conf/experiment/
+# mnist_addition_final_nets.yaml: 5 seeds a targeted row, 3 for the other aggregators, on the
+# test set; scripts/final_nets.sh refuses a row whose recipe is not its search's choice over the
+# checkout's records), in the background from a frozen copy of FINALS_COMMIT, two jobs at a time:
+# harvest: make addition-harvest ADDITION_DIR=$(FINALS_DIR) ADDITION_COMMIT=$$(cat $(FINALS_DIR)/commit)
+FINALS_COMMIT ?= HEAD
+FINALS_DIR ?= $(HOME)/.cache/dfl_bench/final_nets
+FINALS_JOBS ?= 2
+addition-finals: ## the final rows of MNIST addition on each network's chosen recipe, in the background (nohup; resumes; log FINALS_DIR/finals.log) from a frozen copy of FINALS_COMMIT
+	$(call frozen_stages,$(FINALS_DIR),$(FINALS_COMMIT),mnist_addition_final_nets,scripts/final_nets.sh,$(FINALS_JOBS),finals.log)
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \

@@ -147,7 +147,7 @@ def campaign(results: Sequence[Decided]) -> str:
 def write(results: Sequence[Decided], out: Path) -> list[Path]:
     """Patch the campaign's blocks into `out`/README.md (where it has their markers), and where
     `out` holds the records (`out/records`: the repository's results/) the searches' pages from
-    them (recipe_search, collapse_search): the paths written."""
+    them (recipe_search, collapse_search, final_nets): the paths written."""
     readme = out / "README.md"
     patched = [
         patch(readme, paper_budget(results), *PAPER_BUDGET_MARKERS),
@@ -155,7 +155,7 @@ def write(results: Sequence[Decided], out: Path) -> list[Path]:
     ]
     if not (out / "records").is_dir():
         return [readme] if any(patched) else []
-    from campaign import recipe_search
+    from campaign import final_nets, recipe_search
     from campaign.addition_budget import records_frame
 
     frame = records_frame(out / "records")
@@ -165,19 +165,21 @@ def write(results: Sequence[Decided], out: Path) -> list[Path]:
     for e in recipe_search.targeted():
         block = recipe_search.target_block(e, frame)
         patched.append(patch(readme, block, *recipe_search.target_markers(e)))
+    patched.append(patch(readme, final_nets.block(frame), *final_nets.MARKERS))
     return ([readme] if any(patched) else []) + search_pages(out, frame)
 
 
 def searches(out: Path) -> dict[Path, tuple[outputs.Mark, Callable[[Any], str]]]:
-    """The searches' pages under `out` (recipe_search, collapse_search), each with its search's
+    """The searches' pages under `out` (recipe_search, collapse_search, final_nets), each with its
     Mark and what renders it from the records' frame."""
-    from campaign import collapse_search, recipe_search
+    from campaign import collapse_search, final_nets, recipe_search
 
     pages = {
         out / "recipe_search" / f"{e}.md": (recipe_search.OWN, partial(recipe_search.report, e))
         for e in recipe_search.EXPERIMENTS
     }
     pages[out / "collapse_search" / "README.md"] = (collapse_search.OWN, collapse_search.report)
+    pages[out / "final_nets" / "README.md"] = (final_nets.OWN, final_nets.report)
     return pages
 
 

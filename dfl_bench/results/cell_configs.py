@@ -31,8 +31,8 @@ PAPER_PROFILE = "paper"  # the paper's budget: "at most 70.000 iterations" (Sect
 
 # Experiments that choose a setting rather than fill a table to reproduce: each row its own
 # budget, evaluated on a validation split, or a setting a declared rule adopts before its final
-# rows train (their records render beside the tables; `make reproduce-tables` and the GPU
-# session leave them out; each has its own make target).
+# rows train, and those final rows (their records render beside the tables; `make
+# reproduce-tables` and the GPU session leave them out; each has its own make target).
 SEARCHES = {
     "mnist_addition_budget": "make addition-budget",
     "mnist_addition_budget_nets": "make addition-budget-nets",
@@ -41,6 +41,7 @@ SEARCHES = {
     "mnist_addition_recipe_nets": "make recipe-search",
     "mnist_addition_collapse_nets": "make collapse-search",
     "mnist_addition_minute_search": "make minute-search",
+    "mnist_addition_final_nets": "make addition-finals",
 }
 
 

@@ -1,0 +1,126 @@
+"""The final rows of MNIST addition (campaign/final_nets.py): each row's recipe is a row of its
+search copied whole and trains only once that search's rule chose it; the page counts every seed
+of a row (collapsed ones in the mean, their count beside), no seed the row does not declare and
+no shortened run; the script trains nothing before the choice."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from campaign import final_nets, rule_runs
+from campaign.addition_budget import records_frame
+from dfl_bench.results import cell_configs
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = rule_runs.declared(final_nets.EXPERIMENT)
+SEARCH = SPEC["rule"]["recipes_from"]
+
+
+def _run(experiment: str, row: str, seed: int, steps: int, acc: float, **fields) -> dict:
+    """One ok run as the records' frame (results.load) holds it: what the page and rules read."""
+    return {
+        "experiment": experiment, "status": "ok", "row": row, "seed": seed, "steps": steps,
+        "test_accuracy": acc, "validation_accuracy": acc, "config": {"row": row, "seed": seed},
+        "configuration": rule_runs.row_digest(experiment, row, rule_runs.SEARCH),
+        "profile": "long", "reused_from": None, "finished": "",
+        "path": f"{experiment}/{row}-{seed}.json", "digit_accuracy": 0.99, "wall_time_s": 600.0,
+        **fields,
+    }  # fmt: skip
+
+
+def _search_runs(winner: str) -> list[dict]:
+    """Every candidate of the search with its seeds, `winner` two points above the others."""
+    rows = rule_runs.declared(SEARCH)["rows"]
+    return [
+        _run(SEARCH, row, seed, entry["steps"], 0.82 + (0.02 if row == winner else 0.0))
+        for row, entry in rows.items()
+        for seed in range(3)
+    ]
+
+
+def _declared_recipes() -> dict[str, str]:
+    return {entry["net"]["name"]: entry["recipe"]["row"] for entry in SPEC["rows"].values()}
+
+
+def test_each_rows_recipe_is_a_row_of_its_search_copied_whole():
+    assert final_nets.recipe_faults() == {}
+    row, entry = next(iter(SPEC["rows"].items()))
+    changed = copy.deepcopy(SPEC)
+    changed["rows"][row]["recipe"]["steps"] += 1
+    assert "copied whole" in final_nets.recipe_faults(changed)[row]
+    other = next(r for r, e in rule_runs.declared(SEARCH)["rows"].items() if e["net"] == "lenet")
+    changed["rows"][row]["recipe"] = {**entry["recipe"], "row": other}
+    assert "is no bn_deep row" in final_nets.recipe_faults(changed)[row]
+
+
+def test_a_row_trains_only_once_its_searchs_rule_chose_its_recipe(tmp_path, monkeypatch, capsys):
+    recipes = _declared_recipes()
+    chosen = pd.DataFrame([r for rec in set(recipes.values()) for r in _search_runs(rec)])
+    assert final_nets.unchosen(chosen) == {}
+    net, recipe = next(iter(recipes.items()))
+    rival = next(r for r, e in rule_runs.declared(SEARCH)["rows"].items()
+                 if e["net"] == net and r != recipe)  # fmt: skip
+    elsewhere = pd.DataFrame(_search_runs(rival))
+    waiting = final_nets.unchosen(elsewhere)
+    ours = {row for row, e in SPEC["rows"].items() if e["net"]["name"] == net}
+    assert ours <= set(waiting) and f"chose {rival} for {net}" in waiting[min(ours)]
+    monkeypatch.setattr(final_nets, "records_frame", lambda _: elsewhere)
+    assert final_nets.main(["--check", "--records-dir", str(tmp_path)]) == 2
+    assert f"row {min(ours)}: " in capsys.readouterr().err
+    monkeypatch.setattr(final_nets, "records_frame", lambda _: chosen)
+    assert final_nets.main(["--check", "--records-dir", str(tmp_path)]) == 0
+
+
+def test_the_page_counts_every_seed_its_collapses_and_no_undeclared_or_short_run():
+    targeted = next(r for r, e in SPEC["rows"].items() if e.get("target") is not None)
+    fewer = next(r for r, e in SPEC["rows"].items() if e.get("seeds", 5) < SPEC["rule"]["seeds"])
+    steps = {r: e["recipe"]["steps"] for r, e in SPEC["rows"].items()}
+    runs = [_run(final_nets.EXPERIMENT, targeted, s, steps[targeted], 0.8 + s / 100,
+                 wall_time_s=60 * (33 + 3 * s)) for s in range(4)]  # fmt: skip
+    runs += [
+        # a collapsed seed: counted in the mean, named in the count
+        _run(final_nets.EXPERIMENT, targeted, 4, steps[targeted], 0.0, digit_accuracy=0.1),
+        # a shortened run and a seed the rule does not declare count for nothing
+        _run(final_nets.EXPERIMENT, targeted, 5, steps[targeted], 1.0),
+        _run(final_nets.EXPERIMENT, fewer, 2, 10, 1.0),
+        *(_run(final_nets.EXPERIMENT, fewer, s, steps[fewer], 0.5) for s in (0, 1, 3, 4)),
+    ]
+    frame = pd.DataFrame(runs)
+    rows = {r.row: r for r in final_nets.finals(frame)}
+    assert rows[targeted].values == (80.0, 81.0, 82.0, 83.0, 0.0)
+    assert rows[targeted].collapsed(SPEC["rule"]["collapse_below"]) == 1
+    assert rows[fewer].values == (50.0, 50.0)  # seeds 0 and 1 of its 3
+    page = final_nets.report(frame)
+    line = next(x for x in page.splitlines() if x.startswith(f"| `{targeted}`"))
+    assert "| 5 of 5 | 65.20 ± 36.47 | 1 of 5 |" in line
+    assert "1 of 5 over 41.8 (longest 42.0)" in line
+    assert "points under (" in line  # 65.20 against its target
+    block = final_nets.block(frame)
+    assert f"`{targeted}` 65.20 ± 36.47 (n=5, 1 collapsed;" in block
+
+
+def test_committed_final_records_trained_their_searchs_choice():
+    frame = records_frame(REPO / cell_configs.RECORDS)
+    trained = set(frame.loc[frame["experiment"] == final_nets.EXPERIMENT, "row"])
+    assert trained.isdisjoint(final_nets.unchosen(frame)), final_nets.unchosen(frame)
+
+
+@pytest.mark.slow
+def test_the_script_trains_nothing_before_the_choice(tmp_path):
+    empty, records = tmp_path / "empty", tmp_path / "records"
+    empty.mkdir()
+    env = {**os.environ, "FINALS_CHOICE_RECORDS": str(empty), "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        ["bash", "scripts/final_nets.sh", sys.executable, str(records), "1"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "nothing trained" in proc.stdout and "chose nothing yet" in proc.stderr
+    assert not records.exists()
