@@ -167,13 +167,16 @@ addition-budget-nets: ## choose the frontier's budget per network on its validat
 # A staged script run in the background from a frozen copy of a commit: the commit's files in
 # DIR/checkout (its id in DIR/commit, which the records name), the committed records of the
 # experiments named copied into DIR/records first so a new machine skips what is done, one run
-# at a time per folder (flock), nice'd, resuming where it stopped, its log DIR/LOG:
+# at a time per folder (flock), nice'd, resuming where it stopped, its log DIR/LOG; a folder
+# holding another commit's checkout is refused (name its commit to resume it):
 #   $(call frozen_stages,DIR,COMMIT,EXPERIMENTS,SCRIPT,JOBS,LOG[,NICE])  (SCRIPT PYTHON RECORDS JOBS;
 #   NICE: its niceness, 10 unless given: a higher one yields the cores to a search already running)
 define frozen_stages
 @test -d "$(1)/checkout/dfl_bench" || { mkdir -p "$(1)/checkout" && \
 	git archive "$(2)" | tar -x -C "$(1)/checkout" && \
 	git rev-parse --verify "$(2)^{commit}" > "$(1)/commit"; }
+@test "$$(cat "$(1)/commit")" = "$$(git rev-parse --verify "$(2)^{commit}")" || { \
+	echo "$(1) holds a checkout of $$(cat "$(1)/commit"), not of $(2): name that commit to resume it, or another folder"; exit 2; }
 @mkdir -p "$(1)/records"
 @for e in $(3); do \
 	if test -d "results/records/$$e"; then cp -rn "results/records/$$e" "$(1)/records/"; fi; done

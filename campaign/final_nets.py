@@ -25,6 +25,8 @@ from campaign import recipe_search
 from campaign.addition_budget import records_frame
 from campaign.rule_runs import counted, declared
 from dfl_bench import markdown, outputs
+from dfl_bench.lifecycle.file_overrides import leaves
+from dfl_bench.lifecycle.hashing import cell_settings
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
 from dfl_bench.results.paper import load_paper
@@ -60,6 +62,10 @@ class Final:
         """How many of its runs' per-digit accuracy lies below `below`."""
         return sum(d < below for d in self.digits)
 
+    def seeds(self, rule: Mapping[str, Any]) -> int:
+        """How many seeds the row declares (its `seeds:`, else the rule's)."""
+        return int(self.spec.get("seeds", rule["seeds"]))
+
     def shown(self) -> str:
         """`mean ± sd` over every seed, `-` with fewer than two."""
         return recipe_search.shown(self.values)
@@ -86,20 +92,42 @@ def finals(frame: Any, spec: Mapping[str, Any] | None = None) -> list[Final]:
     return out
 
 
-def target_text(values: Sequence[float], target: float | None) -> str:
-    """The mean against the row's target: how far above or under, and the interval's decision.
+def target_text(values: Sequence[float], target: float | None, seeds: int) -> str:
+    """The mean against the row's target once every one of its `seeds` has a run: how far above
+    or under, and the interval's decision.
 
-    >>> target_text([81.0, 80.0, 79.0], 82.0)
+    >>> target_text([81.0, 80.0, 79.0], 82.0, 3)
     '2.00 points under (-2.00 [-4.48, +0.48] inconclusive)'
-    >>> target_text([95.0, 95.2, 94.8], 94.5), target_text([95.0], 94.5)
+    >>> target_text([95.0, 95.2, 94.8], 94.5, 3), target_text([95.0, 95.2, 94.8], 94.5, 5)
     ('0.50 points above (+0.50 [+0.00, +1.00] above)', '-')
     """
-    if target is None or len(values) < MIN_SEEDS:
+    if target is None or len(values) < max(seeds, MIN_SEEDS):
         return "-"
     gap = statistics.fmean(values) - target
     decided = one_sample(values, target)
     side = "above" if gap >= 0 else "under"
     return f"{abs(gap):.2f} points {side} ({decided.text()} {decided.word})"
+
+
+def met_text(r: Final, rule: Mapping[str, Any]) -> str:
+    """Each of the row's targets met or missed once every declared seed has a run: its mean
+    (>= `target`), no seed collapsed (where it declares `no_collapse`), each run within its
+    `minutes`."""
+    seeds, target = r.seeds(rule), r.spec.get("target")
+    if target is None:
+        return "-"
+    if len(r.values) < seeds:
+        return f"waits for its seeds ({len(r.values)} of {seeds})"
+    gap = statistics.fmean(r.values) - target
+    parts = [f"mean {'met' if gap >= 0 else f'missed by {-gap:.2f}'}"]
+    if r.spec.get("no_collapse"):
+        k = r.collapsed(rule["collapse_below"])
+        parts.append("none collapsed: met" if not k else f"{k} collapsed: missed")
+    limit = r.spec.get("minutes")
+    if limit is not None:
+        over = sum(m > limit for m in r.minutes)
+        parts.append(f"time {'met' if not over else f'missed by {over} of {len(r.minutes)} runs'}")
+    return "; ".join(parts)
 
 
 def wall_text(minutes: Sequence[float], limit: float | None) -> str:
@@ -131,8 +159,8 @@ def ceilings(frame: Any, experiment: str) -> dict[str, tuple[float, ...]]:
 
 
 def ceiling_text(ceiling: Sequence[float], digits: int, target: float | None) -> str:
-    """The network's ceiling and the share of `digits`-digit sums (2 x digits images) a digit
-    classifier at it gets right with independent errors, against the row's target.
+    """The network's ceiling and the share of `digits`-digit sums whose 2 x digits images a
+    classifier at it gets all right with independent errors, against the row's target.
 
     >>> ceiling_text([99.6, 99.7], 15, 82.0)
     '99.65% per digit, 90.02% of sums: 8.02 points above the target'
@@ -179,7 +207,7 @@ def faced(rows: Sequence[Final]) -> list[recipe_search.Faced]:
 
 HEADER = (
     "row", "net", "digits", "recipe", "n", "test accuracy of the sum (%)", "collapsed", "target",
-    "mean - target", "wall time (min)", "the net's ceiling",
+    "mean - target", "wall time (min)", "targets", "the net's ceiling",
 )  # fmt: skip
 
 
@@ -192,12 +220,13 @@ def cells(r: Final, rule: Mapping[str, Any], ceiling: Sequence[float], waiting: 
         f"`{r.net}`",
         r.spec["digits"],
         recipe,
-        f"{len(r.values)} of {r.spec.get('seeds', rule['seeds'])}",
+        f"{len(r.values)} of {r.seeds(rule)}",
         r.shown(),
         f"{r.collapsed(rule['collapse_below'])} of {len(r.digits)}",
         "-" if target is None else f"{target:g}",
-        target_text(r.values, target),
+        target_text(r.values, target, r.seeds(rule)),
         wall_text(r.minutes, r.spec.get("minutes")),
+        met_text(r, rule),
         ceiling_text(ceiling, r.spec["digits"], target),
     ]
 
@@ -228,9 +257,12 @@ def report(frame: Any) -> str:
         "Wall time: each run's training time in its record (minutes) against the row's limit, "
         "DeepProofLog's reported time at that digit count. The net's ceiling: its supervised "
         f"ceiling (`{rule['ceiling']}`'s chosen recipe, its final seeds' mean test accuracy per "
-        "digit, `results/recipe_search/digit_ceiling_search.md`) and the share of sums (2 x "
-        "digits images) a digit classifier at it gets right if its errors are independent: a "
-        "target above it asks more of the sum than the digits allow.",
+        "digit, `results/recipe_search/digit_ceiling_search.md`) and the share of sums whose "
+        "2 x digits images a classifier at it gets all right if its errors are independent (a "
+        "sum can also come out right through errors that cancel, rarely at these accuracies): "
+        "a target above that share asks the sum-trained network for more than its supervised "
+        "best. Targets: the mean met or missed by how much; where the row declares it, no seed "
+        "collapsed; each run within its limit; none before every declared seed has a run.",
     ]
     return "\n".join([*lines, *published_lines(rows)]) + "\n"
 
@@ -264,39 +296,74 @@ def published_lines(rows: Sequence[Final]) -> list[str]:
 
 
 def block(frame: Any) -> str:
-    """The write-up's sentence on the targeted rows: each against its target with its collapses,
+    """The write-up's sentence on the targeted rows: each against its targets with its collapses,
     wall time and its network's ceiling, as the page decides it, no more."""
     spec = declared(EXPERIMENT)
     rule = spec["rule"]
     ceiling = ceilings(frame, rule["ceiling"])
+    waiting = unchosen(frame, spec)
     parts = []
     for r in finals(frame, spec):
         target = r.spec.get("target")
         if target is None:
             continue
+        mark = " (its recipe not its search's choice)" if r.row in waiting else ""
         if not r.values:
-            parts.append(f"`{r.row}` (target {target:g}): no runs yet")
+            parts.append(f"`{r.row}`{mark} (target {target:g}): no runs yet")
             continue
+        decided = target_text(r.values, target, r.seeds(rule))
+        digits = r.spec["digits"]
         parts.append(
-            f"`{r.row}` {r.shown()} (n={len(r.values)}, "
+            f"`{r.row}`{mark} {r.shown()} (n={len(r.values)} of {r.seeds(rule)}, "
             f"{r.collapsed(rule['collapse_below'])} collapsed; wall time "
             f"{wall_text(r.minutes, r.spec.get('minutes'))}) against its target {target:g}: "
-            f"{target_text(r.values, target)}; `{r.net}`'s ceiling "
-            f"{ceiling_text(ceiling.get(r.net, ()), r.spec['digits'], target)}"
+            f"{met_text(r, rule)}"
+            + ("" if decided == "-" else f", {decided}")
+            + f"; `{r.net}`'s ceiling {ceiling_text(ceiling.get(r.net, ()), digits, target)}"
         )
     begin, end = MARKERS
     page = "`results/final_nets/README.md`"
     return "\n".join([
         begin,
         f"**The final rows, each on its network's chosen recipe (the test set, every seed "
-        f"counted; {page}): {'; '.join(parts)}.** Each: {TARGET}.",
+        f"counted; {page}): {'; '.join(parts)}.** Each: {TARGET}; no row is decided before every "
+        "seed it declares has a run.",
         end,
     ])  # fmt: skip
 
 
+# What a final row may set apart from its recipe's row of the search: every training sum, its
+# own profile's name; at another digit count, the digits and the sums a step; for a row without
+# a target (another aggregator), the aggregator.
+FREE = ("task.validation", "profile.name")
+OTHER_DIGITS = ("task.digits", "data.batch_size")
+
+
+def drift(row: str, entry: Mapping[str, Any], search: str) -> list[str]:
+    """The settings (dotted) in which the row trains otherwise than its recipe's row of `search`
+    beyond what FREE (and OTHER_DIGITS, the aggregator) allow; the composed configs compared as
+    their cell hash reads them (the search's own tables `nets` and `rule` aside)."""
+    ours = cell_configs.cell_config(EXPERIMENT, cell_configs.own_budget(EXPERIMENT), "row", row)
+    theirs = cell_configs.cell_config(
+        search, str(cell_configs.own_budget(search)), "row", entry["recipe"]["row"]
+    )
+    if ours is None or theirs is None:
+        return ["(does not compose)"]
+    a, b = (dict(leaves(cell_settings(c), "")) for c in (ours, theirs))
+    free = set(FREE)
+    if a.get("task.digits") != b.get("task.digits"):
+        free |= set(OTHER_DIGITS)
+    keys = (a.keys() | b.keys()) - free
+    if entry.get("target") is None:
+        keys = {k for k in keys if not k.startswith("exists")}
+    return sorted(
+        k for k in keys if k.split(".")[0] not in ("nets", "rule") and a.get(k) != b.get(k)
+    )
+
+
 def recipe_faults(spec: Mapping[str, Any] | None = None) -> dict[str, str]:
     """Each declared row whose `recipe:` is not a row of its network in the search the rule
-    names (`recipe.row`), copied whole: why."""
+    names (`recipe.row`) copied whole, or that trains otherwise than that row (`drift`): why."""
     spec = spec or declared(EXPERIMENT)
     search = spec["rule"]["recipes_from"]
     candidates = declared(search)["rows"]
@@ -308,6 +375,8 @@ def recipe_faults(spec: Mapping[str, Any] | None = None) -> dict[str, str]:
             faults[row] = f"recipe.row {source!r} is no {net} row of {search}"
         elif recipe != {k: v for k, v in candidates[source].items() if k != "net"}:
             faults[row] = f"its recipe is not {search}'s row {source!r} copied whole"
+        elif moved := drift(row, entry, search):
+            faults[row] = f"it trains otherwise than {search}'s row {source!r}: {', '.join(moved)}"
     return faults
 
 

@@ -13,10 +13,14 @@ choice=${FINALS_CHOICE_RECORDS:-results/records}
     echo "[addition-finals] a row's recipe is not its search's choice: nothing trained"
     exit 2
 }
-"$python" -m campaign.final_nets --stages | while read -r rows seeds; do
+stages=$("$python" -m campaign.final_nets --stages) || {
+    echo "[addition-finals] cannot read the rows to train (python -m campaign.final_nets --stages)"
+    exit 2
+}
+while read -r rows seeds; do
     echo "[addition-finals] $(date -u +%FT%TZ) stage: row=$rows seed=$seeds"
     "$python" -m dfl_bench -m +experiment=mnist_addition_final_nets "row=$rows" "seed=$seeds" \
         records_dir="$records" logger=none progress_bar=false threads=1 \
         hydra/launcher=parallel hydra.launcher.n_jobs="$jobs" < /dev/null ||
         echo "[addition-finals] stage ended with exit $? (its failed jobs are recorded)"
-done
+done <<< "$stages"

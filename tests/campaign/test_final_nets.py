@@ -36,11 +36,14 @@ def _run(experiment: str, row: str, seed: int, steps: int, acc: float, **fields)
 
 
 def _search_runs(winner: str) -> list[dict]:
-    """Every candidate of the search with its seeds, `winner` two points above the others."""
-    rows = rule_runs.declared(SEARCH)["rows"]
+    """Every candidate and declared incumbent of the search with its seeds, `winner` two points
+    above the others."""
+    spec = rule_runs.declared(SEARCH)
+    rows = [(SEARCH, row, entry["steps"]) for row, entry in spec["rows"].items()]
+    rows += [(i["experiment"], i["row"], i["steps"]) for i in spec["rule"].get("incumbents", [])]
     return [
-        _run(SEARCH, row, seed, entry["steps"], 0.82 + (0.02 if row == winner else 0.0))
-        for row, entry in rows.items()
+        _run(experiment, row, seed, steps, 0.82 + (0.02 if row == winner else 0.0))
+        for experiment, row, steps in rows
         for seed in range(3)
     ]
 
@@ -58,6 +61,22 @@ def test_each_rows_recipe_is_a_row_of_its_search_copied_whole():
     other = next(r for r, e in rule_runs.declared(SEARCH)["rows"].items() if e["net"] == "lenet")
     changed["rows"][row]["recipe"] = {**entry["recipe"], "row": other}
     assert "is no bn_deep row" in final_nets.recipe_faults(changed)[row]
+
+
+def test_a_row_that_trains_otherwise_than_its_recipe_is_named_with_what_differs(monkeypatch):
+    compose = final_nets.cell_configs.cell_config
+    row, entry = next((r, e) for r, e in SPEC["rows"].items() if e.get("target") is not None)
+
+    def other_rate(experiment, *args):
+        config = compose(experiment, *args)
+        if experiment == final_nets.EXPERIMENT:
+            config = {**config, "optimizer": {**config["optimizer"], "lr": 0.003}}
+        return config
+
+    assert final_nets.drift(row, entry, SEARCH) == []
+    monkeypatch.setattr(final_nets.cell_configs, "cell_config", other_rate)
+    assert final_nets.drift(row, entry, SEARCH) == ["optimizer.lr"]
+    assert "optimizer.lr" in final_nets.recipe_faults()[row]
 
 
 def test_a_row_trains_only_once_its_searchs_rule_chose_its_recipe(tmp_path, monkeypatch, capsys):
@@ -92,7 +111,7 @@ def test_the_page_counts_every_seed_its_collapses_and_no_undeclared_or_short_run
         _run(final_nets.EXPERIMENT, fewer, 2, 10, 1.0),
         *(_run(final_nets.EXPERIMENT, fewer, s, steps[fewer], 0.5) for s in (0, 1, 3, 4)),
     ]
-    frame = pd.DataFrame(runs)
+    frame = pd.DataFrame(runs + _search_runs(SPEC["rows"][targeted]["recipe"]["row"]))
     rows = {r.row: r for r in final_nets.finals(frame)}
     assert rows[targeted].values == (80.0, 81.0, 82.0, 83.0, 0.0)
     assert rows[targeted].collapsed(SPEC["rule"]["collapse_below"]) == 1
@@ -103,7 +122,15 @@ def test_the_page_counts_every_seed_its_collapses_and_no_undeclared_or_short_run
     assert "1 of 5 over 41.8 (longest 42.0)" in line
     assert "points under (" in line  # 65.20 against its target
     block = final_nets.block(frame)
-    assert f"`{targeted}` 65.20 ± 36.47 (n=5, 1 collapsed;" in block
+    assert f"`{targeted}` 65.20 ± 36.47 (n=5 of 5, 1 collapsed;" in block
+    assert "against its target 82: mean missed by 16.80; none collapsed" not in block
+    assert "against its target 82: mean missed by 16.80; 1 collapsed: missed; time missed by 1" in (
+        block
+    )
+    # a seed short (a failed run leaves no record): no row decided, the count says so
+    short = final_nets.block(frame[frame["seed"] != 4])
+    assert f"`{targeted}` 81.50 ± 1.29 (n=4 of 5," in short
+    assert "waits for its seeds (4 of 5)" in short and "points above" not in short
 
 
 def test_committed_final_records_trained_their_searchs_choice():
