@@ -151,3 +151,16 @@ def test_the_script_trains_nothing_before_the_choice(tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "nothing trained" in proc.stdout and "chose nothing yet" in proc.stderr
     assert not records.exists()
+
+
+def test_a_frozen_folder_of_another_commit_is_refused_not_resumed(tmp_path):
+    """make's frozen stages resume a folder only at the commit its checkout holds."""
+    (tmp_path / "checkout" / "dfl_bench").mkdir(parents=True)
+    (tmp_path / "commit").write_text("0" * 40 + "\n")
+    proc = subprocess.run(
+        ["make", "--no-print-directory", "addition-finals", f"FINALS_DIR={tmp_path}"],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"holds a checkout of {'0' * 40}, not of HEAD" in proc.stdout + proc.stderr
+    assert not (tmp_path / "records").exists() and not (tmp_path / "finals.log").exists()
