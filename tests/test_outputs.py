@@ -18,6 +18,7 @@ from campaign import (
     addition_budget,
     addition_collapse,
     collapse_search,
+    final_nets,
     headline_plan,
     recipe_search,
     seed_plan,
@@ -79,6 +80,12 @@ WRITTEN = {
         ["--records-dir", "RECORDS", "--out", "OUT"],
         "README.md",
         "collapse_search/README.md",
+    ),
+    "final_nets": (
+        final_nets.main,
+        ["--records-dir", "RECORDS", "--out", "OUT"],
+        "README.md",
+        "final_nets/README.md",
     ),
     "addition_budget": (
         addition_budget.main,
@@ -358,6 +365,7 @@ OWNED = {
     "time-families": (family_timing.OWN, "results/bench/families.md"),
     "recipe_search": (recipe_search.OWN, "results/recipe_search/*.md"),
     "collapse_search": (collapse_search.OWN, "results/collapse_search/README.md"),
+    "final_nets": (final_nets.OWN, "results/final_nets/README.md"),
     "addition_budget": (addition_budget.OWN, "results/addition_budget/README.md"),
     "seed_plan plan.json": (seed_plan.PLAN_FILES["plan.json"], "results/seed_plan/plan.json"),
     "seed_plan README.md": (seed_plan.PLAN_FILES["README.md"], "results/seed_plan/README.md"),
