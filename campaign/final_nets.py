@@ -25,6 +25,7 @@ from campaign import recipe_search
 from campaign.addition_budget import records_frame
 from campaign.rule_runs import counted, declared
 from dfl_bench import markdown, outputs
+from dfl_bench.lifecycle import records
 from dfl_bench.lifecycle.file_overrides import leaves
 from dfl_bench.lifecycle.hashing import cell_settings
 from dfl_bench.paths import REPO_DIR
@@ -46,50 +47,70 @@ MARKERS = (
 @dataclass(frozen=True)
 class Final:
     """One row's counted runs by seed: the test accuracy of the sum (%), the per-digit test
-    accuracy (0-1) and the wall time (minutes); with what the yaml declared for the row."""
+    accuracy (0-1) and the wall time (minutes); with what the yaml declared for the row, its
+    seeds and how many of its runs diverged (counted as DIVERGED)."""
 
     row: str
     spec: Mapping[str, Any]
+    seeds: int
     values: tuple[float, ...]
     digits: tuple[float, ...]
     minutes: tuple[float, ...]
+    diverged: int = 0
 
     @property
     def net(self) -> str:
         return str(self.spec["net"]["name"])
 
     def collapsed(self, below: float) -> int:
-        """How many of its runs' per-digit accuracy lies below `below`."""
+        """How many of its runs' per-digit accuracy lies below `below` (a diverged one's too)."""
         return sum(d < below for d in self.digits)
-
-    def seeds(self, rule: Mapping[str, Any]) -> int:
-        """How many seeds the row declares (its `seeds:`, else the rule's)."""
-        return int(self.spec.get("seeds", rule["seeds"]))
 
     def shown(self) -> str:
         """`mean ± sd` over every seed, `-` with fewer than two."""
         return recipe_search.shown(self.values)
 
 
+# A seed whose training turned non-finite (a failed record, records.diverged) has no final
+# accuracy; it counts as collapsed, at this test accuracy of the sum and per digit.
+DIVERGED = 0.0
+
+
+def row_seeds(spec: Mapping[str, Any], row: str) -> int:
+    """How many seeds `row` declares: its `seeds:`, else the rule's (seeds 0 to n-1)."""
+    return int(spec["rows"][row].get("seeds", spec["rule"]["seeds"]))
+
+
 def finals(frame: Any, spec: Mapping[str, Any] | None = None) -> list[Final]:
     """Each declared row's runs the experiment counts (rule_runs.counted: its row's
-    configuration, the rule's seeds, one a seed) of its recipe's full steps, in seed order."""
+    configuration, the rule's seeds, one a seed; a diverged run too) of its recipe's full steps
+    and its declared seeds, in seed order."""
     spec = spec or declared(EXPERIMENT)
-    ok = counted(frame, EXPERIMENT)
+    runs = counted(frame, EXPERIMENT, diverged=True)
+    runs = runs.assign(_lost=[records.diverged(r) for r in runs.to_dict("records")])
     out = []
     for row, entry in spec["rows"].items():
-        runs = ok[(ok["row"] == row) & (ok["steps"] == entry["recipe"]["steps"])]
-        runs = runs[runs["seed"] < entry.get("seeds", spec["rule"]["seeds"])]
+        seeds = row_seeds(spec, row)
+        full = runs["_lost"] | (runs["steps"] == entry["recipe"]["steps"])
+        mine = runs[(runs["row"] == row) & (runs["seed"] < seeds) & full]
         out.append(
             Final(
                 row,
                 entry,
-                tuple(100 * float(x) for x in runs["test_accuracy"]),
-                tuple(float(x) for x in runs[spec["rule"]["collapse_metric"]]),
-                tuple(float(x) / 60 for x in runs["wall_time_s"]),
+                seeds,
+                counted_as(mine, "test_accuracy", 100.0),
+                counted_as(mine, spec["rule"]["collapse_metric"], 1.0),
+                tuple(float(x) / 60 for x in mine["wall_time_s"]),
+                int(mine["_lost"].sum()),
             )
         )
     return out
+
+
+def counted_as(runs: Any, column: str, scale: float) -> tuple[float, ...]:
+    """Each run's `column` times `scale`; a diverged run's (`_lost`) as DIVERGED."""
+    pairs = zip(runs[column], runs["_lost"], strict=True)
+    return tuple(scale * (DIVERGED if lost else float(x)) for x, lost in pairs)
 
 
 def target_text(values: Sequence[float], target: float | None, seeds: int) -> str:
@@ -113,7 +134,7 @@ def met_text(r: Final, rule: Mapping[str, Any]) -> str:
     """Each of the row's targets met or missed once every declared seed has a run: its mean
     (>= `target`), no seed collapsed (where it declares `no_collapse`), each run within its
     `minutes`."""
-    seeds, target = r.seeds(rule), r.spec.get("target")
+    seeds, target = r.seeds, r.spec.get("target")
     if target is None:
         return "-"
     if len(r.values) < seeds:
@@ -220,11 +241,12 @@ def cells(r: Final, rule: Mapping[str, Any], ceiling: Sequence[float], waiting: 
         f"`{r.net}`",
         r.spec["digits"],
         recipe,
-        f"{len(r.values)} of {r.seeds(rule)}",
+        f"{len(r.values)} of {r.seeds}",
         r.shown(),
-        f"{r.collapsed(rule['collapse_below'])} of {len(r.digits)}",
+        f"{r.collapsed(rule['collapse_below'])} of {len(r.digits)}"
+        + (f" ({r.diverged} diverged)" if r.diverged else ""),
         "-" if target is None else f"{target:g}",
-        target_text(r.values, target, r.seeds(rule)),
+        target_text(r.values, target, r.seeds),
         wall_text(r.minutes, r.spec.get("minutes")),
         met_text(r, rule),
         ceiling_text(ceiling, r.spec["digits"], target),
@@ -249,7 +271,8 @@ def report(frame: Any) -> str:
         f"sums, `results/recipe_search/{rule['recipes_from']}.md`; its target and wall-time "
         "limit). Final test accuracy of the sum, every seed counted in the mean; a run collapsed "
         f"when its final per-digit test accuracy (`{rule['collapse_metric']}`) lies below "
-        f"{rule['collapse_below']:g}.",
+        f"{rule['collapse_below']:g}; a run whose training turned non-finite (diverged: a failed "
+        f"record) counts as collapsed, at {DIVERGED:g}% for the sum and per digit.",
         "",
         *markdown.table(HEADER, body),
         "",
@@ -311,10 +334,10 @@ def block(frame: Any) -> str:
         if not r.values:
             parts.append(f"`{r.row}`{mark} (target {target:g}): no runs yet")
             continue
-        decided = target_text(r.values, target, r.seeds(rule))
+        decided = target_text(r.values, target, r.seeds)
         digits = r.spec["digits"]
         parts.append(
-            f"`{r.row}`{mark} {r.shown()} (n={len(r.values)} of {r.seeds(rule)}, "
+            f"`{r.row}`{mark} {r.shown()} (n={len(r.values)} of {r.seeds}, "
             f"{r.collapsed(rule['collapse_below'])} collapsed; wall time "
             f"{wall_text(r.minutes, r.spec.get('minutes'))}) against its target {target:g}: "
             f"{met_text(r, rule)}"
@@ -404,8 +427,8 @@ def stages(spec: Mapping[str, Any] | None = None) -> list[str]:
     """
     spec = spec or declared(EXPERIMENT)
     groups: dict[int, list[str]] = {}
-    for row, entry in spec["rows"].items():
-        groups.setdefault(entry.get("seeds", spec["rule"]["seeds"]), []).append(row)
+    for row in spec["rows"]:
+        groups.setdefault(row_seeds(spec, row), []).append(row)
     return [
         f"{','.join(rows)} {','.join(map(str, range(seeds)))}"
         for seeds, rows in sorted(groups.items(), key=lambda kv: -kv[0])

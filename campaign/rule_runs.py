@@ -46,11 +46,16 @@ def rule_seeds(experiment: str, stage: str = SEARCH) -> list[int]:
     return seeds_of(final if final and final["stage"] == stage else rule)
 
 
-def counted(frame: Any, experiment: str, stage: str = SEARCH) -> Any:
+def counted(frame: Any, experiment: str, stage: str = SEARCH, diverged: bool = False) -> Any:
     """The runs of `frame` (results.load's records) the rule of `experiment` counts at `stage`:
-    ok, of `stage`, of its declared seeds (`rule_seeds`), each of its row's configuration there
+    ok (or, given `diverged`, failed because training turned non-finite: records.diverged), of
+    `stage`, of its declared seeds (`rule_seeds`), each of its row's configuration there
     (`row_digest`), once a seed as the tables count it (results.load.pooled), in seed order."""
-    ok = frame[(frame["experiment"] == experiment) & (frame["status"] == "ok")]
+    mine = frame[frame["experiment"] == experiment]
+    finished = mine["status"] == "ok"
+    if diverged and len(mine):
+        finished |= mine.apply(records.diverged, axis=1)
+    ok = mine[finished]
     ok = ok[ok["config"].map(lambda c: c.get("stage", SEARCH)) == stage]
     ok = ok[ok["seed"].isin(rule_seeds(experiment, stage))].sort_values("seed")
     own = {row: row_digest(experiment, str(row), stage) for row in set(ok["row"])}

@@ -122,6 +122,9 @@ def named(field: str) -> bool:
 
 
 STATUSES = ("ok", "failed")
+# How a failed record's reason begins when the run's loss or optimizer state turned non-finite
+# (tasks/contract.py): the seed's own outcome, which a rerun repeats (lifecycle/records.diverged).
+NONFINITE = "non-finite "
 # What names a job and its outcome, first in a W&B summary and in the results' record columns.
 IDENTITY_FIELDS = ("experiment", "row", "seed", "profile", "status", "reason")
 # Not hashed: logging, paths and flags, and what names a job rather than changes its result

@@ -41,6 +41,7 @@ from dfl_bench.schema import (  # noqa: F401  (the record's fields, read through
     CODE_KEYS,
     HASHED_AS,
     METRIC_FIELDS,
+    NONFINITE,
     NOT_HASHED,
     PATH_KEYS,
     RECORD_FIELDS,
@@ -198,6 +199,14 @@ def holds_own(record: Mapping[str, Any], path: str | Path) -> bool:
     copied or planted under another configuration's hash names a run that this one is not)."""
     config = record.get("config")
     return isinstance(config, Mapping) and config_hash(config) == Path(path).stem
+
+
+def diverged(record: Mapping[str, Any]) -> bool:
+    """Whether `record` failed because its training turned non-finite (its reason begins with
+    NONFINITE): the seed's own outcome, which a rerun repeats; not an interruption."""
+    reason = record.get("reason")
+    failed = record.get("status") == "failed"
+    return failed and isinstance(reason, str) and reason.startswith(NONFINITE)
 
 
 def is_done(path: str | Path) -> bool:

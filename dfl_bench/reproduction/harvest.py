@@ -2,11 +2,13 @@
 checkout: `seed_plan run --repo <worktree> --records-dir <folder>`) into the committed one.
 
 `python -m dfl_bench.reproduction.harvest --from <folder> [--records-dir results/records]` copies
-each ok run record there that the records folder lacks to its own place (`<experiment>/<hash>
-.json`), its records folder renamed to the one it lands in (config `records_dir` and the
-`records_dir=` override; relative to the repository inside it), so a committed record names no
-machine's folder (an absolute checkpoint folder, emptied at the run's end, is named as the
-default one), in today's form (lifecycle/migrate.py: an older checkout may have written it).
+each finished run record there that the records folder lacks (ok, or failed because its training
+turned non-finite: the seed's own outcome, records.diverged; another failure trains again) to
+its own place (`<experiment>/<hash>.json`), its records folder renamed to the one it lands in
+(config `records_dir` and the `records_dir=` override; relative to the repository inside it), so
+a committed record names no machine's folder (an absolute checkpoint folder, emptied at the
+run's end, is named as the default one), in today's form (lifecycle/migrate.py: an older
+checkout may have written it).
 Nothing is replaced: a record already there with other contents is named and kept. A record
 that would still hold another absolute path, or whose config does not hash to its name
 (migrate.hash_refusal: edited, or another run's), stops the harvest before anything is written.
@@ -226,11 +228,11 @@ def _unharvestable(
 
 
 def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> Harvest:
-    """Copy the ok records under `source` that `dest` lacks, their records folder `named`;
-    ValueError (nothing written) when a file there is no whole record, or a new record would
-    keep an absolute path, names a dirty tree or (given `commit`) another commit than the one
-    the background run trained at; ValueError naming how many were written where one of them
-    cannot be (`write_all`)."""
+    """Copy the finished (ok or diverged) records under `source` that `dest` lacks, their
+    records folder `named`; ValueError (nothing written) when a file there is no whole record,
+    or a new record would keep an absolute path, names a dirty tree or (given `commit`) another
+    commit than the one the background run trained at; ValueError naming how many were written
+    where one of them cannot be (`write_all`)."""
     todo: dict[Path, tuple[Path, dict[str, Any]]] = {}  # target -> (its source file, record)
     kept: list[Path] = []
     refused: list[str] = []
@@ -246,8 +248,8 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
             refused.append(f"{path}: not a whole run record ({why})")
             continue
         record = records.read_record(path)
-        if record is None or record.get("status") != "ok":
-            continue
+        if record is None or not (record.get("status") == "ok" or records.diverged(record)):
+            continue  # another failure (no final evaluation) trains again
         why = migrate.hash_refusal(record, path.stem)  # edited: another configuration's numbers
         if why is not None:
             refused.append(f"{path}: {why}")

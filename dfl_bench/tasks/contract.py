@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from dfl_bench.schema import NONFINITE
 from dfl_bench.tasks.optim import OptimizerSpec, spec
 from dfl_bench.tasks.values import Settings
 
@@ -57,14 +58,14 @@ def run_seed(seed: int, stream: int) -> int:
 
 def nonfinite_reason(step: int, term: str) -> str:
     """The failed record's reason when loss term `term` is NaN or infinite at (1-based) `step`."""
-    return f"non-finite loss: loss term '{term}' is not finite at step {step}"
+    return f"{NONFINITE}loss: loss term '{term}' is not finite at step {step}"
 
 
 def nonfinite_state_reason(step: int, key: str) -> str:
     """The failed record's reason when the optimizer's state `key` (`exp_avg_sq`, ...) holds a
     NaN or inf after `step` updates (training/optimizer_state.py): its updates are zero or NaN."""
     return (
-        f"non-finite optimizer state: '{key}' is not finite after step {step} (the gradient "
+        f"{NONFINITE}optimizer state: '{key}' is not finite after step {step} (the gradient "
         "overflowed it in float32, so the update is zero or NaN); try a smaller kb.w_dfl or "
         "optimizer.lr"
     )

@@ -17,6 +17,7 @@ import pytest
 from campaign import final_nets, rule_runs
 from campaign.addition_budget import records_frame
 from dfl_bench.results import cell_configs
+from dfl_bench.tasks import contract
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = rule_runs.declared(final_nets.EXPERIMENT)
@@ -131,6 +132,24 @@ def test_the_page_counts_every_seed_its_collapses_and_no_undeclared_or_short_run
     short = final_nets.block(frame[frame["seed"] != 4])
     assert f"`{targeted}` 81.50 ± 1.29 (n=4 of 5," in short
     assert "waits for its seeds (4 of 5)" in short and "points above" not in short
+
+
+def test_a_diverged_seed_counts_as_collapsed_at_zero_and_an_interrupted_one_for_nothing():
+    targeted = next(r for r, e in SPEC["rows"].items() if e.get("target") is not None)
+    steps = SPEC["rows"][targeted]["recipe"]["steps"]
+    runs = [_run(final_nets.EXPERIMENT, targeted, s, steps, 0.9) for s in range(4)]
+    lost = {"status": "failed", "test_accuracy": None, "digit_accuracy": None}
+    diverged = {**lost, "reason": contract.nonfinite_reason(1234, "dfl")}
+    cut = {**lost, "reason": "no final evaluation: training ended at step 1234"}
+    frame = pd.DataFrame([*runs, _run(final_nets.EXPERIMENT, targeted, 4, 1234, 0.0, **cut)])
+    row = next(r for r in final_nets.finals(frame) if r.row == targeted)
+    assert row.values == (90.0,) * 4  # an interruption trains again
+    frame = pd.DataFrame([*runs, _run(final_nets.EXPERIMENT, targeted, 4, 1234, 0.0, **diverged)])
+    row = next(r for r in final_nets.finals(frame) if r.row == targeted)
+    assert (row.values, row.digits[-1], row.diverged) == ((90.0,) * 4 + (0.0,), 0.0, 1)
+    assert row.collapsed(SPEC["rule"]["collapse_below"]) == 1
+    line = next(x for x in final_nets.report(frame).splitlines() if x.startswith(f"| `{targeted}`"))
+    assert "| 5 of 5 | 72.00 ± 40.25 | 1 of 5 (1 diverged) |" in line
 
 
 def test_committed_final_records_trained_their_searchs_choice():

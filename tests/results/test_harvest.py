@@ -12,6 +12,7 @@ import pytest
 
 from dfl_bench.lifecycle import migrate, records
 from dfl_bench.reproduction import harvest
+from dfl_bench.tasks import contract
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,6 +37,8 @@ def test_a_harvest_copies_new_ok_records_renamed_and_keeps_what_is_there(tmp_pat
     failed = written(source, "b", status="failed", reason="NaN loss")
     same = written(source, "c")
     other = written(source, "d")
+    reason = contract.nonfinite_reason(7, "dfl")
+    diverged = written(source, "e", status="failed", reason=reason)
     (dest / "formulas").mkdir(parents=True)
     records.write_record(
         dest / "formulas" / same.name,
@@ -46,9 +49,9 @@ def test_a_harvest_copies_new_ok_records_renamed_and_keeps_what_is_there(tmp_pat
     )
     before = there.read_text()
     done = harvest.harvest(source, dest, "results/records")
-    assert done.new == [dest / "formulas" / new.name]
+    assert sorted(done.new) == sorted(dest / "formulas" / p.name for p in (new, diverged))
     assert done.kept == [there] and there.read_text() == before  # never replaced
-    got, want = json.loads(done.new[0].read_text()), json.loads(new.read_text())
+    got, want = json.loads((dest / "formulas" / new.name).read_text()), json.loads(new.read_text())
     assert got["config"]["records_dir"] == "results/records"
     assert got["overrides"] == ["row=f1", "records_dir=results/records", "logger=none"]
     got["config"]["records_dir"], got["overrides"] = (
@@ -56,7 +59,9 @@ def test_a_harvest_copies_new_ok_records_renamed_and_keeps_what_is_there(tmp_pat
         want["overrides"],
     )
     assert got == want  # nothing else moved
-    assert not (dest / "formulas" / failed.name).exists()  # a failed run trains again
+    assert not (dest / "formulas" / failed.name).exists()  # an interrupted run trains again
+    landed = json.loads((dest / "formulas" / diverged.name).read_text())
+    assert (landed["status"], landed["reason"]) == ("failed", reason)  # its seed's outcome
 
 
 def test_a_record_with_another_machine_path_stops_the_harvest_before_it_writes(tmp_path):
