@@ -26,7 +26,6 @@ from campaign.rule_runs import counted, declared
 from dfl_bench import markdown, outputs
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
-from dfl_bench.untrusted import UntrustedFile
 
 EXPERIMENT = "mnist_addition_budget_nets"
 WARMUP = "mnist_addition_warmup_nets"
@@ -199,12 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(lines[-1])
         return {True: ADOPTED, False: NOT_ADOPTED, None: PENDING}[answer]
     text = report(args.records_dir)
-    try:
-        outputs.write_text(args.out / "README.md", text, OWN, [args.records_dir])
-    except UntrustedFile as err:  # the --out refused, left as it was
-        return outputs.refused("addition_budget", err)
-    print(text)
-    return 0
+    return outputs.page("addition_budget", args.out / "README.md", text, OWN, [args.records_dir])
 
 
 if __name__ == "__main__":

@@ -23,16 +23,14 @@ from typing import Any
 
 from campaign import recipe_search
 from campaign.addition_budget import records_frame
-from campaign.rule_runs import counted, declared
+from campaign.rule_runs import DIVERGED, declared, every_seed
 from dfl_bench import markdown, outputs
-from dfl_bench.lifecycle import records
 from dfl_bench.lifecycle.file_overrides import leaves
 from dfl_bench.lifecycle.hashing import cell_settings
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
 from dfl_bench.results.paper import load_paper
-from dfl_bench.results.stats import BH, MARGINS, MIN_SEEDS, adjust_block, one_sample
-from dfl_bench.untrusted import UntrustedFile
+from dfl_bench.results.stats import BH, MARGINS, MIN_SEEDS, one_sample
 
 EXPERIMENT = "mnist_addition_final_nets"
 PUBLISHED_FROM = "mnist_addition_frontier_nets"
@@ -71,46 +69,35 @@ class Final:
         return recipe_search.shown(self.values)
 
 
-# A seed whose training turned non-finite (a failed record, records.diverged) has no final
-# accuracy; it counts as collapsed, at this test accuracy of the sum and per digit.
-DIVERGED = 0.0
-
-
 def row_seeds(spec: Mapping[str, Any], row: str) -> int:
     """How many seeds `row` declares: its `seeds:`, else the rule's (seeds 0 to n-1)."""
     return int(spec["rows"][row].get("seeds", spec["rule"]["seeds"]))
 
 
 def finals(frame: Any, spec: Mapping[str, Any] | None = None) -> list[Final]:
-    """Each declared row's runs the experiment counts (rule_runs.counted: its row's
-    configuration, the rule's seeds, one a seed; a diverged run too) of its recipe's full steps
-    and its declared seeds, in seed order."""
+    """Each declared row's runs the experiment counts (rule_runs.every_seed: its row's
+    configuration, the rule's seeds, one a seed; a diverged one at DIVERGED) of its recipe's full
+    steps and its declared seeds, in seed order."""
     spec = spec or declared(EXPERIMENT)
-    runs = counted(frame, EXPERIMENT, diverged=True)
-    runs = runs.assign(_lost=[records.diverged(r) for r in runs.to_dict("records")])
+    digit = spec["rule"]["collapse_metric"]
+    runs = every_seed(frame, EXPERIMENT, ["test_accuracy", digit])
     out = []
     for row, entry in spec["rows"].items():
         seeds = row_seeds(spec, row)
-        full = runs["_lost"] | (runs["steps"] == entry["recipe"]["steps"])
+        full = runs["diverged"] | (runs["steps"] == entry["recipe"]["steps"])
         mine = runs[(runs["row"] == row) & (runs["seed"] < seeds) & full]
         out.append(
             Final(
                 row,
                 entry,
                 seeds,
-                counted_as(mine, "test_accuracy", 100.0),
-                counted_as(mine, spec["rule"]["collapse_metric"], 1.0),
+                tuple(100 * float(x) for x in mine["test_accuracy"]),
+                tuple(float(x) for x in mine[digit]),
                 tuple(float(x) / 60 for x in mine["wall_time_s"]),
-                int(mine["_lost"].sum()),
+                int(mine["diverged"].sum()),
             )
         )
     return out
-
-
-def counted_as(runs: Any, column: str, scale: float) -> tuple[float, ...]:
-    """Each run's `column` times `scale`; a diverged run's (`_lost`) as DIVERGED."""
-    pairs = zip(runs[column], runs["_lost"], strict=True)
-    return tuple(scale * (DIVERGED if lost else float(x)) for x, lost in pairs)
 
 
 def target_text(values: Sequence[float], target: float | None, seeds: int) -> str:
@@ -207,23 +194,13 @@ def faced(rows: Sequence[Final]) -> list[recipe_search.Faced]:
         for p in load_paper().tables[PUBLISHED_FROM].published
         if p.accuracy is not None and dict(p.setting).get("digits") is not None
     ]
-    found = [
-        (r, p)
+    return recipe_search.decided([
+        (r.net, r.row, r.values, p)
         for r in rows
         if r.spec.get("target") is not None
         for p in published
         if dict(p.setting)["digits"] == r.spec["digits"]
-    ]
-    intervals = [
-        one_sample(r.values, p.accuracy, MARGINS["accuracy"])
-        if len(r.values) >= MIN_SEEDS
-        else None
-        for r, p in found
-    ]
-    return [
-        recipe_search.Faced(r.net, r.row, r.values, p, d)
-        for (r, p), d in zip(found, adjust_block(intervals), strict=True)
-    ]
+    ])  # fmt: skip
 
 
 HEADER = (
@@ -454,13 +431,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for row, reason in why.items():
             print(f"[final_nets] error: row {row}: {reason}", file=sys.stderr)
         return 2 if why else 0
-    try:
-        text = report(records_frame(args.records_dir))
-        outputs.write_text(args.out / "README.md", text, OWN, [args.records_dir])
-    except UntrustedFile as err:  # the --out refused, left as it was
-        return outputs.refused("final_nets", err)
-    print(f"wrote {args.out / 'README.md'}")
-    return 0
+    text = report(records_frame(args.records_dir))
+    return outputs.page("final_nets", args.out / "README.md", text, OWN, [args.records_dir])
 
 
 if __name__ == "__main__":

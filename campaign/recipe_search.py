@@ -256,18 +256,23 @@ def comparisons(experiment: str, frame: Any) -> list[Faced]:
         for p in load_paper().tables[PUBLISHED_FROM[experiment]].published
         if p.accuracy is not None and all(task.get(k) == v for k, v in p.setting)
     ]
-    found = [
+    return decided([
         (net, pick, tuple(tests.get(pick, [])), p)
         for net, pick in chosen(experiment, frame).items()
         if pick is not None
         for p in published
-    ]
+    ])  # fmt: skip
+
+
+def decided(found: Sequence[tuple[str, str, Sequence[float], Any]]) -> list[Faced]:
+    """Each (net, row, its seeds' test accuracies, a published number) decided: Student's 95%
+    interval of the mean minus the published accuracy within MARGINS (none before MIN_SEEDS),
+    after Benjamini-Hochberg over them all."""
     intervals = [
         one_sample(v, p.accuracy, MARGINS["accuracy"]) if len(v) >= MIN_SEEDS else None
         for _, _, v, p in found
     ]
-    decided = adjust_block(intervals)
-    return [Faced(*f, d) for f, d in zip(found, decided, strict=True)]
+    return [Faced(*f, d) for f, d in zip(found, adjust_block(intervals), strict=True)]
 
 
 def final_markers(experiment: str) -> tuple[str, str]:

@@ -7,6 +7,7 @@ held-out share) or a seed the rule does not declare counts for nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,20 @@ def row_digest(experiment: str, row: str, stage: str) -> str | None:
     budget = cell_configs.own_budget(experiment)
     config = cell_configs.cell_config(experiment, budget, "row", row, also)
     return None if config is None else records.cell_hash(config)
+
+
+# What a diverged run (records.diverged: its training turned non-finite, so it has no final
+# accuracy) counts as where a rule counts every seed: its metrics, a collapsed run's.
+DIVERGED = 0.0
+
+
+def every_seed(frame: Any, experiment: str, metrics: Sequence[str], stage: str = SEARCH) -> Any:
+    """The runs `counted` counts at `stage`, diverged ones included (column `diverged`), each
+    diverged run's `metrics` at DIVERGED (it stopped short: filter on steps with `diverged`)."""
+    runs = counted(frame, experiment, stage, diverged=True)
+    runs = runs.assign(diverged=[records.diverged(r) for r in runs.to_dict("records")])
+    runs.loc[runs["diverged"], list(metrics)] = DIVERGED
+    return runs
 
 
 def rule_seeds(experiment: str, stage: str = SEARCH) -> list[int]:

@@ -157,6 +157,17 @@ def write_text(path: str | Path, text: str, mark: Mark, inside: Iterable[str | P
     return untrusted.write_text(path, text)
 
 
+def page(prog: str, path: Path, text: str, mark: Mark, inside: Iterable[str | Path] = ()) -> int:
+    """A command's page written (`write_text`) and named on stdout, the exit status 0; its
+    refusal said (`refused`) where `path` is refused, left as it was, the exit status 2."""
+    try:
+        write_text(path, text, mark, inside)
+    except UntrustedFile as err:
+        return refused(prog, err)
+    print(f"wrote {path}")
+    return 0
+
+
 def refused(prog: str, err: Exception) -> int:
     """Say a refusal (`err`, one line) on stderr as `[prog] error: ...`; the exit status 2."""
     print(f"[{prog}] error: {' '.join(str(err).split())}", file=sys.stderr)

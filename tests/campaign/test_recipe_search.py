@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from campaign import recipe_search, rule_runs
+from dfl_bench.tasks import contract
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -133,6 +134,24 @@ def test_the_committed_search_pages_are_what_the_committed_records_give(tmp_path
     assert "collapse_search/README.md" in written
     for name in written:
         assert (tmp_path / name).read_text() == (REPO / "results" / name).read_text(), name
+
+
+def test_a_diverged_collapse_run_counts_as_collapsed_and_a_cut_off_one_for_nothing():
+    from campaign import collapse_search
+
+    spec = _spec(collapse_search.EXPERIMENT)
+    steps = spec["profile"]["max_steps"]
+    runs = [_run(collapse_search.EXPERIMENT, "b4", s, None, steps, 0.30) for s in range(4)]
+    runs = [{**r, "validation_digit_accuracy": 0.99} for r in runs]
+    lost = {**runs[0], "seed": 4, "status": "failed", "steps": 77, "validation_accuracy": None,
+            "validation_digit_accuracy": None}  # fmt: skip
+    cut = {**lost, "reason": "no final evaluation: training ended at step 77"}
+    assert collapse_search.runs_of(pd.DataFrame([*runs, cut]), spec["rule"]) == {
+        "b4": [(30.0, 0.99)] * 4
+    }
+    diverged = {**lost, "reason": contract.nonfinite_reason(77, "dfl")}
+    counted = collapse_search.runs_of(pd.DataFrame([*runs, diverged]), spec["rule"])
+    assert counted == {"b4": [(30.0, 0.99)] * 4 + [(0.0, 0.0)]}
 
 
 @pytest.mark.parametrize(
