@@ -265,11 +265,13 @@ minute-search: ## the one-minute budget chosen on held-out training sums, then i
 # The final rows of MNIST addition, each network on the recipe its search chose (conf/experiment/
 # mnist_addition_final_nets.yaml: 5 seeds a targeted row, 3 for the other aggregators, on the
 # test set; scripts/final_nets.sh refuses a row whose recipe is not its search's choice over the
-# checkout's records), in the background from a frozen copy of FINALS_COMMIT, two jobs at a time:
-# harvest: make addition-harvest ADDITION_DIR=$(FINALS_DIR) ADDITION_COMMIT=$$(cat $(FINALS_DIR)/commit)
+# checkout's records), in the background from a frozen copy of FINALS_COMMIT, one job at a time
+# (a run's wall time is one of its targets: give it a core of its own, e.g. `taskset -c 0 make
+# addition-finals` with other work on the other core); harvest:
+# make addition-harvest ADDITION_DIR=$(FINALS_DIR) ADDITION_COMMIT=$$(cat $(FINALS_DIR)/commit)
 FINALS_COMMIT ?= HEAD
 FINALS_DIR ?= $(HOME)/.cache/dfl_bench/final_nets
-FINALS_JOBS ?= 2
+FINALS_JOBS ?= 1
 addition-finals: ## the final rows of MNIST addition on each network's chosen recipe, in the background (nohup; resumes; log FINALS_DIR/finals.log) from a frozen copy of FINALS_COMMIT
 	$(call frozen_stages,$(FINALS_DIR),$(FINALS_COMMIT),mnist_addition_final_nets,scripts/final_nets.sh,$(FINALS_JOBS),finals.log)
 
