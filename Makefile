@@ -5,7 +5,7 @@ PYTHON ?= $(abspath $(VENV))/bin/python
 PIP ?= $(PYTHON) -m pip
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest ceiling-search recipe-search collapse-search minute-search addition-finals
+.PHONY: help install test test-fast lint format bench paper-run theory train time-kb tables commit-probes reproduce-tables scope-comparison ntn-comparison gpu-session seed-plan headline-plan seed-plan-harvest addition-budget addition-budget-nets addition-frontier addition-frontier-nets addition-warmup-nets addition-harvest background ceiling-search recipe-search collapse-search minute-search addition-finals
 
 # make reproduce-tables: the budget, the experiments (empty = every table and the default
 # configuration), seeds per row, seeds of the baseline and default configuration, jobs at once.
@@ -274,6 +274,9 @@ FINALS_DIR ?= $(HOME)/.cache/dfl_bench/final_nets
 FINALS_JOBS ?= 1
 addition-finals: ## the final rows of MNIST addition on each network's chosen recipe, in the background (nohup; resumes; log FINALS_DIR/finals.log) from a frozen copy of FINALS_COMMIT
 	$(call frozen_stages,$(FINALS_DIR),$(FINALS_COMMIT),mnist_addition_final_nets,scripts/final_nets.sh,$(FINALS_JOBS),finals.log)
+
+background: ## where the background folders stand (~/.cache/dfl_bench): commit, training or stopped, records to harvest, the log's last line, the harvest command
+	$(PYTHON) -m campaign.background
 
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \
