@@ -278,9 +278,12 @@ addition-finals: ## the final rows of MNIST addition on each network's chosen re
 background: ## where the background folders stand (~/.cache/dfl_bench): commit, training or stopped, records to harvest, the log's last line, the harvest command
 	$(PYTHON) -m campaign.background
 
+# The experiments whose rules count a seed whose training turned non-finite (as collapsed, at 0):
+# their failed records of that kind are harvested too.
+HARVEST_DIVERGED ?= mnist_addition_final_nets,mnist_addition_collapse_nets
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \
-		--commit $$(git rev-parse --verify "$(ADDITION_COMMIT)^{commit}")
+		--commit $$(git rev-parse --verify "$(ADDITION_COMMIT)^{commit}") --diverged "$(HARVEST_DIVERGED)"
 	$(PYTHON) -m campaign
 
 # The committed seed plan, trained in the background from a frozen copy of SEED_PLAN_COMMIT's

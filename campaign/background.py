@@ -12,37 +12,45 @@ from __future__ import annotations
 import argparse
 import fcntl
 import os
+import re
+import shlex
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dfl_bench.lifecycle import records
+from campaign.collapse_search import EXPERIMENT as COLLAPSE
+from campaign.final_nets import EXPERIMENT as FINALS
 from dfl_bench.paths import REPO_DIR
-from dfl_bench.untrusted import shown
+from dfl_bench.reproduction import harvest
+from dfl_bench.untrusted import UntrustedFile, read_bytes, shown
 
 ROOT = Path.home() / ".cache" / "dfl_bench"
 TAIL = 4096  # the bytes of a log read for its last line
 WIDE = 200  # the characters of that line shown
+COMMIT = re.compile(r"[0-9a-f]{7,40}")
+DIVERGED = (FINALS, COLLAPSE)  # make addition-harvest's HARVEST_DIVERGED: rules that count them
 
 
 @dataclass(frozen=True)
 class Folder:
-    """One background folder: its path, commit, whether it trains now, the records a harvest
-    would bring per experiment, and its log's last line."""
+    """One background folder: its path, commit (None: no commit id there), whether it trains
+    now, the records a harvest would bring per experiment (or why it would refuse) and its log's
+    last line."""
 
     path: Path
-    commit: str
+    commit: str | None
     running: bool
     new: dict[str, int]
+    refused: str | None
     last: str
 
 
 def running(lock: Path) -> bool:
     """Whether a process holds `lock` (the targets' `flock -n`): its stages train now."""
     try:
-        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
     try:
@@ -54,17 +62,24 @@ def running(lock: Path) -> bool:
         os.close(fd)
 
 
-def unharvested(folder: Path, committed: Path) -> dict[str, int]:
-    """The finished records (ok or diverged) under `folder` whose place in `committed` is empty,
-    per experiment."""
-    found: Counter[str] = Counter()
-    for path in sorted(folder.glob("*/*.json")):
-        if path.parent.is_symlink() or (committed / path.parent.name / path.name).exists():
-            continue
-        record = records.read_record(path)
-        if record is not None and (record.get("status") == "ok" or records.diverged(record)):
-            found[path.parent.name] += 1
-    return dict(found)
+def commit_of(folder: Path) -> str | None:
+    """The commit id in `folder`/commit (a plain file), None where it holds none."""
+    try:
+        text = read_bytes(folder / "commit").decode(errors="replace").strip()
+    except (OSError, UntrustedFile):
+        return None
+    return text if COMMIT.fullmatch(text) else None
+
+
+def to_harvest(folder: Path, committed: Path, commit: str) -> tuple[dict[str, int], str | None]:
+    """What `make addition-harvest` would bring from `folder`/records into `committed` (the
+    harvest's own selection, a dry run), per experiment; or why it would bring nothing."""
+    try:
+        found = harvest.harvest(folder / "records", committed, harvest.named_as(committed),
+                                commit, DIVERGED, dry=True)  # fmt: skip
+    except ValueError as err:
+        return {}, " ".join(str(err).split())
+    return dict(Counter(path.parent.name for path in found.new)), None
 
 
 def last_line(folder: Path) -> str:
@@ -75,10 +90,9 @@ def last_line(folder: Path) -> str:
         return "-"
     with logs[-1].open("rb") as f:
         f.seek(max(0, logs[-1].stat().st_size - TAIL))
-        lines = f.read().decode(errors="replace").splitlines()
-    text = next((x.strip() for x in reversed(lines) if x.strip()), "-")
-    text = " ".join(text.split())[:WIDE]
-    return f"{logs[-1].name}: {text if text.isprintable() else ascii(text)}"
+        tail = f.read().decode(errors="replace").splitlines()
+    text = " ".join(next((x for x in reversed(tail) if x.strip()), "-").split())[:WIDE]
+    return f"{printable(logs[-1].name)}: {printable(text)}"
 
 
 def folders(root: Path, committed: Path) -> list[Folder]:
@@ -86,14 +100,17 @@ def folders(root: Path, committed: Path) -> list[Folder]:
     `records/`), by name."""
     out = []
     for path in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
-        commit_file, kept = path / "commit", path / "records"
-        if not (commit_file.is_file() and kept.is_dir()):
+        if not ((path / "commit").exists() and (path / "records").is_dir()):
             continue
-        commit = commit_file.read_text(errors="replace").strip()[:40]
-        commit = commit if commit.isalnum() else ascii(commit)
-        new = unharvested(kept, committed)
-        out.append(Folder(path, commit, running(path / "run.lock"), new, last_line(path)))
+        commit = commit_of(path)
+        new, refused = to_harvest(path, committed, commit) if commit else ({}, "no commit id")
+        out.append(Folder(path, commit, running(path / "run.lock"), new, refused, last_line(path)))
     return out
+
+
+def printable(text: str) -> str:
+    """`text` as printed: itself where every character is printable, else its ascii()."""
+    return text if text.isprintable() else ascii(text)
 
 
 def lines(found: Sequence[Folder]) -> list[str]:
@@ -103,11 +120,13 @@ def lines(found: Sequence[Folder]) -> list[str]:
         n = sum(f.new.values())
         per = ", ".join(f"{e} {k}" for e, k in sorted(f.new.items()))
         state = "training" if f.running else "stopped"
-        out.append(f"{shown(Path(f.path.name))} ({f.commit[:7]}, {state}): {n} record(s) to harvest"
-                   + (f" ({per})" if per else "") + f"; {f.last}")  # fmt: skip
+        refused = f"cannot be harvested: {printable(f.refused[:WIDE])}" if f.refused else None
+        status = refused or f"{n} record(s) to harvest"
+        head = f"{printable(shown(Path(f.path.name)))} ({(f.commit or '?')[:7]}, {state})"
+        out.append(f"{head}: {status}" + (f" ({per})" if per else "") + f"; {f.last}")
         if n:
-            out.append(f"  make addition-harvest ADDITION_DIR={shown(f.path)} "
-                       f"ADDITION_COMMIT={f.commit[:7]}")  # fmt: skip
+            place = printable(shlex.quote(str(f.path)))
+            out.append(f"  make addition-harvest ADDITION_DIR={place} ADDITION_COMMIT={f.commit}")
     return out or ["no background folder"]
 
 

@@ -69,6 +69,13 @@ class Final:
         return recipe_search.shown(self.values)
 
 
+def minutes(runs: Any) -> tuple[float, ...]:
+    """The wall time (minutes) of each run that trained its whole budget (a diverged one stopped
+    short: its time says nothing of the limit) and names one."""
+    whole = runs.loc[~runs["diverged"].astype(bool), "wall_time_s"]
+    return tuple(float(x) / 60 for x in whole if x is not None and x == x)
+
+
 def row_seeds(spec: Mapping[str, Any], row: str) -> int:
     """How many seeds `row` declares: its `seeds:`, else the rule's (seeds 0 to n-1)."""
     return int(spec["rows"][row].get("seeds", spec["rule"]["seeds"]))
@@ -93,7 +100,7 @@ def finals(frame: Any, spec: Mapping[str, Any] | None = None) -> list[Final]:
                 seeds,
                 tuple(100 * float(x) for x in mine["test_accuracy"]),
                 tuple(float(x) for x in mine[digit]),
-                tuple(float(x) / 60 for x in mine["wall_time_s"]),
+                minutes(mine),
                 int(mine["diverged"].sum()),
             )
         )
@@ -254,7 +261,8 @@ def report(frame: Any) -> str:
         *markdown.table(HEADER, body),
         "",
         f"Mean - target: how far the mean lies above or under the row's target, then {TARGET}. "
-        "Wall time: each run's training time in its record (minutes) against the row's limit, "
+        "Wall time: each run's training time in its record (minutes; a diverged run's left out) "
+        "against the row's limit, "
         "DeepProofLog's reported time at that digit count. The net's ceiling: its supervised "
         f"ceiling (`{rule['ceiling']}`'s chosen recipe, its final seeds' mean test accuracy per "
         "digit, `results/recipe_search/digit_ceiling_search.md`) and the share of sums whose "
@@ -315,7 +323,9 @@ def block(frame: Any) -> str:
         digits = r.spec["digits"]
         parts.append(
             f"`{r.row}`{mark} {r.shown()} (n={len(r.values)} of {r.seeds}, "
-            f"{r.collapsed(rule['collapse_below'])} collapsed; wall time "
+            f"{r.collapsed(rule['collapse_below'])} collapsed"
+            + (f" ({r.diverged} diverged)" if r.diverged else "")
+            + "; wall time "
             f"{wall_text(r.minutes, r.spec.get('minutes'))}) against its target {target:g}: "
             f"{met_text(r, rule)}"
             + ("" if decided == "-" else f", {decided}")
@@ -371,7 +381,9 @@ def recipe_faults(spec: Mapping[str, Any] | None = None) -> dict[str, str]:
     for row, entry in spec["rows"].items():
         recipe, net = dict(entry["recipe"]), entry["net"]["name"]
         source = recipe.pop("row")
-        if candidates.get(source, {}).get("net") != net:
+        if row_seeds(spec, row) > spec["rule"]["seeds"]:
+            faults[row] = f"it declares more seeds than the rule's {spec['rule']['seeds']}"
+        elif candidates.get(source, {}).get("net") != net:
             faults[row] = f"recipe.row {source!r} is no {net} row of {search}"
         elif recipe != {k: v for k, v in candidates[source].items() if k != "net"}:
             faults[row] = f"its recipe is not {search}'s row {source!r} copied whole"

@@ -2,8 +2,9 @@
 checkout: `seed_plan run --repo <worktree> --records-dir <folder>`) into the committed one.
 
 `python -m dfl_bench.reproduction.harvest --from <folder> [--records-dir results/records]` copies
-each finished run record there that the records folder lacks (ok, or failed because its training
-turned non-finite: the seed's own outcome, records.diverged; another failure trains again) to
+each finished run record there that the records folder lacks (ok; with `--diverged a,b`, also
+those of experiments a and b that failed because training turned non-finite, records.diverged:
+the seed's own outcome, which their rules count; another failure trains again) to
 its own place (`<experiment>/<hash>.json`), its records folder renamed to the one it lands in
 (config `records_dir` and the `records_dir=` override; relative to the repository inside it), so
 a committed record names no machine's folder (an absolute checkpoint folder, emptied at the
@@ -21,7 +22,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -227,28 +228,43 @@ def _unharvestable(
     return None
 
 
-def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> Harvest:
-    """Copy the finished (ok or diverged) records under `source` that `dest` lacks, their
-    records folder `named`; ValueError (nothing written) when a file there is no whole record,
-    or a new record would keep an absolute path, names a dirty tree or (given `commit`) another
-    commit than the one the background run trained at; ValueError naming how many were written
-    where one of them cannot be (`write_all`)."""
+def _unreadable(path: Path, dest: Path) -> str | None:
+    """Why the file `path` of a background folder is not read as a record for `dest`: its
+    folder a link or no plain experiment name, or it no whole run record; else None."""
+    if path.parent.is_symlink() or (dest / path.parent.name).is_symlink():
+        return f"{path.parent.name}: a symbolic link, not a folder of the records"
+    if not plain_name(path.parent.name):
+        return f"{path.parent.name!r}: no plain name for an experiment's folder"
+    why = records.defect(path)
+    return None if why is None else f"{path}: not a whole run record ({why})"
+
+
+def harvest(
+    source: Path,
+    dest: Path,
+    named: str,
+    commit: str | None = None,
+    diverged: Collection[str] = (),
+    dry: bool = False,
+) -> Harvest:
+    """Copy the finished records under `source` that `dest` lacks (ok; failed because training
+    turned non-finite, records.diverged, in the experiments `diverged` names, whose rules count
+    such a seed), their records folder `named` (`dry`: name them, write nothing); ValueError
+    (nothing written) when a file there is no whole record, or a new record would keep an
+    absolute path, names a dirty tree or (given `commit`) another commit than the one the
+    background run trained at; ValueError naming how many were written where one of them cannot
+    be (`write_all`)."""
     todo: dict[Path, tuple[Path, dict[str, Any]]] = {}  # target -> (its source file, record)
     kept: list[Path] = []
     refused: list[str] = []
     for path in sorted(source.glob("*/*.json")):
-        if path.parent.is_symlink() or (dest / path.parent.name).is_symlink():
-            refused.append(f"{path.parent.name}: a symbolic link, not a folder of the records")
-            continue
-        if not plain_name(path.parent.name):
-            refused.append(f"{path.parent.name!r}: no plain name for an experiment's folder")
-            continue
-        why = records.defect(path)
+        why = _unreadable(path, dest)
         if why is not None:
-            refused.append(f"{path}: not a whole run record ({why})")
+            refused.append(why)
             continue
         record = records.read_record(path)
-        if record is None or not (record.get("status") == "ok" or records.diverged(record)):
+        counts = path.parent.name in diverged and record is not None and records.diverged(record)
+        if record is None or not (record.get("status") == "ok" or counts):
             continue  # another failure (no final evaluation) trains again
         why = migrate.hash_refusal(record, path.stem)  # edited: another configuration's numbers
         if why is not None:
@@ -279,7 +295,7 @@ def harvest(source: Path, dest: Path, named: str, commit: str | None = None) -> 
             f"{len(refused)} record(s) cannot be harvested, so nothing was harvested: "
             + "; ".join(refused[:3])
         )
-    return Harvest(write_all(todo), kept)
+    return Harvest(list(todo) if dry else write_all(todo), kept)
 
 
 def write_all(todo: dict[Path, tuple[Path, dict[str, Any]]]) -> list[Path]:
@@ -297,31 +313,42 @@ def write_all(todo: dict[Path, tuple[Path, dict[str, Any]]]) -> list[Path]:
     return new
 
 
+def named_as(dest: Path) -> str:
+    """How a harvested record names its records folder `dest`: relative to the repository inside
+    it, else its own path."""
+    inside = dest.resolve().is_relative_to(REPO_DIR)
+    return dest.resolve().relative_to(REPO_DIR).as_posix() if inside else str(dest)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Harvest, print each new record and each kept one."""
     parser = argparse.ArgumentParser(prog="python -m dfl_bench.reproduction.harvest")
     parser.add_argument("--from", dest="source", type=Path, required=True)
     parser.add_argument("--records-dir", "--records", dest="records", type=Path)
     parser.add_argument("--commit", help="the full commit id every new record must name")
+    parser.add_argument(
+        "--diverged", default="", help="experiments (a,b) whose diverged records it brings too"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="name the records, write none")
     args = parser.parse_args(argv)
     dest = args.records or REPO_DIR / cell_configs.RECORDS
     if not args.source.is_dir():
         parser.error(f"--from {args.source} is no folder")
     if args.source.resolve() == dest.resolve():
         parser.error(f"--from {args.source} is the records folder itself")
-    inside = dest.resolve().is_relative_to(REPO_DIR)
-    named = dest.resolve().relative_to(REPO_DIR).as_posix() if inside else str(dest)
+    diverged = [e for e in args.diverged.split(",") if e]
     try:
-        done = harvest(args.source, dest, named, args.commit)
+        done = harvest(args.source, dest, named_as(dest), args.commit, diverged, args.dry_run)
     except ValueError as err:
         print(f"[harvest] error: {err}", file=sys.stderr)
         return 2
     for path in done.new:
-        record = records.read_record(path) or {}
-        print(f"[harvest] {path.relative_to(dest)}: {record.get('name')}")
+        record = {} if args.dry_run else records.read_record(path) or {}
+        print(f"[harvest] {path.relative_to(dest)}: {record.get('name', 'to harvest')}")
     for path in done.kept:
         print(f"[harvest] kept {path}: another record is already there (not replaced)")
-    print(f"[harvest] {len(done.new)} new record(s) in {dest}, {len(done.kept)} kept")
+    brought = "to harvest" if args.dry_run else "new record(s)"
+    print(f"[harvest] {len(done.new)} {brought} in {dest}, {len(done.kept)} kept")
     return 0
 
 

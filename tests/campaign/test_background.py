@@ -28,24 +28,30 @@ def _copy(record: dict, folder: Path, seed: int, **fields) -> Path:
     """`record` as another seed's run at its own hash under `folder`/records."""
     record = json.loads(json.dumps(record))
     record["config"]["seed"] = record["seed"] = seed
+    record["config"]["records_dir"] = str(folder / "records")
+    record["overrides"] = ["row=f1", f"records_dir={folder / 'records'}", "logger=none"]
     record["config_hash"] = records.config_hash(record["config"])
     record.update(fields)
     path = folder / "records" / "formulas" / f"{record['config_hash']}.json"
     return records.write_record(path, record)
 
 
-def test_each_folder_says_its_state_its_records_to_harvest_and_the_command(tmp_path, capsys):
+def test_each_folder_says_its_state_its_records_to_harvest_and_the_command(
+    tmp_path, capsys, monkeypatch
+):
     committed = REPO / "results" / "records"
     first = next((committed / "formulas").glob("*.json"))
     record = json.loads(first.read_text())
-    busy = _folder(tmp_path, "finals", "a" * 40)
-    _folder(tmp_path, "search", "b" * 40)
+    commit = record["git_commit"]
+    busy = _folder(tmp_path, "finals", commit)
+    _folder(tmp_path, "search", "not a commit; rm -rf x")
     (busy / "records" / "formulas").mkdir()
     (busy / "records" / "formulas" / first.name).write_text(first.read_text())  # committed
     _copy(record, busy, 901)
     _copy(record, busy, 902, status="failed", reason=contract.nonfinite_reason(5, "dfl"))
     _copy(record, busy, 903, status="failed", reason="no final evaluation: ended at step 5")
     (busy / "finals.log").write_text("old\n[stage]\tbn_deep_n15 seed=0\n\n")
+    monkeypatch.setattr(background, "DIVERGED", ("formulas",))  # a rule that counts them
     lock = os.open(busy / "run.lock", os.O_RDONLY)
     fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as make's flock -n holds it
     try:
@@ -54,9 +60,19 @@ def test_each_folder_says_its_state_its_records_to_harvest_and_the_command(tmp_p
         os.close(lock)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (
-        f"finals ({'a' * 7}, training): 2 record(s) to harvest (formulas 2); "
+        f"finals ({commit[:7]}, training): 2 record(s) to harvest (formulas 2); "
         "finals.log: [stage] bn_deep_n15 seed=0"
     )
-    assert out[1] == f"  make addition-harvest ADDITION_DIR={busy} ADDITION_COMMIT={'a' * 7}"
-    assert out[2] == f"search ({'b' * 7}, stopped): 0 record(s) to harvest; -"
+    assert out[1] == f"  make addition-harvest ADDITION_DIR={busy} ADDITION_COMMIT={commit}"
+    assert out[2] == "search (?, stopped): cannot be harvested: no commit id; -"
     assert len(out) == 3
+    monkeypatch.setattr(background, "DIVERGED", ())
+    (busy / "commit").write_text("f" * 40)  # the records trained at another commit
+    found = background.folders(tmp_path, committed)[0]
+    assert found.new == {} and f"trained at {commit[:12]}" in str(found.refused)
+
+
+def test_the_harvest_target_brings_the_diverged_records_of_the_rules_that_count_them():
+    makefile = (REPO / "Makefile").read_text()
+    line = next(x for x in makefile.splitlines() if x.startswith("HARVEST_DIVERGED ?="))
+    assert line.split("?=")[1].strip().split(",") == list(background.DIVERGED)

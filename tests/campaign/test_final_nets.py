@@ -138,7 +138,7 @@ def test_a_diverged_seed_counts_as_collapsed_at_zero_and_an_interrupted_one_for_
     targeted = next(r for r, e in SPEC["rows"].items() if e.get("target") is not None)
     steps = SPEC["rows"][targeted]["recipe"]["steps"]
     runs = [_run(final_nets.EXPERIMENT, targeted, s, steps, 0.9) for s in range(4)]
-    lost = {"status": "failed", "test_accuracy": None, "digit_accuracy": None}
+    lost = {"status": "failed", "test_accuracy": None, "digit_accuracy": None, "wall_time_s": 9.0}
     diverged = {**lost, "reason": contract.nonfinite_reason(1234, "dfl")}
     cut = {**lost, "reason": "no final evaluation: training ended at step 1234"}
     frame = pd.DataFrame([*runs, _run(final_nets.EXPERIMENT, targeted, 4, 1234, 0.0, **cut)])
@@ -150,6 +150,15 @@ def test_a_diverged_seed_counts_as_collapsed_at_zero_and_an_interrupted_one_for_
     assert row.collapsed(SPEC["rule"]["collapse_below"]) == 1
     line = next(x for x in final_nets.report(frame).splitlines() if x.startswith(f"| `{targeted}`"))
     assert "| 5 of 5 | 72.00 ± 40.25 | 1 of 5 (1 diverged) |" in line
+    assert row.minutes == (10.0,) * 4  # its short time says nothing of the limit
+    assert "(n=5 of 5, 1 collapsed (1 diverged); wall time" in final_nets.block(frame)
+
+
+def test_a_row_of_more_seeds_than_the_rule_counts_is_refused():
+    row = next(iter(SPEC["rows"]))
+    changed = copy.deepcopy(SPEC)
+    changed["rows"][row]["seeds"] = SPEC["rule"]["seeds"] + 1  # the rule counts no more
+    assert "more seeds than the rule's" in final_nets.recipe_faults(changed)[row]
 
 
 def test_committed_final_records_trained_their_searchs_choice():

@@ -48,7 +48,13 @@ def test_a_harvest_copies_new_ok_records_renamed_and_keeps_what_is_there(tmp_pat
         dest / "formulas" / other.name, {**json.loads(other.read_text()), "seed": 99}
     )
     before = there.read_text()
-    done = harvest.harvest(source, dest, "results/records")
+    dry = harvest.harvest(source, dest, "results/records", diverged=["formulas"], dry=True)
+    assert not (dest / "formulas" / new.name).exists()  # a dry run writes nothing
+    assert harvest.harvest(source, dest, "results/records", dry=True).new == [
+        dest / "formulas" / new.name
+    ]  # a diverged record only for an experiment whose rule counts it
+    done = harvest.harvest(source, dest, "results/records", diverged=["formulas"])
+    assert sorted(done.new) == sorted(dry.new)
     assert sorted(done.new) == sorted(dest / "formulas" / p.name for p in (new, diverged))
     assert done.kept == [there] and there.read_text() == before  # never replaced
     got, want = json.loads((dest / "formulas" / new.name).read_text()), json.loads(new.read_text())
@@ -59,7 +65,7 @@ def test_a_harvest_copies_new_ok_records_renamed_and_keeps_what_is_there(tmp_pat
         want["overrides"],
     )
     assert got == want  # nothing else moved
-    assert not (dest / "formulas" / failed.name).exists()  # an interrupted run trains again
+    assert not (dest / "formulas" / failed.name).exists()  # another failure trains again
     landed = json.loads((dest / "formulas" / diverged.name).read_text())
     assert (landed["status"], landed["reason"]) == ("failed", reason)  # its seed's outcome
 
