@@ -33,8 +33,8 @@ def runs_of(frame: Any, rule: Mapping[str, Any]) -> dict[str, list[tuple[float, 
     """Each row's (validation sum accuracy %, validation digit accuracy) per run the rule counts
     (rule_runs.every_seed: its row's configuration, the rule's seeds; a diverged run collapsed,
     at DIVERGED) of the full budget, by seed."""
-    ok = every_seed(frame, EXPERIMENT, [rule["metric"], rule["collapse_metric"]])
-    ok = ok[ok["diverged"] | (ok["steps"] == declared(EXPERIMENT)["profile"]["max_steps"])]
+    steps = declared(EXPERIMENT)["profile"]["max_steps"]
+    ok = every_seed(frame, EXPERIMENT, [rule["metric"], rule["collapse_metric"]], lambda _: steps)
     return {
         str(row): [
             (100 * float(a), float(d))

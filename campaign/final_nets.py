@@ -83,16 +83,17 @@ def row_seeds(spec: Mapping[str, Any], row: str) -> int:
 
 def finals(frame: Any, spec: Mapping[str, Any] | None = None) -> list[Final]:
     """Each declared row's runs the experiment counts (rule_runs.every_seed: its row's
-    configuration, the rule's seeds, one a seed; a diverged one at DIVERGED) of its recipe's full
-    steps and its declared seeds, in seed order."""
+    configuration, the rule's seeds, one a seed, its recipe's full steps; a diverged one at
+    DIVERGED) of its declared seeds, in seed order."""
     spec = spec or declared(EXPERIMENT)
     digit = spec["rule"]["collapse_metric"]
-    runs = every_seed(frame, EXPERIMENT, ["test_accuracy", digit])
+    rows = spec["rows"]
+    steps = {row: entry["recipe"]["steps"] for row, entry in rows.items()}
+    runs = every_seed(frame, EXPERIMENT, ["test_accuracy", digit], steps.get)
     out = []
-    for row, entry in spec["rows"].items():
+    for row, entry in rows.items():
         seeds = row_seeds(spec, row)
-        full = runs["diverged"] | (runs["steps"] == entry["recipe"]["steps"])
-        mine = runs[(runs["row"] == row) & (runs["seed"] < seeds) & full]
+        mine = runs[(runs["row"] == row) & (runs["seed"] < seeds)]
         out.append(
             Final(
                 row,
@@ -195,14 +196,14 @@ def ceiling_text(ceiling: Sequence[float], digits: int, target: float | None) ->
 
 def faced(rows: Sequence[Final]) -> list[recipe_search.Faced]:
     """Each targeted row against every published number of its digit count (PUBLISHED_FROM's),
-    over every seed, decided after Benjamini-Hochberg over them all."""
+    over every seed once each declared seed has a run, decided after Benjamini-Hochberg."""
     published = [
         p
         for p in load_paper().tables[PUBLISHED_FROM].published
         if p.accuracy is not None and dict(p.setting).get("digits") is not None
     ]
     return recipe_search.decided([
-        (r.net, r.row, r.values, p)
+        (r.net, r.row, r.values, p, r.seeds)
         for r in rows
         if r.spec.get("target") is not None
         for p in published
@@ -298,7 +299,11 @@ def published_lines(rows: Sequence[Final]) -> list[str]:
         *markdown.table(["row", *systems], body),
         "",
         recipe_search.FACED.format(
-            table=PUBLISHED_FROM, n=len(found), bh=BH, margin=MARGINS["accuracy"], sources=sources
+            table=PUBLISHED_FROM,
+            n=recipe_search.compared(found),
+            bh=BH,
+            margin=MARGINS["accuracy"],
+            sources=sources,
         ),  # fmt: skip
     ]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,7 +173,7 @@ def final_section(experiment: str, frame: Any, picks: Mapping[str, str | None]) 
     for net, pick in picks.items():
         test = tests.get(pick, []) if pick else []
         low = f"{min(test):.2f}" if test else "-"
-        aimed = [against(test, target.get(net))] if target else []
+        aimed = [against(test, target.get(net), seed_count(final))] if target else []
         recipe = f"`{pick}`" if pick else "not chosen yet"
         rows.append([f"`{net}`", recipe, len(test), shown(test), low, *aimed,
                      *(faced[net, s].text() for s in systems)])  # fmt: skip
@@ -188,14 +188,15 @@ def final_section(experiment: str, frame: Any, picks: Mapping[str, str | None]) 
     ]
     if target:
         aims = ", ".join(f"`{net}` {value:g}" for net, value in target.items())
-        said = f"{TARGET}; none with fewer than {MIN_SEEDS} seeds or without a target"
+        said = f"{TARGET}; none before every declared final seed has a run, or without a target"
         lines += ["", f"The targets ({aims}: `rule.final.target`, the accuracy each network was "
                   "designed for, named before its runs and written into the yaml with this column "
                   f"after them; it chooses nothing): {said}."]  # fmt: skip
     if faced:
         sources = "; ".join(dict.fromkeys(f"{c.published.system}: {c.published.source}"
                                           for c in faced.values()))  # fmt: skip
-        lines += ["", FACED.format(table=PUBLISHED_FROM[experiment], n=len(faced), bh=BH,
+        n = compared(faced.values())
+        lines += ["", FACED.format(table=PUBLISHED_FROM[experiment], n=n, bh=BH,
                                    margin=MARGINS["accuracy"], sources=sources)]  # fmt: skip
     return lines
 
@@ -206,9 +207,10 @@ TARGET = (
 )
 
 
-def against(values: Sequence[float], target: float | None) -> str:
-    """The final seeds' mean against a declared target: `+0.04 [-0.01, +0.09] inconclusive`."""
-    if target is None or len(values) < MIN_SEEDS:
+def against(values: Sequence[float], target: float | None, seeds: int) -> str:
+    """The final seeds' mean against a declared target once each of the `seeds` declared has a
+    run: `+0.04 [-0.01, +0.09] inconclusive`."""
+    if target is None or len(values) < max(seeds, MIN_SEEDS):
         return "-"
     decided = one_sample(values, target)
     return f"{decided.text()} {decided.word}"
@@ -218,7 +220,8 @@ FACED = (
     "Each published number (`published:` of conf/experiment/{table}.yaml, the same task "
     "setting): ours minus it, Student's 95% interval over the final seeds (every seed counted; "
     "the number's own noise not counted), above / below / equivalent (TOST within ±{margin:g}) "
-    "/ inconclusive, decided after {bh} over the {n} such comparisons; `another network` where "
+    "/ inconclusive, decided after {bh} over the {n} such comparisons with every final seed "
+    "(none before each declared seed has a run); `another network` where "
     "the system trains another digit network than ours. Sources: {sources}."
 )
 
@@ -226,12 +229,14 @@ FACED = (
 @dataclass(frozen=True)
 class Faced:
     """A network's chosen recipe, its final seeds' test accuracy (%) and one published number
-    of the same task setting, with the test that decides it (None: fewer than MIN_SEEDS)."""
+    of the same task setting, with the test that decides it (None: before each of the `seeds`
+    declared has a run, or fewer than MIN_SEEDS)."""
 
     net: str
     row: str
     values: tuple[float, ...]
     published: Published
+    seeds: int
     decided: Interval | None
 
     def text(self) -> str:
@@ -239,7 +244,8 @@ class Faced:
         p = self.published
         shown = f"{p.accuracy:g}" + (" (another network)" if p.net and p.net != self.net else "")
         if self.decided is None:
-            return f"{shown}: fewer than {MIN_SEEDS} final seeds, not compared"
+            have = f"{len(self.values)} of {max(self.seeds, MIN_SEEDS)}"
+            return f"{shown}: waits for its final seeds ({have}), not compared"
         return f"{shown}: ours {self.decided.text()} {self.decided.word}"
 
 
@@ -256,23 +262,30 @@ def comparisons(experiment: str, frame: Any) -> list[Faced]:
         for p in load_paper().tables[PUBLISHED_FROM[experiment]].published
         if p.accuracy is not None and all(task.get(k) == v for k, v in p.setting)
     ]
+    seeds = seed_count(spec["rule"]["final"])
     return decided([
-        (net, pick, tuple(tests.get(pick, [])), p)
+        (net, pick, tuple(tests.get(pick, [])), p, seeds)
         for net, pick in chosen(experiment, frame).items()
         if pick is not None
         for p in published
     ])  # fmt: skip
 
 
-def decided(found: Sequence[tuple[str, str, Sequence[float], Any]]) -> list[Faced]:
-    """Each (net, row, its seeds' test accuracies, a published number) decided: Student's 95%
-    interval of the mean minus the published accuracy within MARGINS (none before MIN_SEEDS),
-    after Benjamini-Hochberg over them all."""
+def decided(found: Sequence[tuple[str, str, Sequence[float], Any, int]]) -> list[Faced]:
+    """Each (net, row, its seeds' test accuracies, a published number, its declared seeds)
+    decided: Student's 95% interval of the mean minus the published accuracy within MARGINS
+    (none before every declared seed has a run, nor before MIN_SEEDS), after Benjamini-Hochberg
+    over those decided."""
     intervals = [
-        one_sample(v, p.accuracy, MARGINS["accuracy"]) if len(v) >= MIN_SEEDS else None
-        for _, _, v, p in found
+        one_sample(v, p.accuracy, MARGINS["accuracy"]) if len(v) >= max(n, MIN_SEEDS) else None
+        for _, _, v, p, n in found
     ]
     return [Faced(*f, d) for f, d in zip(found, adjust_block(intervals), strict=True)]
+
+
+def compared(faced: Iterable[Faced]) -> int:
+    """How many of the comparisons are decided (each of their declared seeds has a run)."""
+    return sum(c.decided is not None for c in faced)
 
 
 def final_markers(experiment: str) -> tuple[str, str]:
@@ -299,8 +312,8 @@ def final_block(experiment: str, frame: Any) -> str:
     ]
     how = (
         f"Student's 95% interval of our mean minus the published number, equivalent within "
-        f"±{MARGINS['accuracy']:g} (TOST), after {BH} over the {len(faced)} comparison"
-        f"{'s' if len(faced) > 1 else ''}."
+        f"±{MARGINS['accuracy']:g} (TOST), after {BH} over the {compared(faced)} comparison"
+        f"{'' if compared(faced) == 1 else 's'} with every final seed."
     )
     return "\n".join([
         begin,
@@ -336,7 +349,7 @@ def target_block(experiment: str, frame: Any) -> str:
         low = f", lowest {min(values):.2f}" if values else ""
         parts.append(
             f"`{net}` on `{pick}` {shown(values)} (n={len(values)}{low}) against its target "
-            f"{target:g}: {against(values, target)}"
+            f"{target:g}: {against(values, target, seed_count(final))}"
             if pick
             else f"`{net}`: no chosen recipe yet"
         )
@@ -358,6 +371,16 @@ def final_seeds(final: Mapping[str, Any]) -> str:
     """
     seeds = final["seeds"]
     return f"0-{seeds - 1}" if isinstance(seeds, int) else ", ".join(map(str, seeds))
+
+
+def seed_count(final: Mapping[str, Any]) -> int:
+    """How many seeds the final stage declares.
+
+    >>> seed_count({"seeds": 5}), seed_count({"seeds": [3, 4, 5]})
+    (5, 3)
+    """
+    seeds = final["seeds"]
+    return seeds if isinstance(seeds, int) else len(seeds)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

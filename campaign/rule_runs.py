@@ -7,7 +7,7 @@ held-out share) or a seed the rule does not declare counts for nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +44,15 @@ def row_digest(experiment: str, row: str, stage: str) -> str | None:
 DIVERGED = 0.0
 
 
-def every_seed(frame: Any, experiment: str, metrics: Sequence[str], stage: str = SEARCH) -> Any:
-    """The runs `counted` counts at `stage`, diverged ones included (column `diverged`), each
-    diverged run's `metrics` at DIVERGED (it stopped short: filter on steps with `diverged`)."""
+def every_seed(frame: Any, experiment: str, metrics: Sequence[str],
+               steps: Callable[[str], int | None], stage: str = SEARCH) -> Any:  # fmt: skip
+    """The runs `counted` counts at `stage` that trained their row's whole `steps` (a function
+    of the row) or diverged on the way (column `diverged`), each diverged run's `metrics` at
+    DIVERGED. A run cut short otherwise counts for nothing."""
     runs = counted(frame, experiment, stage, diverged=True)
-    runs = runs.assign(diverged=[records.diverged(r) for r in runs.to_dict("records")])
     runs.loc[runs["diverged"], list(metrics)] = DIVERGED
-    return runs
+    whole = runs["row"].map(lambda row: steps(str(row))) == runs["steps"]
+    return runs[runs["diverged"] | whole]
 
 
 def rule_seeds(experiment: str, stage: str = SEARCH) -> list[int]:
@@ -65,11 +67,14 @@ def counted(frame: Any, experiment: str, stage: str = SEARCH, diverged: bool = F
     """The runs of `frame` (results.load's records) the rule of `experiment` counts at `stage`:
     ok (or, given `diverged`, failed because training turned non-finite: records.diverged), of
     `stage`, of its declared seeds (`rule_seeds`), each of its row's configuration there
-    (`row_digest`), once a seed as the tables count it (results.load.pooled), in seed order."""
+    (`row_digest`), once a seed as the tables count it (results.load.pooled), in seed order;
+    given `diverged`, column `diverged` says which diverged."""
     mine = frame[frame["experiment"] == experiment]
     finished = mine["status"] == "ok"
-    if diverged and len(mine):
-        finished |= mine.apply(records.diverged, axis=1)
+    if diverged:
+        flags = [records.diverged(r) for r in mine.to_dict("records")]
+        mine = mine.assign(diverged=flags).astype({"diverged": bool})
+        finished |= mine["diverged"]
     ok = mine[finished]
     ok = ok[ok["config"].map(lambda c: c.get("stage", SEARCH)) == stage]
     ok = ok[ok["seed"].isin(rule_seeds(experiment, stage))].sort_values("seed")

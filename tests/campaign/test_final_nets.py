@@ -134,6 +134,22 @@ def test_the_page_counts_every_seed_its_collapses_and_no_undeclared_or_short_run
     assert "waits for its seeds (4 of 5)" in short and "points above" not in short
 
 
+def test_no_published_number_is_faced_before_every_declared_seed_has_a_run():
+    """Three seeds would decide (MIN_SEEDS), but a row of five waits for its five: the same
+    rule as its target's."""
+    targeted = next(r for r, e in SPEC["rows"].items() if e.get("target") is not None)
+    steps = SPEC["rows"][targeted]["recipe"]["steps"]
+    runs = [_run(final_nets.EXPERIMENT, targeted, s, steps, 0.99 - s / 1000) for s in range(5)]
+    frame = pd.DataFrame(runs + _search_runs(SPEC["rows"][targeted]["recipe"]["row"]))
+    for seeds, decided in ((3, False), (4, False), (5, True)):
+        rows = final_nets.finals(frame[frame["seed"] < seeds])
+        found = [c for c in final_nets.faced(rows) if c.row == targeted]
+        assert found and all((c.decided is not None) == decided for c in found)
+        page = final_nets.report(frame[frame["seed"] < seeds])
+        assert (f"waits for its final seeds ({seeds} of 5), not compared" in page) != decided
+        assert ("ours +" in page) == decided  # 98.8 is above every published number
+
+
 def test_a_diverged_seed_counts_as_collapsed_at_zero_and_an_interrupted_one_for_nothing():
     targeted = next(r for r, e in SPEC["rows"].items() if e.get("target") is not None)
     steps = SPEC["rows"][targeted]["recipe"]["steps"]

@@ -154,6 +154,9 @@ def test_a_diverged_collapse_run_counts_as_collapsed_and_a_cut_off_one_for_nothi
     assert counted == {"b4": [(30.0, 0.99)] * 4 + [(0.0, 0.0)]}
 
 
+WAITS = "97.2 (another network): waits for its final seeds"
+
+
 @pytest.mark.parametrize(
     ("finals", "said"),
     [
@@ -161,8 +164,13 @@ def test_a_diverged_collapse_run_counts_as_collapsed_and_a_cut_off_one_for_nothi
             [0.970, 0.971, 0.972, 0.973, 0.974],
             "97.2 (another network): ours +0.00 [-0.20, +0.20] equivalent",
         ),
-        ([0.960, 0.961, 0.962], "97.2 (another network): ours -1.10 [-1.35, -0.85] below"),
-        ([0.975, 0.980], "97.2 (another network): fewer than 3 final seeds, not compared"),
+        (
+            [0.960, 0.961, 0.962, 0.961, 0.961],
+            "97.2 (another network): ours -1.10 [-1.19, -1.01] below",
+        ),
+        # three seeds would decide (MIN_SEEDS) but the rule declares five: it waits for them
+        ([0.960, 0.961, 0.962], f"{WAITS} (3 of 5), not compared"),
+        ([0.975, 0.980], f"{WAITS} (2 of 5), not compared"),
     ],
 )
 def test_the_minute_searchs_final_seeds_alone_face_deepproblog(finals, said):
@@ -215,8 +223,9 @@ def test_a_collapse_run_of_another_configuration_or_seed_counts_for_nothing():
     ("finals", "said"),
     [
         ([0.9965, 0.9962, 0.9969, 0.9958, 0.9964], "+0.04 [-0.01, +0.09] inconclusive"),
-        ([0.9970, 0.9971, 0.9972], "+0.11 [+0.09, +0.13] above"),
-        ([0.9950, 0.9951, 0.9952], "-0.09 [-0.11, -0.07] below"),
+        ([0.9970, 0.9971, 0.9972, 0.9971, 0.9971], "+0.11 [+0.10, +0.12] above"),
+        ([0.9950, 0.9951, 0.9952, 0.9951, 0.9951], "-0.09 [-0.10, -0.08] below"),
+        ([0.9970, 0.9971, 0.9972], "-"),  # three would decide, but five are declared
         ([0.9970, 0.9971], "-"),
     ],
 )
