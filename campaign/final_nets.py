@@ -127,15 +127,16 @@ def target_text(values: Sequence[float], target: float | None, seeds: int) -> st
 
 def met_text(r: Final, rule: Mapping[str, Any]) -> str:
     """Each of the row's targets met or missed once every declared seed has a run: its mean
-    (>= `target`), no seed collapsed (where it declares `no_collapse`), each run within its
-    `minutes`."""
+    (>= `target`, with its interval's decision beside it), no seed collapsed (where it declares
+    `no_collapse`), each run within its `minutes`."""
     seeds, target = r.seeds, r.spec.get("target")
     if target is None:
         return "-"
     if len(r.values) < seeds:
         return f"waits for its seeds ({len(r.values)} of {seeds})"
     gap = statistics.fmean(r.values) - target
-    parts = [f"mean {'met' if gap >= 0 else f'missed by {-gap:.2f}'}"]
+    word = one_sample(r.values, target).word  # what the interval decides beside the mean
+    parts = [f"mean {'met' if gap >= 0 else f'missed by {-gap:.2f}'} (its interval: {word})"]
     if r.spec.get("no_collapse"):
         k = r.collapsed(rule["collapse_below"])
         parts.append("none collapsed: met" if not k else f"{k} collapsed: missed")
@@ -270,8 +271,9 @@ def report(frame: Any) -> str:
         "2 x digits images a classifier at it gets all right if its errors are independent (a "
         "sum can also come out right through errors that cancel, rarely at these accuracies): "
         "a target above that share asks the sum-trained network for more than its supervised "
-        "best. Targets: the mean met or missed by how much; where the row declares it, no seed "
-        "collapsed; each run within its limit; none before every declared seed has a run.",
+        "best. Targets: the mean met or missed by how much (its interval's decision beside it); "
+        "where the row declares it, no seed collapsed; each run within its limit; none before "
+        "every declared seed has a run.",
     ]
     return "\n".join([*lines, *published_lines(rows)]) + "\n"
 
