@@ -18,19 +18,20 @@ import statistics
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from campaign import recipe_search
 from campaign.addition_budget import records_frame
-from campaign.rule_runs import DIVERGED, declared, every_seed
+from campaign.rule_runs import DIVERGED, complete, declared, every_seed
 from dfl_bench import markdown, outputs
 from dfl_bench.lifecycle.file_overrides import leaves
 from dfl_bench.lifecycle.hashing import cell_settings
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
 from dfl_bench.results.paper import load_paper
-from dfl_bench.results.stats import BH, MARGINS, MIN_SEEDS, one_sample
+from dfl_bench.results.stats import BH, MARGINS, Interval, one_sample
 
 EXPERIMENT = "mnist_addition_final_nets"
 PUBLISHED_FROM = "mnist_addition_frontier_nets"
@@ -68,11 +69,20 @@ class Final:
         """`mean ± sd` over every seed, `-` with fewer than two."""
         return recipe_search.shown(self.values)
 
+    @cached_property
+    def decided(self) -> Interval | None:
+        """The mean minus the row's target, Student's 95% interval over every seed; None
+        without a target or before each declared seed has a run (rule_runs.complete)."""
+        target = self.spec.get("target")
+        if target is None or not complete(len(self.values), self.seeds):
+            return None
+        return one_sample(self.values, target)
+
 
 def minutes(runs: Any) -> tuple[float, ...]:
     """The wall time (minutes) of each run that trained its whole budget (a diverged one stopped
     short: its time says nothing of the limit) and names one."""
-    whole = runs.loc[~runs["diverged"].astype(bool), "wall_time_s"]
+    whole = runs.loc[~runs["diverged"], "wall_time_s"]
     return tuple(float(x) / 60 for x in whole if x is not None and x == x)
 
 
@@ -108,34 +118,30 @@ def finals(frame: Any, spec: Mapping[str, Any] | None = None) -> list[Final]:
     return out
 
 
-def target_text(values: Sequence[float], target: float | None, seeds: int) -> str:
-    """The mean against the row's target once every one of its `seeds` has a run: how far above
-    or under, and the interval's decision.
+def target_text(decided: Interval | None) -> str:
+    """A row's mean against its target (`Final.decided`): how far above or under, and the
+    interval's decision; `-` while undecided.
 
-    >>> target_text([81.0, 80.0, 79.0], 82.0, 3)
-    '2.00 points under (-2.00 [-4.48, +0.48] inconclusive)'
-    >>> target_text([95.0, 95.2, 94.8], 94.5, 3), target_text([95.0, 95.2, 94.8], 94.5, 5)
-    ('0.50 points above (+0.50 [+0.00, +1.00] above)', '-')
+    >>> target_text(one_sample([81.0, 80.0, 79.0], 82.0)), target_text(None)
+    ('2.00 points under (-2.00 [-4.48, +0.48] inconclusive)', '-')
+    >>> target_text(one_sample([95.0, 95.2, 94.8], 94.5))
+    '0.50 points above (+0.50 [+0.00, +1.00] above)'
     """
-    if target is None or len(values) < max(seeds, MIN_SEEDS):
+    if decided is None:
         return "-"
-    gap = statistics.fmean(values) - target
-    decided = one_sample(values, target)
-    side = "above" if gap >= 0 else "under"
-    return f"{abs(gap):.2f} points {side} ({decided.text()} {decided.word})"
+    side = "above" if decided.delta >= 0 else "under"
+    return f"{abs(decided.delta):.2f} points {side} ({decided.text()} {decided.word})"
 
 
 def met_text(r: Final, rule: Mapping[str, Any]) -> str:
     """Each of the row's targets met or missed once every declared seed has a run: its mean
     (>= `target`, with its interval's decision beside it), no seed collapsed (where it declares
     `no_collapse`), each run within its `minutes`."""
-    seeds, target = r.seeds, r.spec.get("target")
-    if target is None:
+    if r.spec.get("target") is None:
         return "-"
-    if len(r.values) < seeds:
-        return f"waits for its seeds ({len(r.values)} of {seeds})"
-    gap = statistics.fmean(r.values) - target
-    word = one_sample(r.values, target).word  # what the interval decides beside the mean
+    if r.decided is None:
+        return f"waits for its seeds ({len(r.values)} of {r.seeds})"
+    gap, word = r.decided.delta, r.decided.word  # the mean against the target, its interval's
     parts = [f"mean {'met' if gap >= 0 else f'missed by {-gap:.2f}'} (its interval: {word})"]
     if r.spec.get("no_collapse"):
         k = r.collapsed(rule["collapse_below"])
@@ -232,7 +238,7 @@ def cells(r: Final, rule: Mapping[str, Any], ceiling: Sequence[float], waiting: 
         f"{r.collapsed(rule['collapse_below'])} of {len(r.digits)}"
         + (f" ({r.diverged} diverged)" if r.diverged else ""),
         "-" if target is None else f"{target:g}",
-        target_text(r.values, target, r.seeds),
+        target_text(r.decided),
         wall_text(r.minutes, r.spec.get("minutes")),
         met_text(r, rule),
         ceiling_text(ceiling, r.spec["digits"], target),
@@ -326,7 +332,7 @@ def block(frame: Any) -> str:
         if not r.values:
             parts.append(f"`{r.row}`{mark} (target {target:g}): no runs yet")
             continue
-        decided = target_text(r.values, target, r.seeds)
+        decided = target_text(r.decided)
         digits = r.spec["digits"]
         parts.append(
             f"`{r.row}`{mark} {r.shown()} (n={len(r.values)} of {r.seeds}, "

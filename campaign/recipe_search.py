@@ -26,8 +26,9 @@ from typing import Any
 
 from campaign import rule_runs
 from campaign.addition_budget import best_and_near, records_frame
-from campaign.rule_runs import SEARCH, declared
+from campaign.rule_runs import SEARCH, complete, declared
 from dfl_bench import markdown, outputs
+from dfl_bench.lifecycle.declared import seeds_of
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.results import cell_configs
 from dfl_bench.results.paper import Published, load_paper
@@ -173,7 +174,7 @@ def final_section(experiment: str, frame: Any, picks: Mapping[str, str | None]) 
     for net, pick in picks.items():
         test = tests.get(pick, []) if pick else []
         low = f"{min(test):.2f}" if test else "-"
-        aimed = [against(test, target.get(net), seed_count(final))] if target else []
+        aimed = [against(test, target.get(net), len(seeds_of(final)))] if target else []
         recipe = f"`{pick}`" if pick else "not chosen yet"
         rows.append([f"`{net}`", recipe, len(test), shown(test), low, *aimed,
                      *(faced[net, s].text() for s in systems)])  # fmt: skip
@@ -210,7 +211,7 @@ TARGET = (
 def against(values: Sequence[float], target: float | None, seeds: int) -> str:
     """The final seeds' mean against a declared target once each of the `seeds` declared has a
     run: `+0.04 [-0.01, +0.09] inconclusive`."""
-    if target is None or len(values) < max(seeds, MIN_SEEDS):
+    if target is None or not complete(len(values), seeds):
         return "-"
     decided = one_sample(values, target)
     return f"{decided.text()} {decided.word}"
@@ -262,7 +263,7 @@ def comparisons(experiment: str, frame: Any) -> list[Faced]:
         for p in load_paper().tables[PUBLISHED_FROM[experiment]].published
         if p.accuracy is not None and all(task.get(k) == v for k, v in p.setting)
     ]
-    seeds = seed_count(spec["rule"]["final"])
+    seeds = len(seeds_of(spec["rule"]["final"]))
     return decided([
         (net, pick, tuple(tests.get(pick, [])), p, seeds)
         for net, pick in chosen(experiment, frame).items()
@@ -277,7 +278,7 @@ def decided(found: Sequence[tuple[str, str, Sequence[float], Any, int]]) -> list
     (none before every declared seed has a run, nor before MIN_SEEDS), after Benjamini-Hochberg
     over those decided."""
     intervals = [
-        one_sample(v, p.accuracy, MARGINS["accuracy"]) if len(v) >= max(n, MIN_SEEDS) else None
+        one_sample(v, p.accuracy, MARGINS["accuracy"]) if complete(len(v), n) else None
         for _, _, v, p, n in found
     ]
     return [Faced(*f, d) for f, d in zip(found, adjust_block(intervals), strict=True)]
@@ -304,7 +305,7 @@ def final_block(experiment: str, frame: Any) -> str:
     page = f"`results/recipe_search/{experiment}.md`"
     if not faced:
         return "\n".join([begin, f"No chosen recipe of `{experiment}` yet ({page}).", end])
-    seeds = final_seeds(declared(experiment)["rule"]["final"])
+    seeds, n = final_seeds(declared(experiment)["rule"]["final"]), compared(faced)
     parts = [
         f"`{c.net}` on `{c.row}` {shown(c.values)} (n={len(c.values)}) against "
         f"{c.published.system}'s {c.text()}"
@@ -312,8 +313,8 @@ def final_block(experiment: str, frame: Any) -> str:
     ]
     how = (
         f"Student's 95% interval of our mean minus the published number, equivalent within "
-        f"±{MARGINS['accuracy']:g} (TOST), after {BH} over the {compared(faced)} comparison"
-        f"{'' if compared(faced) == 1 else 's'} with every final seed."
+        f"±{MARGINS['accuracy']:g} (TOST), after {BH} over the {n} comparison"
+        f"{'' if n == 1 else 's'} with every final seed."
     )
     return "\n".join([
         begin,
@@ -349,7 +350,7 @@ def target_block(experiment: str, frame: Any) -> str:
         low = f", lowest {min(values):.2f}" if values else ""
         parts.append(
             f"`{net}` on `{pick}` {shown(values)} (n={len(values)}{low}) against its target "
-            f"{target:g}: {against(values, target, seed_count(final))}"
+            f"{target:g}: {against(values, target, len(seeds_of(final)))}"
             if pick
             else f"`{net}`: no chosen recipe yet"
         )
@@ -371,16 +372,6 @@ def final_seeds(final: Mapping[str, Any]) -> str:
     """
     seeds = final["seeds"]
     return f"0-{seeds - 1}" if isinstance(seeds, int) else ", ".join(map(str, seeds))
-
-
-def seed_count(final: Mapping[str, Any]) -> int:
-    """How many seeds the final stage declares.
-
-    >>> seed_count({"seeds": 5}), seed_count({"seeds": [3, 4, 5]})
-    (5, 3)
-    """
-    seeds = final["seeds"]
-    return seeds if isinstance(seeds, int) else len(seeds)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,6 +18,7 @@ from dfl_bench.lifecycle.declared import seeds_of
 from dfl_bench.paths import CONFIG_DIR
 from dfl_bench.results import cell_configs
 from dfl_bench.results.load import pooled
+from dfl_bench.results.stats import MIN_SEEDS
 
 SEARCH = "search"  # the stage of a row's candidate runs (the default where a yaml has none)
 
@@ -53,6 +54,16 @@ def every_seed(frame: Any, experiment: str, metrics: Sequence[str],
     runs.loc[runs["diverged"], list(metrics)] = DIVERGED
     whole = runs["row"].map(lambda row: steps(str(row))) == runs["steps"]
     return runs[runs["diverged"] | whole]
+
+
+def complete(runs: int, seeds: int) -> bool:
+    """Whether a row's `runs` decide a target or a comparison: one for each of the `seeds` it
+    declares, and MIN_SEEDS at least.
+
+    >>> complete(3, 3), complete(4, 5), complete(2, 2)
+    (True, False, False)
+    """
+    return runs >= max(seeds, MIN_SEEDS)
 
 
 def rule_seeds(experiment: str, stage: str = SEARCH) -> list[int]:
