@@ -278,9 +278,10 @@ addition-finals: ## the final rows of MNIST addition on each network's chosen re
 background: ## where the background folders stand (~/.cache/dfl_bench): commit, training or stopped, records to harvest, the log's last line, the harvest command
 	$(PYTHON) -m campaign.background
 
-# The experiments whose rules count a seed whose training turned non-finite (as collapsed, at 0):
+# The experiments whose rules count a seed whose training turned non-finite (at 0; as collapsed where
+# the rule counts collapses):
 # their failed records of that kind are harvested too.
-HARVEST_DIVERGED ?= mnist_addition_final_nets,mnist_addition_collapse_nets
+HARVEST_DIVERGED ?= mnist_addition_final_nets,mnist_addition_collapse_nets,digit_ceiling_search,mnist_addition_recipe_nets,mnist_addition_minute_search
 addition-harvest: ## bring the background addition runs' finished records into results/records and render
 	$(PYTHON) -m dfl_bench.reproduction.harvest --from "$(ADDITION_DIR)/records" \
 		--commit $$(git rev-parse --verify "$(ADDITION_COMMIT)^{commit}") --diverged "$(HARVEST_DIVERGED)"

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from campaign.collapse_search import EXPERIMENT as COLLAPSE
 from campaign.final_nets import EXPERIMENT as FINALS
+from campaign.recipe_search import EXPERIMENTS as SEARCHES
 from dfl_bench.paths import REPO_DIR
 from dfl_bench.reproduction import harvest
 from dfl_bench.untrusted import UntrustedFile, read_bytes, shown
@@ -30,7 +31,7 @@ ROOT = Path.home() / ".cache" / "dfl_bench"
 TAIL = 4096  # the bytes of a log read for its last line
 WIDE = 200  # the characters of that line shown
 COMMIT = re.compile(r"[0-9a-f]{7,40}")
-DIVERGED = (FINALS, COLLAPSE)  # make addition-harvest's HARVEST_DIVERGED: rules that count them
+DIVERGED = (FINALS, COLLAPSE, *SEARCHES)  # make addition-harvest's HARVEST_DIVERGED
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """A recipe chosen per network by the rule its experiment declared before its runs (`rule:` in
 conf/experiment/<experiment>.yaml): per network, among its candidate rows and its declared
 incumbents (committed rows of another experiment, same task and split), the one with the
-highest mean final validation accuracy over its seeds, every seed counted; a candidate with
+highest mean final validation accuracy over its seeds, every seed counted (one whose training
+turned non-finite at 0); a candidate with
 fewer steps within `prefer_fewer_within` points of it is taken instead (the fewest steps of
 such, the higher mean among equal steps). The test split decides nothing in the choice.
 
@@ -24,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from campaign import rule_runs
 from campaign.addition_budget import best_and_near, records_frame
-from campaign.rule_runs import SEARCH, complete, declared
+from campaign.rule_runs import DIVERGED, SEARCH, complete, declared, every_seed
 from dfl_bench import markdown, outputs
 from dfl_bench.lifecycle.declared import seeds_of
 from dfl_bench.paths import REPO_DIR
@@ -48,10 +48,9 @@ def stage_values(
     frame: Any, experiment: str, stage: str, metric: str, steps: Mapping[str, int]
 ) -> dict[str, list[float]]:
     """Each row's `metric` (%) over the runs the experiment's rule counts at `stage` (rule_runs.
-    counted: its row's configuration there, the rule's seeds) of its declared `steps` (a
-    shortened run counts for nothing), in seed order."""
-    ok = rule_runs.counted(frame, experiment, stage)
-    ok = ok[ok["row"].map(steps) == ok["steps"]]
+    every_seed: its row's configuration there, the rule's seeds, its declared `steps` whole; a
+    shortened run counts for nothing, a diverged one at DIVERGED), in seed order."""
+    ok = every_seed(frame, experiment, [metric], steps.get, stage)
     return {
         str(row): [100 * float(x) for x in group[metric].dropna()]
         for row, group in ok.groupby("row")
@@ -130,7 +129,8 @@ def report(experiment: str, frame: Any) -> str:
         f"`conf/experiment/{experiment}.yaml` (its header says what each candidate is). The "
         f"rule, declared in that file before its runs: per network, among its candidates and "
         f"declared incumbents, the highest mean final `{rule['metric']}` over {rule['seeds']} "
-        f"seeds ({rule['split']}), every seed counted; a candidate with fewer steps within "
+        f"seeds ({rule['split']}), every seed counted (a run whose training turned non-finite at "
+        f"{DIVERGED:g}); a candidate with fewer steps within "
         f"{rule['prefer_fewer_within']:g} points of it is taken instead (the fewest steps of "
         "such, the higher mean among equal steps). The test split decides nothing here.",
         "",

@@ -154,6 +154,24 @@ def test_a_diverged_collapse_run_counts_as_collapsed_and_a_cut_off_one_for_nothi
     assert counted == {"b4": [(30.0, 0.99)] * 4 + [(0.0, 0.0)]}
 
 
+def test_a_diverged_search_run_counts_at_zero_and_a_cut_off_one_for_nothing():
+    recipe = "mnist_addition_recipe_nets"
+    steps = {r: e["steps"] for r, e in _spec(recipe)["rows"].items()}
+    row = next(iter(steps))
+    runs = [_run(recipe, row, s, None, steps[row], 0.80) for s in range(2)]
+    lost = {**runs[0], "seed": 2, "status": "failed", "steps": 77, "validation_accuracy": None}
+    cut = {**lost, "reason": "no final evaluation: training ended at step 77"}
+    values = recipe_search.stage_values(
+        pd.DataFrame([*runs, cut]), recipe, "search", "validation_accuracy", steps
+    )
+    assert values == {row: [80.0, 80.0]}  # an interruption trains again
+    diverged = {**lost, "reason": contract.nonfinite_reason(77, "dfl")}
+    frame = pd.DataFrame([*runs, diverged])
+    values = recipe_search.stage_values(frame, recipe, "search", "validation_accuracy", steps)
+    assert values == {row: [80.0, 80.0, 0.0]}  # the seed's own outcome: every seed counted
+    assert "| 3 | 53.33 ± 46.19 | 0.00 |" in recipe_search.report(recipe, frame)
+
+
 WAITS = "97.2 (another network): waits for its final seeds"
 
 
