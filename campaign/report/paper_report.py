@@ -73,6 +73,7 @@ class PaperReport(Report):
         files = {out / "tables" / "verdicts.md": outputs.RENDERED[".md"]}
         if (out / "records").is_dir():
             files |= {path: mark for path, (mark, _) in writeup.searches(out).items()}
+            files[writeup.final_figure_path(out)] = outputs.PNG
         return files
 
     def write(self, results: Sequence[Decided], out: Path, command: str) -> list[Path]:

@@ -185,10 +185,19 @@ def searches(out: Path) -> dict[Path, tuple[outputs.Mark, Callable[[Any], str]]]
 
 def search_pages(out: Path, frame: Any) -> list[Path]:
     """The searches' pages under `out` from the records under `out/records` (`frame`), each
-    rewritten only where it changed."""
+    rewritten only where it changed, and the final rows' figure (final_figure)."""
+    from campaign import final_figure
+
     written = []
     for path, (mark, render) in searches(out).items():
         text = render(frame)
         if not path.is_file() or read_text(path) != text:
             written.append(outputs.write_text(path, text, mark))  # new, or the search's own
-    return written
+    return [*written, final_figure.draw(frame, final_figure_path(out))]
+
+
+def final_figure_path(out: Path) -> Path:
+    """The final rows' figure under `out` (campaign/final_figure.py), beside their page."""
+    from campaign import final_nets
+
+    return out / "final_nets" / final_nets.FIGURE

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from functools import partial
 from pathlib import Path
 
@@ -27,6 +27,8 @@ from dfl_bench.schema import CU_ANT, CU_CONS
 LABELS = {"accuracy": "test accuracy (%)", "cons": "cons", CU_CONS: CU_CONS, CU_ANT: CU_ANT}
 RANGES = {"accuracy": (0.0, 100.0), "cons": (0.0, 1.0), CU_CONS: (0.0, 1.0), CU_ANT: (0.0, 1.0)}
 KB_COLOURS = {"same": "tab:blue", "sum9": "tab:red"}
+POINT = {"fmt": "o", "ms": 4, "color": "tab:blue", "ecolor": "tab:blue", "elinewidth": 0.8,
+         "capsize": 2}  # fmt: skip
 
 
 def sweep_figure(table: Table, parameter: str, path: Path) -> Path:
@@ -42,30 +44,22 @@ def sweep_figure(table: Table, parameter: str, path: Path) -> Path:
         points = [(xs[i], ours[i].mean[column], ours[i].std[column] or 0.0) for i in order]
         points = [p for p in points if p[1] is not None]
         if points:
-            ax.errorbar(
-                [p[0] for p in points],
-                [p[1] for p in points],
-                yerr=np.hstack([_within(p[1], p[2], column) for p in points]),
-                marker="o",
-                capsize=3,
-                label=f"ours ({table.profile}; mean ± sd over seeds)",
-            )
-        printed = [
-            (float(c.key), c.number(column))
-            for c in table.paper.cells()
-            if c.key is not None and c.number(column) is not None
-        ]
+            x, y, sd = zip(*points, strict=True)
+            bars = np.hstack([_within(m, d, column) for m, d in zip(y, sd, strict=True)])
+            label = f"ours ({table.profile}; mean ± sd over seeds)"
+            ax.errorbar(x, y, yerr=bars, marker="o", capsize=3, label=label)
+        cells = [c for c in table.paper.cells() if c.key is not None]
+        printed = [(float(c.key), c.number(column)) for c in cells if c.number(column) is not None]
         if printed:
             ax.plot(*zip(*printed, strict=True), "k*", markersize=12, label="paper (text)")
-        ax.set_xlabel(parameter)
-        ax.set_ylabel(LABELS[column])
+        ax.set(xlabel=parameter, ylabel=LABELS[column])
         ax.grid(alpha=0.3)
         if points or printed:
             ax.legend(fontsize=8)
         else:
             ax.text(0.5, 0.5, "no runs yet", ha="center", transform=ax.transAxes)
     fig.suptitle(f"Reichenbach-sigmoidal implication: {parameter} sweep ({table.paper.where})")
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def measures_figure(frame: pd.DataFrame, profile: str, path: Path) -> Path:
@@ -80,20 +74,18 @@ def measures_figure(frame: pd.DataFrame, profile: str, path: Path) -> Path:
     for ax, (x, y) in zip(axes.flat, panels, strict=True):
         for kb, colour in KB_COLOURS.items():
             sub = runs[runs["kb"] == kb]
-            xs = _column(sub, x)
-            ys = _column(sub, y)
+            xs, ys = _column(sub, x), _column(sub, y)
             keep = xs.notna() & ys.notna()
             r = pearson(xs[keep].tolist(), ys[keep].tolist())
             text = "r n/a" if r is None else f"r = {r:+.2f}"
             ax.scatter(
                 xs[keep], ys[keep], s=14, color=colour, label=f"{kb} ({text}, n={keep.sum()})"
             )
-        ax.set_xlabel(LABELS[x])
-        ax.set_ylabel(LABELS[y])
+        ax.set(xlabel=LABELS[x], ylabel=LABELS[y])
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(f"Analytical measures of every run of the main-text tables (profile {profile})")
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def scatter_figure(table: Table, path: Path, paper_sigma: float | None = None) -> Path:
@@ -116,25 +108,9 @@ def scatter_figure(table: Table, path: Path, paper_sigma: float | None = None) -
             kept = stats.kept_runs(ours.values.get(column, ()), ours.collapsed.get(column, ()))
             y, half = float(np.mean(kept)), _half(kept)
             across = 1.96 * paper_sigma if paper_sigma and column == "accuracy" else 0.0
-            ax.errorbar(
-                x,
-                y,
-                yerr=_within(y, half, column),
-                xerr=across or None,
-                fmt="o",
-                ms=4,
-                color="tab:blue",
-                ecolor="tab:blue",
-                elinewidth=0.8,
-                capsize=2,
-            )
-            fell = [
-                v
-                for v, c in zip(
-                    ours.values.get(column, ()), ours.collapsed.get(column, ()), strict=False
-                )
-                if c
-            ]
+            ax.errorbar(x, y, yerr=_within(y, half, column), xerr=across or None, **POINT)
+            runs = zip(ours.values.get(column, ()), ours.collapsed.get(column, ()), strict=False)
+            fell = [v for v, c in runs if c]
             if fell:
                 ax.scatter([x] * len(fell), fell, marker="x", color="tab:red", s=22)
             if abs(y - x) > half + across + 1e-9:
@@ -145,14 +121,26 @@ def scatter_figure(table: Table, path: Path, paper_sigma: float | None = None) -
             ax.plot([low, high], [low, high], "k--", linewidth=0.8, label="ours = paper")
             ax.scatter([], [], marker="x", color="tab:red", s=22, label="a collapsed run")
             ax.legend(fontsize=7)
-        ax.set_xlabel(f"paper: {LABELS[column]}")
-        ax.set_ylabel(f"ours: {LABELS[column]} (mean, 95% seed interval)")
+        ax.set(xlabel=f"paper: {LABELS[column]}",
+               ylabel=f"ours: {LABELS[column]} (mean, 95% seed interval)")  # fmt: skip
         ax.grid(alpha=0.3)
     fig.suptitle(
         f"{table.paper.experiment}: paper vs ours (profile {table.profile}); named: off the "
         "diagonal beyond the intervals"
     )
-    return _save(fig, path)
+    return save(fig, path)
+
+
+def with_runs(tables: Mapping[str, Table]) -> dict[str, Table]:
+    """The tables with runs at their profile (a cell of ours)."""
+    return {n: t for n, t in tables.items() if any(o is not None for _, o in t.pairs().values())}
+
+
+def comparable(table: Table) -> bool:
+    """Whether a cell of `table` has a number of the paper's and one of ours in a column."""
+    pairs = table.pairs().values()
+    return any(o and p.number(c) is not None and o.number(c) is not None
+               for p, o in pairs for c in COLUMNS)  # fmt: skip
 
 
 def _half(values) -> float:
@@ -176,7 +164,7 @@ def _column(frame: pd.DataFrame, column: str) -> pd.Series:
     return values * 100 if column == "accuracy" else values
 
 
-def _save(fig: plt.Figure, path: Path) -> Path:
+def save(fig: plt.Figure, path: Path) -> Path:
     """Write a PNG and close the figure; a PNG drawn from what this one shows (its fingerprint,
     kept in the file's metadata) is left as it is, so re-rendering draws only what changed."""
     digest = FINGERPRINT + fingerprint(fig)
@@ -219,6 +207,12 @@ def fingerprint(fig: plt.Figure) -> str:
     return digest.hexdigest()[:16]
 
 
+def stale(folder: Path, drawn: Container[Path]) -> list[Path]:
+    """The figures of ours in `folder` (our fingerprint in the PNG; no link) not in `drawn`."""
+    return [p for p in sorted(folder.glob("*.png")) if p not in drawn and not p.is_symlink()
+            and (_stored(p) or "").startswith(FINGERPRINT)]  # fmt: skip
+
+
 def _stored(path: Path) -> str | None:
     """The fingerprint a PNG was written with (None for another file)."""
     try:
@@ -236,12 +230,14 @@ def all_figures(
     paper_sigma: float | None = None,
 ) -> dict[Path, Callable[[Path], Path]]:
     """Every figure of one profile under `out` (figures/<name>_<profile>.png) of the tables
-    that have runs at that profile (one without draws nothing), each with what draws it there;
-    `paper_sigma` the paper's stated seed std (its accuracies' error bars)."""
-    tables = {n: t for n, t in tables.items() if any(o is not None for _, o in t.pairs().values())}
+    that have runs at that profile (its paper-vs-ours scatter where `comparable`), each with
+    what draws it there; `paper_sigma` the paper's stated seed std (its accuracies' errors)."""
+    tables = with_runs(tables)
     scatter = partial(scatter_figure, paper_sigma=paper_sigma)
     drawn = {
-        out / f"{n}_paper_vs_ours_{profile}.png": partial(scatter, t) for n, t in tables.items()
+        out / f"{n}_paper_vs_ours_{profile}.png": partial(scatter, t)
+        for n, t in tables.items()
+        if comparable(t)
     }
     for name, parameter in (("sigmoidal_s", "s"), ("sigmoidal_b0", "b0")):
         if name in tables:

@@ -16,7 +16,7 @@ from dfl_bench.results.agreement import WITHIN, Agreement, agreement
 from dfl_bench.results.cell_configs import SPREAD
 from dfl_bench.results.cells import Table, build_table, collapse_threshold
 from dfl_bench.results.load import pooled
-from dfl_bench.results.paper import COLUMN_FIELDS, ORDERS, Paper, paper_noise
+from dfl_bench.results.paper import COLUMN_FIELDS, ORDERS, Paper, main_tables, paper_noise
 from dfl_bench.results.profile_results import Rendered
 from dfl_bench.results.report import PLAIN, Report
 from dfl_bench.schema import BEST_TEST_ACCURACY, TEST_ACCURACY
@@ -113,8 +113,8 @@ def write(
     table kept because the new rendering has fewer ok runs in one of its profiles (never
     replaced unless `force`; the files that sum every table are then kept too). The files that
     sum every profile (the index, then `report`'s own) are written only when `shared`: a
-    rendering of every profile present. Every file it writes is `outputs.files`-checked first:
-    a refused one (UntrustedFile) leaves them all unwritten."""
+    rendering of every profile present (then a figure of ours it no longer draws goes). Every
+    file it writes is `outputs.files`-checked first: a refused one leaves them all unwritten."""
     tables_dir, figures_dir = unlinked(out / "tables"), unlinked(out / "figures")
     names = list(dict.fromkeys(name for r in results for name in r.selected))
     kept = {}
@@ -134,6 +134,9 @@ def write(
     outputs.files(planned | (report.files(results, out) if shared else {}))  # before any write
     written = [p for n in names for p in _write_table(results, n, tables_dir, command, report)]
     written += [draw(path) for path, draw in drawn.items()]
+    if shared and set(names) == set(results[0].tables):  # every table at every profile
+        for path in figures.stale(figures_dir, drawn):  # one it no longer draws goes
+            path.unlink()
     if shared:
         written.append(_write(tables_dir / "README.md", index(results, command, frame, report)))
         written += report.write(results, out, command)
@@ -207,7 +210,8 @@ def index(
                 + ".",
             ]
         lines += report.index_sections(r)
-        lines += ["", f"Figure: `../figures/analyze_measures_{r.profile}.png`."]
+        if set(main_tables()) & set(figures.with_runs(r.tables)):  # as figures.all_figures
+            lines += ["", f"Figure: `../figures/analyze_measures_{r.profile}.png`."]
         lines += seed_spread(frame, r.profile)
         lines += report.index_closing(r)
     return "\n".join(lines) + "\n"

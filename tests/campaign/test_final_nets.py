@@ -210,3 +210,34 @@ def test_a_frozen_folder_of_another_commit_is_refused_not_resumed(tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"holds a checkout of {'0' * 40}, not of HEAD" in proc.stdout + proc.stderr
     assert not (tmp_path / "records").exists() and not (tmp_path / "finals.log").exists()
+
+
+def test_the_figure_draws_every_seed_a_collapsed_one_apart_the_mean_and_the_target(monkeypatch):
+    from campaign import final_figure
+    from dfl_bench.results import figures
+
+    targeted = next(r for r, e in SPEC["rows"].items() if e.get("target") is not None)
+    steps = SPEC["rows"][targeted]["recipe"]["steps"]
+    runs = [_run(final_nets.EXPERIMENT, targeted, s, steps, 0.9) for s in range(4)]
+    runs.append(_run(final_nets.EXPERIMENT, targeted, 4, steps, 0.0, digit_accuracy=0.01))
+    drawn = []
+    monkeypatch.setattr(figures, "save", lambda fig, path: drawn.append(fig) or path)
+    final_figure.draw(pd.DataFrame(runs), Path("seeds.png"))
+    ax = drawn[0].axes[0]
+    x = list(SPEC["rows"]).index(targeted)
+    seeds = [
+        [round(float(y), 6) for px, y in c.get_offsets() if abs(px - x) < 0.2]
+        for c in ax.collections
+        if type(c).__name__ == "PathCollection"
+    ]
+    assert [ys for ys in seeds if ys] == [[90.0] * 4, [0.0]]  # the collapsed one drawn apart
+    levels = sorted(
+        round(float(seg[0][1]), 6)
+        for c in ax.collections
+        if type(c).__name__ == "LineCollection"
+        for seg in c.get_segments()
+        if abs((seg[0][0] + seg[1][0]) / 2 - x) < 1e-9
+    )
+    assert levels == sorted([72.0, float(SPEC["rows"][targeted]["target"])])  # mean, target
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(ticks) == len(SPEC["rows"]) and "5 of 5 seeds" in ticks[x]

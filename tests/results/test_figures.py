@@ -21,13 +21,13 @@ def figure(ys, label="ours", sizes=18):
 
 def test_a_figure_is_rewritten_only_when_what_it_shows_changes(tmp_path):
     path = tmp_path / "f.png"
-    figures._save(figure([3, 4]), path)
+    figures.save(figure([3, 4]), path)
     first = figures._stored(path)
     assert first and first.startswith(figures.FINGERPRINT)
     os.utime(path, (1, 1))
-    figures._save(figure([3, 4]), path)
+    figures.save(figure([3, 4]), path)
     assert path.stat().st_mtime == 1  # the same picture: kept
-    figures._save(figure([3, 5]), path)
+    figures.save(figure([3, 5]), path)
     assert path.stat().st_mtime > 1 and figures._stored(path) != first
 
 
@@ -58,7 +58,7 @@ def test_paper_vs_ours_shows_seed_intervals_collapsed_runs_and_names_the_cells_o
     below = collapse_threshold(frame, "quick")
     table = build_table(load_paper().tables["tnorms"], frame, "quick", REPO, below)
     drawn = []
-    monkeypatch.setattr(figures, "_save", lambda fig, path: drawn.append(fig) or path)
+    monkeypatch.setattr(figures, "save", lambda fig, path: drawn.append(fig) or path)
     figures.scatter_figure(table, tmp_path / "f.png", paper_sigma=0.204)
     accuracy = drawn[0].axes[0]
     assert [t.get_text() for t in accuracy.texts] == ["product"]  # godel lies on the line
@@ -76,3 +76,39 @@ def test_paper_vs_ours_shows_seed_intervals_collapsed_runs_and_names_the_cells_o
     tops = [y for c in ratio_bars for segment in c.get_segments() for _, y in segment]
     assert max(tops) == pytest.approx(1.0)  # cut at the ratio's range, not 0.945 + 0.57
     plt.close("all")
+
+
+def test_a_table_without_the_papers_numbers_draws_no_paper_vs_ours_scatter(tmp_path, monkeypatch):
+    from dfl_bench.results import paper
+    from dfl_bench.results.cells import build_table, collapse_threshold
+    from dfl_bench.results.load import load_records
+    from tests.results.test_results import REPO, write
+
+    for seed in range(3):
+        write(tmp_path, "baseline", "b", row="ce_pair", seed=seed, accuracy=0.95)
+        write(tmp_path, "tnorms", "p", row="product", seed=seed, accuracy=0.97)
+    frame = load_records(tmp_path)
+    below = collapse_threshold(frame, "quick")
+    table = build_table(paper.load_paper().tables["tnorms"], frame, "quick", REPO, below)
+    scatter = tmp_path / "tnorms_paper_vs_ours_quick.png"
+    assert scatter in figures.all_figures({"tnorms": table}, frame, "quick", tmp_path)
+    monkeypatch.setattr(paper.PaperCell, "number", lambda cell, column: None)  # none printed
+    assert not figures.comparable(table)  # an empty scatter says nothing: not drawn
+    assert scatter not in figures.all_figures({"tnorms": table}, frame, "quick", tmp_path)
+
+
+def test_a_full_rendering_removes_the_figures_of_ours_it_no_longer_draws(tmp_path):
+    from dfl_bench.results.__main__ import main
+    from tests.results.test_results import write
+
+    records, out = tmp_path / "records", tmp_path / "out"
+    write(records, "tnorms", "", row="godel")
+    assert main([f"--records={records}", f"--out={out}"]) == 0
+    drawn = out / "figures" / "tnorms_paper_vs_ours_quick.png"
+    gone, foreign = out / "figures" / "tnorms_paper_vs_ours_long.png", out / "figures" / "x.png"
+    figures.save(figure([3, 4]), gone)  # ours, of a profile with no runs now
+    figure([3, 4]).savefig(foreign, format="png")  # another tool's figure: no fingerprint
+    assert main([f"--records={records}", f"--out={out}", "--tables=tnorms"]) == 0
+    assert gone.is_file()  # a rendering of some tables leaves the others' figures
+    assert main([f"--records={records}", f"--out={out}"]) == 0
+    assert drawn.is_file() and foreign.is_file() and not gone.exists()
