@@ -35,7 +35,7 @@ def apart(values: list[float], gap: float = GAP) -> list[float]:
 
 def draw(frame: Any, path: Path) -> Path:
     """The picture of every declared row's counted runs (final_nets.finals) at `path`, redrawn
-    only when what it shows changed (figures.save)."""
+    only when what it shows changed (figures.write_png)."""
     spec = declared(final_nets.EXPERIMENT)
     below = spec["rule"]["collapse_below"]
     rows = final_nets.finals(frame, spec)
@@ -85,4 +85,4 @@ def draw(frame: Any, path: Path) -> Path:
     ]
     ax.legend(handles=proxies, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("The final rows of MNIST addition: every seed on the test set", fontsize=10)
-    return figures.save(fig, path)
+    return figures.write_png(fig, path)

@@ -59,7 +59,7 @@ def sweep_figure(table: Table, parameter: str, path: Path) -> Path:
         else:
             ax.text(0.5, 0.5, "no runs yet", ha="center", transform=ax.transAxes)
     fig.suptitle(f"Reichenbach-sigmoidal implication: {parameter} sweep ({table.paper.where})")
-    return save(fig, path)
+    return write_png(fig, path)
 
 
 def measures_figure(frame: pd.DataFrame, profile: str, path: Path) -> Path:
@@ -85,7 +85,7 @@ def measures_figure(frame: pd.DataFrame, profile: str, path: Path) -> Path:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(f"Analytical measures of every run of the main-text tables (profile {profile})")
-    return save(fig, path)
+    return write_png(fig, path)
 
 
 def scatter_figure(table: Table, path: Path, paper_sigma: float | None = None) -> Path:
@@ -128,7 +128,7 @@ def scatter_figure(table: Table, path: Path, paper_sigma: float | None = None) -
         f"{table.paper.experiment}: paper vs ours (profile {table.profile}); named: off the "
         "diagonal beyond the intervals"
     )
-    return save(fig, path)
+    return write_png(fig, path)
 
 
 def with_runs(tables: Mapping[str, Table]) -> dict[str, Table]:
@@ -164,7 +164,7 @@ def _column(frame: pd.DataFrame, column: str) -> pd.Series:
     return values * 100 if column == "accuracy" else values
 
 
-def save(fig: plt.Figure, path: Path) -> Path:
+def write_png(fig: plt.Figure, path: Path) -> Path:
     """Write a PNG and close the figure; a PNG drawn from what this one shows (its fingerprint,
     kept in the file's metadata) is left as it is, so re-rendering draws only what changed."""
     digest = FINGERPRINT + fingerprint(fig)

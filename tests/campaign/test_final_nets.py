@@ -221,7 +221,7 @@ def test_the_figure_draws_every_seed_a_collapsed_one_apart_the_mean_and_the_targ
     runs = [_run(final_nets.EXPERIMENT, targeted, s, steps, 0.9) for s in range(4)]
     runs.append(_run(final_nets.EXPERIMENT, targeted, 4, steps, 0.0, digit_accuracy=0.01))
     drawn = []
-    monkeypatch.setattr(figures, "save", lambda fig, path: drawn.append(fig) or path)
+    monkeypatch.setattr(figures, "write_png", lambda fig, path: drawn.append(fig) or path)
     final_figure.draw(pd.DataFrame(runs), Path("seeds.png"))
     ax = drawn[0].axes[0]
     x = list(SPEC["rows"]).index(targeted)

@@ -21,13 +21,13 @@ def figure(ys, label="ours", sizes=18):
 
 def test_a_figure_is_rewritten_only_when_what_it_shows_changes(tmp_path):
     path = tmp_path / "f.png"
-    figures.save(figure([3, 4]), path)
+    figures.write_png(figure([3, 4]), path)
     first = figures._stored(path)
     assert first and first.startswith(figures.FINGERPRINT)
     os.utime(path, (1, 1))
-    figures.save(figure([3, 4]), path)
+    figures.write_png(figure([3, 4]), path)
     assert path.stat().st_mtime == 1  # the same picture: kept
-    figures.save(figure([3, 5]), path)
+    figures.write_png(figure([3, 5]), path)
     assert path.stat().st_mtime > 1 and figures._stored(path) != first
 
 
@@ -58,7 +58,7 @@ def test_paper_vs_ours_shows_seed_intervals_collapsed_runs_and_names_the_cells_o
     below = collapse_threshold(frame, "quick")
     table = build_table(load_paper().tables["tnorms"], frame, "quick", REPO, below)
     drawn = []
-    monkeypatch.setattr(figures, "save", lambda fig, path: drawn.append(fig) or path)
+    monkeypatch.setattr(figures, "write_png", lambda fig, path: drawn.append(fig) or path)
     figures.scatter_figure(table, tmp_path / "f.png", paper_sigma=0.204)
     accuracy = drawn[0].axes[0]
     assert [t.get_text() for t in accuracy.texts] == ["product"]  # godel lies on the line
@@ -106,7 +106,7 @@ def test_a_full_rendering_removes_the_figures_of_ours_it_no_longer_draws(tmp_pat
     assert main([f"--records={records}", f"--out={out}"]) == 0
     drawn = out / "figures" / "tnorms_paper_vs_ours_quick.png"
     gone, foreign = out / "figures" / "tnorms_paper_vs_ours_long.png", out / "figures" / "x.png"
-    figures.save(figure([3, 4]), gone)  # ours, of a profile with no runs now
+    figures.write_png(figure([3, 4]), gone)  # ours, of a profile with no runs now
     figure([3, 4]).savefig(foreign, format="png")  # another tool's figure: no fingerprint
     assert main([f"--records={records}", f"--out={out}", "--tables=tnorms"]) == 0
     assert gone.is_file()  # a rendering of some tables leaves the others' figures
