@@ -5,6 +5,7 @@ published numbers of its digit count. It shows what the page decides; it decides
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def draw(frame: Any, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(max(7.0, 1.9 * len(rows)), 5.0))
     for x, r in enumerate(rows):
         xs = [x - SPREAD / 2 + SPREAD * i / max(len(r.values) - 1, 1) for i in range(len(r.values))]
-        fell = [d < below for d in r.digits]
+        fell = r.fell(below)
         learned = [(a, v) for a, v, f in zip(xs, r.values, fell, strict=True) if not f]
         collapsed = [(a, v) for a, v, f in zip(xs, r.values, fell, strict=True) if f]
         if learned:
@@ -50,8 +51,7 @@ def draw(frame: Any, path: Path) -> Path:
         if collapsed:
             ax.scatter(*zip(*collapsed, strict=True), s=30, marker="x", color="tab:red", zorder=3)
         if r.values:
-            mean = sum(r.values) / len(r.values)
-            ax.hlines(mean, x - 0.3, x + 0.3, color="black", linewidth=1.2)
+            ax.hlines(statistics.fmean(r.values), x - 0.3, x + 0.3, color="black", linewidth=1.2)
         target = r.spec.get("target")
         if target is not None:
             ax.hlines(target, x - 0.35, x + 0.35, color="tab:green", linestyles="dashed")
@@ -69,16 +69,10 @@ def draw(frame: Any, path: Path) -> Path:
     ax.set_ylim(-3, 103)
     ax.set_ylabel("final test accuracy of the sum (%)")
     ax.grid(alpha=0.3, axis="y")
+    fallen = f"a collapsed seed (per digit below {below:g})"
     proxies = [
         ax.scatter([], [], s=18, color="tab:blue", label="a seed"),
-        ax.scatter(
-            [],
-            [],
-            s=30,
-            marker="x",
-            color="tab:red",
-            label=f"a collapsed seed (per digit below {below:g})",
-        ),  # fmt: skip
+        ax.scatter([], [], s=30, marker="x", color="tab:red", label=fallen),
         ax.plot([], [], color="black", label="mean over every seed")[0],
         ax.plot([], [], color="tab:green", linestyle="dashed", label="the row's target")[0],
         ax.scatter([], [], marker="*", s=40, color="0.4", label="a published number"),

@@ -63,9 +63,14 @@ class Final:
     def net(self) -> str:
         return str(self.spec["net"]["name"])
 
+    def fell(self, below: float) -> tuple[bool, ...]:
+        """Per run in seed order: whether its per-digit accuracy lies below `below` (a diverged
+        one's too)."""
+        return tuple(d < below for d in self.digits)
+
     def collapsed(self, below: float) -> int:
-        """How many of its runs' per-digit accuracy lies below `below` (a diverged one's too)."""
-        return sum(d < below for d in self.digits)
+        """How many of its runs `fell`."""
+        return sum(self.fell(below))
 
     def shown(self) -> str:
         """`mean ± sd` over every seed, `-` with fewer than two."""
